@@ -12,11 +12,7 @@
 #include "converter/error.h"
 #include "converter/evsel.h"
 #include "converter/perf_file.h"
-
-struct pfc_blob {
-	const uint8_t *data;
-	uint64_t size;
-};
+#include "converter/hdrprint.h"     /* struct pfc_blob */
 
 /* One record as handed to the session. */
 struct pfc_rec {

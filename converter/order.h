@@ -1,0 +1,47 @@
+/*
+ * order.h - perf's FINISHED_ROUND ordering.  Records with a timestamp wait in a queue;
+ * at the end of round N every queued record not newer than the newest timestamp seen by
+ * the end of round N-1 is released in time order (ties keep file order), so a round is
+ * final one round late.  Everything left is released at the end of the input.
+ */
+#ifndef PFC_ORDER_H
+#define PFC_ORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pfc_qev {
+	uint64_t ts;
+	uint64_t seq;
+	const uint8_t *data;        /* the record, header included */
+	uint64_t offset;
+	uint32_t size;
+	uint8_t compressed;
+};
+
+typedef int (*pfc_deliver_fn)(void *ctx, const struct pfc_qev *ev);
+
+struct pfc_arena_block;
+
+struct pfc_order {
+	struct pfc_qev *v;
+	size_t n, cap;
+	uint64_t next_flush;        /* release limit of the next FINISHED_ROUND */
+	uint64_t max_ts;
+	uint64_t seq;
+	uint64_t last_flushed;
+	uint64_t nr_out_of_order;
+	struct pfc_arena_block *cur, *prev;   /* copies of transient records, per round */
+	pfc_deliver_fn deliver;
+	void *ctx;
+};
+
+void pfc_order_init(struct pfc_order *o, pfc_deliver_fn deliver, void *ctx);
+void pfc_order_exit(struct pfc_order *o);
+/* Queue a record; `transient` bytes are copied. */
+int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
+		    uint64_t offset, int compressed, int transient);
+int pfc_order_round(struct pfc_order *o);   /* FINISHED_ROUND */
+int pfc_order_flush_all(struct pfc_order *o);
+
+#endif

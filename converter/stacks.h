@@ -1,0 +1,58 @@
+/*
+ * stacks.h - aggregation of samples before symbolization.  A frame is (DSO, address in
+ * the DSO's map_ip space) and is interned once; a stack is (event, thread identity,
+ * frame ids) and carries the sum of periods and the sample count.  Symbols are resolved
+ * afterwards, once per unique frame (symbolize.c).
+ */
+#ifndef PFC_STACKS_H
+#define PFC_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pfc_dso;
+
+struct pfc_frame {
+	const struct pfc_dso *dso;  /* NULL: no map */
+	uint64_t addr;              /* map_ip address (what perf prints), raw ip when no map */
+	uint8_t kernel;             /* looked up in kernel context */
+	/* filled by symbolization */
+	uint32_t sym;               /* interned name, 0 = unresolved ([unknown]) */
+	uint64_t symoff;
+};
+
+struct pfc_stack {
+	uint32_t evsel;
+	uint32_t comm;              /* interned comm at sample time */
+	int32_t pid, tid;
+	uint32_t nr;                /* frames, leaf first */
+	uint32_t first;             /* index into pfc_stacks.frame_ids */
+	uint64_t period;            /* sum of periods */
+	uint64_t count;             /* number of samples */
+	uint32_t hnext;             /* hash chain, UINT32_MAX = end */
+	uint32_t hash;
+};
+
+struct pfc_stacks {
+	struct pfc_frame *frames;
+	size_t nr_frames, cap_frames;
+	uint32_t *fhash;            /* open addressing: frame id + 1 */
+	size_t fhcap;
+
+	struct pfc_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	uint32_t *shead;            /* bucket heads */
+	size_t shcap;
+	uint32_t *frame_ids;
+	size_t nr_ids, cap_ids;
+};
+
+int pfc_stacks_init(struct pfc_stacks *s);
+void pfc_stacks_exit(struct pfc_stacks *s);
+/* Returns the frame id or UINT32_MAX on out of memory. */
+uint32_t pfc_stacks_frame(struct pfc_stacks *s, const struct pfc_dso *dso, uint64_t addr, int kernel);
+/* Adds one sample; returns the stack id or UINT32_MAX. */
+uint32_t pfc_stacks_add(struct pfc_stacks *s, uint32_t evsel, uint32_t comm, int32_t pid, int32_t tid,
+			const uint32_t *frames, uint32_t nr, uint64_t period);
+
+#endif
