@@ -17,7 +17,8 @@ struct pfc_frame {
 	uint64_t addr;              /* map_ip address (what perf prints), raw ip when no map */
 	uint8_t kernel;             /* looked up in kernel context */
 	/* filled by symbolization */
-	uint32_t sym;               /* interned name, 0 = unresolved ([unknown]) */
+	uint8_t resolved;           /* a symbol was found */
+	uint32_t sym;               /* interned name when resolved */
 	uint64_t symoff;
 };
 

@@ -1,0 +1,535 @@
+/*
+ * session.c - drives one conversion: record dispatch (user records at once, kernel
+ * records through the ordering queue), machine updates, sample -> frame tuple ->
+ * aggregate, and symbolization of the unique frames afterwards.  Callchains are walked
+ * the way perf 6.1's thread__resolve_callchain_sample walks them: context markers switch
+ * between kernel and user maps, an unknown marker discards the chain, at most max_stack
+ * frames are kept, and each address is looked up as it was recorded.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "converter/bytes.h"
+#include "converter/session.h"
+#include "converter/symtab.h"
+
+#define PFC_REG_X86_IP 8
+
+static int deliver(void *ctx, const struct pfc_qev *ev);
+
+static int bad_record(struct pfc_session *s, uint64_t off, uint32_t type, const char *what)
+{
+	return PFC_FAIL(s->err, CORRUPT, off, "record of type %u: %s", type, what);
+}
+
+/* ---- build-ids from the header ---- */
+
+static void load_build_ids(struct pfc_session *s, const uint8_t *p, uint64_t len)
+{
+	struct pfc_reader *rd = &s->rd;
+	uint64_t pos = 0;
+
+	while (len - pos >= 8 + 4 + 24) {
+		uint16_t misc = pfc_ld16(p + pos + 4, rd->swap);
+		uint16_t size = pfc_ld16(p + pos + 6, rd->swap);
+		const uint8_t *e = p + pos;
+		int idlen = 20, cpumode;
+		char name[4096];
+		size_t n;
+
+		if (size < 8 + 4 + 24 || size > len - pos)
+			break;
+		if (misc & PFC_MISC_BUILD_ID_SIZE) {
+			idlen = e[12 + 20];
+			if (idlen > 20)
+				idlen = 20;
+		}
+		n = strnlen((const char *)e + 36, size - 36);
+		if (n >= sizeof(name))
+			n = sizeof(name) - 1;
+		memcpy(name, e + 36, n);
+		name[n] = 0;
+		cpumode = misc & PFC_MISC_CPUMODE_MASK;
+		pfc_machine_add_build_id(&s->machine, name, e + 12, idlen,
+					 cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL);
+		pos += size;
+	}
+}
+
+int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = o;
+	s->err = err;
+	if (pfc_intern_init(&s->strings) < 0 || pfc_machine_init(&s->machine, &s->strings) < 0 ||
+	    pfc_stacks_init(&s->stacks) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "session");
+	pfc_order_init(&s->order, deliver, s);
+	ret = pfc_reader_open(&s->rd, o->input, err);
+	if (ret < 0)
+		return ret;
+	s->rd.warn = o->log;
+	if (pfc_feat_has(&s->rd, PFC_FEAT_BUILD_ID))
+		load_build_ids(s, s->rd.feat[PFC_FEAT_BUILD_ID].data, s->rd.feat[PFC_FEAT_BUILD_ID].size);
+	return 0;
+}
+
+void pfc_session_close(struct pfc_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->machine.nr_dsos; i++) {
+		struct pfc_dso *d = s->machine.dsos[i];
+		if (d->syms) {
+			pfc_symtab_free(d->syms);
+			free(d->syms);
+		}
+	}
+	pfc_order_exit(&s->order);
+	pfc_stacks_exit(&s->stacks);
+	pfc_machine_exit(&s->machine);
+	pfc_intern_exit(&s->strings);
+	pfc_reader_close(&s->rd);
+	free(s->evsel_first_seq);
+	free(s->fbuf);
+}
+
+const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
+{
+	struct pfc_evsel *ev;
+	char buf[256];
+
+	if (idx >= s->rd.nr_evsels)
+		return "[unknown]";
+	ev = s->rd.evsels[idx];
+	if (!ev->name) {
+		pfc_hdr_format_name(buf, sizeof(buf), &ev->attr);
+		ev->name = strdup(buf);
+		if (!ev->name)
+			return "[unknown]";
+	}
+	return ev->name;
+}
+
+uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx)
+{
+	if (idx >= s->nr_evsel_first)
+		return UINT64_MAX;
+	return s->evsel_first_seq[idx];
+}
+
+/* ---- samples ---- */
+
+static int push_frame(struct pfc_session *s, uint32_t *n, const struct pfc_dso *dso, uint64_t addr, int kernel)
+{
+	uint32_t id = pfc_stacks_frame(&s->stacks, dso, addr, kernel);
+
+	if (id == UINT32_MAX)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "frame table");
+	if (*n == s->fbuf_cap) {
+		size_t cap = s->fbuf_cap ? s->fbuf_cap * 2 : 256;
+		uint32_t *nb = realloc(s->fbuf, cap * sizeof(*nb));
+		if (!nb)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "frame buffer");
+		s->fbuf = nb;
+		s->fbuf_cap = cap;
+	}
+	s->fbuf[(*n)++] = id;
+	return 0;
+}
+
+static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
+{
+	const struct pfc_map *map = NULL;
+	int kernel = cpumode == PERF_RECORD_MISC_KERNEL;
+
+	if (kernel || cpumode == PERF_RECORD_MISC_USER)
+		map = pfc_machine_find_map(&s->machine, th, kernel, ip);
+	if (!map)
+		return push_frame(s, n, NULL, ip, kernel);
+	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);
+}
+
+static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t *data, uint32_t size,
+			  uint64_t off)
+{
+	struct pfc_sample smp;
+	struct pfc_thread *th;
+	uint32_t n = 0;
+	int swap = s->rd.swap, ret, user_frames = 0;
+	uint64_t period;
+
+	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
+	if (ret < 0)
+		return ret;
+	smp.misc = pfc_ld16(data + 4, swap);
+	s->st.nr_samples++;
+	ev->nr_samples++;
+	if ((size_t)ev->idx < s->nr_evsel_first && s->evsel_first_seq[ev->idx] == UINT64_MAX)
+		s->evsel_first_seq[ev->idx] = s->sample_seq;
+	s->sample_seq++;
+	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp.pid, (int32_t)smp.tid);
+	if (!th)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "thread");
+	if (smp.flags & PFC_S_HAS_CALLCHAIN) {
+		int cpumode = PERF_RECORD_MISC_USER, entries = 0;
+		uint64_t i;
+
+		for (i = 0; i < smp.callchain_nr && entries < s->opts->max_stack; i++) {
+			uint64_t ip = pfc_chain_ip(&smp, i, swap);
+			if (ip >= PFC_CONTEXT_MAX) {
+				if (ip == PFC_CONTEXT_HV)
+					cpumode = PERF_RECORD_MISC_HYPERVISOR;
+				else if (ip == PFC_CONTEXT_KERNEL)
+					cpumode = PERF_RECORD_MISC_KERNEL;
+				else if (ip == PFC_CONTEXT_USER)
+					cpumode = PERF_RECORD_MISC_USER;
+				else {	/* perf discards a chain with a context it does not know */
+					n = 0;
+					break;
+				}
+				continue;
+			}
+			entries++;
+			if (cpumode == PERF_RECORD_MISC_USER)
+				user_frames++;
+			if ((ret = add_ip(s, th, &n, cpumode, ip)) < 0)
+				return ret;
+		}
+	} else {
+		int cpumode = smp.misc & PFC_MISC_CPUMODE_MASK;
+		if ((ret = add_ip(s, th, &n, cpumode, smp.ip)) < 0)
+			return ret;
+	}
+	/* --call-graph dwarf: the kernel gave only the kernel part; the user part needs
+	 * unwinding of the copied stack, which is not done yet.  Keep the user ip so the
+	 * sample lands in the right function. */
+	if ((ev->sample_type & PERF_SAMPLE_STACK_USER) && (smp.flags & PFC_S_HAS_CALLCHAIN) && !user_frames) {
+		uint64_t uip = 0;
+		int have = 0;
+		if ((smp.misc & PFC_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
+			uip = smp.ip;
+			have = 1;
+		} else if ((smp.flags & PFC_S_HAS_REGS_USER) && (smp.regs_user_mask >> PFC_REG_X86_IP & 1)) {
+			unsigned idx = __builtin_popcountll(smp.regs_user_mask & ((1ULL << PFC_REG_X86_IP) - 1));
+			uip = pfc_ld64(smp.regs_user + idx * 8, swap);
+			have = 1;
+		}
+		if (have && (ret = add_ip(s, th, &n, PERF_RECORD_MISC_USER, uip)) < 0)
+			return ret;
+		s->st.nr_dwarf_not_unwound++;
+	}
+	s->st.nr_frames += n;
+	period = (smp.flags & PFC_S_HAS_PERIOD) && smp.period ? smp.period : 1;
+	ev->period_total += period;
+	if (pfc_stacks_add(&s->stacks, (uint32_t)ev->idx, th->comm, (int32_t)smp.pid, (int32_t)smp.tid,
+			   s->fbuf, n, period) == UINT32_MAX)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "stack table");
+	return 0;
+}
+
+/* ---- other kernel records ---- */
+
+static uint64_t trailer_size(struct pfc_session *s, struct pfc_evsel *ev)
+{
+	(void)s;
+	return ev->sample_id_all ? ev->id_hdr_size : 0;
+}
+
+static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t size, uint64_t off)
+{
+	struct pfc_reader *rd = &s->rd;
+	uint32_t type = pfc_ld32(data, rd->swap);
+	uint16_t misc = pfc_ld16(data + 4, rd->swap);
+	struct pfc_rec rec = { .type = type, .misc = misc, .size = size, .data = data, .offset = off };
+	struct pfc_evsel *ev = pfc_reader_evsel_of(rd, &rec);
+	const uint8_t *b = data + 8;
+	uint64_t blen = size - 8, tsz;
+	int swap = rd->swap, cpumode = misc & PFC_MISC_CPUMODE_MASK;
+
+	if (!ev)
+		return PFC_FAIL(s->err, CORRUPT, off, "record before any event attribute");
+	if (type == PERF_RECORD_SAMPLE)
+		return process_sample(s, ev, data, size, off);
+	tsz = trailer_size(s, ev);
+	if (tsz > blen)
+		return bad_record(s, off, type, "shorter than its sample_id trailer");
+	blen -= tsz;
+	switch (type) {
+	case PERF_RECORD_MMAP:
+		if (blen < 32)
+			return bad_record(s, off, type, "short MMAP");
+		if (pfc_machine_mmap(&s->machine, (int32_t)pfc_ld32(b, swap), (int32_t)pfc_ld32(b + 4, swap),
+				     cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL,
+				     pfc_ld64(b + 8, swap), pfc_ld64(b + 16, swap), pfc_ld64(b + 24, swap),
+				     (misc & (1 << 13)) ? PROT_READ : PROT_EXEC, MAP_PRIVATE, NULL, 0,
+				     (const char *)b + 32, blen - 32) < 0)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "mmap");
+		break;
+	case PERF_RECORD_MMAP2: {
+		const uint8_t *bid = NULL;
+		int bidlen = 0;
+		if (blen < 64)
+			return bad_record(s, off, type, "short MMAP2");
+		if (misc & PFC_MISC_MMAP_BUILD_ID) {
+			bidlen = b[32];
+			if (bidlen > 20)
+				bidlen = 20;
+			bid = b + 36;
+		}
+		if (pfc_machine_mmap(&s->machine, (int32_t)pfc_ld32(b, swap), (int32_t)pfc_ld32(b + 4, swap),
+				     cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL,
+				     pfc_ld64(b + 8, swap), pfc_ld64(b + 16, swap), pfc_ld64(b + 24, swap),
+				     pfc_ld32(b + 56, swap), pfc_ld32(b + 60, swap), bid, bidlen,
+				     (const char *)b + 64, blen - 64) < 0)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "mmap");
+		break;
+	}
+	case PERF_RECORD_COMM:
+		if (blen < 8)
+			return bad_record(s, off, type, "short COMM");
+		if (pfc_machine_comm(&s->machine, (int32_t)pfc_ld32(b, swap), (int32_t)pfc_ld32(b + 4, swap),
+				     (const char *)b + 8, blen - 8) < 0)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "comm");
+		break;
+	case PERF_RECORD_FORK:
+		if (blen < 16)
+			return bad_record(s, off, type, "short FORK");
+		if (pfc_machine_fork(&s->machine, (int32_t)pfc_ld32(b, swap), (int32_t)pfc_ld32(b + 8, swap),
+				     (int32_t)pfc_ld32(b + 4, swap), (int32_t)pfc_ld32(b + 12, swap)) < 0)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "fork");
+		break;
+	case PERF_RECORD_EXIT:
+		if (blen < 16)
+			return bad_record(s, off, type, "short EXIT");
+		break;	/* perf keeps exited threads: nothing changes for later lookups */
+	case PERF_RECORD_LOST:
+		if (blen < 16)
+			return bad_record(s, off, type, "short LOST");
+		s->st.nr_lost_records++;
+		s->st.nr_lost_events += pfc_ld64(b + 8, swap);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (blen < 8)
+			return bad_record(s, off, type, "short LOST_SAMPLES");
+		s->st.nr_lost_samples += pfc_ld64(b, swap);
+		ev->nr_lost_samples += pfc_ld64(b, swap);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int deliver(void *ctx, const struct pfc_qev *ev)
+{
+	return process_record(ctx, ev->data, ev->size, ev->offset);
+}
+
+/* The timestamp of a kernel record, or 0 when it has none. */
+static uint64_t record_time(struct pfc_session *s, const struct pfc_rec *r)
+{
+	struct pfc_evsel *ev = pfc_reader_evsel_of(&s->rd, r);
+	uint64_t st, pos = 0;
+
+	if (!ev)
+		return 0;
+	st = ev->sample_type;
+	if (!(st & PERF_SAMPLE_TIME))
+		return 0;
+	if (r->type == PERF_RECORD_SAMPLE) {
+		if (st & PERF_SAMPLE_IDENTIFIER) pos += 8;
+		if (st & PERF_SAMPLE_IP) pos += 8;
+		if (st & PERF_SAMPLE_TID) pos += 8;
+		if (pos + 8 > (uint64_t)r->size - 8)
+			return 0;
+		return pfc_ld64(r->data + 8 + pos, s->rd.swap);
+	} else {
+		struct pfc_sample smp;
+		if (pfc_sample_parse_id(ev, r->data + 8, r->size - 8, s->rd.swap, &smp) < 0)
+			return 0;
+		return smp.time;
+	}
+}
+
+static int on_record(void *ctx, const struct pfc_rec *r)
+{
+	struct pfc_session *s = ctx;
+
+	s->st.nr_records++;
+	if (r->type < PFC_REC_MAX)
+		s->st.nr_by_type[r->type]++;
+	if (r->type >= 64) {
+		switch (r->type) {
+		case PFC_REC_FINISHED_ROUND:
+			if (s->ordered)
+				return pfc_order_round(&s->order);
+			break;
+		case PFC_REC_HEADER_BUILD_ID:
+			load_build_ids(s, r->data, r->size);
+			break;
+		case PFC_REC_HEADER_ATTR:
+			if (s->nr_evsel_first < s->rd.nr_evsels) {
+				uint64_t *n = realloc(s->evsel_first_seq, s->rd.nr_evsels * sizeof(*n));
+				if (!n)
+					return PFC_FAIL_NOOFF(s->err, NOMEM, "evsels");
+				while (s->nr_evsel_first < s->rd.nr_evsels)
+					n[s->nr_evsel_first++] = UINT64_MAX;
+				s->evsel_first_seq = n;
+			}
+			s->ordered = !s->opts->no_sort && s->rd.sample_id_all;
+			break;
+		default:
+			break;
+		}
+		return 0;
+	}
+	if (r->type >= PFC_RECORD_KERNEL_MAX)
+		return 0;
+	if (!s->rd.nr_evsels)
+		return PFC_FAIL(s->err, CORRUPT, r->offset, "record of type %u before any event attribute", r->type);
+	if (s->ordered) {
+		uint64_t ts = record_time(s, r);
+		/* perf delivers records without a usable timestamp at once */
+		if (ts && ts != UINT64_MAX) {
+			if (pfc_order_queue(&s->order, ts, r->data, r->size, r->offset, r->compressed, r->transient) < 0)
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "ordering queue");
+			return 0;
+		}
+	}
+	return process_record(s, r->data, r->size, r->offset);
+}
+
+int pfc_session_process(struct pfc_session *s)
+{
+	int ret;
+	size_t i;
+
+	s->nr_evsel_first = s->rd.nr_evsels;
+	if (s->nr_evsel_first) {
+		s->evsel_first_seq = malloc(s->nr_evsel_first * sizeof(*s->evsel_first_seq));
+		if (!s->evsel_first_seq)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "evsels");
+		for (i = 0; i < s->nr_evsel_first; i++)
+			s->evsel_first_seq[i] = UINT64_MAX;
+	}
+	s->ordered = !s->opts->no_sort && s->rd.nr_evsels && s->rd.sample_id_all;
+	if (!s->ordered && s->rd.nr_evsels && !s->rd.sample_id_all && s->opts->log && s->opts->verbose)
+		fprintf(s->opts->log, "perfconv: '%s': no sample_id_all, processing records in file order\n",
+			s->opts->input);
+	ret = pfc_reader_run(&s->rd, on_record, s);
+	if (ret < 0)
+		return ret;
+	ret = pfc_order_flush_all(&s->order);
+	s->st.nr_out_of_order = s->order.nr_out_of_order;
+	return ret;
+}
+
+/* ---- symbols ---- */
+
+static int kernel_matches_running(struct pfc_session *s)
+{
+	struct utsname u;
+	const struct pfc_blob *b = &s->rd.feat[PFC_FEAT_OSRELEASE];
+	struct pfc_cursor c;
+	uint32_t len;
+	const char *str;
+
+	if (!pfc_feat_has(&s->rd, PFC_FEAT_OSRELEASE) || uname(&u) < 0)
+		return 0;
+	pfc_cur_init(&c, b->data, b->size, s->rd.swap);
+	len = pfc_cur_u32(&c);
+	str = (const char *)pfc_cur_bytes(&c, len);
+	if (!str)
+		return 0;
+	return strnlen(str, len) == strlen(u.release) && !strncmp(str, u.release, len);
+}
+
+static void load_dso(struct pfc_session *s, struct pfc_dso *d)
+{
+	const struct pfc_opts *o = s->opts;
+	struct pfc_symtab *t;
+	int ret = 0;
+
+	d->loaded = 1;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return;
+	switch (d->kind) {
+	case PFC_DSO_FILE: {
+		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose };
+		struct pfc_dso_load info;
+		memset(&info, 0, sizeof(info));
+		ret = pfc_elf_load(&so, d->name, d->build_id, d->build_id_len, t, &info);
+		if (info.buildid_mismatch && o->log)
+			fprintf(o->log, "perfconv: warning: '%s': build-id mismatch, its frames stay unresolved\n",
+				d->name);
+		break;
+	}
+	case PFC_DSO_KERNEL:
+		if (o->kallsyms)
+			ret = pfc_kallsyms_load(o->kallsyms, t);
+		else if (kernel_matches_running(s))
+			ret = pfc_kallsyms_load("/proc/kallsyms", t);
+		else if (o->log)
+			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: the recording's kernel is not the running one (use --kallsyms)\n");
+		break;
+	case PFC_DSO_PERFMAP: {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/perf-%d.map", o->map_dir ? o->map_dir : "/tmp", d->pid);
+		ret = pfc_perfmap_load(path, t);
+		if (ret < 0 && o->map_dir) {
+			snprintf(path, sizeof(path), "/tmp/perf-%d.map", d->pid);
+			ret = pfc_perfmap_load(path, t);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	if (ret < 0 || !t->nr) {
+		pfc_symtab_free(t);
+		free(t);
+		return;
+	}
+	d->syms = t;
+}
+
+int pfc_session_symbolize(struct pfc_session *s)
+{
+	size_t i;
+
+	if (s->symbolized)
+		return 0;
+	s->symbolized = 1;
+	for (i = 0; i < s->stacks.nr_frames; i++) {
+		struct pfc_frame *f = &s->stacks.frames[i];
+		struct pfc_dso *d = (struct pfc_dso *)f->dso;
+		const struct pfc_sym *sym;
+
+		if (!d) {
+			s->st.nr_unresolved_nomap++;
+			continue;
+		}
+		if (!d->loaded)
+			load_dso(s, d);
+		sym = d->syms ? pfc_symtab_find(d->syms, f->addr) : NULL;
+		if (!sym) {
+			if (f->kernel)
+				s->st.nr_unresolved_kernel++;
+			else
+				s->st.nr_unresolved_user++;
+			continue;
+		}
+		f->sym = pfc_intern(&s->strings, sym->name, strlen(sym->name));
+		if (f->sym == UINT32_MAX)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+		f->symoff = f->addr - sym->start;
+		f->resolved = 1;
+	}
+	return 0;
+}

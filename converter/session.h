@@ -1,0 +1,74 @@
+/*
+ * session.h - one conversion: reads a recording through reader.c, orders its records,
+ * keeps the machine state, turns samples into frame tuples and aggregates them, then
+ * resolves each unique frame once.  Settings (struct pfc_opts) are kept apart from the
+ * state (struct pfc_session); writers get the finished, read-only result.
+ */
+#ifndef PFC_SESSION_H
+#define PFC_SESSION_H
+
+#include <stdio.h>
+#include <stdint.h>
+#include "converter/error.h"
+#include "converter/intern.h"
+#include "converter/machine.h"
+#include "converter/order.h"
+#include "converter/reader.h"
+#include "converter/stacks.h"
+
+struct pfc_opts {
+	const char *input;
+	const char *symfs;
+	const char *kallsyms;
+	const char *buildid_dir;     /* NULL: $HOME/.debug */
+	const char *map_dir;         /* where perf-PID.map files were copied */
+	int no_sort;                 /* process in file order */
+	int max_stack;               /* perf script's limit: 127 */
+	int verbose;
+	FILE *log;                   /* warnings; NULL = quiet */
+};
+
+/* What a sample was delivered with, kept for writers that need the stream. */
+struct pfc_session_stats {
+	uint64_t nr_records;
+	uint64_t nr_by_type[PFC_REC_MAX];
+	uint64_t nr_samples;
+	uint64_t nr_samples_bad;      /* samples that could not be decoded */
+	uint64_t nr_lost_events, nr_lost_records, nr_lost_samples;
+	uint64_t nr_frames;           /* frames in all samples */
+	uint64_t nr_unresolved_user, nr_unresolved_kernel, nr_unresolved_nomap;
+	uint64_t nr_dwarf_not_unwound;
+	uint64_t nr_out_of_order;
+};
+
+struct pfc_session {
+	const struct pfc_opts *opts;
+	struct pfc_error *err;
+	struct pfc_reader rd;
+	struct pfc_intern strings;
+	struct pfc_machine machine;
+	struct pfc_stacks stacks;
+	struct pfc_order order;
+	int ordered;
+	struct pfc_session_stats st;
+	uint64_t sample_seq;
+	uint64_t *evsel_first_seq;    /* order in which each event's first sample arrived */
+	size_t nr_evsel_first;
+	uint32_t *fbuf;               /* frame ids of the sample being built */
+	size_t fbuf_cap;
+	int kallsyms_loaded;
+	int symbolized;
+};
+
+int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);
+/* Read all records (stats/header-only callers can stop after open). */
+int pfc_session_process(struct pfc_session *s);
+/* Resolve every unique frame to a symbol. */
+int pfc_session_symbolize(struct pfc_session *s);
+void pfc_session_close(struct pfc_session *s);
+
+const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx);
+/* Order of the first sample of an event (UINT64_MAX: no samples). */
+uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * strbuf.h - a growable byte buffer for building output lines.  Allocation failure is
+ * sticky (`oom`) so callers check once at the end of a line.
+ */
+#ifndef PFC_STRBUF_H
+#define PFC_STRBUF_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pfc_sb {
+	char *buf;
+	size_t len, cap;
+	int oom;
+};
+
+static inline int pfc_sb_grow(struct pfc_sb *b, size_t extra)
+{
+	if (b->len + extra + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		char *n;
+		while (cap < b->len + extra + 1)
+			cap *= 2;
+		n = realloc(b->buf, cap);
+		if (!n) {
+			b->oom = 1;
+			return -1;
+		}
+		b->buf = n;
+		b->cap = cap;
+	}
+	return 0;
+}
+
+static inline void pfc_sb_add(struct pfc_sb *b, const char *s, size_t n)
+{
+	if (pfc_sb_grow(b, n) < 0)
+		return;
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+	b->buf[b->len] = 0;
+}
+
+static inline void pfc_sb_adds(struct pfc_sb *b, const char *s)
+{
+	pfc_sb_add(b, s, strlen(s));
+}
+
+static inline void pfc_sb_addc(struct pfc_sb *b, char c)
+{
+	pfc_sb_add(b, &c, 1);
+}
+
+static inline void pfc_sb_addf(struct pfc_sb *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline void pfc_sb_addf(struct pfc_sb *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char tmp[256];
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) {
+		pfc_sb_add(b, tmp, (size_t)n);
+		return;
+	}
+	if (pfc_sb_grow(b, (size_t)n) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static inline void pfc_sb_reset(struct pfc_sb *b)
+{
+	b->len = 0;
+	if (b->buf)
+		b->buf[0] = 0;
+}
+
+static inline void pfc_sb_free(struct pfc_sb *b)
+{
+	free(b->buf);
+	memset(b, 0, sizeof(*b));
+}
+
+#endif

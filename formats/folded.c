@@ -1,0 +1,558 @@
+/*
+ * folded.c - folded stacks, byte-identical to `perf script | stackcollapse-perf.pl`
+ * (FlameGraph 41fee1f) with its default options and --pid/--tid/--kernel/--jit/--all/
+ * --addrs.  The script's rules work on the text perf 6.1 prints, so each stack's header
+ * line and frame lines are built as perf prints them and the script's regular expressions
+ * are applied to that text (hand-coded with Perl's matching semantics): comms cut at
+ * " <digits> ", the first event filtering the others, sums of printed periods, name
+ * tidying, annotations, bytewise sort.  Frames are tidied once per unique frame.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include "converter/intern.h"
+#include "converter/strbuf.h"
+#include "formats/writer.h"
+
+/* Perl's \s (with \v) and \w on bytes */
+static int pl_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int pl_word(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+static int pl_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* The script's event-line pattern  ^(\S.+?)\s+(\d+)\/<star>(\d+)<star>\s+  (<star> is "*"):
+ * returns 1 and the captures on a match. */
+static int match_event_start(const char *s, size_t n, size_t *comm_len, const char **pid, size_t *pid_len,
+			     const char **tid, size_t *tid_len)
+{
+	size_t L;
+
+	if (n < 2 || pl_space((unsigned char)s[0]))
+		return 0;
+	for (L = 2; L < n; L++) {
+		size_t j, k, m, q;
+
+		if (s[L - 1] == '\n')	/* '.' does not match a newline */
+			return 0;
+		j = L;
+		while (j < n && pl_space((unsigned char)s[j]))
+			j++;
+		if (j == L)
+			continue;
+		k = j;
+		while (k < n && pl_digit((unsigned char)s[k]))
+			k++;
+		if (k == j)
+			continue;
+		m = k;
+		while (m < n && s[m] == '/')
+			m++;
+		q = m;
+		while (q < n && pl_digit((unsigned char)s[q]))
+			q++;
+		if (q < n && pl_space((unsigned char)s[q])) {
+			*comm_len = L;
+			*pid = s + j;
+			*pid_len = k - j;
+			*tid = q > m ? s + m : NULL;
+			*tid_len = q - m;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* /:\s*(\d+)*\s+(\S+):\s*$/ : returns 1 with the period digits (maybe none) and event. */
+static int match_event_name(const char *s, size_t n, const char **per, size_t *per_len, const char **ev,
+			    size_t *ev_len)
+{
+	size_t e = n, tok_end, tok_start, i;
+
+	while (e > 0 && pl_space((unsigned char)s[e - 1]))
+		e--;
+	if (e < 2 || s[e - 1] != ':')
+		return 0;
+	tok_end = e - 1;
+	tok_start = tok_end;
+	while (tok_start > 0 && !pl_space((unsigned char)s[tok_start - 1]))
+		tok_start--;
+	if (tok_start == tok_end)
+		return 0;
+	for (i = 0; i < tok_start; i++) {
+		size_t t = i + 1, a, d, b;
+
+		if (s[i] != ':' || t >= tok_start)
+			continue;
+		a = t;
+		while (a < tok_start && pl_space((unsigned char)s[a]))
+			a++;
+		d = a;
+		while (d < tok_start && pl_digit((unsigned char)s[d]))
+			d++;
+		b = d;
+		while (b < tok_start && pl_space((unsigned char)s[b]))
+			b++;
+		if (b != tok_start)
+			continue;
+		if (d > a && b == d)	/* digits need whitespace after them */
+			continue;
+		if (d == a && a == t)	/* no whitespace at all */
+			continue;
+		*per = d > a ? s + a : NULL;
+		*per_len = d - a;
+		*ev = s + tok_start;
+		*ev_len = tok_end - tok_start;
+		return 1;
+	}
+	return 0;
+}
+
+/* The header line perf 6.1's `perf script` prints for a sample of this stack with its
+ * default fields (comm, tid, cpu, time, period, event, trace).  Values that vary per
+ * sample (cpu, time, period) cannot change what the script extracts for a comm of two or
+ * more characters, so representative values are used. */
+static void build_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_stack *st, int name_width)
+{
+	const struct pfc_evsel *ev = s->rd.evsels[st->evsel];
+	uint64_t t = ev->sample_type;
+	const char *comm = pfc_intern_str(&s->strings, st->comm);
+	int tracepoint = ev->attr.type == PERF_TYPE_TRACEPOINT;
+
+	if (t & PERF_SAMPLE_CALLCHAIN)
+		pfc_sb_addf(b, "%s ", comm);
+	else
+		pfc_sb_addf(b, "%16s ", comm);
+	pfc_sb_addf(b, "%5d ", st->tid);
+	if (t & PERF_SAMPLE_CPU)
+		pfc_sb_adds(b, "[000] ");
+	if (t & PERF_SAMPLE_TIME)
+		pfc_sb_addf(b, "%12s: ", "1.000000");
+	if ((t & PERF_SAMPLE_PERIOD) && !tracepoint)
+		pfc_sb_addf(b, "%10llu ", (unsigned long long)(st->period / (st->count ? st->count : 1)));
+	pfc_sb_addf(b, "%*s: ", name_width, pfc_session_evsel_name(s, st->evsel));
+	if (tracepoint && (t & PERF_SAMPLE_RAW))
+		pfc_sb_adds(b, "raw");
+}
+
+/* ---- frames ---- */
+
+struct fold_ctx {
+	struct pfc_session *s;
+	const struct pfc_wopts *o;
+	struct pfc_intern out;        /* output lines */
+	uint64_t *weights;
+	size_t cap_weights;
+	uint32_t *piece_cache[2];     /* frame id -> interned pieces + 1 (0 = not yet), per java flag */
+	struct pfc_sb line, tmp;
+};
+
+/* Tidy one "->" piece of a function name (the body of the script's frame loop). */
+static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const char *mod, size_t mod_len,
+		       const char *pc, size_t pc_len, int java, int nr_done, const struct pfc_wopts *o)
+{
+	struct pfc_sb f = { 0 };
+	size_t i, w;
+	int is_go;
+
+	if (n == 9 && !memcmp(func, "[unknown]", 9)) {
+		pfc_sb_addc(&f, '[');
+		if (!(mod_len == 9 && !memcmp(mod, "[unknown]", 9))) {
+			size_t k = mod_len;
+			while (k > 0 && mod[k - 1] != '/' && mod[k - 1] != '\n')
+				k--;
+			/* s/.*\/// : '.' stops at a newline */
+			pfc_sb_add(&f, mod + k, mod_len - k);
+		} else {
+			pfc_sb_adds(&f, "unknown");
+		}
+		if (o->addrs) {
+			pfc_sb_adds(&f, " <");
+			pfc_sb_add(&f, pc, pc_len);
+			pfc_sb_addc(&f, '>');
+		}
+		pfc_sb_addc(&f, ']');
+	} else {
+		pfc_sb_add(&f, func, n);
+	}
+	if (f.oom) {
+		out->oom = 1;
+		return;
+	}
+	/* tidy_generic: ';' -> ':' */
+	for (i = 0; i < f.len; i++)
+		if (f.buf[i] == ';')
+			f.buf[i] = ':';
+	/* Go method names (".(" ... ")." ) keep their parentheses */
+	is_go = 0;
+	{
+		const char *p = f.buf, *end = f.buf + f.len;
+		for (; p + 1 < end && !is_go; p++) {
+			if (p[0] == '.' && p[1] == '(') {
+				const char *q = end;
+				/* need a ")." somewhere after, '.' not matching newlines in between */
+				const char *r;
+				for (r = p + 2; r + 1 < q; r++) {
+					if (r[0] == '\n')
+						break;
+					if (r[0] == ')' && r[1] == '.') {
+						is_go = 1;
+						break;
+					}
+				}
+			}
+		}
+	}
+	if (!is_go) {
+		for (i = 0; i < f.len; i++) {
+			static const char anon[] = "anonymous namespace)";
+			if (f.buf[i] != '(')
+				continue;
+			if (f.len - i - 1 >= sizeof(anon) - 1 && !memcmp(f.buf + i + 1, anon, sizeof(anon) - 1))
+				continue;
+			/* '.*' stops at a newline */
+			{
+				size_t e = i;
+				while (e < f.len && f.buf[e] != '\n')
+					e++;
+				memmove(f.buf + i, f.buf + e, f.len - e);
+				f.len -= e - i;
+			}
+			break;
+		}
+	}
+	/* tr/"'//d */
+	for (i = w = 0; i < f.len; i++)
+		if (f.buf[i] != '"' && f.buf[i] != '\'')
+			f.buf[w++] = f.buf[i];
+	f.len = w;
+	/* tidy_java */
+	if (java && memchr(f.buf, '/', f.len) && f.len && f.buf[0] == 'L') {
+		memmove(f.buf, f.buf + 1, f.len - 1);
+		f.len--;
+	}
+	f.buf[f.len] = 0;
+	/* annotations */
+	if (nr_done > 0) {
+		if (!strstr(f.buf, "_[i]"))
+			pfc_sb_adds(&f, "_[i]");
+	} else if (o->kernel && mod_len && (mod[0] == '[' ||
+		   (mod_len >= 7 && !memcmp(mod + mod_len - 7, "vmlinux", 7))) &&
+		   !memmem(mod, mod_len, "unknown", 7)) {
+		pfc_sb_adds(&f, "_[k]");
+	} else if (o->jit) {
+		/* m:/tmp/perf-\d+\.map: */
+		const char *p = mod, *end = mod + mod_len;
+		int jit = 0;
+		while (!jit && (p = memmem(p, (size_t)(end - p), "/tmp/perf-", 10))) {
+			const char *q = p + 10, *d = q;
+			while (d < end && pl_digit((unsigned char)*d))
+				d++;
+			if (d > q && end - d >= 4 && !memcmp(d, ".map", 4))
+				jit = 1;
+			p++;
+		}
+		if (jit && !strstr(f.buf, "_[j]"))
+			pfc_sb_adds(&f, "_[j]");
+	}
+	if (f.oom)
+		out->oom = 1;
+	else
+		pfc_sb_add(out, f.buf, f.len);
+	pfc_sb_free(&f);
+}
+
+/* The folded text of one frame: its pieces joined by ';' (empty when the script drops it).
+ * Returns the interned id + 1, or 0 on out of memory. */
+static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
+{
+	struct pfc_session *s = c->s;
+	const struct pfc_frame *f = &s->stacks.frames[fid];
+	struct pfc_sb *L = &c->tmp;
+	struct pfc_sb out = { 0 };
+	const char *line, *rawfunc, *mod, *pc;
+	size_t n, i, j, k, P, x, lastparen, rf_len, mod_len, pc_len;
+	int have_p = 0, nr_done = 0;
+	uint32_t id;
+
+	if (c->piece_cache[java][fid])
+		return c->piece_cache[java][fid];
+	/* the frame line as perf prints it */
+	pfc_sb_reset(L);
+	pfc_sb_addf(L, "\t%16llx ", (unsigned long long)f->addr);
+	if (f->resolved)
+		pfc_sb_addf(L, "%s+0x%llx", pfc_intern_str(&s->strings, f->sym), (unsigned long long)f->symoff);
+	else
+		pfc_sb_adds(L, "[unknown]");
+	pfc_sb_addf(L, " (%s)", f->dso ? f->dso->name : "[unknown]");
+	if (L->oom)
+		return 0;
+	line = L->buf;
+	n = L->len;
+	/* /^\s*(\w+)\s*(.+) \((.*)\)/ */
+	i = 0;
+	while (i < n && pl_space((unsigned char)line[i]))
+		i++;
+	j = i;
+	while (j < n && pl_word((unsigned char)line[j]))
+		j++;
+	pc = line + i;
+	pc_len = j - i;
+	k = j;
+	while (k < n && pl_space((unsigned char)line[k]))
+		k++;
+	lastparen = n;
+	for (P = n; P-- > 0;)
+		if (line[P] == ')') {
+			lastparen = P;
+			break;
+		}
+	P = 0;
+	if (lastparen < n)
+		for (x = lastparen; x-- > j;)
+			if (line[x] == ' ' && line[x + 1] == '(' && x + 1 < lastparen) {
+				P = x;
+				have_p = 1;
+				break;
+			}
+	if (!pc_len || !have_p || P < j + 1) {
+		id = pfc_intern(&c->out, "", 0);	/* not a frame line: ignored */
+		goto done;
+	}
+	x = k < P - 1 ? k : P - 1;
+	if (x < j)
+		x = j;
+	rawfunc = line + x;
+	rf_len = P - x;
+	mod = line + P + 2;
+	mod_len = lastparen - (P + 2);
+	/* s/\+0x[\da-f]+$// */
+	{
+		size_t e = rf_len, h = e;
+		while (h > 0 && (pl_digit((unsigned char)rawfunc[h - 1]) ||
+				 (rawfunc[h - 1] >= 'a' && rawfunc[h - 1] <= 'f')))
+			h--;
+		if (h < e && h >= 3 && rawfunc[h - 1] == 'x' && rawfunc[h - 2] == '0' && rawfunc[h - 3] == '+')
+			rf_len = h - 3;
+	}
+	if (rf_len && rawfunc[0] == '(') {	/* process names */
+		id = pfc_intern(&c->out, "", 0);
+		goto done;
+	}
+	/* split /->/, dropping trailing empty fields */
+	{
+		size_t start = 0, end = rf_len, p;
+		while (end >= 2 && rawfunc[end - 1] == '>' && rawfunc[end - 2] == '-')
+			end -= 2;
+		if (end == 0) {
+			id = pfc_intern(&c->out, "", 0);
+			goto done;
+		}
+		for (p = 0; p <= end; p++) {
+			if (p == end || (p + 1 < end && rawfunc[p] == '-' && rawfunc[p + 1] == '>')) {
+				if (nr_done)
+					pfc_sb_addc(&out, ';');
+				tidy_piece(&out, rawfunc + start, p - start, mod, mod_len, pc, pc_len, java, nr_done, c->o);
+				nr_done++;
+				if (p == end)
+					break;
+				start = p + 2;
+				p++;
+			}
+		}
+	}
+	if (out.oom) {
+		pfc_sb_free(&out);
+		return 0;
+	}
+	id = pfc_intern(&c->out, out.buf ? out.buf : "", out.len);
+done:
+	pfc_sb_free(&out);
+	if (id == UINT32_MAX)
+		return 0;
+	c->piece_cache[java][fid] = id + 1;
+	return id + 1;
+}
+
+static int cmp_lines(const void *a, const void *b, void *arg)
+{
+	const struct pfc_intern *in = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t lx = pfc_intern_len(in, x), ly = pfc_intern_len(in, y);
+	int r = memcmp(pfc_intern_str(in, x), pfc_intern_str(in, y), lx < ly ? lx : ly);
+
+	if (r)
+		return r;
+	return lx < ly ? -1 : lx > ly;
+}
+
+static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+{
+	struct fold_ctx c;
+	struct pfc_sb hdr = { 0 };
+	const char *filter = o->event;
+	size_t i, name_width = 0, nlines;
+	uint32_t *order = NULL;
+	int ret = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.o = o;
+	if (pfc_intern_init(&c.out) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "folded");
+	for (i = 0; i < 2; i++) {
+		c.piece_cache[i] = calloc(s->stacks.nr_frames + 1, sizeof(uint32_t));
+		if (!c.piece_cache[i]) {
+			ret = PFC_FAIL_NOOFF(err, NOMEM, "folded");
+			goto out;
+		}
+	}
+	/* perf pads event names to the longest name in the evlist */
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		size_t l = strlen(pfc_session_evsel_name(s, i));
+		if (l > name_width)
+			name_width = l;
+	}
+	/* Without --event, the script keeps the event of the first sample line whose event
+	 * name it can parse. */
+	if (!filter) {
+		uint64_t best = UINT64_MAX;
+		for (i = 0; i < s->stacks.nr_stacks; i++) {
+			const struct pfc_stack *st = &s->stacks.stacks[i];
+			const char *per, *ev;
+			size_t per_len, ev_len;
+			uint64_t first = pfc_session_evsel_first(s, st->evsel);
+
+			if (first >= best)
+				continue;
+			pfc_sb_reset(&hdr);
+			build_header(&hdr, s, st, (int)name_width);
+			if (hdr.oom)
+				break;
+			if (match_event_name(hdr.buf, hdr.len, &per, &per_len, &ev, &ev_len)) {
+				best = first;
+				filter = pfc_session_evsel_name(s, st->evsel);
+			}
+		}
+	}
+	for (i = 0; i < s->stacks.nr_stacks; i++) {
+		const struct pfc_stack *st = &s->stacks.stacks[i];
+		const char *pid, *tid, *per, *ev;
+		size_t comm_len, pid_len, tid_len, per_len, ev_len, k, p;
+		uint64_t weight = st->count;
+		uint32_t id;
+		int java;
+
+		pfc_sb_reset(&hdr);
+		build_header(&hdr, s, st, (int)name_width);
+		if (hdr.oom)
+			goto oom;
+		if (!match_event_start(hdr.buf, hdr.len, &comm_len, &pid, &pid_len, &tid, &tid_len))
+			continue;
+		if (match_event_name(hdr.buf, hdr.len, &per, &per_len, &ev, &ev_len)) {
+			if (filter && (strlen(filter) != ev_len || memcmp(filter, ev, ev_len)))
+				continue;
+			if (per)
+				weight = st->period;
+		}
+		/* tid "0" or none: the script takes the number as the tid and "?" as the pid */
+		if (!tid || (tid_len == 1 && tid[0] == '0')) {
+			tid = pid;
+			tid_len = pid_len;
+			pid = "?";
+			pid_len = 1;
+		}
+		pfc_sb_reset(&c.line);
+		pfc_sb_add(&c.line, hdr.buf, comm_len);
+		if (o->tid) {
+			pfc_sb_addc(&c.line, '-');
+			pfc_sb_add(&c.line, pid, pid_len);
+			pfc_sb_addc(&c.line, '/');
+			pfc_sb_add(&c.line, tid, tid_len);
+		} else if (o->pid) {
+			pfc_sb_addc(&c.line, '-');
+			pfc_sb_add(&c.line, pid, pid_len);
+		}
+		if (c.line.oom)
+			goto oom;
+		for (k = 0; k < c.line.len; k++)
+			if (c.line.buf[k] == ' ')
+				c.line.buf[k] = '_';
+		java = c.line.len >= 4 && !memcmp(c.line.buf, "java", 4);
+		/* frames root first */
+		for (p = st->nr; p-- > 0;) {
+			uint32_t fid = s->stacks.frame_ids[st->first + p], pid1 = frame_pieces(&c, fid, java);
+			if (!pid1)
+				goto oom;
+			if (pfc_intern_len(&c.out, pid1 - 1)) {
+				pfc_sb_addc(&c.line, ';');
+				pfc_sb_add(&c.line, pfc_intern_str(&c.out, pid1 - 1), pfc_intern_len(&c.out, pid1 - 1));
+			}
+		}
+		if (c.line.oom)
+			goto oom;
+		id = pfc_intern(&c.out, c.line.buf, c.line.len);
+		if (id == UINT32_MAX)
+			goto oom;
+		if (id >= c.cap_weights) {
+			size_t cap = c.cap_weights ? c.cap_weights * 2 : 1024, z;
+			uint64_t *nw;
+			while (cap <= id)
+				cap *= 2;
+			nw = realloc(c.weights, cap * sizeof(*nw));
+			if (!nw)
+				goto oom;
+			for (z = c.cap_weights; z < cap; z++)
+				nw[z] = UINT64_MAX;	/* not an output line */
+			c.weights = nw;
+			c.cap_weights = cap;
+		}
+		if (c.weights[id] == UINT64_MAX)
+			c.weights[id] = 0;
+		c.weights[id] += weight;
+	}
+	/* bytewise sort of the output lines */
+	nlines = 0;
+	order = malloc((c.cap_weights + 1) * sizeof(*order));
+	if (!order)
+		goto oom;
+	for (i = 0; i < c.cap_weights; i++)
+		if (c.weights[i] != UINT64_MAX)
+			order[nlines++] = (uint32_t)i;
+	qsort_r(order, nlines, sizeof(*order), cmp_lines, &c.out);
+	for (i = 0; i < nlines; i++) {
+		fwrite(pfc_intern_str(&c.out, order[i]), 1, pfc_intern_len(&c.out, order[i]), out);
+		fprintf(out, " %llu\n", (unsigned long long)c.weights[order[i]]);
+	}
+	goto out;
+oom:
+	ret = PFC_FAIL_NOOFF(err, NOMEM, "folded output");
+out:
+	free(order);
+	free(c.weights);
+	free(c.piece_cache[0]);
+	free(c.piece_cache[1]);
+	pfc_sb_free(&c.line);
+	pfc_sb_free(&c.tmp);
+	pfc_sb_free(&hdr);
+	pfc_intern_exit(&c.out);
+	return ret;
+}
+
+static const char *const folded_suffixes[] = { ".folded", ".collapsed", ".stacks", NULL };
+
+const struct pfc_writer pfc_writer_folded = {
+	.name = "folded",
+	.suffixes = folded_suffixes,
+	.needs = PFC_NEED_STACKS,
+	.write = fold_write,
+};

@@ -1,0 +1,39 @@
+/*
+ * writer.h - the interface between the converter and the output formats.  A writer gets
+ * the finished session read-only (frames already symbolized) and writes one file; it
+ * declares what it needs so the pipeline keeps only that.
+ */
+#ifndef PFC_WRITER_H
+#define PFC_WRITER_H
+
+#include <stdio.h>
+#include "converter/error.h"
+#include "converter/session.h"
+
+enum {
+	PFC_NEED_STACKS = 1 << 0,   /* the aggregated stacks */
+	PFC_NEED_STREAM = 1 << 1,   /* every sample in time order */
+};
+
+/* Options of the output formats (the CLI fills them). */
+struct pfc_wopts {
+	/* folded (stackcollapse-perf.pl options of the same names) */
+	int pid, tid, kernel, jit, addrs;
+	const char *event;          /* --event: keep only this event; NULL = the first one seen */
+};
+
+struct pfc_writer {
+	const char *name;           /* -f NAME */
+	const char *const *suffixes;/* output name endings that select it */
+	unsigned needs;
+	int (*write)(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err);
+};
+
+extern const struct pfc_writer pfc_writer_folded;
+
+/* All writers, NULL-terminated. */
+extern const struct pfc_writer *const pfc_writers[];
+const struct pfc_writer *pfc_writer_by_name(const char *name);
+const struct pfc_writer *pfc_writer_by_filename(const char *path);
+
+#endif
