@@ -20,6 +20,7 @@ enum pfc_dso_kind {
 };
 
 struct pfc_symtab;
+struct pfc_perfmap;
 
 struct pfc_dso {
 	uint32_t id;               /* index in the DSO table */
@@ -31,6 +32,7 @@ struct pfc_dso {
 	int loaded;                /* symbols were looked for */
 	int unresolved_warned;
 	struct pfc_symtab *syms;   /* NULL until loaded, or when none were found */
+	struct pfc_perfmap *perfmap; /* PERFMAP: the parsed perf-PID.map */
 	struct pfc_dso *hnext;
 };
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "converter/bytes.h"
 #include "converter/session.h"
+#include "converter/perfmap.h"
 #include "converter/symtab.h"
 
 #define PFC_REG_X86_IP 8
@@ -87,6 +88,10 @@ void pfc_session_close(struct pfc_session *s)
 		if (d->syms) {
 			pfc_symtab_free(d->syms);
 			free(d->syms);
+		}
+		if (d->perfmap) {
+			pfc_perfmap_free(d->perfmap);
+			free(d->perfmap);
 		}
 	}
 	pfc_order_exit(&s->order);
@@ -480,12 +485,25 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		break;
 	case PFC_DSO_PERFMAP: {
 		char path[4096];
+		struct pfc_perfmap *pm = calloc(1, sizeof(*pm));
+		if (!pm)
+			break;
 		snprintf(path, sizeof(path), "%s/perf-%d.map", o->map_dir ? o->map_dir : "/tmp", d->pid);
-		ret = pfc_perfmap_load(path, t);
+		ret = pfc_perfmap_load(pm, path);
 		if (ret < 0 && o->map_dir) {
 			snprintf(path, sizeof(path), "/tmp/perf-%d.map", d->pid);
-			ret = pfc_perfmap_load(path, t);
+			ret = pfc_perfmap_load(pm, path);
 		}
+		if (ret == 0 && pm->n) {
+			d->perfmap = pm;
+		} else {
+			pfc_perfmap_free(pm);
+			free(pm);
+			if (o->log)
+				fprintf(o->log, "perfconv: warning: no JIT symbols for pid %d: cannot read '%s'%s\n", d->pid,
+					path, o->map_dir ? "" : " (copy it there or use --map-dir)");
+		}
+		ret = 0;
 		break;
 	}
 	default:
@@ -517,6 +535,17 @@ int pfc_session_symbolize(struct pfc_session *s)
 		}
 		if (!d->loaded)
 			load_dso(s, d);
+		if (d->perfmap) {
+			const struct pfc_perfmap_ent *e = pfc_perfmap_find(d->perfmap, f->addr);
+			if (e) {
+				f->sym = pfc_intern(&s->strings, pfc_perfmap_name(d->perfmap, e), e->name_len);
+				if (f->sym == UINT32_MAX)
+					return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+				f->symoff = f->addr - e->start;
+				f->resolved = 1;
+				continue;
+			}
+		}
 		sym = d->syms ? pfc_symtab_find(d->syms, f->addr) : NULL;
 		if (!sym) {
 			if (f->kernel)

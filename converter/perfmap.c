@@ -1,0 +1,209 @@
+/*
+ * perfmap.c - parser and lookup for perf-PID.map files.  The file is untrusted text that
+ * a runtime may still be writing: every line is parsed on its own, bad lines are counted
+ * and skipped, and a last line without its newline is kept only when it is complete
+ * enough to hold a name.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "converter/perfmap.h"
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Parse a hex number with optional 0x; returns chars used, 0 when there is none. */
+static size_t parse_hex(const char *p, size_t n, uint64_t *v)
+{
+	size_t i = 0, start;
+
+	*v = 0;
+	if (n >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && n > 2 && hexval((unsigned char)p[2]) >= 0)
+		i = 2;
+	start = i;
+	while (i < n && hexval((unsigned char)p[i]) >= 0) {
+		if (i - start >= 16)
+			return 0;	/* more than 64 bits */
+		*v = *v << 4 | (uint64_t)hexval((unsigned char)p[i]);
+		i++;
+	}
+	return i > start ? i : 0;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct pfc_perfmap_ent *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+int pfc_perfmap_parse(struct pfc_perfmap *m, const char *buf, size_t len)
+{
+	size_t pos = 0, cap = 0, ncap = 0;
+	uint32_t line = 0;
+
+	memset(m, 0, sizeof(*m));
+	while (pos < len) {
+		const char *l = buf + pos, *nl = memchr(l, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - l) : len - pos, i, k;
+		uint64_t start, size;
+		const char *name;
+		size_t name_len;
+
+		pos += ll + (nl ? 1 : 0);
+		line++;
+		while (ll && (l[ll - 1] == '\r' || l[ll - 1] == '\0'))
+			ll--;
+		i = 0;
+		while (i < ll && (l[i] == ' ' || l[i] == '\t'))
+			i++;
+		if (!(k = parse_hex(l + i, ll - i, &start)))
+			goto bad;
+		i += k;
+		if (i >= ll || (l[i] != ' ' && l[i] != '\t'))
+			goto bad;
+		while (i < ll && (l[i] == ' ' || l[i] == '\t'))
+			i++;
+		if (!(k = parse_hex(l + i, ll - i, &size)))
+			goto bad;
+		i += k;
+		if (i >= ll || (l[i] != ' ' && l[i] != '\t'))
+			goto bad;
+		i++;
+		name = l + i;
+		name_len = ll - i;
+		/* a NUL inside the name ends it */
+		{
+			const char *z = memchr(name, '\0', name_len);
+			if (z)
+				name_len = (size_t)(z - name);
+		}
+		if (!name_len || !size || start + size < start)
+			goto bad;
+		if (m->n == cap) {
+			size_t nc = cap ? cap * 2 : 1024;
+			struct pfc_perfmap_ent *nv = realloc(m->v, nc * sizeof(*nv));
+			if (!nv)
+				return -1;
+			m->v = nv;
+			cap = nc;
+		}
+		if (m->names_len + name_len + 1 > ncap) {
+			size_t nc = ncap ? ncap * 2 : 65536;
+			char *nn;
+			while (nc < m->names_len + name_len + 1)
+				nc *= 2;
+			nn = realloc(m->names, nc);
+			if (!nn)
+				return -1;
+			m->names = nn;
+			ncap = nc;
+		}
+		memcpy(m->names + m->names_len, name, name_len);
+		m->names[m->names_len + name_len] = 0;
+		m->v[m->n].start = start;
+		m->v[m->n].end = start + size;
+		m->v[m->n].line = line;
+		m->v[m->n].name_off = (uint32_t)m->names_len;
+		m->v[m->n].name_len = (uint32_t)name_len;
+		m->names_len += name_len + 1;
+		m->n++;
+		continue;
+bad:
+		if (ll)
+			m->nr_bad_lines++;
+	}
+	if (!m->n)
+		return 0;
+	qsort(m->v, m->n, sizeof(*m->v), cmp_ent);
+	m->max_end = malloc(m->n * sizeof(*m->max_end));
+	if (!m->max_end)
+		return -1;
+	{
+		size_t i;
+		uint64_t mx = 0;
+		for (i = 0; i < m->n; i++) {
+			if (m->v[i].end > mx)
+				mx = m->v[i].end;
+			m->max_end[i] = mx;
+		}
+	}
+	return 0;
+}
+
+int pfc_perfmap_load(struct pfc_perfmap *m, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1LL << 32)) {
+		close(fd);
+		return -1;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -1;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	ret = pfc_perfmap_parse(m, buf, got);
+	free(buf);
+	return ret;
+}
+
+void pfc_perfmap_free(struct pfc_perfmap *m)
+{
+	free(m->v);
+	free(m->max_end);
+	free(m->names);
+	memset(m, 0, sizeof(*m));
+}
+
+const struct pfc_perfmap_ent *pfc_perfmap_find(const struct pfc_perfmap *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n, i;
+	const struct pfc_perfmap_ent *best = NULL;
+
+	while (lo < hi) {	/* first entry starting above addr */
+		size_t mid = (lo + hi) / 2;
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i-- > 0;) {
+		const struct pfc_perfmap_ent *e = &m->v[i];
+		if (m->max_end[i] <= addr)
+			break;	/* nothing at or before i reaches addr */
+		if (addr < e->end) {
+			uint64_t sz = e->end - e->start;
+			if (!best || sz < best->end - best->start ||
+			    (sz == best->end - best->start && e->line > best->line))
+				best = e;
+		}
+	}
+	return best;
+}
