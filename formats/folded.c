@@ -12,6 +12,7 @@
 #include <string.h>
 #include "converter/intern.h"
 #include "converter/strbuf.h"
+#include "formats/folded.h"
 #include "formats/writer.h"
 
 /* Perl's \s (with \v) and \w on bytes */
@@ -32,7 +33,7 @@ static int pl_digit(int c)
 
 /* The script's event-line pattern  ^(\S.+?)\s+(\d+)\/<star>(\d+)<star>\s+  (<star> is "*"):
  * returns 1 and the captures on a match. */
-static int match_event_start(const char *s, size_t n, size_t *comm_len, const char **pid, size_t *pid_len,
+int pfc_folded_match_event_start(const char *s, size_t n, size_t *comm_len, const char **pid, size_t *pid_len,
 			     const char **tid, size_t *tid_len)
 {
 	size_t L;
@@ -73,7 +74,7 @@ static int match_event_start(const char *s, size_t n, size_t *comm_len, const ch
 }
 
 /* /:\s*(\d+)*\s+(\S+):\s*$/ : returns 1 with the period digits (maybe none) and event. */
-static int match_event_name(const char *s, size_t n, const char **per, size_t *per_len, const char **ev,
+int pfc_folded_match_event_name(const char *s, size_t n, const char **per, size_t *per_len, const char **ev,
 			    size_t *ev_len)
 {
 	size_t e = n, tok_end, tok_start, i;
@@ -271,33 +272,14 @@ static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const cha
 	pfc_sb_free(&f);
 }
 
-/* The folded text of one frame: its pieces joined by ';' (empty when the script drops it).
- * Returns the interned id + 1, or 0 on out of memory. */
-static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
+/* The folded text of one perf-script frame line: the script's pieces joined by ';'
+ * (empty when the script drops the frame).  Returns 0, or -1 when out of memory. */
+int pfc_folded_frame_text(const char *line, size_t n, int java, const struct pfc_wopts *o, struct pfc_sb *out)
 {
-	struct pfc_session *s = c->s;
-	const struct pfc_frame *f = &s->stacks.frames[fid];
-	struct pfc_sb *L = &c->tmp;
-	struct pfc_sb out = { 0 };
-	const char *line, *rawfunc, *mod, *pc;
-	size_t n, i, j, k, P, x, lastparen, rf_len, mod_len, pc_len;
+	const char *rawfunc, *mod, *pc;
+	size_t i, j, k, P, x, lastparen, rf_len, mod_len, pc_len;
 	int have_p = 0, nr_done = 0;
-	uint32_t id;
 
-	if (c->piece_cache[java][fid])
-		return c->piece_cache[java][fid];
-	/* the frame line as perf prints it */
-	pfc_sb_reset(L);
-	pfc_sb_addf(L, "\t%16llx ", (unsigned long long)f->addr);
-	if (f->resolved)
-		pfc_sb_addf(L, "%s+0x%llx", pfc_intern_str(&s->strings, f->sym), (unsigned long long)f->symoff);
-	else
-		pfc_sb_adds(L, "[unknown]");
-	pfc_sb_addf(L, " (%s)", f->dso ? f->dso->name : "[unknown]");
-	if (L->oom)
-		return 0;
-	line = L->buf;
-	n = L->len;
 	/* /^\s*(\w+)\s*(.+) \((.*)\)/ */
 	i = 0;
 	while (i < n && pl_space((unsigned char)line[i]))
@@ -324,10 +306,8 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 				have_p = 1;
 				break;
 			}
-	if (!pc_len || !have_p || P < j + 1) {
-		id = pfc_intern(&c->out, "", 0);	/* not a frame line: ignored */
-		goto done;
-	}
+	if (!pc_len || !have_p || P < j + 1)
+		return 0;	/* not a frame line: the script warns and ignores it */
 	x = k < P - 1 ? k : P - 1;
 	if (x < j)
 		x = j;
@@ -337,31 +317,27 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 	mod_len = lastparen - (P + 2);
 	/* s/\+0x[\da-f]+$// */
 	{
-		size_t e = rf_len, h = e;
+		size_t h = rf_len;
 		while (h > 0 && (pl_digit((unsigned char)rawfunc[h - 1]) ||
 				 (rawfunc[h - 1] >= 'a' && rawfunc[h - 1] <= 'f')))
 			h--;
-		if (h < e && h >= 3 && rawfunc[h - 1] == 'x' && rawfunc[h - 2] == '0' && rawfunc[h - 3] == '+')
+		if (h < rf_len && h >= 3 && rawfunc[h - 1] == 'x' && rawfunc[h - 2] == '0' && rawfunc[h - 3] == '+')
 			rf_len = h - 3;
 	}
-	if (rf_len && rawfunc[0] == '(') {	/* process names */
-		id = pfc_intern(&c->out, "", 0);
-		goto done;
-	}
+	if (rf_len && rawfunc[0] == '(')	/* process names */
+		return 0;
 	/* split /->/, dropping trailing empty fields */
 	{
 		size_t start = 0, end = rf_len, p;
 		while (end >= 2 && rawfunc[end - 1] == '>' && rawfunc[end - 2] == '-')
 			end -= 2;
-		if (end == 0) {
-			id = pfc_intern(&c->out, "", 0);
-			goto done;
-		}
+		if (end == 0)
+			return 0;
 		for (p = 0; p <= end; p++) {
 			if (p == end || (p + 1 < end && rawfunc[p] == '-' && rawfunc[p + 1] == '>')) {
 				if (nr_done)
-					pfc_sb_addc(&out, ';');
-				tidy_piece(&out, rawfunc + start, p - start, mod, mod_len, pc, pc_len, java, nr_done, c->o);
+					pfc_sb_addc(out, ';');
+				tidy_piece(out, rawfunc + start, p - start, mod, mod_len, pc, pc_len, java, nr_done, o);
 				nr_done++;
 				if (p == end)
 					break;
@@ -370,12 +346,34 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 			}
 		}
 	}
-	if (out.oom) {
+	return out->oom ? -1 : 0;
+}
+
+/* The folded text of a unique frame, cached per java flag.  Returns the interned id + 1,
+ * or 0 on out of memory. */
+static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
+{
+	struct pfc_session *s = c->s;
+	const struct pfc_frame *f = &s->stacks.frames[fid];
+	struct pfc_sb *L = &c->tmp;
+	struct pfc_sb out = { 0 };
+	uint32_t id;
+
+	if (c->piece_cache[java][fid])
+		return c->piece_cache[java][fid];
+	/* the frame line as perf prints it */
+	pfc_sb_reset(L);
+	pfc_sb_addf(L, "\t%16llx ", (unsigned long long)f->addr);
+	if (f->resolved)
+		pfc_sb_addf(L, "%s+0x%llx", pfc_intern_str(&s->strings, f->sym), (unsigned long long)f->symoff);
+	else
+		pfc_sb_adds(L, "[unknown]");
+	pfc_sb_addf(L, " (%s)", f->dso ? f->dso->name : "[unknown]");
+	if (L->oom || pfc_folded_frame_text(L->buf, L->len, java, c->o, &out) < 0) {
 		pfc_sb_free(&out);
 		return 0;
 	}
 	id = pfc_intern(&c->out, out.buf ? out.buf : "", out.len);
-done:
 	pfc_sb_free(&out);
 	if (id == UINT32_MAX)
 		return 0;
@@ -438,7 +436,7 @@ static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			build_header(&hdr, s, st, (int)name_width);
 			if (hdr.oom)
 				break;
-			if (match_event_name(hdr.buf, hdr.len, &per, &per_len, &ev, &ev_len)) {
+			if (pfc_folded_match_event_name(hdr.buf, hdr.len, &per, &per_len, &ev, &ev_len)) {
 				best = first;
 				filter = pfc_session_evsel_name(s, st->evsel);
 			}
@@ -456,9 +454,9 @@ static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		build_header(&hdr, s, st, (int)name_width);
 		if (hdr.oom)
 			goto oom;
-		if (!match_event_start(hdr.buf, hdr.len, &comm_len, &pid, &pid_len, &tid, &tid_len))
+		if (!pfc_folded_match_event_start(hdr.buf, hdr.len, &comm_len, &pid, &pid_len, &tid, &tid_len))
 			continue;
-		if (match_event_name(hdr.buf, hdr.len, &per, &per_len, &ev, &ev_len)) {
+		if (pfc_folded_match_event_name(hdr.buf, hdr.len, &per, &per_len, &ev, &ev_len)) {
 			if (filter && (strlen(filter) != ev_len || memcmp(filter, ev, ev_len)))
 				continue;
 			if (per)
