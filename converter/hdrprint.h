@@ -38,22 +38,23 @@ struct pfc_hdr_view {
 	size_t nr_evsels;
 	int have_mtime;                /* mtime is valid ("captured on"); else the printer stats path */
 	long long mtime;
-	/* Additions (zero is the right default): */
-	int is_dir;                    /* input is a perf.data directory (DIR_FORMAT reads its version) */
-	uint64_t dir_version;          /* the directory format version perf would have read */
+	/* Addition (zero is the right default): */
+	int is_dir;                    /* input is a perf.data directory: DIR_FORMAT processes */
 };
 
-/* Print the header as `perf report --header-only` (full = -I).  Returns 0, or -1 when the
- * input could not be stat'ed (perf then stops after the "# ========" line, as here). */
+/*
+ * Print the header as `perf report --header-only` (full = -I).  Returns 0, or -1 when there was
+ * no mtime and the input could not be stat'ed (perf then prints only the "# ========" lines).
+ * Deliberate differences, for damaged files only: perf reads a file-mode feature from the file
+ * without stopping at its section's end (here nothing past a blob is read); when processing has
+ * stopped early perf fills cpuid and pmu mappings from the machine it runs on (here "(null)" and
+ * "not available"); some truncated features crash perf (here what could be read is printed).
+ */
 int pfc_hdr_print(FILE *out, const struct pfc_hdr_view *v, int full);
 
 /* perf's default event name for an attr without a recorded name (evsel__name):
  * "cycles:u", "cpu-clock:pppH", "raw 0x1234", "mem:0x1000:rw", "unknown tracepoint", ...
  * Writes a NUL-terminated string, truncated to size; returns buf. */
 char *pfc_hdr_format_name(char *buf, size_t size, const struct perf_event_attr *attr);
-
-/* Name of a record type as perf 6.1's perf_event__name() prints it ("MMAP", "FINISHED_ROUND",
- * "ATTR", "FEATURE", ...); NULL for types perf 6.1 calls UNKNOWN. */
-const char *pfc_hdr_record_name(uint32_t type);
 
 #endif
