@@ -1,8 +1,18 @@
 # perfconv — GNU make build.  CFLAGS/LDFLAGS are the user's; project flags live in ALL_CFLAGS.
+#
+#   make                 build ./perfconv (objects in build/)
+#   make check           install missing Debian packages (skip with NO_DEPS=1), build, run all tests
+#   make asan            the same tests with an ASan+UBSan build in build-asan/
+#   make demo            convert fixtures/fp-callgraph into demo/flame.folded
+#   make bench           bench/bench.sh: perfconv against perf script on a large recording
+#   make install         PREFIX=/usr/local DESTDIR= bindir= mandir=
+#   V=1 shows the commands; DEVELOPER=1 turns warnings into errors.
 PREFIX ?= /usr/local
 bindir ?= $(PREFIX)/bin
 mandir ?= $(PREFIX)/share/man
+man1dir ?= $(mandir)/man1
 DESTDIR ?=
+INSTALL ?= install
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -10,7 +20,7 @@ PKGS := libelf libdw libzstd zlib json-c minizip libtraceevent liblzma
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(CFLAGS)
+ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS)
 LIBS = $(PKG_LIBS) -liberty -lm
 
@@ -18,10 +28,17 @@ ifeq ($(DEVELOPER),1)
 DEVELOPER_CFLAGS = -Werror
 endif
 
+# `make asan` sets these for its own sub-make; the objects go to build-asan/, never mixed with build/.
+ASAN_BUILD := build-asan
+ASAN_CFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN_CFLAGS ?=
+
 ifneq ($(V),1)
 Q = @
 QUIET_CC = @echo '  CC      '$@;
 QUIET_LINK = @echo '  LINK    '$@;
+QUIET_GEN = @echo '  GEN     '$@;
+MAKEFLAGS += --no-print-directory
 endif
 
 BUILD ?= build
@@ -32,6 +49,15 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
+# Everything is rebuilt when the compiler, the flags or the libraries change (CFLAGS=..., DEVELOPER=1).
+FLAGS_FILE := $(BUILD)/.flags
+FLAGS_NOW := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LIBS)
+PKG_MISSING = $(shell for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
+
+# The binary the tests run; `make asan` points it at the sanitizer build.
+PERFCONV ?= $(BUILD)/perfconv
+DEPS_SCRIPT := scripts/install-deps.sh
+
 all: perfconv
 
 perfconv: $(BUILD)/perfconv
@@ -40,19 +66,84 @@ perfconv: $(BUILD)/perfconv
 $(BUILD)/perfconv: $(LIB_OBJS) $(CLI_OBJS)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -MMD -MP -MF $@.d -o $@ $(filter-out $(FLAGS_FILE),$^) $(LIBS)
+
+$(FLAGS_FILE): FORCE
+	@mkdir -p $(BUILD)
+	@if ! pkg-config --exists $(PKGS) 2>/dev/null; then \
+		echo "perfconv: pkg-config cannot find: $(or $(PKG_MISSING),pkg-config itself)" >&2; \
+		echo "perfconv: run scripts/install-deps.sh (or 'make check', which runs it)" >&2; \
+		exit 1; \
+	fi
+	@echo '$(subst ','\'',$(FLAGS_NOW))' >$@.new; \
+	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
 unit: $(UNIT_BINS)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d)
+
+# --- dependencies -----------------------------------------------------------------------------------
+# One dpkg-query when everything is there; NO_DEPS=1 skips it (other distributions, no root).
+deps:
+ifneq ($(NO_DEPS),1)
+	$(Q)$(DEPS_SCRIPT) $(DEPS_ARGS)
+endif
+
+# --- tests ------------------------------------------------------------------------------------------
+# check installs first, then re-reads this Makefile in a sub-make so that pkg-config sees the new
+# packages.  test-run is the part both check and asan share: unit tests and tests/run.sh, one summary.
+check:
+	$(Q)$(MAKE) deps DEPS_ARGS=--test
+	$(Q)$(MAKE) all
+	$(Q)$(MAKE) test-run
+
+test-run: $(PERFCONV) $(UNIT_BINS)
+	$(Q)PERFCONV='$(PERFCONV)' UNIT_DIR='$(BUILD)/tests' tests/run.sh
+
+asan:
+	$(Q)$(MAKE) deps DEPS_ARGS=--test
+	$(Q)ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=99:detect_leaks=1$${ASAN_OPTIONS:+:$$ASAN_OPTIONS} \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=99$${UBSAN_OPTIONS:+:$$UBSAN_OPTIONS} \
+	$(MAKE) test-run BUILD=$(ASAN_BUILD) SAN_CFLAGS='$(ASAN_CFLAGS)' PERFCONV=$(ASAN_BUILD)/perfconv
+
+# --- demo and bench ---------------------------------------------------------------------------------
+DEMO_IN := fixtures/fp-callgraph/perf.data
+DEMO_OUT := demo/flame.folded
+
+demo:
+	$(Q)$(MAKE) deps
+	$(Q)$(MAKE) all
+	@mkdir -p $(dir $(DEMO_OUT))
+	$(Q)./perfconv -i $(DEMO_IN) --symfs fixtures/root --kallsyms fixtures/root/kallsyms -o $(DEMO_OUT)
+	@echo
+	@echo "Folded stacks of $(DEMO_IN) are in $(DEMO_OUT); the first lines:"
+	@head -n 10 $(DEMO_OUT)
+	@echo
+	@echo "Feed them to flamegraph.pl (FlameGraph) or speedscope to draw a flame graph."
+
+bench:
+	$(Q)$(MAKE) deps DEPS_ARGS=--bench
+	$(Q)$(MAKE) all
+	$(Q)PERFCONV=./perfconv bench/bench.sh
+
+# --- install ----------------------------------------------------------------------------------------
+install: all
+	$(INSTALL) -d -m 755 '$(DESTDIR)$(bindir)' '$(DESTDIR)$(man1dir)'
+	$(INSTALL) -m 755 perfconv '$(DESTDIR)$(bindir)/perfconv'
+	$(INSTALL) -m 644 man/perfconv.1 '$(DESTDIR)$(man1dir)/perfconv.1'
+
+uninstall:
+	rm -f '$(DESTDIR)$(bindir)/perfconv' '$(DESTDIR)$(man1dir)/perfconv.1'
 
 clean:
-	rm -rf $(BUILD) build-asan perfconv
+	rm -rf $(BUILD) $(ASAN_BUILD) perfconv demo
 
-.PHONY: all clean unit
+FORCE:
+
+.PHONY: all clean unit deps check test-run asan demo bench install uninstall FORCE

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# install-deps.sh - install the Debian packages perfconv needs, and only those that are missing.
+#
+#   scripts/install-deps.sh            build dependencies
+#   scripts/install-deps.sh --test     build + test dependencies (make check, make asan)
+#   scripts/install-deps.sh --bench    build + benchmark dependencies (make bench)
+#   scripts/install-deps.sh --list     print the packages that would be checked, install nothing
+#
+# When everything is installed this costs one dpkg-query call and prints nothing, so `make check` can
+# run it every time.  Otherwise it runs `apt-get update` once and `apt-get install` for the missing
+# packages, non-interactively; as root directly, else through sudo when sudo exists.
+# On a system without dpkg/apt it prints a note and succeeds: install the equivalents yourself.
+set -euo pipefail
+
+build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libjson-c-dev
+	libminizip-dev libtraceevent-dev liblzma-dev libiberty-dev xz-utils)
+# The test harness (tests/run.sh, tests/truncate.sh) needs python3 and the usual coreutils/diffutils;
+# mandoc lints man/perfconv.1.
+# `make asan` uses gcc's -fsanitize=address,undefined: libasan/libubsan come with gcc itself, so clang
+# is not needed.
+test_pkgs=(python3 mandoc)
+# bench/bench.sh records with perf and measures peak memory with GNU time.
+bench_pkgs=(linux-perf time)
+
+want=("${build_pkgs[@]}")
+list_only=0
+for arg in "$@"; do
+	case $arg in
+	--test) want+=("${test_pkgs[@]}") ;;
+	--bench) want+=("${bench_pkgs[@]}") ;;
+	--list) list_only=1 ;;
+	-h | --help)
+		sed -n '2,12s/^# \{0,1\}//p' "$0"
+		exit 0
+		;;
+	*)
+		echo "install-deps.sh: unknown option '$arg'" >&2
+		exit 2
+		;;
+	esac
+done
+
+if [ "$list_only" = 1 ]; then
+	printf '%s\n' "${want[@]}"
+	exit 0
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps.sh: no dpkg/apt-get here; install the equivalents of: ${want[*]}" >&2
+	exit 0
+fi
+
+# One dpkg-query for all packages.  Unknown packages are reported on stderr and left out of stdout;
+# a package is present only when its status ends in "ok installed" ("install" or "hold").
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${want[@]}" 2>/dev/null || true)
+missing=()
+for p in "${want[@]}"; do
+	if ! grep -qE "^$p(:[a-z0-9]+)? [a-z]+ ok installed\$" <<<"$installed"; then
+		missing+=("$p")
+	fi
+done
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+	sudo=(sudo)
+else
+	echo "install-deps.sh: missing packages: ${missing[*]}" >&2
+	echo "install-deps.sh: not root and no sudo; run as root: apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+
+echo "install-deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q </dev/null
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" </dev/null

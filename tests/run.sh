@@ -1,0 +1,448 @@
+#!/usr/bin/env bash
+# tests/run.sh - perfconv's test driver: unit tests, golden tests on every fixture, CLI tests, the
+# man page test and the truncation test (tests/truncate.sh).  `make check` and `make asan` run it.
+#
+#   PERFCONV=path/to/perfconv   binary under test (default ./perfconv)
+#   UNIT_DIR=build/tests        run every executable there as a unit test (make check sets it)
+#   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
+#   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
+#   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
+#
+# One line per case: "ok NAME", "FAIL NAME: why" (with the first lines of a diff or of stderr),
+# "skip NAME: why", or "xfail NAME: why" for a known gap of the converter (counted as skipped).
+# The last line is "N passed, N failed, N skipped"; the exit status is 1 when anything failed.
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+FIX=${FIXTURES:-fixtures}
+ROOT=$FIX/root
+MAN=man/perfconv.1
+PERFCONV=${PERFCONV:-./perfconv}
+case $PERFCONV in
+*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
+esac
+export PERFCONV FIXTURES=$FIX
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-test.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+# An empty HOME: no build-id cache (~/.debug) from this machine may reach the conversions.
+export HOME=$TMP/home
+mkdir -p "$HOME"
+
+npass=0 nfail=0 nskip=0
+filters=("$@")
+
+# selected NAME: true when no filter was given or NAME contains one of the filter words.
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case $1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+
+pass() { npass=$((npass + 1)); echo "ok    $1"; }
+skip() { nskip=$((nskip + 1)); echo "skip  $1: $2"; }
+xfail() { nskip=$((nskip + 1)); echo "xfail $1: $2"; }
+# fail NAME WHY [FILE]: FILE (a diff or stderr) is shown, indented, up to 20 lines.
+fail() {
+	nfail=$((nfail + 1))
+	echo "FAIL  $1: $2"
+	if [ -n "${3-}" ] && [ -s "$3" ]; then
+		head -n 20 "$3" | sed 's/^/      | /'
+		[ "$(wc -l <"$3")" -le 20 ] || echo "      | ..."
+	fi
+}
+
+# expected FILE.txt: print the expected file, decompressing FILE.txt.xz; false when neither exists.
+expected() {
+	if [ -f "$1" ]; then
+		cat "$1"
+	elif [ -f "$1.xz" ]; then
+		xz -dc "$1.xz"
+	else
+		return 1
+	fi
+}
+
+# run_pc DIR ARGS...: run perfconv from the top directory; stdout, stderr and exit status go to
+# DIR/out, DIR/err and $rc.  DIR is emptied first, so DIR/out.folded is new when it exists.
+run_pc() {
+	local d=$1
+	shift
+	rm -rf "$d"
+	mkdir -p "$d"
+	"$PERFCONV" "$@" >"$d/out" 2>"$d/err" </dev/null
+	rc=$?
+}
+
+# outcome NAME WHY XFAIL_WHY DETAIL_FILE: report a mismatch.  With XFAIL_WHY set the mismatch is an
+# expected failure, as long as the conversion itself exited 0 and wrote something.
+mismatch() {
+	local name=$1 why=$2 xwhy=$3 detail=$4 out=$5
+	if [ -n "$xwhy" ]; then
+		if [ "$rc" = 0 ] && [ -s "$out" ]; then
+			xfail "$name" "$xwhy"
+		else
+			fail "$name" "exit status $rc, output $([ -s "$out" ] && echo written || echo missing) (it must convert even before: $xwhy)" "$TMP/case/err"
+		fi
+	elif [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc" "$TMP/case/err"
+	elif [ ! -f "$out" ]; then
+		fail "$name" "no output file" "$TMP/case/err"
+	else
+		fail "$name" "$why" "$detail"
+	fi
+}
+
+# golden NAME EXPECTED XFAIL_WHY ARGS...: convert to a .folded file and compare it with EXPECTED.
+# A match is ok even when XFAIL_WHY is set (the gap was closed; drop the xfail).
+golden() {
+	local name=$1 exp=$2 xwhy=$3
+	shift 3
+	selected "$name" || return 0
+	local d=$TMP/case
+	if ! expected "$exp" >"$TMP/expected"; then
+		skip "$name" "no $exp"
+		return
+	fi
+	run_pc "$d" -q "$@" -o "$d/out.folded"
+	if [ "$rc" = 0 ] && [ -f "$d/out.folded" ] && cmp -s "$TMP/expected" "$d/out.folded"; then
+		pass "$name"
+		return
+	fi
+	[ -f "$d/out.folded" ] && diff -u "$TMP/expected" "$d/out.folded" --label "$exp" --label perfconv >"$d/diff"
+	mismatch "$name" "output differs from $exp" "$xwhy" "$d/diff" "$d/out.folded"
+}
+
+# derive_all NAME XFAIL_WHY KERNEL_REF JIT_REF ARGS...: stackcollapse's --all is --kernel plus --jit,
+# and no fixture has a folded-all file.  The --all output is right when its lines are sorted
+# bytewise, removing its _[j] marks gives the --kernel file, and removing its _[k] marks gives the
+# --jit file (folded.txt for fixtures without perf-map frames, where --jit marks nothing).
+derive_all() {
+	local name=$1 xwhy=$2 kref=$3 jref=$4
+	shift 4
+	selected "$name" || return 0
+	local d=$TMP/case
+	if ! expected "$kref" >"$TMP/kref" || ! expected "$jref" >"$TMP/jref"; then
+		skip "$name" "no reference to derive --all from"
+		return
+	fi
+	run_pc "$d" -q --all "$@" -o "$d/out.folded"
+	if [ "$rc" = 0 ] && [ -f "$d/out.folded" ] &&
+		python3 - "$d/out.folded" "$TMP/kref" "$TMP/jref" >"$d/diff" 2>&1 <<'EOF'; then
+import difflib, re, sys
+out, kref, jref = (open(p, encoding="latin-1").read().splitlines(True) for p in sys.argv[1:4])
+def strip(lines, mark):
+    pat = re.compile(r"_\[" + mark + r"\](?=;| \d+\n?$)")
+    return sorted(pat.sub("", l) for l in lines)
+bad = False
+if out != sorted(out):
+    print("--all output is not sorted bytewise")
+    bad = True
+for mark, ref, what in (("j", kref, "--kernel"), ("k", jref, "--jit")):
+    got = strip(out, mark)
+    if got != ref:
+        print("--all output without its _[%s] marks differs from the %s reference:" % (mark, what))
+        sys.stdout.writelines(list(difflib.unified_diff(ref, got, "expected", "perfconv"))[:12])
+        bad = True
+sys.exit(1 if bad else 0)
+EOF
+		pass "$name"
+		return
+	fi
+	mismatch "$name" "--all output does not match the --kernel and --jit references" "$xwhy" "$d/diff" "$d/out.folded"
+}
+
+# textcmp NAME EXPECTED SED_FILTER ARGS...: compare perfconv's stdout with EXPECTED, both filtered.
+textcmp() {
+	local name=$1 exp=$2 filter=$3
+	shift 3
+	selected "$name" || return 0
+	local d=$TMP/case
+	if ! expected "$exp" | sed -e "$filter" >"$TMP/expected" || [ ! -s "$TMP/expected" ]; then
+		skip "$name" "no $exp"
+		return
+	fi
+	run_pc "$d" "$@"
+	sed -e "$filter" "$d/out" >"$d/filtered"
+	if [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc" "$d/err"
+	elif ! cmp -s "$TMP/expected" "$d/filtered"; then
+		diff -u "$TMP/expected" "$d/filtered" --label "$exp" --label perfconv >"$d/diff"
+		fail "$name" "output differs from $exp" "$d/diff"
+	else
+		pass "$name"
+	fi
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Unit tests: every executable in UNIT_DIR; its output is shown when it fails.
+if [ -n "${UNIT_DIR-}" ] && [ -d "$UNIT_DIR" ]; then
+	for t in "$UNIT_DIR"/*; do
+		[ -f "$t" ] && [ -x "$t" ] || continue
+		name=unit/$(basename "$t")
+		selected "$name" || continue
+		"$t" >"$TMP/unit.log" 2>&1 </dev/null
+		rc=$?
+		if [ "$rc" = 0 ]; then
+			pass "$name"
+		else
+			fail "$name" "exit status $rc" "$TMP/unit.log"
+		fi
+	done
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Without a binary there is nothing else to run: say so once instead of failing every case.
+if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
+	fail "binary" "'$PERFCONV' is not an executable file (build it with make, or set PERFCONV)"
+	echo "$npass passed, $nfail failed, $nskip skipped"
+	exit 1
+fi
+
+help_text=$("$PERFCONV" --help 2>/dev/null </dev/null) || help_text=
+has_option() { grep -qE -- "--$1([^a-z0-9-]|\$)" <<<"$help_text"; }
+
+# ---------------------------------------------------------------------------------------------------
+# Golden tests: each fixture with each option, byte for byte against perf 6.1 + stackcollapse-perf.pl.
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+DWARF_WHY="user stacks need DWARF unwinding"
+MAP_WHY="JIT frames need the perf map and there is no --map-dir option yet"
+
+for dir in "$FIX"/*/; do
+	dir=${dir%/}
+	fx=$(basename "$dir")
+	exp=$dir/expected
+	[ -d "$exp" ] || continue
+
+	# pipe.data for pipe mode; node-jitdump's expected files come from the injected perf.jit.data.
+	if [ -f "$dir/pipe.data" ]; then
+		in=$dir/pipe.data
+	elif [ -f "$dir/perf.jit.data" ]; then
+		in=$dir/perf.jit.data
+	else
+		in=$dir/perf.data
+	fi
+	args=(-i "$in" "${S[@]}")
+
+	xwhy=
+	[ "$fx" = dwarf-callgraph ] && xwhy=$DWARF_WHY
+	if [ -d "$dir/maps" ]; then
+		# perf read /tmp/perf-PID.map; perfconv reads the fixture's copy through --map-dir.
+		if has_option map-dir; then
+			args+=(--map-dir "$dir/maps")
+		else
+			xwhy=$MAP_WHY
+		fi
+	fi
+
+	golden "$fx/folded" "$exp/folded.txt" "$xwhy" "${args[@]}"
+	for opt in pid tid kernel addrs; do
+		golden "$fx/folded-$opt" "$exp/folded-$opt.txt" "$xwhy" "${args[@]}" "--$opt"
+	done
+	jref=$exp/folded.txt
+	if [ -f "$exp/folded-jit.txt" ]; then
+		golden "$fx/folded-jit" "$exp/folded-jit.txt" "$xwhy" "${args[@]}" --jit
+		jref=$exp/folded-jit.txt
+	fi
+	derive_all "$fx/folded-all" "$xwhy" "$exp/folded-kernel.txt" "$jref" "${args[@]}"
+	if [ -f "$exp/folded-task-clock.txt" ]; then
+		golden "$fx/folded-task-clock" "$exp/folded-task-clock.txt" "$xwhy" "${args[@]}" --event task-clock
+	fi
+
+	# fp-stripped-debuglink with no debug file at all: a symfs copy without the two .debug files.
+	if [ -f "$exp/folded-nodebug.txt" ] && selected "$fx/folded-nodebug"; then
+		nodebug=$TMP/symfs-nodebug
+		rm -rf "$nodebug"
+		cp -R "$ROOT" "$nodebug" && chmod -R u+w "$nodebug"
+		rm -f "$nodebug/tmp/probe/fx/bin/stripped/callgraph.debug" "$nodebug"/usr/lib/debug/.build-id/e1/*.debug
+		golden "$fx/folded-nodebug" "$exp/folded-nodebug.txt" "" -i "$in" --symfs "$nodebug" --kallsyms "$ROOT/kallsyms"
+		rm -rf "$nodebug"
+	fi
+
+	textcmp "$fx/stats" "$exp/stats.txt" "" --stats -i "$in"
+	textcmp "$fx/header" "$exp/header.txt" "/^# captured on/d" --header -i "$in"
+
+	# DWARF: until user stacks are unwound, the conversion must succeed and say what it left out.
+	if [ "$fx" = dwarf-callgraph ] && selected "$fx/dwarf-notice"; then
+		d=$TMP/case
+		run_pc "$d" "${args[@]}" -o "$d/out.folded"
+		if [ "$rc" != 0 ] || [ ! -s "$d/out.folded" ]; then
+			fail "$fx/dwarf-notice" "exit status $rc, output $([ -s "$d/out.folded" ] && echo written || echo missing)" "$d/err"
+		elif expected "$exp/folded.txt" | cmp -s - "$d/out.folded"; then
+			pass "$fx/dwarf-notice"
+		elif grep -qiE 'dwarf|unwound' "$d/err"; then
+			pass "$fx/dwarf-notice"
+		else
+			fail "$fx/dwarf-notice" "output differs from folded.txt and stderr does not say that user stacks were not unwound" "$d/err"
+		fi
+	fi
+
+	# Pipe mode through a real, unseekable pipe, as in `perf record -o - ... | perfconv -i -`.
+	if [ -f "$dir/pipe.data" ] && selected "$fx/stdin"; then
+		d=$TMP/case
+		rm -rf "$d"
+		mkdir -p "$d"
+		expected "$exp/folded.txt" >"$TMP/expected"
+		cat "$in" | "$PERFCONV" -q -i - "${S[@]}" -o "$d/out.folded" >"$d/out" 2>"$d/err"
+		rc=$?
+		if [ "$rc" = 0 ] && cmp -s "$TMP/expected" "$d/out.folded"; then
+			pass "$fx/stdin"
+		else
+			[ -f "$d/out.folded" ] && diff -u "$TMP/expected" "$d/out.folded" --label "$exp/folded.txt" --label perfconv >"$d/diff"
+			mismatch "$fx/stdin" "output differs from $exp/folded.txt" "" "$d/diff" "$d/out.folded"
+		fi
+	fi
+
+	# node-jitdump's perf.data before `perf inject --jit` has no expected file, but must convert.
+	if [ "$in" != "$dir/perf.data" ] && [ -f "$dir/perf.data" ] && selected "$fx/raw-perf.data"; then
+		d=$TMP/case
+		run_pc "$d" -q -i "$dir/perf.data" "${S[@]}" -o "$d/out.folded"
+		if [ "$rc" = 0 ] && [ -s "$d/out.folded" ]; then
+			pass "$fx/raw-perf.data"
+		else
+			fail "$fx/raw-perf.data" "exit status $rc, output $([ -s "$d/out.folded" ] && echo written || echo missing)" "$d/err"
+		fi
+	fi
+done
+
+# ---------------------------------------------------------------------------------------------------
+# CLI tests: exit codes (0 success, 1 conversion failed, 2 usage), messages and streams.
+FP=$FIX/fp-callgraph
+C=$TMP/case
+if selected cli/help; then
+	run_pc "$C" --help
+	if [ "$rc" != 0 ]; then
+		fail cli/help "exit status $rc, expected 0" "$C/err"
+	elif ! grep -q -- '--input' "$C/out"; then
+		fail cli/help "--help does not list --input on stdout" "$C/out"
+	else
+		pass cli/help
+	fi
+fi
+if selected cli/help-short; then
+	run_pc "$C" -h
+	if [ "$rc" = 0 ] && [ "$(cat "$C/out")" = "$help_text" ]; then
+		pass cli/help-short
+	else
+		fail cli/help-short "exit status $rc, or -h prints something else than --help" "$C/err"
+	fi
+fi
+for v in --version -V; do
+	selected "cli/version$v" || continue
+	run_pc "$C" $v
+	if [ "$rc" = 0 ] && grep -qi 'perfconv' "$C/out"; then
+		pass "cli/version$v"
+	else
+		fail "cli/version$v" "exit status $rc, expected 0 and a version line naming perfconv on stdout" "$C/err"
+	fi
+done
+if selected cli/unknown-option; then
+	run_pc "$C" --no-such-option
+	if [ "$rc" = 2 ] && grep -q 'no-such-option' "$C/err" && [ ! -s "$C/out" ]; then
+		pass cli/unknown-option
+	else
+		fail cli/unknown-option "exit status $rc, expected 2, the option named on stderr and nothing on stdout" "$C/err"
+	fi
+fi
+if selected cli/bad-format; then
+	run_pc "$C" -q -i "$FP/perf.data" -f no-such-format -o -
+	if [ "$rc" = 2 ] && grep -q 'no-such-format' "$C/err"; then
+		pass cli/bad-format
+	else
+		fail cli/bad-format "exit status $rc, expected 2 with the format named on stderr" "$C/err"
+	fi
+fi
+if selected cli/missing-input; then
+	run_pc "$C" -q -i "$TMP/no-such-file.data" -o "$C/out.folded"
+	if [ "$rc" != 1 ]; then
+		fail cli/missing-input "exit status $rc, expected 1" "$C/err"
+	elif ! grep -q 'no-such-file\.data' "$C/err"; then
+		fail cli/missing-input "stderr does not name the file (errors must survive -q)" "$C/err"
+	elif [ -e "$C/out.folded" ]; then
+		fail cli/missing-input "an output file was left behind"
+	else
+		pass cli/missing-input
+	fi
+fi
+if selected cli/bad-output; then
+	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$TMP/no-such-dir/out.folded"
+	if [ "$rc" = 1 ] && grep -q 'no-such-dir/out\.folded' "$C/err"; then
+		pass cli/bad-output
+	else
+		fail cli/bad-output "exit status $rc, expected 1 with the output path named on stderr" "$C/err"
+	fi
+fi
+if selected cli/stdout; then
+	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -f folded -o -
+	expected "$FP/expected/folded.txt" >"$TMP/expected"
+	if [ "$rc" = 0 ] && cmp -s "$TMP/expected" "$C/out"; then
+		pass cli/stdout
+	else
+		{ diff -u "$TMP/expected" "$C/out" --label expected --label stdout; cat "$C/err"; } >"$C/diff"
+		fail cli/stdout "exit status $rc; -o - must write the folded stacks to stdout" "$C/diff"
+	fi
+fi
+if selected cli/quiet; then
+	# -q silences everything but errors: a good conversion to a file prints nothing at all.
+	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$C/out.folded"
+	if [ "$rc" = 0 ] && [ ! -s "$C/out" ] && [ ! -s "$C/err" ] && [ -s "$C/out.folded" ]; then
+		pass cli/quiet
+	else
+		fail cli/quiet "exit status $rc; with -q and -o FILE, stdout and stderr must stay empty" "$C/err"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Man page: every long option of --help is documented in man/perfconv.1, and mandoc finds no problem.
+if selected man/options; then
+	# "Fl \-map\-dir" and "\-\-map\-dir" both count: compare against the page with "\-" read as "-".
+	opts=$(grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' <<<"$help_text" | sort -u)
+	if [ ! -f "$MAN" ]; then
+		fail man/options "$MAN is missing"
+	elif [ -z "$opts" ]; then
+		fail man/options "perfconv --help lists no long option"
+	else
+		sed 's/\\-/-/g' "$MAN" >"$TMP/man.txt"
+		missing=
+		for o in $opts; do
+			grep -qE -- "(Fl -${o#--}|$o)([^a-z0-9-]|\$)" "$TMP/man.txt" || missing="$missing $o"
+		done
+		if [ -n "$missing" ]; then
+			fail man/options "options in perfconv --help but not in $MAN:$missing"
+		else
+			pass man/options
+		fi
+	fi
+fi
+if selected man/lint; then
+	if ! command -v mandoc >/dev/null 2>&1; then
+		skip man/lint "mandoc is not installed (scripts/install-deps.sh --test installs it)"
+	elif mandoc -Tlint -Wwarning "$MAN" >"$TMP/lint" 2>&1; then
+		pass man/lint
+	else
+		fail man/lint "mandoc -Tlint -Wwarning $MAN" "$TMP/lint"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Truncation: every fixture cut at record boundaries, one byte either side and at random places.
+# tests/truncate.sh prints lines in the same format; count them here for the one summary line.
+if [ "${TRUNCATE:-1}" != 0 ]; then
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) npass=$((npass + 1)) ;;
+		"FAIL "*) nfail=$((nfail + 1)) ;;
+		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+		esac
+		printf '%s\n' "$line"
+	done < <(FILTERS="${filters[*]}" "$top/tests/truncate.sh" || echo "FAIL  truncate: tests/truncate.sh exited with status $?")
+fi
+
+echo "$npass passed, $nfail failed, $nskip skipped"
+[ "$nfail" -eq 0 ]
