@@ -74,6 +74,9 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	if (ret < 0)
 		return ret;
 	s->rd.warn = o->log;
+	/* perf's idle thread: pid/tid 0 is "swapper" */
+	if (pfc_machine_comm(&s->machine, 0, 0, "swapper", 7) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "session");
 	if (pfc_feat_has(&s->rd, PFC_FEAT_BUILD_ID))
 		load_build_ids(s, s->rd.feat[PFC_FEAT_BUILD_ID].data, s->rd.feat[PFC_FEAT_BUILD_ID].size);
 	return 0;
@@ -147,6 +150,36 @@ static int push_frame(struct pfc_session *s, uint32_t *n, const struct pfc_dso *
 	return 0;
 }
 
+static void load_dso(struct pfc_session *s, struct pfc_dso *d);
+
+/* perf loads the kernel's symbols the first time a kernel address falls in the kernel
+ * map, and then stretches that map to the first and last kallsyms symbol: from then on
+ * init text beyond _etext resolves too. */
+static void load_kernel(struct pfc_session *s)
+{
+	struct pfc_machine *m = &s->machine;
+	const struct pfc_symtab *t;
+	size_t i, first = SIZE_MAX, last = SIZE_MAX;
+
+	s->kernel_loaded = 1;
+	if (!m->kernel->loaded)
+		load_dso(s, m->kernel);
+	t = m->kernel->syms;
+	if (!t)
+		return;
+	for (i = 0; i < t->nr; i++)
+		if (!t->syms[i].module) {
+			if (first == SIZE_MAX)
+				first = i;
+			last = i;
+		}
+	if (first == SIZE_MAX)
+		return;
+	m->kstart = t->syms[first].start;
+	m->kend = t->syms[last].end;
+	m->have_kernel_map = 1;
+}
+
 static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
 {
 	const struct pfc_map *map = NULL;
@@ -154,6 +187,8 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 
 	if (kernel || cpumode == PERF_RECORD_MISC_USER)
 		map = pfc_machine_find_map(&s->machine, th, kernel, ip);
+	if (kernel && map && !s->kernel_loaded)
+		load_kernel(s);
 	if (!map)
 		return push_frame(s, n, NULL, ip, kernel);
 	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);

@@ -56,7 +56,7 @@ struct pfc_session {
 	size_t nr_evsel_first;
 	uint32_t *fbuf;               /* frame ids of the sample being built */
 	size_t fbuf_cap;
-	int kallsyms_loaded;
+	int kernel_loaded;
 	int symbolized;
 };
 
