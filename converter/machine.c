@@ -50,6 +50,7 @@ void pfc_machine_exit(struct pfc_machine *m)
 		free(m->all_maps[i]);
 	}
 	free(m->all_maps);
+	free(m->ksym_maps.v);
 	for (i = 0; i < m->nr_dsos; i++)
 		free(m->dsos[i]);
 	free(m->dsos);
@@ -512,11 +513,40 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 	return maps_insert(th->maps, &map);
 }
 
+int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, const char *name, size_t namelen,
+			int unregister)
+{
+	struct pfc_map map;
+	size_t n = strnlen(name, namelen), i;
+
+	if (unregister) {
+		i = maps_lower(&m->ksym_maps, addr);
+		if (i < m->ksym_maps.n && m->ksym_maps.v[i].start == addr) {
+			memmove(m->ksym_maps.v + i, m->ksym_maps.v + i + 1,
+				(m->ksym_maps.n - i - 1) * sizeof(*m->ksym_maps.v));
+			m->ksym_maps.n--;
+		}
+		return 0;
+	}
+	if (!len || !n)
+		return 0;
+	memset(&map, 0, sizeof(map));
+	map.start = addr;
+	map.end = addr + len < addr ? UINT64_MAX : addr + len;
+	map.dso = dso_findnew(m, name, n, PFC_DSO_KSYM, -1);
+	if (!map.dso)
+		return -1;
+	return maps_insert(&m->ksym_maps, &map);
+}
+
 const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thread *t, int kernel,
 					   uint64_t ip)
 {
 	if (kernel) {
 		struct pfc_map *kmap = &m->kmap;
+		const struct pfc_map *km = maps_find(&m->ksym_maps, ip);
+		if (km)
+			return km;
 		if (!m->kernel)
 			m->kernel = dso_findnew(m, "[kernel.kallsyms]", 17, PFC_DSO_KERNEL, -1);
 		if (!m->kernel)

@@ -16,6 +16,7 @@ enum pfc_dso_kind {
 	PFC_DSO_KERNEL,      /* [kernel.kallsyms] */
 	PFC_DSO_PERFMAP,     /* anonymous executable memory: /tmp/perf-PID.map */
 	PFC_DSO_VDSO,        /* [vdso] */
+	PFC_DSO_KSYM,        /* kernel code announced by a KSYMBOL record (BPF, trampolines) */
 	PFC_DSO_OTHER,       /* [heap], [stack], non-exec anon memory, ... : never resolves */
 };
 
@@ -74,6 +75,7 @@ struct pfc_machine {
 	uint64_t kstart, kend;
 	int have_kernel_map;
 	struct pfc_map kmap;
+	struct pfc_maps ksym_maps;   /* KSYMBOL maps: one symbol each, named like their DSO */
 	/* build-ids from the BUILD_ID feature / HEADER_BUILD_ID, applied to DSOs by path */
 	struct pfc_bid { const char *path; uint8_t id[20]; int len; int kernel; } *bids;
 	size_t nr_bids, cap_bids;
@@ -89,6 +91,10 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 		     uint64_t len, uint64_t pgoff, uint32_t prot, uint32_t flags,
 		     const uint8_t *build_id, int build_id_len, const char *filename, size_t fnlen);
 int pfc_machine_add_build_id(struct pfc_machine *m, const char *path, const uint8_t *id, int len, int kernel);
+
+/* KSYMBOL: kernel code [addr, addr+len) named `name` appears or (unregister) goes. */
+int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, const char *name, size_t namelen,
+			int unregister);
 
 /* The map of `ip` for a thread, by cpumode (PERF_RECORD_MISC_KERNEL/USER); NULL = none. */
 const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thread *t, int kernel,

@@ -347,6 +347,13 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
 		if (blen < 16)
 			return bad_record(s, off, type, "short EXIT");
 		break;	/* perf keeps exited threads: nothing changes for later lookups */
+	case PERF_RECORD_KSYMBOL:
+		if (blen < 16)
+			return bad_record(s, off, type, "short KSYMBOL");
+		if (pfc_machine_ksymbol(&s->machine, pfc_ld64(b, swap), pfc_ld32(b + 8, swap), (const char *)b + 16,
+					blen - 16, pfc_ld16(b + 14, swap) & 1) < 0)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "ksymbol");
+		break;
 	case PERF_RECORD_LOST:
 		if (blen < 16)
 			return bad_record(s, off, type, "short LOST");
@@ -566,6 +573,14 @@ int pfc_session_symbolize(struct pfc_session *s)
 
 		if (!d) {
 			s->st.nr_unresolved_nomap++;
+			continue;
+		}
+		if (d->kind == PFC_DSO_KSYM) {	/* the map is the symbol */
+			f->sym = pfc_intern(&s->strings, d->name, strlen(d->name));
+			if (f->sym == UINT32_MAX)
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+			f->symoff = f->addr;
+			f->resolved = 1;
 			continue;
 		}
 		if (!d->loaded)
