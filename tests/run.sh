@@ -401,8 +401,10 @@ fi
 # ---------------------------------------------------------------------------------------------------
 # Man page: every long option of --help is documented in man/perfconv.1, and mandoc finds no problem.
 if selected man/options; then
-	# "Fl \-map\-dir" and "\-\-map\-dir" both count: compare against the page with "\-" read as "-".
-	opts=$(grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' <<<"$help_text" | sort -u)
+	# Each option needs an .It entry (in OPTIONS): "Fl \-map\-dir" and "\-\-map\-dir" both count,
+	# so compare against the page with "\-" read as "-".
+	# The options are the first word of the indented option lines ("  -i, --input FILE  ...").
+	opts=$(grep -oE -- '^ +(-[A-Za-z0-9], +)?--[a-z][a-z0-9-]*[a-z0-9]' <<<"$help_text" | grep -oE -- '--[a-z0-9-]+$' | sort -u)
 	if [ ! -f "$MAN" ]; then
 		fail man/options "$MAN is missing"
 	elif [ -z "$opts" ]; then
@@ -411,10 +413,14 @@ if selected man/options; then
 		sed 's/\\-/-/g' "$MAN" >"$TMP/man.txt"
 		missing=
 		for o in $opts; do
-			grep -qE -- "(Fl -${o#--}|$o)([^a-z0-9-]|\$)" "$TMP/man.txt" || missing="$missing $o"
+			grep -qE -- "^\.It .*(Fl -${o#--}|$o)([^a-z0-9-]|\$)" "$TMP/man.txt" || missing="$missing $o"
+		done
+		# and every format of the "Formats: a b c" line, as ".It Cm name" in OUTPUT FORMATS
+		for f in $(sed -n 's/^Formats: *//p' <<<"$help_text"); do
+			grep -qE "^\.It Cm $f( |\$)" "$TMP/man.txt" || missing="$missing format:$f"
 		done
 		if [ -n "$missing" ]; then
-			fail man/options "options in perfconv --help but not in $MAN:$missing"
+			fail man/options "in perfconv --help but not in $MAN:$missing"
 		else
 			pass man/options
 		fi
