@@ -1,0 +1,106 @@
+/*
+ * symtab.h - symbol tables and the symbol sources that fill them: ELF files of user-space
+ * DSOs (elfsym.c), kallsyms files (kallsyms.c) and name demangling (demangle.c).
+ * A table is built by appending symbols, finished once with perf 6.1's end and duplicate
+ * fixups, and is read-only afterwards.  Maps, DSO identity and build-id bookkeeping of the
+ * perf.data file live elsewhere; this module only turns files into address -> name.
+ */
+#ifndef PFC_SYMTAB_H
+#define PFC_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* pfc_sym.binding: the ELF STB_* values, so that ELF symbols need no translation. */
+enum pfc_sym_binding {
+	PFC_SYM_LOCAL = 0,
+	PFC_SYM_GLOBAL = 1,
+	PFC_SYM_WEAK = 2,
+};
+
+/* pfc_sym.flags */
+#define PFC_SYM_PLT	0x01	/* synthesized "name@plt" entry */
+
+struct pfc_sym {
+	uint64_t start, end;	/* [start, end); end == start only matches start itself */
+	const char *name;
+	const char *module;	/* kallsyms: "[module]" of a module symbol, else NULL */
+	uint8_t binding;	/* enum pfc_sym_binding */
+	uint8_t flags;
+};
+
+struct pfc_symtab_chunk;
+
+struct pfc_symtab {
+	struct pfc_sym *syms;
+	size_t nr;
+	size_t alloc;
+	struct pfc_symtab_chunk *chunks;	/* string storage owned by the table */
+};
+
+/* Which end fixup pfc_symtab_fixup applies (perf's symbols__fixup_end is_kallsyms). */
+enum pfc_symtab_flavour {
+	PFC_SYMTAB_ELF = 0,
+	PFC_SYMTAB_KALLSYMS = 1,
+};
+
+/* Append a symbol; end = size ? start + size : start.  The name is copied. */
+int pfc_symtab_add(struct pfc_symtab *t, uint64_t start, uint64_t size, int binding,
+		   const char *name, size_t namelen);
+/* Copy a string into the table's storage (for callers that edit names). */
+char *pfc_symtab_strdup(struct pfc_symtab *t, const char *s, size_t len);
+/* Stable sort by start address: symbols with equal start keep insertion order. */
+void pfc_symtab_sort(struct pfc_symtab *t);
+/* Sort, then perf's symbols__fixup_end followed by symbols__fixup_duplicate. */
+void pfc_symtab_fixup(struct pfc_symtab *t, enum pfc_symtab_flavour flavour);
+/* The symbol with the greatest start <= addr if it covers addr; NULL if none.
+ * The table must be sorted. */
+const struct pfc_sym *pfc_symtab_find(const struct pfc_symtab *t, uint64_t addr);
+void pfc_symtab_free(struct pfc_symtab *t);
+
+struct pfc_symopts {
+	const char *symfs;	/* prefix for every binary/debug lookup, NULL = "" */
+	const char *buildid_dir;	/* perf's build-id cache, default $HOME/.debug; NULL = none */
+	int verbose;
+	/* Also read .gnu_debugdata (MiniDebugInfo) when no file has a .symtab.  perf 6.1 does
+	 * NOT do this (verified: it shows [unknown]), so it stays off for identical output. */
+	int minidebuginfo;
+	/* perf reads the build-id of a DSO whose build-id the perf.data file does not give
+	 * only when the recorded path exists on the host WITHOUT the symfs prefix (it tests
+	 * the bare path, then reads the file under symfs).  Nonzero: test under symfs too. */
+	int buildid_from_symfs;
+};
+
+/* What was found, for the summary and warnings. */
+struct pfc_dso_load {
+	int found;		/* a symbol source was found */
+	int buildid_mismatch;	/* the file at the path has another build-id: frame stays unresolved, caller warns */
+	char used_path[4096];	/* the file the symbols came from */
+	uint8_t build_id[20];	/* of the runtime file, if read */
+	int build_id_len;
+	char runtime_path[4096];	/* the file used for program headers and PLT */
+	int from_dynsym;	/* symbols came from .dynsym (no .symtab anywhere) */
+	int from_minidebuginfo;	/* symbols came from .gnu_debugdata */
+};
+
+/*
+ * Load symbols of the user DSO recorded at `path` (the path as in the MMAP record) with
+ * optional expected build-id (from the BUILD_ID feature or an MMAP2 inline build-id;
+ * len 0 = unknown).  Symbol addresses are in perf's "map_ip" space: the FILE OFFSET
+ * space, i.e. what `ip - map_start + map_pgoff` gives for a sample ip.  Returns 0 (even
+ * when nothing was found: then t->nr == 0) or a negative errno-style code for hard
+ * errors like -ENOMEM.  The table is sorted and ready for pfc_symtab_find.
+ */
+int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *build_id,
+		 int build_id_len, struct pfc_symtab *t, struct pfc_dso_load *info);
+/* Read the GNU build-id note of an ELF file.  out must hold 20 bytes.  Returns 0 or a
+ * negative error (-ENOENT: no note). */
+int pfc_elf_build_id(const char *file, uint8_t *out, int *len);
+
+/* Load a kallsyms file (absolute kernel addresses).  Returns 0 or negative error. */
+int pfc_kallsyms_load(const char *file, struct pfc_symtab *t);
+
+/* malloc'd demangled name or NULL when not mangled (C++, Rust, OCaml, Java as perf 6.1). */
+char *pfc_demangle(const char *name);
+
+#endif

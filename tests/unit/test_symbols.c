@@ -1,0 +1,663 @@
+/*
+ * test_symbols.c - checks symtab.c, elfsym.c, kallsyms.c and demangle.c against perf 6.1:
+ * every frame of every fixture's expected `perf script` output whose DSO is a file or
+ * [kernel.kallsyms] must get the same symbol name and offset from our lookup.  Build-ids
+ * come from the fixture's perf.data (BUILD_ID feature, HEADER_BUILD_ID records, MMAP2).
+ * usage: test_symbols [FIXTURES_DIR]   (default "fixtures")
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lzma.h>
+
+#include "converter/perf_file.h"
+#include "converter/symtab.h"
+
+#define MAX_SHOWN 20
+
+struct counts {
+	unsigned long passed, failed, shown;
+	unsigned long user, kernel, inlined, unknown;
+};
+
+/* ---------- small helpers ---------- */
+
+/* snprintf into a PATH_MAX buffer; a path that does not fit just fails to open later */
+static void pathf(char *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, PATH_MAX, fmt, ap);
+	va_end(ap);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (cap - n < 65536) {
+			char *p = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
+
+			if (!p) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = p;
+		}
+		r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static char *xz_decode(const char *in, size_t inlen, size_t *outlen)
+{
+	lzma_stream s = LZMA_STREAM_INIT;
+	size_t cap = inlen * 8 + 4096;
+	char *out = malloc(cap);
+	lzma_ret r;
+
+	if (!out || lzma_stream_decoder(&s, UINT64_MAX, 0) != LZMA_OK) {
+		free(out);
+		return NULL;
+	}
+	s.next_in = (const uint8_t *)in;
+	s.avail_in = inlen;
+	s.next_out = (uint8_t *)out;
+	s.avail_out = cap - 1;
+	for (;;) {
+		r = lzma_code(&s, LZMA_FINISH);
+		if (r == LZMA_STREAM_END)
+			break;
+		if (r != LZMA_OK && r != LZMA_BUF_ERROR) {
+			free(out);
+			lzma_end(&s);
+			return NULL;
+		}
+		if (s.avail_out == 0) {
+			size_t used = cap - 1;
+			char *p = realloc(out, cap *= 2);
+
+			if (!p) {
+				free(out);
+				lzma_end(&s);
+				return NULL;
+			}
+			out = p;
+			s.next_out = (uint8_t *)out + used;
+			s.avail_out = cap - 1 - used;
+		} else if (r == LZMA_BUF_ERROR) {
+			free(out);
+			lzma_end(&s);
+			return NULL;
+		}
+	}
+	*outlen = cap - 1 - s.avail_out;
+	out[*outlen] = '\0';
+	lzma_end(&s);
+	return out;
+}
+
+/* name or name.xz, decompressed; NULL if neither exists */
+static char *read_expected(const char *path)
+{
+	char xzpath[PATH_MAX];
+	size_t len, outlen;
+	char *raw, *out;
+
+	raw = read_file(path, &len);
+	if (raw)
+		return raw;
+	pathf(xzpath, "%s.xz", path);
+	raw = read_file(xzpath, &len);
+	if (!raw)
+		return NULL;
+	out = xz_decode(raw, len, &outlen);
+	free(raw);
+	return out;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* ---------- build-ids from the perf.data file ---------- */
+
+struct bid {
+	char path[PATH_MAX];
+	uint8_t id[20];
+	int len;
+};
+
+struct bids {
+	struct bid *v;
+	size_t n;
+};
+
+static void bids_add(struct bids *b, const char *path, size_t pathlen, const uint8_t *id, int len)
+{
+	struct bid *p;
+	size_t i;
+
+	if (pathlen >= PATH_MAX || len <= 0 || len > 20)
+		return;
+	for (i = 0; i < b->n; i++)
+		if (strlen(b->v[i].path) == pathlen && !memcmp(b->v[i].path, path, pathlen))
+			return;	/* first one wins */
+	p = realloc(b->v, (b->n + 1) * sizeof(*p));
+	if (!p)
+		return;
+	b->v = p;
+	p = &b->v[b->n++];
+	memcpy(p->path, path, pathlen);
+	p->path[pathlen] = '\0';
+	memcpy(p->id, id, len);
+	p->len = len;
+}
+
+static const struct bid *bids_find(const struct bids *b, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (!strcmp(b->v[i].path, path))
+			return &b->v[i];
+	return NULL;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+/* a perf_record_header_build_id: header, pid, 24 id bytes, file name */
+static void parse_build_id_rec(struct bids *b, const uint8_t *p, size_t size)
+{
+	uint16_t misc;
+	int len = 20;
+
+	if (size < 36)
+		return;
+	misc = rd16(p + 4);
+	if (misc & PFC_MISC_BUILD_ID_SIZE)
+		len = p[12 + 20];
+	bids_add(b, (const char *)p + 36, strnlen((const char *)p + 36, size - 36), p + 12, len);
+}
+
+/* records of a data stream: HEADER_BUILD_ID and MMAP2 with an inline build-id */
+static void scan_records(struct bids *b, const uint8_t *p, size_t size)
+{
+	size_t pos = 0;
+
+	while (size - pos >= 8) {
+		uint32_t type = rd32(p + pos);
+		uint16_t misc = rd16(p + pos + 4), rsize = rd16(p + pos + 6);
+		const uint8_t *r = p + pos;
+
+		if (rsize < 8 || rsize > size - pos)
+			break;
+		if (type == PFC_REC_HEADER_BUILD_ID) {
+			parse_build_id_rec(b, r, rsize);
+		} else if (type == PERF_RECORD_MMAP2 && (misc & PFC_MISC_MMAP_BUILD_ID) && rsize > 72) {
+			int len = r[40];
+
+			if (len > 20)
+				len = 20;
+			bids_add(b, (const char *)r + 72, strnlen((const char *)r + 72, rsize - 72), r + 44, len);
+		}
+		pos += rsize;
+	}
+}
+
+static void read_bids(const char *file, struct bids *b)
+{
+	size_t len, i, nfeat = 0;
+	uint8_t *d = (uint8_t *)read_file(file, &len);
+	uint64_t hsize, doff, dsize, foff;
+
+	if (!d)
+		return;
+	if (len >= 16 && rd64(d) == PFC_MAGIC2 && rd64(d + 8) == PFC_PIPE_HEADER_SIZE) {
+		scan_records(b, d + 16, len - 16);	/* pipe mode */
+		free(d);
+		return;
+	}
+	if (len < PFC_FILE_HEADER_SIZE || rd64(d) != PFC_MAGIC2) {
+		free(d);
+		return;
+	}
+	hsize = rd64(d + 8);
+	doff = rd64(d + 40);
+	dsize = rd64(d + 48);
+	(void)hsize;
+	if (doff <= len && dsize <= len - doff)
+		scan_records(b, d + doff, dsize);
+	/* feature sections follow the data, one per set bit in bit order */
+	foff = doff + dsize;
+	for (i = 0; i < PFC_FEAT_BITS; i++) {
+		if (!(d[72 + i / 8] >> (i % 8) & 1))
+			continue;
+		if (i == PFC_FEAT_BUILD_ID && foff + 16 * (nfeat + 1) <= len) {
+			uint64_t so = rd64(d + foff + 16 * nfeat), ss = rd64(d + foff + 16 * nfeat + 8);
+
+			if (so <= len && ss <= len - so) {
+				size_t pos = 0;
+
+				while (ss - pos >= 8) {
+					uint16_t rs = rd16(d + so + pos + 6);
+
+					if (rs < 8 || rs > ss - pos)
+						break;
+					parse_build_id_rec(b, d + so + pos, rs);
+					pos += rs;
+				}
+			}
+		}
+		nfeat++;
+	}
+	free(d);
+}
+
+/* ---------- loaded DSOs ---------- */
+
+struct dso {
+	char path[PATH_MAX];
+	struct pfc_symtab t;
+	struct pfc_dso_load info;
+};
+
+struct dsos {
+	struct dso *v;
+	size_t n;
+};
+
+static void dsos_free(struct dsos *ds)
+{
+	size_t i;
+
+	for (i = 0; i < ds->n; i++)
+		pfc_symtab_free(&ds->v[i].t);
+	free(ds->v);
+	ds->v = NULL;
+	ds->n = 0;
+}
+
+static struct dso *dsos_get(struct dsos *ds, const char *path, const struct pfc_symopts *o,
+			    const struct bids *b)
+{
+	const struct bid *id;
+	struct dso *d;
+	size_t i;
+	int err;
+
+	for (i = 0; i < ds->n; i++)
+		if (!strcmp(ds->v[i].path, path))
+			return &ds->v[i];
+	d = realloc(ds->v, (ds->n + 1) * sizeof(*d));
+	if (!d)
+		return NULL;
+	ds->v = d;
+	d = &ds->v[ds->n++];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->path, sizeof(d->path), "%s", path);
+	id = bids_find(b, path);
+	err = pfc_elf_load(o, path, id ? id->id : NULL, id ? id->len : 0, &d->t, &d->info);
+	if (err)
+		fprintf(stderr, "load '%s': error %d\n", path, err);
+	return d;
+}
+
+/* ---------- the check ---------- */
+
+struct frame {
+	uint64_t addr;
+	char sym[4096];		/* "[unknown]" when none */
+	uint64_t off;
+	char dso[PATH_MAX];
+	int inlined;
+};
+
+/* "\t<addr> <sym>+0x<off> (<dso>)", "\t<addr> [unknown] (<dso>)", "... (inlined)" */
+static int parse_frame(const char *line, size_t len, struct frame *f)
+{
+	const char *p = line + 1, *end = line + len, *dso = NULL, *q, *plus;
+	char *ep;
+	size_t n;
+
+	while (p < end && *p == ' ')
+		p++;
+	f->addr = strtoull(p, &ep, 16);
+	if (ep == p || ep >= end || *ep != ' ')
+		return -1;
+	p = ep + 1;
+	if (len < 2 || end[-1] != ')')
+		return -1;
+	f->inlined = 0;
+	if (end - p > 10 && !memcmp(end - 10, " (inlined)", 10)) {
+		f->inlined = 1;
+		dso = end - 10;
+		f->dso[0] = '\0';
+	} else {
+		/* the dso is the last " (/" or " ([" group: names may hold spaces */
+		for (q = end - 3; q >= p; q--)
+			if (q[0] == ' ' && q[1] == '(' && (q[2] == '/' || q[2] == '[')) {
+				dso = q;
+				break;
+			}
+		if (!dso)
+			return -1;
+		n = (size_t)(end - 1 - (dso + 2));
+		if (n >= sizeof(f->dso))
+			return -1;
+		memcpy(f->dso, dso + 2, n);
+		f->dso[n] = '\0';
+	}
+	n = (size_t)(dso - p);
+	if (n >= sizeof(f->sym))
+		return -1;
+	memcpy(f->sym, p, n);
+	f->sym[n] = '\0';
+	f->off = 0;
+	if (strcmp(f->sym, "[unknown]") != 0) {
+		plus = NULL;
+		for (q = f->sym; (q = strstr(q, "+0x")) != NULL; q++)
+			plus = q;
+		if (!plus)
+			return -1;
+		f->off = strtoull(plus + 3, &ep, 16);
+		if (*ep != '\0')
+			return -1;
+		f->sym[plus - f->sym] = '\0';
+	}
+	return 0;
+}
+
+static void fail(struct counts *c, const char *fixture, const char *what, const struct frame *f,
+		 const struct pfc_sym *got)
+{
+	c->failed++;
+	if (c->shown++ >= MAX_SHOWN)
+		return;
+	printf("FAIL %s: %s %" PRIx64 " in %s: perf '%s'+0x%" PRIx64 ", ours ", fixture, what, f->addr,
+	       f->inlined ? "(inlined)" : f->dso, f->sym, f->off);
+	if (got)
+		printf("'%s'+0x%" PRIx64 " [%" PRIx64 "-%" PRIx64 ")\n", got->name, f->addr - got->start,
+		       got->start, got->end);
+	else
+		printf("[unknown]\n");
+}
+
+static int check_script(const char *fixture, const char *expected, const char *symfs,
+			const char *kallsyms, const struct bids *b, struct counts *c)
+{
+	struct pfc_symopts o;
+	struct pfc_symtab kt;
+	struct dsos ds = { 0 };
+	char *text = read_expected(expected), *line, *next;
+	char prev_dso[PATH_MAX] = "";
+	int err;
+
+	if (!text) {
+		printf("cannot read '%s'\n", expected);
+		c->failed++;
+		return -1;
+	}
+	memset(&o, 0, sizeof(o));
+	o.symfs = symfs;
+	o.buildid_dir = NULL;	/* no build-id cache: independent of $HOME */
+	memset(&kt, 0, sizeof(kt));
+	err = pfc_kallsyms_load(kallsyms, &kt);
+	if (err) {
+		printf("cannot load kallsyms '%s': %d\n", kallsyms, err);
+		c->failed++;
+		free(text);
+		return -1;
+	}
+	for (line = text; *line; line = next) {
+		struct frame f;
+		const struct pfc_sym *s;
+		const char *dsoname;
+		struct dso *d;
+		size_t len;
+
+		next = strchr(line, '\n');
+		len = next ? (size_t)(next - line) : strlen(line);
+		next = next ? next + 1 : line + len;
+		if (len == 0 || line[0] != '\t' || parse_frame(line, len, &f) != 0)
+			continue;
+		if (!f.inlined && !strcmp(f.dso, "[kernel.kallsyms]")) {
+			s = pfc_symtab_find(&kt, f.addr);
+			c->kernel++;
+			if (!strcmp(f.sym, "[unknown]") ? s != NULL
+			    : !s || strcmp(s->name, f.sym) || f.addr - s->start != f.off)
+				fail(c, fixture, "kernel", &f, s);
+			else
+				c->passed++;
+			continue;
+		}
+		/* an inlined entry belongs to the map of the frame perf unwound; its name comes
+		 * from addr2line, so only the symbol start (via the offset) is ours to match */
+		dsoname = f.inlined ? prev_dso : f.dso;
+		if (dsoname[0] != '/' || !strncmp(dsoname, "/tmp/perf-", 10) ||
+		    strstr(dsoname, " (deleted)"))
+			continue;
+		if (!f.inlined)
+			snprintf(prev_dso, sizeof(prev_dso), "%s", f.dso);
+		d = dsos_get(&ds, dsoname, &o, b);
+		if (!d) {
+			c->failed++;
+			continue;
+		}
+		s = pfc_symtab_find(&d->t, f.addr);
+		if (f.inlined) {
+			c->inlined++;
+			if (!s || f.addr - s->start != f.off)
+				fail(c, fixture, "inlined", &f, s);
+			else
+				c->passed++;
+			continue;
+		}
+		c->user++;
+		if (!strcmp(f.sym, "[unknown]")) {
+			c->unknown++;
+			if (s)
+				fail(c, fixture, "user", &f, s);
+			else
+				c->passed++;
+		} else if (!s || strcmp(s->name, f.sym) || f.addr - s->start != f.off) {
+			fail(c, fixture, "user", &f, s);
+		} else {
+			c->passed++;
+		}
+	}
+	dsos_free(&ds);
+	pfc_symtab_free(&kt);
+	free(text);
+	return 0;
+}
+
+/* ---------- a symfs copy without the debug files (fp-stripped-debuglink -nodebug) ---------- */
+
+static const char *nodebug_skip[] = {
+	"tmp/probe/fx/bin/stripped/callgraph.debug",
+	"usr/lib/debug/.build-id/e1",
+};
+
+static int link_tree(const char *src, const char *dst, const char *rel)
+{
+	char s[PATH_MAX], d[PATH_MAX], r[PATH_MAX];
+	struct dirent *e;
+	DIR *dir;
+	size_t i;
+
+	pathf(s, "%s%s%s", src, *rel ? "/" : "", rel);
+	pathf(d, "%s%s%s", dst, *rel ? "/" : "", rel);
+	dir = opendir(s);
+	if (!dir)
+		return -1;
+	if (*rel && mkdir(d, 0700) != 0) {
+		closedir(dir);
+		return -1;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		struct stat st;
+		char sp[PATH_MAX], dp[PATH_MAX];
+		int skip = 0;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		pathf(r, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		for (i = 0; i < sizeof(nodebug_skip) / sizeof(nodebug_skip[0]); i++)
+			if (!strcmp(r, nodebug_skip[i]))
+				skip = 1;
+		if (skip)
+			continue;
+		pathf(sp, "%s/%s", src, r);
+		pathf(dp, "%s/%s", dst, r);
+		if (stat(sp, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (link_tree(src, dst, r) != 0) {
+				closedir(dir);
+				return -1;
+			}
+		} else if (symlink(sp, dp) != 0) {
+			closedir(dir);
+			return -1;
+		}
+	}
+	closedir(dir);
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* ---------- driver ---------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(int argc, char **argv)
+{
+	const char *fx = argc > 1 ? argv[1] : "fixtures";
+	char root[PATH_MAX], kallsyms[PATH_MAX], path[PATH_MAX], in[PATH_MAX];
+	struct counts c = { 0 };
+	char *names[256];
+	size_t nnames = 0, i;
+	struct dirent *e;
+	DIR *dir;
+
+	if (!realpath(fx, root)) {
+		fprintf(stderr, "test_symbols: cannot open '%s': %s\n", fx, strerror(errno));
+		return 2;
+	}
+	pathf(path, "%s", root);
+	pathf(root, "%s/root", path);
+	pathf(kallsyms, "%s/kallsyms", root);
+	dir = opendir(path);
+	if (!dir) {
+		fprintf(stderr, "test_symbols: cannot open '%s'\n", path);
+		return 2;
+	}
+	while ((e = readdir(dir)) != NULL && nnames < 256)
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "root") != 0)
+			names[nnames++] = strdup(e->d_name);
+	closedir(dir);
+	qsort(names, nnames, sizeof(names[0]), cmp_str);
+
+	for (i = 0; i < nnames; i++) {
+		struct bids b = { 0 };
+		char exp[PATH_MAX];
+		unsigned long before = c.passed + c.failed;
+
+		pathf(exp, "%s/%s/expected/script-default.txt", path, names[i]);
+		pathf(in, "%s/%s/expected/script-default.txt.xz", path, names[i]);
+		if (!exists(exp) && !exists(in))
+			goto next;
+		/* the input perf script read (README: perf.jit.data, pipe.data or perf.data) */
+		pathf(in, "%s/%s/perf.jit.data", path, names[i]);
+		if (!exists(in))
+			pathf(in, "%s/%s/pipe.data", path, names[i]);
+		if (!exists(in))
+			pathf(in, "%s/%s/perf.data", path, names[i]);
+		read_bids(in, &b);
+		check_script(names[i], exp, root, kallsyms, &b, &c);
+
+		/* the variant perf printed with the debug files removed from symfs */
+		pathf(exp, "%s/%s/expected/script-default-nodebug.txt", path, names[i]);
+		pathf(in, "%s.xz", exp);
+		if (exists(exp) || exists(in)) {
+			char tmpl[] = "/tmp/test_symbols.XXXXXX";
+			char label[PATH_MAX];
+
+			if (!mkdtemp(tmpl) || link_tree(root, tmpl, "") != 0) {
+				printf("SKIP %s nodebug: cannot build a symfs copy\n", names[i]);
+			} else {
+				pathf(label, "%s-nodebug", names[i]);
+				check_script(label, exp, tmpl, kallsyms, &b, &c);
+			}
+			nftw(tmpl, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		}
+		printf("%-24s %lu frames\n", names[i], c.passed + c.failed - before);
+next:
+		free(b.v);
+		free(names[i]);
+	}
+	printf("checked: %lu user frames (%lu [unknown]), %lu kernel, %lu inlined\n", c.user, c.unknown,
+	       c.kernel, c.inlined);
+	printf("%lu passed, %lu failed\n", c.passed, c.failed);
+	return c.failed ? 1 : 0;
+}
