@@ -19,8 +19,8 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libj
 # `make asan` uses gcc's -fsanitize=address,undefined: libasan/libubsan come with gcc itself, so clang
 # is not needed.
 test_pkgs=(python3 mandoc)
-# bench/bench.sh records with perf and measures peak memory with GNU time.
-bench_pkgs=(linux-perf time)
+# bench/bench.sh records with perf.
+bench_pkgs=(linux-perf)
 
 want=("${build_pkgs[@]}")
 list_only=0
