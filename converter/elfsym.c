@@ -805,14 +805,14 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	if (elf_build_id(run->elf, info->build_id, &info->build_id_len) != 0)
 		info->build_id_len = 0;
 	if (nr > 0) {
-		pfc_symtab_fixup(t, PFC_SYMTAB_ELF);
+		err = pfc_symtab_fixup(t, PFC_SYMTAB_ELF);
 		/* PLT entries come after the fixups, as in perf: never merged or resized */
-		err = synthesize_plt(t, run);
-		pfc_symtab_sort(t);
-	} else {
-		/* perf stopped part way: what it inserted stays without fixups */
-		pfc_symtab_sort(t);
+		if (!err)
+			err = synthesize_plt(t, run);
 	}
+	/* when perf stopped part way, what it inserted stays without fixups */
+	if (!err)
+		err = pfc_symtab_finish(t);
 out:
 	for (i = 0; i < nss; i++)
 		symsrc_close(&ss[i]);

@@ -92,26 +92,6 @@ static int read_all(const char *file, char **out, size_t *outlen)
 	return 0;
 }
 
-/*
- * Module symbols read "addr t name\t[module]".  perf keeps the whole line as the name
- * until after the fixups (the "[" marks the kernel/module boundary there and the suffix
- * counts in the name length of the duplicate choice), then cuts it at the tab.
- */
-static void split_module_names(struct pfc_symtab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->nr; i++) {
-		/* the names live in the table's own storage, so they may be edited */
-		char *tab = strchr((char *)t->syms[i].name, '\t');
-
-		if (tab) {
-			*tab = '\0';
-			t->syms[i].module = tab + 1;
-		}
-	}
-}
-
 int pfc_kallsyms_load(const char *file, struct pfc_symtab *t)
 {
 	char *buf = NULL;
@@ -156,7 +136,13 @@ next:
 		pos = eol + 1;
 	}
 	free(buf);
-	pfc_symtab_fixup(t, PFC_SYMTAB_KALLSYMS);
-	split_module_names(t);
-	return 0;
+	/*
+	 * Module symbols read "addr t name\t[module]".  perf keeps the whole line as the name
+	 * through the fixups (the "[" marks the kernel/module boundary there, and the suffix
+	 * counts in the name length of the duplicate choice); the fixup then cuts it.
+	 */
+	err = pfc_symtab_fixup(t, PFC_SYMTAB_KALLSYMS);
+	if (!err)
+		err = pfc_symtab_finish(t);
+	return err;
 }

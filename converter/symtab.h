@@ -30,12 +30,15 @@ struct pfc_sym {
 };
 
 struct pfc_symtab_chunk;
+struct pfc_symtab_node;
 
 struct pfc_symtab {
-	struct pfc_sym *syms;
+	struct pfc_sym *syms;	/* after pfc_symtab_finish: in address order */
 	size_t nr;
 	size_t alloc;
 	struct pfc_symtab_chunk *chunks;	/* string storage owned by the table */
+	struct pfc_symtab_node *nodes;	/* perf's rb-tree over syms, one node per symbol */
+	int32_t root, root_mod;	/* tree roots: symbols, kallsyms module symbols */
 };
 
 /* Which end fixup pfc_symtab_fixup applies (perf's symbols__fixup_end is_kallsyms). */
@@ -44,23 +47,34 @@ enum pfc_symtab_flavour {
 	PFC_SYMTAB_KALLSYMS = 1,
 };
 
+/*
+ * Building a table: add symbols in the order perf inserts them, call pfc_symtab_fixup
+ * once, maybe add more (PLT entries, which perf adds after its fixups), then
+ * pfc_symtab_finish.  Lookups work at every step and give perf's answer even for
+ * overlapping symbols, because the table keeps perf's tree.
+ */
 /* Append a symbol; end = size ? start + size : start.  The name is copied. */
 int pfc_symtab_add(struct pfc_symtab *t, uint64_t start, uint64_t size, int binding,
 		   const char *name, size_t namelen);
-/* Copy a string into the table's storage (for callers that edit names). */
+/* Copy a string into the table's storage. */
 char *pfc_symtab_strdup(struct pfc_symtab *t, const char *s, size_t len);
-/* Stable sort by start address: symbols with equal start keep insertion order. */
-void pfc_symtab_sort(struct pfc_symtab *t);
-/* Sort, then perf's symbols__fixup_end followed by symbols__fixup_duplicate. */
-void pfc_symtab_fixup(struct pfc_symtab *t, enum pfc_symtab_flavour flavour);
-/* The symbol with the greatest start <= addr if it covers addr; NULL if none.
- * The table must be sorted. */
+/* perf's symbols__fixup_end then symbols__fixup_duplicate; for kallsyms also moves
+ * module symbols ("name\t[mod]") aside and sets their module field. */
+int pfc_symtab_fixup(struct pfc_symtab *t, enum pfc_symtab_flavour flavour);
+/* Drop duplicates and sort syms by address (lookups unchanged). */
+int pfc_symtab_finish(struct pfc_symtab *t);
+/* The symbol perf's lookup finds for addr, NULL if none. */
 const struct pfc_sym *pfc_symtab_find(const struct pfc_symtab *t, uint64_t addr);
 void pfc_symtab_free(struct pfc_symtab *t);
+/* For tests: 0 when the tree is a valid red-black search tree, else -EINVAL. */
+int pfc_symtab_check(const struct pfc_symtab *t);
 
 struct pfc_symopts {
 	const char *symfs;	/* prefix for every binary/debug lookup, NULL = "" */
-	const char *buildid_dir;	/* perf's build-id cache, default $HOME/.debug; NULL = none */
+	/* perf's build-id cache; NULL = none.  perf 6.1 uses $HOME/.debug, but with --symfs
+	 * DIR it uses DIR/.debug instead (checked: a file at DIR/.debug/.build-id/xx/rest/elf
+	 * resolves, one under $HOME/.debug does not), so pass DIR/.debug to match it. */
+	const char *buildid_dir;
 	int verbose;
 	/* Also read .gnu_debugdata (MiniDebugInfo) when no file has a .symtab.  perf 6.1 does
 	 * NOT do this (verified: it shows [unknown]), so it stays off for identical output. */

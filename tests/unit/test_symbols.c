@@ -583,6 +583,368 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path);
 }
 
+/* ---------- unit cases: rules checked against perf 6.1 by hand ---------- */
+
+static void expect(struct counts *c, int ok, const char *what, const char *detail)
+{
+	if (ok) {
+		c->passed++;
+		return;
+	}
+	c->failed++;
+	if (c->shown++ < MAX_SHOWN)
+		printf("FAIL unit: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+}
+
+struct symspec {
+	uint64_t start, size;
+	int bind;
+	const char *name;
+};
+
+/* build an ELF-flavoured table from specs (in insertion order) and name the winner at addr */
+static const char *winner(const struct symspec *sp, size_t n, uint64_t addr, struct pfc_symtab *t)
+{
+	const struct pfc_sym *s;
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < n; i++)
+		pfc_symtab_add(t, sp[i].start, sp[i].size, sp[i].bind, sp[i].name, strlen(sp[i].name));
+	pfc_symtab_fixup(t, PFC_SYMTAB_ELF);
+	pfc_symtab_finish(t);
+	s = pfc_symtab_find(t, addr);
+	return s ? s->name : "[unknown]";
+}
+
+/* Each case was reproduced with perf 6.1 by patching a fixture binary's .symtab. */
+static void unit_aliases(struct counts *c)
+{
+	static const struct {
+		const char *what, *want;
+		uint64_t addr;
+		struct symspec sp[3];
+	} cases[] = {
+		{ "global beats local", "spin", 0x1150,
+		  { { 0x1139, 70, PFC_SYM_LOCAL, "deregister_tm_clones" }, { 0x1139, 70, PFC_SYM_GLOBAL, "spin" } } },
+		{ "longer name among globals", "deregister_tm_clones", 0x1150,
+		  { { 0x1139, 70, PFC_SYM_GLOBAL, "deregister_tm_clones" }, { 0x1139, 70, PFC_SYM_GLOBAL, "spin" } } },
+		{ "unsized alias before: sized wins", "spin", 0x1150,
+		  { { 0x1139, 0, PFC_SYM_GLOBAL, "register_tm_clones" }, { 0x1139, 70, PFC_SYM_GLOBAL, "spin" },
+		    { 0x117f, 15, PFC_SYM_GLOBAL, "b" } } },
+		{ "unsized alias after: gets an end, then the longer name wins", "zzzzzzzzzz", 0x1150,
+		  { { 0x1139, 70, PFC_SYM_GLOBAL, "spin" }, { 0x1139, 0, PFC_SYM_GLOBAL, "zzzzzzzzzz" },
+		    { 0x117f, 15, PFC_SYM_GLOBAL, "b" } } },
+		{ "weak loses to local", "deregister_tm_clones", 0x1150,
+		  { { 0x1139, 70, PFC_SYM_LOCAL, "deregister_tm_clones" }, { 0x1139, 70, PFC_SYM_WEAK, "spin" } } },
+		{ "fewer leading underscores", "spin", 0x1150,
+		  { { 0x1139, 70, PFC_SYM_WEAK, "__do_global_dtors_aux" }, { 0x1139, 70, PFC_SYM_WEAK, "spin" } } },
+		{ "a tie keeps the first", "psin", 0x1150,
+		  { { 0x1139, 70, PFC_SYM_GLOBAL, "psin" }, { 0x1139, 70, PFC_SYM_GLOBAL, "spin" } } },
+		{ "end is exclusive", "[unknown]", 0x1165,
+		  { { 0x1139, 0x2c, PFC_SYM_GLOBAL, "spin" }, { 0x117f, 15, PFC_SYM_GLOBAL, "b" } } },
+		{ "unsized symbol ends at the next", "spin", 0x117e,
+		  { { 0x1139, 0, PFC_SYM_GLOBAL, "spin" }, { 0x117f, 15, PFC_SYM_GLOBAL, "b" } } },
+		{ "last unsized symbol ends a page past its page", "b", 0x2fff,
+		  { { 0x1139, 70, PFC_SYM_GLOBAL, "spin" }, { 0x117f, 0, PFC_SYM_GLOBAL, "b" } } },
+		/* overlaps: the first covering node on the search path wins, so the shape of
+		 * the tree (insertion order) decides, as in perf: a label inside spin */
+		{ "overlap: the earlier inserted is the root", "spin", 0x1165,
+		  { { 0x1139, 70, PFC_SYM_GLOBAL, "spin" }, { 0x1160, 0, PFC_SYM_GLOBAL, "label" } } },
+		{ "overlap: the other order", "label", 0x1165,
+		  { { 0x1160, 0, PFC_SYM_GLOBAL, "label" }, { 0x1139, 70, PFC_SYM_GLOBAL, "spin" } } },
+		{ "overlap: three nodes, the middle one becomes the root", "label", 0x1140 + 0x25,
+		  { { 0x1139, 70, PFC_SYM_GLOBAL, "spin" }, { 0x117f, 15, PFC_SYM_GLOBAL, "b" },
+		    { 0x1160, 0, PFC_SYM_GLOBAL, "label" } } },
+	};
+	size_t i, n;
+	char detail[256];
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pfc_symtab t;
+		const char *got;
+
+		for (n = 0; n < 3 && cases[i].sp[n].name; n++)
+			;
+		got = winner(cases[i].sp, n, cases[i].addr, &t);
+		snprintf(detail, sizeof(detail), "want %s, got %s", cases[i].want, got);
+		expect(c, !strcmp(got, cases[i].want), cases[i].what, detail);
+		expect(c, pfc_symtab_check(&t) == 0, cases[i].what, "tree check");
+		pfc_symtab_free(&t);
+	}
+}
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* random tables: the tree stays valid through inserts, fixups and finish, lookups only
+ * return covering symbols, and without overlaps they equal a plain search */
+static void unit_tree(struct counts *c)
+{
+	int round;
+
+	for (round = 0; round < 300; round++) {
+		struct pfc_symtab t;
+		int disjoint = round % 3 == 0, n = 1 + (int)(rnd() % 400), i, ok = 1, ok2 = 1;
+		uint64_t a, pos = 0x1000;
+		char name[32];
+
+		memset(&t, 0, sizeof(t));
+		for (i = 0; i < n; i++) {
+			uint64_t start, size;
+
+			if (disjoint) {
+				start = pos + rnd() % 8;
+				size = 1 + rnd() % 32;
+				pos = start + size;
+			} else {
+				start = 0x1000 + rnd() % 512;
+				size = rnd() % 3 ? rnd() % 64 : 0;
+			}
+			snprintf(name, sizeof(name), "%.*s%d", (int)(rnd() % 3), "__", i);
+			pfc_symtab_add(&t, start, size, (int)(rnd() % 3), name, strlen(name));
+		}
+		if (disjoint) {
+			/* shuffle the insertion order: rebuild from a shuffled copy */
+			struct pfc_symtab u;
+			int *idx = malloc(n * sizeof(*idx));
+
+			memset(&u, 0, sizeof(u));
+			for (i = 0; i < n; i++)
+				idx[i] = i;
+			for (i = n - 1; i > 0; i--) {
+				int j = (int)(rnd() % (i + 1)), x = idx[i];
+
+				idx[i] = idx[j];
+				idx[j] = x;
+			}
+			for (i = 0; i < n; i++) {
+				const struct pfc_sym *s = &t.syms[idx[i]];
+
+				pfc_symtab_add(&u, s->start, s->end - s->start, s->binding, s->name, strlen(s->name));
+			}
+			free(idx);
+			pfc_symtab_free(&t);
+			t = u;
+		}
+		ok = pfc_symtab_check(&t) == 0;
+		pfc_symtab_fixup(&t, round % 2 ? PFC_SYMTAB_KALLSYMS : PFC_SYMTAB_ELF);
+		ok = ok && pfc_symtab_check(&t) == 0;
+		pfc_symtab_finish(&t);
+		ok = ok && pfc_symtab_check(&t) == 0;
+		for (i = 1; i < (int)t.nr; i++)
+			if (t.syms[i - 1].start > t.syms[i].start || t.syms[i - 1].start == t.syms[i].start)
+				ok = 0;	/* sorted, duplicates gone */
+		for (a = 0xff0; a < (disjoint ? pos : 0x1000 + 600) + 0x1010; a++) {
+			const struct pfc_sym *s = pfc_symtab_find(&t, a), *naive = NULL;
+			size_t lo = 0, hi = t.nr;
+
+			if (s && !(a == s->start || (a > s->start && a < s->end)))
+				ok2 = 0;
+			if (!disjoint)
+				continue;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+
+				if (t.syms[mid].start <= a)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo && (a < t.syms[lo - 1].end || a == t.syms[lo - 1].start))
+				naive = &t.syms[lo - 1];
+			if (naive != s)
+				ok2 = 0;
+		}
+		expect(c, ok, "tree", "red-black tree invariants or order broken");
+		expect(c, ok2, "tree", disjoint ? "lookup differs from a plain search" : "lookup returned a symbol not covering the address");
+		pfc_symtab_free(&t);
+	}
+}
+
+/* names and what perf 6.1 printed for them (symbols renamed in a fixture binary) */
+static void unit_demangle(struct counts *c)
+{
+	static const char *const cases[][2] = {
+		{ "_Z4workRSt6vectorIiSaIiEEPKc", "work" },
+		{ "_ZN2ns3BoxIlE4spinEiRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE", "ns::Box<long>::spin" },
+		{ "_ZN3FooC2Ev", "Foo::Foo" },
+		{ "_ZTV3Foo", "vtable for Foo" },
+		{ "_GLOBAL__sub_I_main", NULL },
+		{ "x_ZN3foo3barEv", NULL },
+		{ "_ZN4core3fmt9Formatter3pad17h0123456789abcdefE", "core::fmt::Formatter::pad" },
+		{ "_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0123456789abcdefE",
+		  "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>" },
+		{ "_RNvCs1234_7mycrate3foo", "mycrate::foo" },
+		{ "_D3foo3barFZv", NULL },
+		{ "camlFoo__bar_123$3e", "Foo.bar_123>" },
+		{ "camlX__", "X." },
+		{ "camlFoo$00bar", "Foo" },
+		{ "caml", NULL },
+		{ "caml$zz__", NULL },
+		{ "caml_Foo", NULL },
+		{ "Lcom/foo/Bar;baz(I[Ljava/lang/String;)V", "com.foo.Bar.baz(int, java.lang.String)" },
+		{ "LFoo;bar([Z[[B)[I", "Foo.bar(boolean[], byte[][])" },
+		{ "LFoo;<clinit>()V", "Foo<clinit>()" },
+		{ "L;a()V", ".a()" },
+		{ "Lx/y;z(CDFJS)V", "x.y.z(char, double, float, long, short)" },
+		{ "com/Foo;bar(I)V", NULL },
+		{ "JS:~foo (bar)", NULL },
+		{ "x)y", NULL },
+		{ "spin", NULL },
+	};
+	size_t i;
+	char detail[512];
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = pfc_demangle(cases[i][0]);
+		int ok = cases[i][1] ? d && !strcmp(d, cases[i][1]) : !d;
+
+		snprintf(detail, sizeof(detail), "%s -> %s (want %s)", cases[i][0], d ? d : "(none)",
+			 cases[i][1] ? cases[i][1] : "(none)");
+		expect(c, ok, "demangle", detail);
+		free(d);
+	}
+}
+
+/* kallsyms rules, each reproduced by editing a fixture's kallsyms for perf 6.1 */
+static void unit_kallsyms(struct counts *c)
+{
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 T __pi__text\n"	/* the last of equal unsized ones wins */
+		"ffffffff81000100 r rodata_sym\n"	/* r, a, ... are not kept */
+		"ffffffff81000200 d data_sym\n"		/* d and b are */
+		"garbage\n"
+		" ffffffff81000280 T leading_space\n"
+		"ffffffff81000300 t before_module\n"	/* ends a page past it: next is a module's */
+		"ffffffff81000400 t modfunc\t[mymod]\n"
+		"ffffffff81000500 W weak_one\n"
+		"ffffffff81000600 T last\n";
+	char tmpl[] = "/tmp/test_symbols_ks.XXXXXX";
+	struct pfc_symtab t;
+	const struct pfc_sym *s;
+	int fd = mkstemp(tmpl);
+
+	memset(&t, 0, sizeof(t));
+	if (fd < 0 || write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1)) {
+		expect(c, 0, "kallsyms", "cannot write a temporary file");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	expect(c, pfc_kallsyms_load(tmpl, &t) == 0, "kallsyms", "load");
+	s = pfc_symtab_find(&t, 0xffffffff81000010ull);
+	expect(c, s && !strcmp(s->name, "__pi__text"), "kallsyms", "last unsized duplicate wins");
+	s = pfc_symtab_find(&t, 0xffffffff81000150ull);
+	expect(c, s && !strcmp(s->name, "__pi__text"), "kallsyms", "type r is not kept");
+	s = pfc_symtab_find(&t, 0xffffffff81000250ull);
+	expect(c, s && !strcmp(s->name, "data_sym"), "kallsyms", "type d is kept; bad lines are skipped");
+	s = pfc_symtab_find(&t, 0xffffffff81000450ull);
+	expect(c, s && !strcmp(s->name, "before_module") && s->end == 0xffffffff81002000ull, "kallsyms",
+	       "the symbol before a module's ends at the page after the next page");
+	s = pfc_symtab_find(&t, 0xffffffff81001fffull);
+	expect(c, s && !strcmp(s->name, "last") && s->end == 0xffffffff81002000ull, "kallsyms",
+	       "the last symbol ends a page past its page");
+	expect(c, pfc_symtab_find(&t, 0xffffffff81002000ull) == NULL, "kallsyms", "end is exclusive");
+	s = pfc_symtab_find(&t, 0xffffffff81000500ull);
+	expect(c, s && s->binding == PFC_SYM_WEAK, "kallsyms", "W is weak");
+	expect(c, pfc_symtab_check(&t) == 0, "kallsyms", "tree check");
+	/* module symbols keep their own tree and lose the "\t[mod]" suffix */
+	{
+		size_t i;
+		int found = 0;
+
+		for (i = 0; i < t.nr; i++)
+			if (!strcmp(t.syms[i].name, "modfunc") && t.syms[i].module &&
+			    !strcmp(t.syms[i].module, "[mymod]"))
+				found = 1;
+		expect(c, found, "kallsyms", "module name split off");
+	}
+	pfc_symtab_free(&t);
+	unlink(tmpl);
+}
+
+/* corrupted copies of fixture ELF files: loading must fail cleanly or give a valid
+ * table (run under -fsanitize=address,undefined to catch what a crash would not) */
+static void unit_corrupt(struct counts *c, const char *root)
+{
+	static const char *const srcs[] = {
+		"tmp/probe/fx/bin/callgraph",
+		"tmp/probe/fx/bin/stripped/callgraph",
+		"tmp/probe/fx/bin/stripped/callgraph.debug",
+		"usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+	};
+	char tmpl[] = "/tmp/test_symbols_elf.XXXXXX", file[PATH_MAX];
+	int it, bad = 0;
+
+	if (!mkdtemp(tmpl)) {
+		expect(c, 0, "corrupt", "cannot make a temporary directory");
+		return;
+	}
+	pathf(file, "%s/bin", tmpl);
+	for (it = 0; it < 400; it++) {
+		char src[PATH_MAX];
+		struct pfc_symopts o;
+		struct pfc_symtab t;
+		struct pfc_dso_load info;
+		size_t len, n, m;
+		unsigned char *d;
+		uint8_t id[20];
+		int idlen, err;
+		FILE *f;
+
+		pathf(src, "%s/%s", root, srcs[it % 4]);
+		d = (unsigned char *)read_file(src, &len);
+		if (!d || len < 64) {
+			free(d);
+			continue;
+		}
+		for (m = 1 + rnd() % 16; m > 0; m--) {
+			size_t pos = rnd() % 3 == 0 ? rnd() % 64 : rnd() % 2 ? len - 1 - rnd() % (len < 4096 ? len : 4096) : rnd() % len;
+
+			d[pos] = rnd() % 3 ? d[pos] ^ (1u << (rnd() % 8)) : 0xff;
+		}
+		n = rnd() % 8 == 0 ? rnd() % len : len;
+		f = fopen(file, "wb");
+		if (f) {
+			fwrite(d, 1, n, f);
+			fclose(f);
+		}
+		free(d);
+		memset(&o, 0, sizeof(o));
+		o.symfs = tmpl;
+		o.minidebuginfo = 1;
+		memset(&t, 0, sizeof(t));
+		err = pfc_elf_load(&o, "/bin", it % 5 ? NULL : (const uint8_t *)"01234567890123456789",
+				   it % 5 ? 0 : 20, &t, &info);
+		if (err && err != -ENOMEM)
+			bad++;
+		if (pfc_symtab_check(&t) != 0)
+			bad++;
+		for (m = 0; m < 64; m++) {
+			const struct pfc_sym *s = pfc_symtab_find(&t, rnd() % 0x40000);
+
+			if (s && !s->name)
+				bad++;
+		}
+		pfc_symtab_free(&t);
+		(void)pfc_elf_build_id(file, id, &idlen);
+	}
+	unlink(file);
+	rmdir(tmpl);
+	expect(c, bad == 0, "corrupt", "a corrupted ELF gave an error or a broken table");
+}
+
 /* ---------- driver ---------- */
 
 static int cmp_str(const void *a, const void *b)
@@ -593,7 +955,7 @@ static int cmp_str(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	const char *fx = argc > 1 ? argv[1] : "fixtures";
-	char root[PATH_MAX], kallsyms[PATH_MAX], path[PATH_MAX], in[PATH_MAX];
+	char root[PATH_MAX], kallsyms[PATH_MAX], path[PATH_MAX], in[PATH_MAX], kfile[PATH_MAX];
 	struct counts c = { 0 };
 	char *names[256];
 	size_t nnames = 0, i;
@@ -634,7 +996,9 @@ int main(int argc, char **argv)
 		if (!exists(in))
 			pathf(in, "%s/%s/perf.data", path, names[i]);
 		read_bids(in, &b);
-		check_script(names[i], exp, root, kallsyms, &b, &c);
+		/* a fixture may bring its own kallsyms (used for experiments against perf) */
+		pathf(kfile, "%s/%s/kallsyms", path, names[i]);
+		check_script(names[i], exp, root, exists(kfile) ? kfile : kallsyms, &b, &c);
 
 		/* the variant perf printed with the debug files removed from symfs */
 		pathf(exp, "%s/%s/expected/script-default-nodebug.txt", path, names[i]);
@@ -655,6 +1019,16 @@ int main(int argc, char **argv)
 next:
 		free(b.v);
 		free(names[i]);
+	}
+	{
+		unsigned long before = c.passed + c.failed;
+
+		unit_aliases(&c);
+		unit_tree(&c);
+		unit_demangle(&c);
+		unit_kallsyms(&c);
+		unit_corrupt(&c, root);
+		printf("%-24s %lu checks\n", "unit cases", c.passed + c.failed - before);
 	}
 	printf("checked: %lu user frames (%lu [unknown]), %lu kernel, %lu inlined\n", c.user, c.unknown,
 	       c.kernel, c.inlined);
