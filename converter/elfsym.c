@@ -562,10 +562,16 @@ static int load_symbols(struct pfc_symtab *t, struct symsrc *syms, struct symsrc
 		if (syms->ehdr.e_machine == EM_ARM && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
 		    (sym.st_value & 1))
 			sym.st_value--;	/* thumb bit */
-		/* to the file-offset space through the runtime file's PT_LOAD */
-		if (load_segment(run->elf, sym.st_value, &ph) != 0)
-			continue;
-		sym.st_value -= ph.p_vaddr - ph.p_offset;
+		/*
+		 * To the file-offset space through the runtime file's PT_LOAD.  When none covers
+		 * the address perf falls back to the section (meant for JIT ELF files): checked
+		 * with perf 6.1, a symbol in a gap between segments in .data moves by .data's
+		 * sh_addr - sh_offset and is not dropped.
+		 */
+		if (load_segment(run->elf, sym.st_value, &ph) == 0)
+			sym.st_value -= ph.p_vaddr - ph.p_offset;
+		else
+			sym.st_value -= sh.sh_addr - sh.sh_offset;
 		err = add_demangled(t, sym.st_value, sym.st_size, GELF_ST_BIND(sym.st_info), name, NULL);
 		if (err)
 			return err;

@@ -674,25 +674,25 @@ static void unit_aliases(struct counts *c)
 	}
 }
 
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rnd(void)
+/* xorshift64: deterministic pseudo-random numbers for the generated cases */
+static uint64_t rnd(uint64_t *state)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
 }
 
 /* random tables: the tree stays valid through inserts, fixups and finish, lookups only
  * return covering symbols, and without overlaps they equal a plain search */
 static void unit_tree(struct counts *c)
 {
+	uint64_t rs = 0x9e3779b97f4a7c15ull;
 	int round;
 
 	for (round = 0; round < 300; round++) {
 		struct pfc_symtab t;
-		int disjoint = round % 3 == 0, n = 1 + (int)(rnd() % 400), i, ok = 1, ok2 = 1;
+		int disjoint = round % 3 == 0, n = 1 + (int)(rnd(&rs) % 400), i, ok = 1, ok2 = 1;
 		uint64_t a, pos = 0x1000;
 		char name[32];
 
@@ -701,15 +701,15 @@ static void unit_tree(struct counts *c)
 			uint64_t start, size;
 
 			if (disjoint) {
-				start = pos + rnd() % 8;
-				size = 1 + rnd() % 32;
+				start = pos + rnd(&rs) % 8;
+				size = 1 + rnd(&rs) % 32;
 				pos = start + size;
 			} else {
-				start = 0x1000 + rnd() % 512;
-				size = rnd() % 3 ? rnd() % 64 : 0;
+				start = 0x1000 + rnd(&rs) % 512;
+				size = rnd(&rs) % 3 ? rnd(&rs) % 64 : 0;
 			}
-			snprintf(name, sizeof(name), "%.*s%d", (int)(rnd() % 3), "__", i);
-			pfc_symtab_add(&t, start, size, (int)(rnd() % 3), name, strlen(name));
+			snprintf(name, sizeof(name), "%.*s%d", (int)(rnd(&rs) % 3), "__", i);
+			pfc_symtab_add(&t, start, size, (int)(rnd(&rs) % 3), name, strlen(name));
 		}
 		if (disjoint) {
 			/* shuffle the insertion order: rebuild from a shuffled copy */
@@ -720,7 +720,7 @@ static void unit_tree(struct counts *c)
 			for (i = 0; i < n; i++)
 				idx[i] = i;
 			for (i = n - 1; i > 0; i--) {
-				int j = (int)(rnd() % (i + 1)), x = idx[i];
+				int j = (int)(rnd(&rs) % (i + 1)), x = idx[i];
 
 				idx[i] = idx[j];
 				idx[j] = x;
@@ -874,6 +874,156 @@ static void unit_kallsyms(struct counts *c)
 	unlink(tmpl);
 }
 
+/* ---------- ELF rules, each reproduced with perf 6.1 on the same patched binary ---------- */
+
+struct elfpatch {
+	const char *sym;	/* symbol to edit, or NULL for a program header */
+	int phdr;		/* program header index when sym is NULL */
+	long shndx, type, other;	/* -1: keep */
+	long long value, size;		/* -1: keep */
+};
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* edit a copy of an ELF64 little-endian file in memory; 0 or -1 */
+static int apply_patch(unsigned char *d, size_t len, const struct elfpatch *pt)
+{
+	uint64_t shoff = get64(d + 0x28), phoff = get64(d + 0x20);
+	uint16_t shentsize = rd16(d + 0x3a), shnum = rd16(d + 0x3c), phentsize = rd16(d + 0x36);
+	unsigned i, k;
+
+	if (!pt->sym) {
+		unsigned char *ph = d + phoff + (size_t)pt->phdr * phentsize;
+
+		if (phoff + (size_t)(pt->phdr + 1) * phentsize > len)
+			return -1;
+		if (pt->size >= 0) {
+			memcpy(ph + 32, &pt->size, 8);	/* p_filesz */
+			memcpy(ph + 40, &pt->size, 8);	/* p_memsz */
+		}
+		return 0;
+	}
+	for (i = 0; i < shnum; i++) {
+		const unsigned char *sh = d + shoff + (size_t)i * shentsize, *strsh;
+		uint64_t off, size, stroff;
+
+		if (shoff + (size_t)(i + 1) * shentsize > len)
+			return -1;
+		if (rd32(sh + 4) != 2)	/* SHT_SYMTAB */
+			continue;
+		off = get64(sh + 24);
+		size = get64(sh + 32);
+		strsh = d + shoff + (size_t)rd32(sh + 40) * shentsize;
+		stroff = get64(strsh + 24);
+		for (k = 0; k * 24 + 24 <= size; k++) {
+			unsigned char *e = d + off + k * 24;
+
+			if (strcmp((const char *)d + stroff + rd32(e), pt->sym) != 0)
+				continue;
+			if (pt->type >= 0)
+				e[4] = (unsigned char)((e[4] & 0xf0) | pt->type);
+			if (pt->other >= 0)
+				e[5] = (unsigned char)pt->other;
+			if (pt->shndx >= 0) {
+				uint16_t v = (uint16_t)pt->shndx;
+
+				memcpy(e + 6, &v, 2);
+			}
+			if (pt->value >= 0)
+				memcpy(e + 8, &pt->value, 8);
+			if (pt->size >= 0)
+				memcpy(e + 16, &pt->size, 8);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+#define SYMP(n, sh, ty, ot, va, sz) { n, 0, sh, ty, ot, va, sz }
+#define PHP(i, sz) { NULL, i, -1, -1, -1, -1, sz }
+
+static void unit_elf_rules(struct counts *c, const char *root)
+{
+	static const struct {
+		const char *what;
+		struct elfpatch p[7];
+		uint64_t addr;
+		const char *want;	/* NULL: no symbol */
+		uint64_t off;
+	} cases[] = {
+		{ "an ABS symbol is skipped", { SYMP("b", 0xfff1, -1, -1, -1, -1) }, 0x1188, NULL, 0 },
+		{ "a bad section index stops the load: symbols before stay",
+		  { SYMP("main", 41, -1, -1, -1, -1) }, 0x1188, "b", 9 },
+		{ "a bad section index stops the load: symbols after are gone",
+		  { SYMP("main", 41, -1, -1, -1, -1) }, 0x1150, NULL, 0 },
+		{ "an object in .text counts", { SYMP("b", -1, 1, -1, -1, -1) }, 0x1188, "b", 9 },
+		{ "a label in .text inside spin", { SYMP("data_start", 15, -1, -1, 0x1160, -1) }, 0x1165, "data_start", 5 },
+		{ "a label in .rodata (\"data\" in the name) counts", { SYMP("data_start", 17, -1, -1, 0x1160, -1) },
+		  0x1165, "data_start", 5 },
+		{ "a label in .init does not", { SYMP("data_start", 12, -1, -1, 0x1160, -1) }, 0x1165, "spin", 0x2c },
+		{ "a hidden label does not", { SYMP("data_start", 15, -1, 2, 0x1160, -1) }, 0x1165, "spin", 0x2c },
+		{ "a sized symbol ends before start + size", { SYMP("spin", -1, -1, -1, -1, 0x2c) }, 0x1165, NULL, 0 },
+		{ "outside every PT_LOAD the section's offset adjusts",
+		  { PHP(3, 0x140), SYMP("a", 0, -1, -1, -1, -1), SYMP("c", 0, -1, -1, -1, -1),
+		    SYMP("main", 0, -1, -1, -1, -1), SYMP("_init", 25, -1, -1, 0x2190, 0x200) },
+		  0x1197, "_init", 7 },
+		{ "a symbol outside PT_LOADs in .text keeps its address",
+		  { PHP(3, 0x140) }, 0x1188, "b", 9 },
+	};
+	char tmpl[] = "/tmp/test_symbols_rules.XXXXXX", dir[PATH_MAX], file[PATH_MAX], src[PATH_MAX];
+	size_t i, j, len;
+	char detail[256];
+
+	pathf(src, "%s/tmp/probe/fx/bin/callgraph", root);
+	if (!mkdtemp(tmpl)) {
+		expect(c, 0, "elf rules", "cannot make a temporary directory");
+		return;
+	}
+	pathf(dir, "%s/bin", tmpl);
+	mkdir(dir, 0700);
+	pathf(file, "%s/bin/callgraph", tmpl);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned char *d = (unsigned char *)read_file(src, &len);
+		struct pfc_symopts o;
+		struct pfc_symtab t;
+		struct pfc_dso_load info;
+		const struct pfc_sym *s;
+		int ok = d != NULL;
+		FILE *f;
+
+		for (j = 0; ok && j < 7 && (cases[i].p[j].sym || cases[i].p[j].size > 0); j++)
+			ok = apply_patch(d, len, &cases[i].p[j]) == 0;
+		f = ok ? fopen(file, "wb") : NULL;
+		ok = f && fwrite(d, 1, len, f) == len;
+		if (f)
+			fclose(f);
+		free(d);
+		memset(&o, 0, sizeof(o));
+		o.symfs = tmpl;
+		memset(&t, 0, sizeof(t));
+		ok = ok && pfc_elf_load(&o, "/bin/callgraph", NULL, 0, &t, &info) == 0;
+		s = pfc_symtab_find(&t, cases[i].addr);
+		snprintf(detail, sizeof(detail), "want %s+0x%" PRIx64 ", got %s+0x%" PRIx64,
+			 cases[i].want ? cases[i].want : "[unknown]", cases[i].off, s ? s->name : "[unknown]",
+			 s ? cases[i].addr - s->start : 0);
+		if (cases[i].want)
+			ok = ok && s && !strcmp(s->name, cases[i].want) && cases[i].addr - s->start == cases[i].off;
+		else
+			ok = ok && !s;
+		expect(c, ok, cases[i].what, detail);
+		pfc_symtab_free(&t);
+	}
+	unlink(file);
+	rmdir(dir);
+	rmdir(tmpl);
+}
+
 /* corrupted copies of fixture ELF files: loading must fail cleanly or give a valid
  * table (run under -fsanitize=address,undefined to catch what a crash would not) */
 static void unit_corrupt(struct counts *c, const char *root)
@@ -885,6 +1035,7 @@ static void unit_corrupt(struct counts *c, const char *root)
 		"usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
 	};
 	char tmpl[] = "/tmp/test_symbols_elf.XXXXXX", file[PATH_MAX];
+	uint64_t rs = 0x2545f4914f6cdd1dull;
 	int it, bad = 0;
 
 	if (!mkdtemp(tmpl)) {
@@ -909,12 +1060,12 @@ static void unit_corrupt(struct counts *c, const char *root)
 			free(d);
 			continue;
 		}
-		for (m = 1 + rnd() % 16; m > 0; m--) {
-			size_t pos = rnd() % 3 == 0 ? rnd() % 64 : rnd() % 2 ? len - 1 - rnd() % (len < 4096 ? len : 4096) : rnd() % len;
+		for (m = 1 + rnd(&rs) % 16; m > 0; m--) {
+			size_t pos = rnd(&rs) % 3 == 0 ? rnd(&rs) % 64 : rnd(&rs) % 2 ? len - 1 - rnd(&rs) % (len < 4096 ? len : 4096) : rnd(&rs) % len;
 
-			d[pos] = rnd() % 3 ? d[pos] ^ (1u << (rnd() % 8)) : 0xff;
+			d[pos] = rnd(&rs) % 3 ? d[pos] ^ (1u << (rnd(&rs) % 8)) : 0xff;
 		}
-		n = rnd() % 8 == 0 ? rnd() % len : len;
+		n = rnd(&rs) % 8 == 0 ? rnd(&rs) % len : len;
 		f = fopen(file, "wb");
 		if (f) {
 			fwrite(d, 1, n, f);
@@ -932,7 +1083,7 @@ static void unit_corrupt(struct counts *c, const char *root)
 		if (pfc_symtab_check(&t) != 0)
 			bad++;
 		for (m = 0; m < 64; m++) {
-			const struct pfc_sym *s = pfc_symtab_find(&t, rnd() % 0x40000);
+			const struct pfc_sym *s = pfc_symtab_find(&t, rnd(&rs) % 0x40000);
 
 			if (s && !s->name)
 				bad++;
@@ -1027,6 +1178,7 @@ next:
 		unit_tree(&c);
 		unit_demangle(&c);
 		unit_kallsyms(&c);
+		unit_elf_rules(&c, root);
 		unit_corrupt(&c, root);
 		printf("%-24s %lu checks\n", "unit cases", c.passed + c.failed - before);
 	}
