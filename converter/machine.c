@@ -320,7 +320,7 @@ int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t pp
 		th->comm_set = 1;
 	}
 	/* thread__clone_maps: a new process gets a copy of the parent's maps */
-	if (parent->pid != th->pid && th->maps != parent->maps && parent->maps) {
+	if (parent->pid != th->pid && th->maps != parent->maps && parent->maps && parent->maps->n) {
 		size_t i;
 		if (!th->maps->n) {
 			if (maps_reserve(th->maps, parent->maps->n) < 0)
