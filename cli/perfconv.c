@@ -197,6 +197,10 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 	fprintf(stderr, "perfconv: '%s': %llu samples read, %llu written (%zu unique stacks, %zu unique frames)\n",
 		c->opts.input, (unsigned long long)st->nr_samples, (unsigned long long)written,
 		s->stacks.nr_stacks, s->stacks.nr_frames);
+	if (c->verbose)
+		fprintf(stderr, "perfconv: %llu records, %llu samples aggregated from the callchain cache, %llu frames\n",
+			(unsigned long long)st->nr_records, (unsigned long long)s->nr_raw_hits,
+			(unsigned long long)st->nr_frames);
 	if (st->nr_lost_events || st->nr_lost_samples)
 		fprintf(stderr, "perfconv: %llu events lost in %llu LOST records, %llu samples lost\n",
 			(unsigned long long)st->nr_lost_events, (unsigned long long)st->nr_lost_records,

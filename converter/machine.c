@@ -121,6 +121,7 @@ static int maps_insert(struct pfc_maps *ms, const struct pfc_map *nm)
 
 	if (nm->end <= nm->start)
 		return 0;
+	ms->gen++;
 	if (maps_reserve(ms, 2) < 0)
 		return -1;
 	i = maps_lower(ms, nm->start);
@@ -327,6 +328,7 @@ int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t pp
 				return -1;
 			memcpy(th->maps->v, parent->maps->v, parent->maps->n * sizeof(struct pfc_map));
 			th->maps->n = parent->maps->n;
+			th->maps->gen++;
 		} else {
 			for (i = 0; i < parent->maps->n; i++)
 				if (maps_insert(th->maps, &parent->maps->v[i]) < 0)
@@ -473,6 +475,7 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 			m->kstart = start;
 			m->kend = start + len < start ? UINT64_MAX : start + len;
 			m->have_kernel_map = 1;
+			m->kgen++;
 			if (!m->kernel)
 				m->kernel = dso_findnew(m, "[kernel.kallsyms]", 17, PFC_DSO_KERNEL, -1);
 			if (m->kernel && build_id_len && !m->kernel->build_id_len) {
@@ -525,6 +528,7 @@ int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, cons
 			memmove(m->ksym_maps.v + i, m->ksym_maps.v + i + 1,
 				(m->ksym_maps.n - i - 1) * sizeof(*m->ksym_maps.v));
 			m->ksym_maps.n--;
+			m->kgen++;
 		}
 		return 0;
 	}
@@ -536,6 +540,7 @@ int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, cons
 	map.dso = dso_findnew(m, name, n, PFC_DSO_KSYM, -1);
 	if (!map.dso)
 		return -1;
+	m->kgen++;
 	return maps_insert(&m->ksym_maps, &map);
 }
 

@@ -47,6 +47,7 @@ struct pfc_map {
 struct pfc_maps {
 	struct pfc_map *v;         /* sorted by start, non-overlapping */
 	size_t n, cap;
+	uint64_t gen;              /* bumped by every change: caches keyed on it stay valid */
 };
 
 struct pfc_thread {
@@ -76,6 +77,7 @@ struct pfc_machine {
 	int have_kernel_map;
 	struct pfc_map kmap;
 	struct pfc_maps ksym_maps;   /* KSYMBOL maps: one symbol each, named like their DSO */
+	uint64_t kgen;               /* bumped when kernel address resolution changes */
 	/* build-ids from the BUILD_ID feature / HEADER_BUILD_ID, applied to DSOs by path */
 	struct pfc_bid { const char *path; uint8_t id[20]; int len; int kernel; } *bids;
 	size_t nr_bids, cap_bids;

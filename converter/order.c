@@ -103,6 +103,70 @@ static int cmp_qev(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int before(const struct pfc_qev *x, const struct pfc_qev *y)
+{
+	return x->ts < y->ts || (x->ts == y->ts && x->seq < y->seq);
+}
+
+/* Records arrive as a few sorted runs (one per CPU ring buffer per round), so the queue
+ * is sorted by merging its natural runs, stable by arrival order; many runs fall back
+ * to qsort. */
+static int sort_queue(struct pfc_order *o)
+{
+	size_t runs = 1, i, width;
+	struct pfc_qev *tmp, *src, *dst;
+	size_t *bounds, nb;
+
+	for (i = 1; i < o->n; i++)
+		if (before(&o->v[i], &o->v[i - 1]))
+			runs++;
+	if (runs == 1)
+		return 0;
+	if (runs > 64) {
+		qsort(o->v, o->n, sizeof(*o->v), cmp_qev);
+		return 0;
+	}
+	tmp = malloc(o->n * sizeof(*tmp));
+	bounds = malloc((runs + 1) * sizeof(*bounds));
+	if (!tmp || !bounds) {
+		free(tmp);
+		free(bounds);
+		qsort(o->v, o->n, sizeof(*o->v), cmp_qev);
+		return 0;
+	}
+	nb = 0;
+	bounds[nb++] = 0;
+	for (i = 1; i < o->n; i++)
+		if (before(&o->v[i], &o->v[i - 1]))
+			bounds[nb++] = i;
+	bounds[nb] = o->n;
+	src = o->v;
+	dst = tmp;
+	for (width = 1; width < nb; width *= 2) {
+		size_t r;
+		for (r = 0; r < nb; r += 2 * width) {
+			size_t a = bounds[r], m = bounds[r + width < nb ? r + width : nb];
+			size_t e = bounds[r + 2 * width < nb ? r + 2 * width : nb], x = a, y = m, k = a;
+			while (x < m && y < e)
+				dst[k++] = before(&src[y], &src[x]) ? src[y++] : src[x++];
+			while (x < m)
+				dst[k++] = src[x++];
+			while (y < e)
+				dst[k++] = src[y++];
+		}
+		{
+			struct pfc_qev *t = src;
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != o->v)
+		memcpy(o->v, src, o->n * sizeof(*o->v));
+	free(tmp);
+	free(bounds);
+	return 0;
+}
+
 static int release(struct pfc_order *o, uint64_t limit, int all)
 {
 	size_t i, k = 0;
@@ -110,7 +174,7 @@ static int release(struct pfc_order *o, uint64_t limit, int all)
 
 	if (!o->n)
 		return 0;
-	qsort(o->v, o->n, sizeof(*o->v), cmp_qev);
+	sort_queue(o);
 	for (i = 0; i < o->n; i++) {
 		if (!all && o->v[i].ts > limit)
 			break;

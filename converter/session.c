@@ -104,6 +104,8 @@ void pfc_session_close(struct pfc_session *s)
 	pfc_reader_close(&s->rd);
 	free(s->evsel_first_seq);
 	free(s->fbuf);
+	free(s->raw);
+	free(s->raw_ips);
 }
 
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
@@ -131,6 +133,111 @@ uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx)
 }
 
 /* ---- samples ---- */
+
+struct pfc_rawent {
+	uint64_t hash;
+	const struct pfc_maps *maps;
+	uint64_t gen, kgen;
+	uint64_t ips;             /* offset in raw_ips */
+	uint32_t nr, stack, comm, evsel;
+	int32_t pid, tid;
+};
+
+static uint64_t hash_chain(const uint8_t *p, uint64_t nr, uint64_t seed)
+{
+	uint64_t h = seed ^ (nr * 0x9E3779B97F4A7C15ULL), i, v;
+
+	for (i = 0; i < nr; i++) {
+		memcpy(&v, p + i * 8, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	return h ^ (h >> 29);
+}
+
+static struct pfc_rawent *raw_lookup(struct pfc_session *s, uint64_t h, const struct pfc_sample *smp,
+				     const struct pfc_thread *th, uint32_t evsel, int *found)
+{
+	size_t i;
+
+	*found = 0;
+	if (!s->raw_cap)
+		return NULL;
+	for (i = h & (s->raw_cap - 1);; i = (i + 1) & (s->raw_cap - 1)) {
+		struct pfc_rawent *e = &s->raw[i];
+		if (!e->nr && !e->hash && !e->maps)
+			return e;
+		if (e->hash == h && e->nr == smp->callchain_nr && e->maps == th->maps && e->gen == th->maps->gen &&
+		    e->kgen == s->machine.kgen && e->comm == th->comm && e->evsel == evsel &&
+		    e->pid == (int32_t)smp->pid && e->tid == (int32_t)smp->tid &&
+		    !memcmp(s->raw_ips + e->ips, smp->callchain, smp->callchain_nr * 8)) {
+			*found = 1;
+			return e;
+		}
+	}
+}
+
+static int raw_grow(struct pfc_session *s)
+{
+	size_t cap = s->raw_cap ? s->raw_cap * 2 : 4096, i;
+	struct pfc_rawent *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -1;
+	for (i = 0; i < s->raw_cap; i++) {
+		struct pfc_rawent *e = &s->raw[i];
+		size_t j;
+		if (!e->maps)
+			continue;
+		for (j = e->hash & (cap - 1); n[j].maps; j = (j + 1) & (cap - 1))
+			;
+		n[j] = *e;
+	}
+	free(s->raw);
+	s->raw = n;
+	s->raw_cap = cap;
+	return 0;
+}
+
+static int raw_insert(struct pfc_session *s, uint64_t h, const struct pfc_sample *smp, const struct pfc_thread *th,
+		      uint32_t evsel, uint32_t stack)
+{
+	struct pfc_rawent *e;
+	int found;
+	uint64_t need = smp->callchain_nr;
+
+	if ((s->raw_count + 1) * 2 > s->raw_cap && raw_grow(s) < 0)
+		return -1;
+	if (s->raw_ips_len + need > s->raw_ips_cap) {
+		size_t cap = s->raw_ips_cap ? s->raw_ips_cap * 2 : 1 << 16;
+		uint64_t *n;
+		while (cap < s->raw_ips_len + need)
+			cap *= 2;
+		n = realloc(s->raw_ips, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		s->raw_ips = n;
+		s->raw_ips_cap = cap;
+	}
+	e = raw_lookup(s, h, smp, th, evsel, &found);
+	if (!e || found)
+		return 0;
+	memcpy(s->raw_ips + s->raw_ips_len, smp->callchain, need * 8);
+	e->hash = h;
+	e->maps = th->maps;
+	e->gen = th->maps->gen;
+	e->kgen = s->machine.kgen;
+	e->ips = s->raw_ips_len;
+	e->nr = (uint32_t)need;
+	e->stack = stack;
+	e->comm = th->comm;
+	e->evsel = evsel;
+	e->pid = (int32_t)smp->pid;
+	e->tid = (int32_t)smp->tid;
+	s->raw_ips_len += need;
+	s->raw_count++;
+	return 0;
+}
 
 static int push_frame(struct pfc_session *s, uint32_t *n, const struct pfc_dso *dso, uint64_t addr, int kernel)
 {
@@ -162,6 +269,7 @@ static void load_kernel(struct pfc_session *s)
 	size_t i, first = SIZE_MAX, last = SIZE_MAX;
 
 	s->kernel_loaded = 1;
+	m->kgen++;
 	if (!m->kernel->loaded)
 		load_dso(s, m->kernel);
 	t = m->kernel->syms;
@@ -178,6 +286,7 @@ static void load_kernel(struct pfc_session *s)
 	m->kstart = t->syms[first].start;
 	m->kend = t->syms[last].end;
 	m->have_kernel_map = 1;
+	m->kgen++;
 }
 
 static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
@@ -200,8 +309,9 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	struct pfc_sample smp;
 	struct pfc_thread *th;
 	uint32_t n = 0;
-	int swap = s->rd.swap, ret, user_frames = 0;
-	uint64_t period;
+	int swap = s->rd.swap, ret, user_frames = 0, cacheable;
+	uint64_t period, rawhash = 0;
+	uint32_t stack;
 
 	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
 	if (ret < 0)
@@ -215,6 +325,23 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp.pid, (int32_t)smp.tid);
 	if (!th)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "thread");
+	period = (smp.flags & PFC_S_HAS_PERIOD) && smp.period ? smp.period : 1;
+	cacheable = (smp.flags & PFC_S_HAS_CALLCHAIN) && !(ev->sample_type & PERF_SAMPLE_STACK_USER) &&
+		    smp.callchain_nr <= UINT32_MAX;
+	if (cacheable) {
+		struct pfc_rawent *e;
+		int found;
+		rawhash = hash_chain(smp.callchain, smp.callchain_nr,
+				     ((uint64_t)th->comm << 32 | (uint32_t)smp.tid) ^ (uint64_t)(uintptr_t)th->maps);
+		e = raw_lookup(s, rawhash, &smp, th, (uint32_t)ev->idx, &found);
+		if (found) {
+			s->nr_raw_hits++;
+			s->st.nr_frames += s->stacks.stacks[e->stack].nr;
+			ev->period_total += period;
+			pfc_stacks_bump(&s->stacks, e->stack, period);
+			return 0;
+		}
+	}
 	if (smp.flags & PFC_S_HAS_CALLCHAIN) {
 		int cpumode = PERF_RECORD_MISC_USER, entries = 0;
 		uint64_t i;
@@ -264,11 +391,14 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 		s->st.nr_dwarf_not_unwound++;
 	}
 	s->st.nr_frames += n;
-	period = (smp.flags & PFC_S_HAS_PERIOD) && smp.period ? smp.period : 1;
 	ev->period_total += period;
-	if (pfc_stacks_add(&s->stacks, (uint32_t)ev->idx, th->comm, (int32_t)smp.pid, (int32_t)smp.tid,
-			   s->fbuf, n, period) == UINT32_MAX)
+	stack = pfc_stacks_add(&s->stacks, (uint32_t)ev->idx, th->comm, (int32_t)smp.pid, (int32_t)smp.tid,
+			       s->fbuf, n, period);
+	if (stack == UINT32_MAX)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "stack table");
+	/* the kernel map may change while frames are resolved: cache only afterwards */
+	if (cacheable && raw_insert(s, rawhash, &smp, th, (uint32_t)ev->idx, stack) < 0)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "callchain cache");
 	return 0;
 }
 

@@ -41,6 +41,8 @@ struct pfc_session_stats {
 	uint64_t nr_out_of_order;
 };
 
+struct pfc_rawent;
+
 struct pfc_session {
 	const struct pfc_opts *opts;
 	struct pfc_error *err;
@@ -57,6 +59,13 @@ struct pfc_session {
 	uint32_t *fbuf;               /* frame ids of the sample being built */
 	size_t fbuf_cap;
 	int kernel_loaded;
+	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
+	 * aggregated without resolving its frames again */
+	struct pfc_rawent *raw;
+	size_t raw_cap, raw_count;
+	uint64_t *raw_ips;
+	size_t raw_ips_len, raw_ips_cap;
+	uint64_t nr_raw_hits;
 	int symbolized;
 };
 

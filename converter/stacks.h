@@ -52,6 +52,12 @@ int pfc_stacks_init(struct pfc_stacks *s);
 void pfc_stacks_exit(struct pfc_stacks *s);
 /* Returns the frame id or UINT32_MAX on out of memory. */
 uint32_t pfc_stacks_frame(struct pfc_stacks *s, const struct pfc_dso *dso, uint64_t addr, int kernel);
+static inline void pfc_stacks_bump(struct pfc_stacks *s, uint32_t id, uint64_t period)
+{
+	s->stacks[id].period += period;
+	s->stacks[id].count++;
+}
+
 /* Adds one sample; returns the stack id or UINT32_MAX. */
 uint32_t pfc_stacks_add(struct pfc_stacks *s, uint32_t evsel, uint32_t comm, int32_t pid, int32_t tid,
 			const uint32_t *frames, uint32_t nr, uint64_t period);
