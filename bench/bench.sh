@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/bench.sh - perfconv against `perf script` on one large frame-pointer recording.
 #
-# Records (once; later runs reuse bench/work/perf.data) a system-wide cpu-clock recording with
-# call graphs of a CPU-bound workload, built from fixtures/bin-src/callgraph.c, until the file
-# holds at least BENCH_MB megabytes.  Then it times, on the same file with a warm page cache,
+# Records (once; later runs reuse bench/work/perf.data) a cpu-clock recording with call graphs
+# of a CPU-bound workload (one copy per CPU, built from fixtures/bin-src/callgraph.c), until the
+# file holds at least BENCH_MB megabytes.  Only the workload's processes are recorded (no -a), so
+# whatever else the machine runs does not change the input.  Then it times, on the same file with a warm page cache,
 #   perfconv -q -i perf.data -o out.folded
 #   perf script -i perf.data > /dev/null
 # and prints both wall times, their ratio, perfconv's throughput and perfconv's peak RSS.
@@ -21,7 +22,7 @@ PERFCONV=${PERFCONV:-./perfconv}
 WORK=bench/work
 DATA=$WORK/perf.data
 TARGET_MB=${BENCH_MB:-50}
-PERIOD_NS=${BENCH_PERIOD_NS:-50000} # cpu-clock period: 20 kHz per CPU
+PERIOD_NS=${BENCH_PERIOD_NS:-20000} # cpu-clock period: 50 kHz per CPU
 mkdir -p "$WORK"
 
 say() { printf 'bench: %s\n' "$*"; }
@@ -37,12 +38,12 @@ fi
 
 size_mb() { echo $(($(stat -c %s "$1") / 1000000)); }
 
-# record SECONDS: a system-wide recording while both CPUs run the workload for SECONDS.
+# record SECONDS: record the workload, one copy per CPU, for SECONDS.
 record() {
 	local secs=$1 n
 	n=$(nproc 2>/dev/null || echo 2)
 	# shellcheck disable=SC2016 # the script is for the inner bash
-	perf record -q -N -a -g -e cpu-clock -c "$PERIOD_NS" -o "$DATA.new" -- \
+	perf record -q -N -g -e cpu-clock -c "$PERIOD_NS" -o "$DATA.new" -- \
 		bash -c 'for _ in $(seq "$2"); do
 				(end=$((SECONDS + $1)); while [ "$SECONDS" -lt "$end" ]; do "$3" 100; done) &
 			done; wait' workload "$secs" "$n" "$WORK/callgraph" >/dev/null 2>"$WORK/record.log"
@@ -58,8 +59,8 @@ if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$DATA" ]; then
 	fi
 	rm -f "$WORK/probe.data"
 	gcc -O1 -fno-omit-frame-pointer -g -o "$WORK/callgraph" fixtures/bin-src/callgraph.c
-	secs=15
-	say "recording $secs s of $WORK/callgraph on every CPU (cpu-clock every ${PERIOD_NS} ns, -a -g)"
+	secs=5
+	say "recording $secs s of $WORK/callgraph, one per CPU (cpu-clock every ${PERIOD_NS} ns, -g)"
 	record "$secs"
 	got=$(size_mb "$DATA")
 	if [ "$got" -lt "$TARGET_MB" ]; then
