@@ -283,6 +283,33 @@ for dir in "$FIX"/*/; do
 		fi
 	fi
 
+	# DWARF: without unwinding, each sample must still have perf's kernel part and its user ip.
+	# perf's stacks, cut down to the process, the leaf user frame and the kernel frames, must be
+	# perfconv's stacks exactly (weights summed).
+	if [ "$fx" = dwarf-callgraph ] && selected "$fx/dwarf-kernel-part"; then
+		d=$TMP/case
+		run_pc "$d" "${args[@]}" --kernel -o "$d/out.folded"
+		expected "$exp/folded-kernel.txt" | python3 -c '
+import sys
+acc = {}
+for line in sys.stdin.buffer:
+    stack, _, count = line.rstrip(b"\n").rpartition(b" ")
+    parts = stack.split(b";")
+    kernel = [f for f in parts[1:] if f.endswith(b"_[k]")]
+    user = [f for f in parts[1:] if not f.endswith(b"_[k]")]
+    key = b";".join([parts[0]] + user[-1:] + kernel)
+    acc[key] = acc.get(key, 0) + int(count)
+for k in sorted(acc):
+    sys.stdout.buffer.write(k + b" " + str(acc[k]).encode() + b"\n")
+' >"$TMP/expected"
+		if [ "$rc" = 0 ] && cmp -s "$TMP/expected" "$d/out.folded"; then
+			pass "$fx/dwarf-kernel-part"
+		else
+			[ -f "$d/out.folded" ] && diff -u "$TMP/expected" "$d/out.folded" --label "perf, reduced" --label perfconv >"$d/diff"
+			mismatch "$fx/dwarf-kernel-part" "kernel part or user ip differs from the kernel part of perf output" "" "$d/diff" "$d/out.folded"
+		fi
+	fi
+
 	# Pipe mode through a real, unseekable pipe, as in `perf record -o - ... | perfconv -i -`.
 	if [ -f "$dir/pipe.data" ] && selected "$fx/stdin"; then
 		d=$TMP/case
