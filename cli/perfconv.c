@@ -352,6 +352,7 @@ int main(int argc, char **argv)
 		if (!w)
 			w = &pfc_writer_folded;
 	}
+	c.opts.keep_stream = w && (w->needs & PFC_NEED_STREAM);
 	ret = pfc_session_open(&s, &c.opts, &err);
 	/* a pipe stream carries its header features as records: read them first */
 	if (ret == 0 && (c.stats || w || (c.header && s.rd.pipe_mode)))

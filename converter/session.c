@@ -106,6 +106,8 @@ void pfc_session_close(struct pfc_session *s)
 	free(s->fbuf);
 	free(s->raw);
 	free(s->raw_ips);
+	free(s->stream);
+	free(s->raw_data);
 }
 
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
@@ -303,6 +305,48 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);
 }
 
+/* Keep a sample in the time-ordered stream. */
+static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint32_t stack)
+{
+	struct pfc_srec *r;
+
+	if (s->nr_stream == s->cap_stream) {
+		size_t cap = s->cap_stream ? s->cap_stream * 2 : 4096;
+		struct pfc_srec *n = realloc(s->stream, cap * sizeof(*n));
+		if (!n)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "sample stream");
+		s->stream = n;
+		s->cap_stream = cap;
+	}
+	r = &s->stream[s->nr_stream++];
+	memset(r, 0, sizeof(*r));
+	r->time = smp->flags & PFC_S_HAS_TIME ? smp->time : 0;
+	r->period = smp->flags & PFC_S_HAS_PERIOD ? smp->period : 0;
+	r->ip = smp->ip;
+	r->stack = stack;
+	r->cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
+	r->misc = smp->misc;
+	r->flags = (uint16_t)smp->flags;
+	if (smp->raw_size) {
+		if (s->raw_len + smp->raw_size > s->raw_cap) {
+			size_t cap = s->raw_cap ? s->raw_cap * 2 : 1 << 16;
+			uint8_t *n;
+			while (cap < s->raw_len + smp->raw_size)
+				cap *= 2;
+			n = realloc(s->raw_data, cap);
+			if (!n)
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "sample stream");
+			s->raw_data = n;
+			s->raw_cap = cap;
+		}
+		memcpy(s->raw_data + s->raw_len, smp->raw, smp->raw_size);
+		r->raw_off = s->raw_len;
+		r->raw_len = smp->raw_size;
+		s->raw_len += smp->raw_size;
+	}
+	return 0;
+}
+
 static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t *data, uint32_t size,
 			  uint64_t off)
 {
@@ -339,7 +383,7 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 			s->st.nr_frames += s->stacks.stacks[e->stack].nr;
 			ev->period_total += period;
 			pfc_stacks_bump(&s->stacks, e->stack, period);
-			return 0;
+			return s->opts->keep_stream ? keep_sample(s, &smp, e->stack) : 0;
 		}
 	}
 	if (smp.flags & PFC_S_HAS_CALLCHAIN) {
@@ -399,7 +443,7 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	/* the kernel map may change while frames are resolved: cache only afterwards */
 	if (cacheable && raw_insert(s, rawhash, &smp, th, (uint32_t)ev->idx, stack) < 0)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "callchain cache");
-	return 0;
+	return s->opts->keep_stream ? keep_sample(s, &smp, stack) : 0;
 }
 
 /* ---- other kernel records ---- */

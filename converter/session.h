@@ -25,7 +25,21 @@ struct pfc_opts {
 	int no_sort;                 /* process in file order */
 	int max_stack;               /* perf script's limit: 127 */
 	int verbose;
+	int keep_stream;             /* keep every sample in time order (writers that need it) */
 	FILE *log;                   /* warnings; NULL = quiet */
+};
+
+/* One sample of the time-ordered stream. */
+struct pfc_srec {
+	uint64_t time;               /* 0 when the sample has no TIME */
+	uint64_t period;             /* as recorded (0 when none) */
+	uint64_t ip;                 /* sample ip (for samples without a callchain) */
+	uint64_t raw_off;            /* tracepoint payload in pfc_session.raw_data */
+	uint32_t raw_len;
+	uint32_t stack;              /* pfc_stacks.stacks index: event, comm, pid/tid, frames */
+	uint32_t cpu;                /* UINT32_MAX when the sample has no CPU */
+	uint16_t misc;
+	uint16_t flags;              /* PFC_S_HAS_* (low 16 bits) */
 };
 
 /* What a sample was delivered with, kept for writers that need the stream. */
@@ -66,6 +80,11 @@ struct pfc_session {
 	uint64_t *raw_ips;
 	size_t raw_ips_len, raw_ips_cap;
 	uint64_t nr_raw_hits;
+	/* time-ordered sample stream (opts->keep_stream) */
+	struct pfc_srec *stream;
+	size_t nr_stream, cap_stream;
+	uint8_t *raw_data;
+	size_t raw_len, raw_cap;
 	int symbolized;
 };
 
