@@ -328,21 +328,21 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 	r->misc = smp->misc;
 	r->flags = (uint16_t)smp->flags;
 	if (smp->raw_size) {
-		if (s->raw_len + smp->raw_size > s->raw_cap) {
-			size_t cap = s->raw_cap ? s->raw_cap * 2 : 1 << 16;
+		if (s->raw_data_len + smp->raw_size > s->raw_data_cap) {
+			size_t cap = s->raw_data_cap ? s->raw_data_cap * 2 : 1 << 16;
 			uint8_t *n;
-			while (cap < s->raw_len + smp->raw_size)
+			while (cap < s->raw_data_len + smp->raw_size)
 				cap *= 2;
 			n = realloc(s->raw_data, cap);
 			if (!n)
 				return PFC_FAIL_NOOFF(s->err, NOMEM, "sample stream");
 			s->raw_data = n;
-			s->raw_cap = cap;
+			s->raw_data_cap = cap;
 		}
-		memcpy(s->raw_data + s->raw_len, smp->raw, smp->raw_size);
-		r->raw_off = s->raw_len;
+		memcpy(s->raw_data + s->raw_data_len, smp->raw, smp->raw_size);
+		r->raw_off = s->raw_data_len;
 		r->raw_len = smp->raw_size;
-		s->raw_len += smp->raw_size;
+		s->raw_data_len += smp->raw_size;
 	}
 	return 0;
 }

@@ -84,7 +84,7 @@ struct pfc_session {
 	struct pfc_srec *stream;
 	size_t nr_stream, cap_stream;
 	uint8_t *raw_data;
-	size_t raw_len, raw_cap;
+	size_t raw_data_len, raw_data_cap;
 	int symbolized;
 };
 
