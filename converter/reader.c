@@ -452,6 +452,20 @@ int pfc_reader_open(struct pfc_reader *r, const char *path, struct pfc_error *er
 	return open_file_mode(r);
 }
 
+void pfc_reader_release(struct pfc_reader *r, uint64_t upto)
+{
+	uint64_t page = 1 << 21, start, end;	/* in 2 MiB steps: few system calls */
+
+	if (!r->map || upto > r->map_size)
+		return;
+	start = r->released & ~(page - 1);
+	end = upto & ~(page - 1);
+	if (end <= start || end - start < page)
+		return;
+	madvise((void *)(r->map + start), (size_t)(end - start), MADV_DONTNEED);
+	r->released = end;
+}
+
 void pfc_reader_close(struct pfc_reader *r)
 {
 	size_t i;

@@ -67,6 +67,7 @@ struct pfc_reader {
 	uint64_t bytes_total;   /* size of the input when known */
 	uint64_t bytes_done;
 	uint64_t junk_bytes;    /* ignored after the end of a pipe stream */
+	uint64_t released;      /* mapped bytes before this offset were given back */
 	int sample_id_all;      /* of the first evsel */
 	int id_pos, is_pos;     /* in u64 words, perf's rule */
 	struct pfc_error *err;
@@ -77,6 +78,9 @@ int pfc_reader_open(struct pfc_reader *r, const char *path, struct pfc_error *er
 /* Feed every record of the data section to fn, in file order. */
 int pfc_reader_run(struct pfc_reader *r, pfc_rec_fn fn, void *ctx);
 void pfc_reader_close(struct pfc_reader *r);
+/* The caller no longer needs mapped bytes before file offset `upto`: drop those pages from
+ * memory, so that resident memory does not grow with the size of the input. */
+void pfc_reader_release(struct pfc_reader *r, uint64_t upto);
 
 /* Which evsel a record belongs to (perf's id_pos / is_pos rule).  Never NULL when there
  * is at least one evsel. */

@@ -587,8 +587,20 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 	if (r->type >= 64) {
 		switch (r->type) {
 		case PFC_REC_FINISHED_ROUND:
-			if (s->ordered)
-				return pfc_order_round(&s->order);
+			if (s->ordered) {
+				int ret = pfc_order_round(&s->order);
+				if (ret < 0)
+					return ret;
+			}
+			/* mapped records before the oldest one still queued are done with */
+			if (!r->compressed && !s->rd.streaming) {
+				uint64_t low = r->offset;
+				size_t i;
+				for (i = 0; i < s->order.n; i++)
+					if (!s->order.v[i].compressed && s->order.v[i].offset < low)
+						low = s->order.v[i].offset;
+				pfc_reader_release(&s->rd, low);
+			}
 			break;
 		case PFC_REC_HEADER_BUILD_ID:
 			load_build_ids(s, r->data, r->size);
