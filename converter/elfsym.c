@@ -372,7 +372,8 @@ static int cand_path(enum cand_type type, const struct pfc_symopts *o, const cha
 			n = snprintf(out, size, "%s", tmp);
 		else
 			n = snprintf(out, size, "%s/%s", tmp,
-				     type == CAND_BUILD_ID_CACHE ? "elf" : "debug");
+				     type != CAND_BUILD_ID_CACHE ? "debug" :
+				     !strcmp(path, "[vdso]") ? "vdso" : "elf");	/* perf's cache basenames */
 		return n < 0 || (size_t)n >= size ? -1 : 0;
 	case CAND_FEDORA_DEBUGINFO:
 		n = snprintf(tmp, sizeof(tmp), "/usr/lib/debug%s.debug", path);

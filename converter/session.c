@@ -693,6 +693,11 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 	if (!t)
 		return;
 	switch (d->kind) {
+	case PFC_DSO_VDSO:
+		/* only perf's build-id cache can hold the image of the recording's vdso */
+		if (!d->build_id_len)
+			break;
+		/* fall through */
 	case PFC_DSO_FILE: {
 		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose };
 		struct pfc_dso_load info;
