@@ -981,6 +981,10 @@ static void unit_elf_rules(struct counts *c, const char *root)
 	char detail[256];
 
 	pathf(src, "%s/tmp/probe/fx/bin/callgraph", root);
+	if (!exists(src)) {
+		printf("SKIP elf rules: no '%s'\n", src);
+		return;
+	}
 	if (!mkdtemp(tmpl)) {
 		expect(c, 0, "elf rules", "cannot make a temporary directory");
 		return;
