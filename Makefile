@@ -22,7 +22,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS)
-LIBS = $(PKG_LIBS) -liberty -lm
+LIBS = $(PKG_LIBS) -liberty -lm -pthread
 
 ifeq ($(DEVELOPER),1)
 DEVELOPER_CFLAGS = -Werror

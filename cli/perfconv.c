@@ -353,10 +353,24 @@ int main(int argc, char **argv)
 			w = &pfc_writer_folded;
 	}
 	c.opts.keep_stream = w && (w->needs & PFC_NEED_STREAM);
+	c.opts.preload_kernel = w != NULL;
 	ret = pfc_session_open(&s, &c.opts, &err);
 	/* a pipe stream carries its header features as records: read them first */
 	if (ret == 0 && (c.stats || w || (c.header && s.rd.pipe_mode)))
 		ret = pfc_session_process(&s);
+	if (ret == -PFC_ERR_RETRY) {
+		/* rare: kernel frames outside the kallsyms range came before the preloaded
+		 * symbols were in; the second pass loads them in line, exactly as perf does */
+		if (c.verbose)
+			fprintf(stderr, "perfconv: '%s': converting again with the kernel symbols read in line\n",
+				c.opts.input);
+		pfc_session_close(&s);
+		memset(&err, 0, sizeof(err));
+		c.opts.preload_kernel = 0;
+		ret = pfc_session_open(&s, &c.opts, &err);
+		if (ret == 0)
+			ret = pfc_session_process(&s);
+	}
 	if (ret == 0 && c.header)
 		ret = print_header(&s, c.header_full) < 0 ? PFC_FAIL_NOOFF(&err, IO, "cannot print the header") : 0;
 	if (ret == 0 && c.stats)

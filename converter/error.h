@@ -24,7 +24,8 @@
 	_E(UNSUPPORTED, "unsupported input") \
 	_E(ZSTD, "zstd decompression failed") \
 	_E(WRITE, "write error") \
-	_E(USAGE, "usage error")
+	_E(USAGE, "usage error") \
+	_E(RETRY, "must be converted again without the kernel symbol preload")
 
 #define PFC_E_ENUM(name, msg) PFC_ERR_##name,
 enum pfc_errcode { PFC_ERRORS(PFC_E_ENUM) PFC_ERR__MAX };

@@ -6,6 +6,7 @@
  * between kernel and user maps, an unknown marker discards the chain, at most max_stack
  * frames are kept, and each address is looked up as it was recorded.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +20,77 @@
 #define PFC_REG_X86_IP 8
 
 static int deliver(void *ctx, const struct pfc_qev *ev);
+static int kernel_matches_running(struct pfc_session *s);
+
+/* ---- kernel symbols, read on a second thread while the records are processed ---- */
+
+struct pfc_kpreload {
+	pthread_t thread;
+	const char *path;
+	struct pfc_symtab *t;
+	int ret;
+	int done;                    /* set by the thread when t is complete */
+};
+
+static void *kpreload_main(void *arg)
+{
+	struct pfc_kpreload *k = arg;
+	const char *delay = getenv("PERFCONV_PRELOAD_DELAY_MS");	/* for the tests of the retry */
+
+	if (delay && *delay)
+		usleep((useconds_t)strtoul(delay, NULL, 10) * 1000);
+	k->ret = pfc_kallsyms_load(k->path, k->t);
+	__atomic_store_n(&k->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int kpreload_done(const struct pfc_session *s)
+{
+	return s->kpreload && __atomic_load_n(&s->kpreload->done, __ATOMIC_ACQUIRE);
+}
+
+/* The kallsyms file this session will read, or NULL (then a warning says why, later). */
+static const char *kernel_syms_path(struct pfc_session *s)
+{
+	if (s->opts->kallsyms)
+		return s->opts->kallsyms;
+	return kernel_matches_running(s) ? "/proc/kallsyms" : NULL;
+}
+
+/* Reading and sorting a kallsyms file costs as much as decoding a large recording, and
+ * needs nothing from it: start it now, take the table when the first kernel frame needs it. */
+static void kpreload_start(struct pfc_session *s)
+{
+	struct pfc_kpreload *k;
+	const char *path = kernel_syms_path(s);
+
+	if (!path || !(k = calloc(1, sizeof(*k))))
+		return;
+	k->path = path;
+	k->t = calloc(1, sizeof(*k->t));
+	if (!k->t || pthread_create(&k->thread, NULL, kpreload_main, k) != 0) {
+		free(k->t);
+		free(k);
+		return;
+	}
+	s->kpreload = k;
+}
+
+/* Wait for the preload; returns its table (NULL: failed or not started) and its status. */
+static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret)
+{
+	struct pfc_kpreload *k = s->kpreload;
+	struct pfc_symtab *t;
+
+	if (!k)
+		return NULL;
+	pthread_join(k->thread, NULL);
+	t = k->t;
+	*ret = k->ret;
+	free(k);
+	s->kpreload = NULL;
+	return t;
+}
 
 static int bad_record(struct pfc_session *s, uint64_t off, uint32_t type, const char *what)
 {
@@ -79,12 +151,22 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
 	if (pfc_feat_has(&s->rd, PFC_FEAT_BUILD_ID))
 		load_build_ids(s, s->rd.feat[PFC_FEAT_BUILD_ID].data, s->rd.feat[PFC_FEAT_BUILD_ID].size);
+	/* a pipe stream's OSRELEASE comes later, as a record: that one loads when needed */
+	if (o->preload_kernel && !s->rd.pipe_mode && !(getenv("PERFCONV_PRELOAD") && !strcmp(getenv("PERFCONV_PRELOAD"), "0")))
+		kpreload_start(s);
 	return 0;
 }
 
 void pfc_session_close(struct pfc_session *s)
 {
 	size_t i;
+	int kret;
+	struct pfc_symtab *kt = kpreload_take(s, &kret);
+
+	if (kt) {
+		pfc_symtab_free(kt);
+		free(kt);
+	}
 
 	for (i = 0; i < s->machine.nr_dsos; i++) {
 		struct pfc_dso *d = s->machine.dsos[i];
@@ -291,15 +373,60 @@ static void load_kernel(struct pfc_session *s)
 	m->kgen++;
 }
 
+/*
+ * perf loads the kernel's symbols at the first kernel address, and the kernel map then
+ * shrinks to the kallsyms range.  While a preload is still running the map is left as it
+ * was: every kernel frame is then the same (kernel, ip) tuple that the stretched map gives,
+ * except an address on one side of the kallsyms range's edges only: outside it (perf leaves
+ * it without a map) or inside it but beyond the recorded kernel map (init text after
+ * _etext, which perf resolves).
+ * An address outside the recorded map waits for the preload, so only a kallsyms file that
+ * ends before the recorded map does (a cut or foreign one) can leave such frames behind.
+ * When the preload is in, they are looked for; pfc_session_process reports them as
+ * -PFC_ERR_RETRY and the caller converts again without the preload.
+ */
+static void kernel_stretch_pending(struct pfc_session *s)
+{
+	const struct pfc_machine *m = &s->machine;
+	size_t i;
+
+	s->kernel_pending = 0;
+	load_kernel(s);
+	if (!m->have_kernel_map)
+		return;
+	for (i = s->kernel_pending_frame0; i < s->stacks.nr_frames; i++) {
+		const struct pfc_frame *f = &s->stacks.frames[i];
+		int inside = f->addr >= m->kstart && f->addr < m->kend;
+		/* the map before the stretch is the recorded one (or none): either way round */
+		if ((f->dso == m->kernel && !inside) || (!f->dso && f->kernel && inside))
+			s->kernel_preload_conflict = 1;
+	}
+}
+
+static void kernel_first_hit(struct pfc_session *s)
+{
+	if (s->kpreload && !kpreload_done(s)) {
+		s->kernel_pending = 1;
+		s->kernel_loaded = 1;
+		s->kernel_pending_frame0 = s->stacks.nr_frames;
+		return;
+	}
+	load_kernel(s);
+}
+
 static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
 {
 	const struct pfc_map *map = NULL;
 	int kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 
+	/* an address beyond the recorded kernel map (init text, modules) waits for the table */
+	if (kernel && s->kernel_pending &&
+	    (kpreload_done(s) || !pfc_machine_find_map(&s->machine, th, kernel, ip)))
+		kernel_stretch_pending(s);
 	if (kernel || cpumode == PERF_RECORD_MISC_USER)
 		map = pfc_machine_find_map(&s->machine, th, kernel, ip);
 	if (kernel && map && !s->kernel_loaded)
-		load_kernel(s);
+		kernel_first_hit(s);
 	if (!map)
 		return push_frame(s, n, NULL, ip, kernel);
 	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);
@@ -659,6 +786,10 @@ int pfc_session_process(struct pfc_session *s)
 		return ret;
 	ret = pfc_order_flush_all(&s->order);
 	s->st.nr_out_of_order = s->order.nr_out_of_order;
+	if (ret == 0 && s->kernel_pending)
+		kernel_stretch_pending(s);
+	if (ret == 0 && s->kernel_preload_conflict)
+		return PFC_FAIL_NOOFF(s->err, RETRY, "kernel frames outside the kallsyms range were seen before it was read");
 	return ret;
 }
 
@@ -708,14 +839,19 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 				d->name);
 		break;
 	}
-	case PFC_DSO_KERNEL:
-		if (o->kallsyms)
+	case PFC_DSO_KERNEL: {
+		struct pfc_symtab *pre = kpreload_take(s, &ret);
+		if (pre) {
+			free(t);
+			t = pre;
+		} else if (o->kallsyms)
 			ret = pfc_kallsyms_load(o->kallsyms, t);
 		else if (kernel_matches_running(s))
 			ret = pfc_kallsyms_load("/proc/kallsyms", t);
 		else if (o->log)
 			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: the recording's kernel is not the running one (use --kallsyms)\n");
 		break;
+	}
 	case PFC_DSO_PERFMAP: {
 		char path[4096];
 		struct pfc_perfmap *pm = calloc(1, sizeof(*pm));

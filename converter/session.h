@@ -25,6 +25,7 @@ struct pfc_opts {
 	int no_sort;                 /* process in file order */
 	int max_stack;               /* perf script's limit: 127 */
 	int verbose;
+	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
 	FILE *log;                   /* warnings; NULL = quiet */
 };
@@ -56,6 +57,7 @@ struct pfc_session_stats {
 };
 
 struct pfc_rawent;
+struct pfc_kpreload;
 
 struct pfc_session {
 	const struct pfc_opts *opts;
@@ -86,6 +88,10 @@ struct pfc_session {
 	uint8_t *raw_data;
 	size_t raw_data_len, raw_data_cap;
 	int symbolized;
+	struct pfc_kpreload *kpreload;
+	int kernel_pending;           /* first kernel frame seen, preload still running */
+	int kernel_preload_conflict;  /* a frame got a map perf would not have given it */
+	size_t kernel_pending_frame0;
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);
