@@ -14,6 +14,7 @@
 #include "converter/hdrprint.h"
 #include "converter/session.h"
 #include "converter/statsprint.h"
+#include "formats/perfscript.h"
 #include "formats/writer.h"
 
 #ifndef PERFCONV_VERSION
@@ -29,6 +30,7 @@ enum {
 enum {
 	OPT_STATS = 256, OPT_HEADER, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
 	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL,
+	OPT_FIELDS,
 };
 
 struct opt_doc {
@@ -44,7 +46,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell)" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script" },
 	{ OPT_STATS, "stats", 0, 0, NULL, "print record counts by type, like 'perf report --stats'" },
 	{ OPT_HEADER, "header", 0, 0, NULL, "print the header features, like 'perf report --header-only'" },
 	{ OPT_HEADER_FULL, "header-full", 0, 0, NULL, "print every header feature in full, like 'perf report --header-only -I'" },
@@ -54,6 +56,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_JIT, "jit", 0, 0, NULL, "folded: mark JIT frames (perf maps) with _[j]" },
 	{ OPT_ALL, "all", 0, 0, NULL, "folded: --kernel and --jit" },
 	{ OPT_ADDRS, "addrs", 0, 0, NULL, "folded: show the address of frames without a symbol" },
+	{ OPT_FIELDS, "fields", 0, 1, "LIST", "perf-script: fields to print, as perf script -F (default: perf script's)" },
 	{ OPT_EVENT, "event", 0, 1, "NAME", "use samples of this event (default: the first event sampled)" },
 	{ OPT_SYMFS, "symfs", 0, 1, "DIR", "look for binaries and debug files under DIR, like perf --symfs" },
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
@@ -308,6 +311,7 @@ int main(int argc, char **argv)
 		case OPT_ALL: c.wopts.kernel = c.wopts.jit = 1; break;
 		case OPT_ADDRS: c.wopts.addrs = 1; break;
 		case OPT_EVENT: c.wopts.event = optarg; break;
+		case OPT_FIELDS: c.wopts.fields = optarg; break;
 		case OPT_SYMFS: c.opts.symfs = optarg; break;
 		case OPT_KALLSYMS: c.opts.kallsyms = optarg; break;
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;
@@ -352,6 +356,18 @@ int main(int argc, char **argv)
 		if (!w)
 			w = &pfc_writer_folded;
 	}
+	if (c.wopts.fields) {
+		struct pfc_ps_fields f;
+		char why[160];
+		if (pfc_ps_fields_parse(c.wopts.fields, &f, why, sizeof(why)) < 0) {
+			fprintf(stderr, "perfconv: --fields: %s\nTry 'perfconv --help' for more information.\n", why);
+			return EXIT_USAGE;
+		}
+	}
+	/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
+	if (w == &pfc_writer_perf_script && c.output && strlen(c.output) > 3 &&
+	    !strcmp(c.output + strlen(c.output) - 3, ".gz"))
+		c.wopts.gzip = 1;
 	c.opts.keep_stream = w && (w->needs & PFC_NEED_STREAM);
 	c.opts.preload_kernel = w != NULL;
 	ret = pfc_session_open(&s, &c.opts, &err);

@@ -450,6 +450,7 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 	r->time = smp->flags & PFC_S_HAS_TIME ? smp->time : 0;
 	r->period = smp->flags & PFC_S_HAS_PERIOD ? smp->period : 0;
 	r->ip = smp->ip;
+	r->addr = smp->addr;
 	r->stack = stack;
 	r->cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
 	r->misc = smp->misc;

@@ -20,6 +20,9 @@ struct pfc_wopts {
 	/* folded (stackcollapse-perf.pl options of the same names) */
 	int pid, tid, kernel, jit, addrs;
 	const char *event;          /* --event: keep only this event; NULL = the first one seen */
+	/* perf-script */
+	const char *fields;         /* --fields: perf script -F list; NULL = perf script's defaults */
+	int gzip;                   /* compress the output (the output name ends in .gz) */
 };
 
 struct pfc_writer {
@@ -30,6 +33,7 @@ struct pfc_writer {
 };
 
 extern const struct pfc_writer pfc_writer_folded;
+extern const struct pfc_writer pfc_writer_perf_script;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];
