@@ -25,9 +25,10 @@ static uint64_t td_off(const struct td *t)
 	return t->base + (uint64_t)(t->c.p - t->start);
 }
 
-static int td_bad(struct td *t, const char *what)
+/* `at` is where the item that is wrong starts */
+static int td_bad(struct td *t, uint64_t at, const char *what)
 {
-	return PFC_FAIL(t->err, BAD_FEATURE, td_off(t), "tracing data: %s", what);
+	return PFC_FAIL(t->err, BAD_FEATURE, at, "tracing data: %s", what);
 }
 
 /* A NUL-terminated string in place. */
@@ -137,13 +138,13 @@ static void load_cmdlines(struct tep_handle *tep, char *text)
 /* One format file: u64 size, then the text. */
 static int parse_format(struct td *t, struct tep_handle *tep, const char *sys)
 {
-	uint64_t size = pfc_cur_u64(&t->c);
+	uint64_t at = td_off(t), size = pfc_cur_u64(&t->c);
 	char *text;
 
 	if (t->c.bad)
-		return td_bad(t, "truncated event format list");
+		return td_bad(t, at, "truncated event format list");
 	if (size > pfc_cur_left(&t->c))
-		return td_bad(t, "event format larger than the section");
+		return td_bad(t, at, "event format larger than the section");
 	text = td_text(t, size);
 	if (!text)
 		return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
@@ -159,24 +160,26 @@ static int parse_all(struct td *t, struct tep_handle *tep)
 	const uint8_t *p;
 	const char *version, *s;
 	uint32_t n, i, nsys, page;
-	uint64_t size;
+	uint64_t size, at = td_off(t);
 	int big, long_size, ret;
 	char *text;
 
 	p = pfc_cur_bytes(&t->c, sizeof(magic));
 	if (!p || memcmp(p, magic, sizeof(magic)))
-		return td_bad(t, "bad magic");
+		return td_bad(t, at, "bad magic");
+	at = td_off(t);
 	version = td_string(t);
 	p = pfc_cur_bytes(&t->c, 2);
 	if (!version || !p)
-		return td_bad(t, "truncated header");
+		return td_bad(t, at, "truncated header");
 	big = p[0];
 	long_size = p[1];
 	/* counts and sizes are in the recording machine's byte order */
 	t->c.swap = big != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+	at = td_off(t);
 	page = pfc_cur_u32(&t->c);
 	if (t->c.bad || !page)
-		return td_bad(t, "truncated header");
+		return td_bad(t, at, "truncated header");
 	tep_set_flag(tep, TEP_NSEC_OUTPUT);
 	tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_local_bigendian(tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
@@ -184,59 +187,69 @@ static int parse_all(struct td *t, struct tep_handle *tep)
 	tep_set_page_size(tep, (int)page);
 
 	/* header_page: the ring buffer page header; its commit field gives the kernel's long */
+	at = td_off(t);
 	p = pfc_cur_bytes(&t->c, 12);
 	if (!p || memcmp(p, "header_page", 12))
-		return td_bad(t, "no header_page");
+		return td_bad(t, at, "no header_page");
+	at = td_off(t);
 	size = pfc_cur_u64(&t->c);
 	if (t->c.bad || size > pfc_cur_left(&t->c))
-		return td_bad(t, "truncated header_page");
+		return td_bad(t, at, "truncated header_page");
 	if (!(text = td_text(t, size)))
 		return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
 	if (!tep_parse_header_page(tep, text, size, tep_get_long_size(tep)))
 		tep_set_long_size(tep, tep_get_header_page_size(tep));
 	free(text);
+	at = td_off(t);
 	p = pfc_cur_bytes(&t->c, 13);
 	if (!p || memcmp(p, "header_event", 13))
-		return td_bad(t, "no header_event");
+		return td_bad(t, at, "no header_event");
+	at = td_off(t);
 	size = pfc_cur_u64(&t->c);
 	if (t->c.bad || !pfc_cur_bytes(&t->c, size))
-		return td_bad(t, "truncated header_event");
+		return td_bad(t, at, "truncated header_event");
 
 	/* ftrace's own events, then the formats of each system */
+	at = td_off(t);
 	n = pfc_cur_u32(&t->c);
 	if (t->c.bad)
-		return td_bad(t, "truncated ftrace formats");
+		return td_bad(t, at, "truncated ftrace formats");
 	for (i = 0; i < n; i++)
 		if ((ret = parse_format(t, tep, "ftrace")) < 0)
 			return ret;
+	at = td_off(t);
 	nsys = pfc_cur_u32(&t->c);
 	if (t->c.bad)
-		return td_bad(t, "truncated event systems");
+		return td_bad(t, at, "truncated event systems");
 	for (i = 0; i < nsys; i++) {
 		uint32_t j;
+		at = td_off(t);
 		if (!(s = td_string(t)))
-			return td_bad(t, "truncated system name");
+			return td_bad(t, at, "truncated system name");
+		at = td_off(t);
 		n = pfc_cur_u32(&t->c);
 		if (t->c.bad)
-			return td_bad(t, "truncated event formats");
+			return td_bad(t, at, "truncated event formats");
 		for (j = 0; j < n; j++)
 			if ((ret = parse_format(t, tep, s)) < 0)
 				return ret;
 	}
 
 	/* kallsyms (u32 size), printk formats (u32 size), saved comms from 0.6 on (u64 size) */
+	at = td_off(t);
 	size = pfc_cur_u32(&t->c);
 	if (t->c.bad || size > pfc_cur_left(&t->c))
-		return td_bad(t, "truncated kallsyms");
+		return td_bad(t, at, "truncated kallsyms");
 	if (size) {
 		if (!(text = td_text(t, size)))
 			return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
 		load_kallsyms(tep, text);
 		free(text);
 	}
+	at = td_off(t);
 	size = pfc_cur_u32(&t->c);
 	if (t->c.bad || size > pfc_cur_left(&t->c))
-		return td_bad(t, "truncated printk formats");
+		return td_bad(t, at, "truncated printk formats");
 	if (size) {
 		if (!(text = td_text(t, size)))
 			return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
@@ -244,9 +257,10 @@ static int parse_all(struct td *t, struct tep_handle *tep)
 		free(text);
 	}
 	if (strtod(version, NULL) >= 0.6) {
+		at = td_off(t);
 		size = pfc_cur_u64(&t->c);
 		if (t->c.bad || size > pfc_cur_left(&t->c))
-			return td_bad(t, "truncated saved comms");
+			return td_bad(t, at, "truncated saved comms");
 		if (size) {
 			if (!(text = td_text(t, size)))
 				return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
