@@ -204,6 +204,7 @@ struct ps_evsel {
 	int wide_comm;               /* "%16s" rather than "%s" */
 	int chain;                   /* frames on their own lines (the event has callchains) */
 	struct tep_event *tp;        /* tracepoint format, when the trace field is printed */
+	uint64_t sample_period;      /* printed as the period of samples without one */
 };
 
 struct ps_ctx {
@@ -324,8 +325,7 @@ static unsigned available(const struct pfc_evsel *ev)
 		drop |= PFC_PS_TIME;
 	if (!(t & PERF_SAMPLE_CPU))
 		drop |= PFC_PS_CPU;
-	if (!(t & PERF_SAMPLE_PERIOD))
-		drop |= PFC_PS_PERIOD;
+	/* no PERF_SAMPLE_PERIOD: perf prints attr.sample_period (perf record -c) */
 	if (!(t & PERF_SAMPLE_ADDR))
 		drop |= PFC_PS_ADDR;
 	if (!(t & PERF_SAMPLE_IP))
@@ -409,6 +409,7 @@ static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_er
 		if (!(f & PFC_PS_IP))
 			f &= ~FRAME_BITS;
 		c->ev[i].fields = f;
+		c->ev[i].sample_period = ev->attr.sample_period;
 		c->ev[i].chain = use_callchain && (ev->sample_type & PERF_SAMPLE_CALLCHAIN);
 		c->ev[i].wide_comm = !((f & PFC_PS_IP) && c->ev[i].chain);
 	}
@@ -495,7 +496,7 @@ static int write_sample(struct ps_ctx *c, const struct pfc_srec *r)
 		put(o, ": ", 2);
 	}
 	if (f & PFC_PS_PERIOD) {
-		put_u(o, r->period, 10);
+		put_u(o, r->flags & PFC_S_HAS_PERIOD ? r->period : pe->sample_period, 10);
 		putc1(o, ' ');
 	}
 	if (f & PFC_PS_EVENT) {

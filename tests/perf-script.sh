@@ -8,6 +8,8 @@
 #   - gzip: a *.perf.txt.gz output decompresses to the same bytes;
 #   - flamescope: Flamescope's regexes (app/perf/regexp.py) match every sample header and
 #     frame line, the first line is a sample and times never go back;
+#   - live-perf: when perf can record here, fresh recordings (with and without callchains, with
+#     perf record -c) against perf script itself, with several field lists;
 #   - errors: a bad --fields is a usage error (2); corrupt tracing data names the file and
 #     the offset, exits 1 and leaves no output file.
 # Run by tests/run.sh; prints lines in its format ("ok    NAME", "FAIL  NAME: why", "skip  ...",
@@ -254,6 +256,38 @@ if selected perf-script/fields-relative; then
 	else
 		diff "$FIX/tracepoint-sched-switch/expected/perf-script.txt" "$d/out.perf.txt" >"$d/diff" 2>&1
 		say_fail perf-script/fields-relative "+pid,-symoff,+period on the defaults must give the perf-script.txt fields" "$d/diff"
+	fi
+fi
+
+# perf itself as the oracle on fresh recordings: what the fixtures do not have (samples
+# without callchains, perf record -c, which leaves PERIOD out of the samples), several field lists.
+if selected perf-script/live-perf; then
+	d=$TMP/live
+	mkdir -p "$d"
+	wl=$ROOT/tmp/probe/fx/bin/callgraph
+	if ! command -v perf >/dev/null 2>&1; then
+		echo "skip  perf-script/live-perf: perf is not installed (scripts/install-deps.sh --bench installs linux-perf)"
+	elif ! perf record -q -N -e cpu-clock -c 200000 -o "$d/nog.data" -- "$wl" >/dev/null 2>"$d/rec.err" ||
+		! perf record -q -N -g -e cpu-clock -c 200000 -o "$d/g.data" -- "$wl" >/dev/null 2>>"$d/rec.err"; then
+		echo "skip  perf-script/live-perf: perf record is not allowed here ($(head -n 1 "$d/rec.err"))"
+	else
+		bad=
+		for in in nog g; do
+			for f in "" comm,pid,tid,time,period,event,ip,sym,dso,symoff comm,tid,event,ip,dso comm,pid,time,ip,sym comm,tid,ip; do
+				perf script -i "$d/$in.data" ${f:+-F "$f"} >"$d/perf.txt" 2>/dev/null
+				"$PERFCONV" -q -i "$d/$in.data" -f perf-script ${f:+--fields "$f"} -o "$d/pc.txt" 2>"$d/err" </dev/null
+				if [ ! -s "$d/perf.txt" ] || ! cmp -s "$d/perf.txt" "$d/pc.txt"; then
+					diff -u "$d/perf.txt" "$d/pc.txt" --label perf --label perfconv >"$d/diff" 2>&1
+					bad="$in.data with fields '${f:-default}'"
+					break 2
+				fi
+			done
+		done
+		if [ -n "$bad" ]; then
+			say_fail perf-script/live-perf "output differs from perf script on $bad" "$d/diff"
+		else
+			echo "ok    perf-script/live-perf"
+		fi
 	fi
 fi
 
