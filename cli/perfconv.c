@@ -262,6 +262,18 @@ static int convert(struct cli *c, struct pfc_session *s, const struct pfc_writer
 	return ret;
 }
 
+/* Flamescope (app/common/fileutil.py) refuses a path with a character outside its class
+ * [a-zA-Z0-9.,/_%+: -\\], in which " -\\" is the range from space to backslash. */
+static int flamescope_name_ok(const char *p)
+{
+	for (; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= ' ' && ch <= '\\') || ch == '_'))
+			return 0;
+	}
+	return 1;
+}
+
 static void apply_umask(void)
 {
 	mode_t m = umask(0);
@@ -364,6 +376,9 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (w == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet && !flamescope_name_ok(c.output))
+		fprintf(stderr, "perfconv: warning: '%s': Flamescope does not open files whose path has characters such "
+			"as ~ ] ^ { | } ` or non-ASCII ones\n", c.output);
 	/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
 	if (w == &pfc_writer_perf_script && c.output && strlen(c.output) > 3 &&
 	    !strcmp(c.output + strlen(c.output) - 3, ".gz"))

@@ -10,6 +10,7 @@
 #     frame line, the first line is a sample and times never go back;
 #   - live-perf: when perf can record here, fresh recordings (with and without callchains, with
 #     perf record -c) against perf script itself, with several field lists;
+#   - flamescope-name: a warning for output names Flamescope would refuse;
 #   - errors: a bad --fields is a usage error (2); corrupt tracing data names the file and
 #     the offset, exits 1 and leaves no output file.
 # Run by tests/run.sh; prints lines in its format ("ok    NAME", "FAIL  NAME: why", "skip  ...",
@@ -256,6 +257,23 @@ if selected perf-script/fields-relative; then
 	else
 		diff "$FIX/tracepoint-sched-switch/expected/perf-script.txt" "$d/out.perf.txt" >"$d/diff" 2>&1
 		say_fail perf-script/fields-relative "+pid,-symoff,+period on the defaults must give the perf-script.txt fields" "$d/diff"
+	fi
+fi
+
+# Flamescope refuses paths with characters outside [a-zA-Z0-9.,/_%+: -\\]: a warning says so
+if selected perf-script/flamescope-name; then
+	d=$TMP/fsname
+	mkdir -p "$d"
+	in=$FIX/fp-callgraph/perf.data
+	"$PERFCONV" -i "$in" --kallsyms "$ROOT/kallsyms" -o "$d/a~b.perf.txt" 2>"$d/err1" </dev/null
+	rc1=$?
+	"$PERFCONV" -i "$in" --kallsyms "$ROOT/kallsyms" -o "$d/a b(1).perf.txt" 2>"$d/err2" </dev/null
+	rc2=$?
+	if [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && grep -q "a~b.perf.txt': Flamescope" "$d/err1" && ! grep -q Flamescope "$d/err2"; then
+		echo "ok    perf-script/flamescope-name"
+	else
+		cat "$d/err1" "$d/err2" >"$d/err"
+		say_fail perf-script/flamescope-name "'~' must be warned about, ' ', '(' and ')' not (exit $rc1, $rc2)" "$d/err"
 	fi
 fi
 
