@@ -20,7 +20,12 @@ struct pfc_wopts {
 	/* folded (stackcollapse-perf.pl options of the same names) */
 	int pid, tid, kernel, jit, addrs;
 	const char *event;          /* --event: keep only this event; NULL = the first one seen */
+	/* speedscope */
+	int speedscope_by;          /* PFC_SPEEDSCOPE_BY_*: one profile per thread or per process */
+	const char *version;        /* perfconv's version, for formats that name their exporter */
 };
+
+enum { PFC_SPEEDSCOPE_BY_THREAD, PFC_SPEEDSCOPE_BY_PROCESS };
 
 struct pfc_writer {
 	const char *name;           /* -f NAME */
@@ -30,6 +35,7 @@ struct pfc_writer {
 };
 
 extern const struct pfc_writer pfc_writer_folded;
+extern const struct pfc_writer pfc_writer_speedscope;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];
