@@ -497,6 +497,18 @@ if selected man/lint; then
 fi
 
 # ---------------------------------------------------------------------------------------------------
+# speedscope: every fixture against speedscope's schema, its importer's rules and perf's totals, and
+# the speedscope app in headless chromium (tests/speedscope.sh prints lines in the same format).
+while IFS= read -r line; do
+	case $line in
+	"ok "*) npass=$((npass + 1)) ;;
+	"FAIL "*) nfail=$((nfail + 1)) ;;
+	"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+	esac
+	printf '%s\n' "$line"
+done < <(FILTERS="${filters[*]}" "$top/tests/speedscope.sh" || echo "FAIL  speedscope: tests/speedscope.sh exited with status $?")
+
+# ---------------------------------------------------------------------------------------------------
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
 # tests/truncate.sh prints lines in the same format; count them here for the one summary line.
 if [ "${TRUNCATE:-1}" != 0 ]; then
