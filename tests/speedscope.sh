@@ -24,6 +24,7 @@
 #
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases whose name has a word
 #   CHROMIUM=/usr/bin/chromium   the browser;  SPEEDSCOPE_SHOTS=dir  where screenshots go
+#   SPEEDSCOPE_APP=0     skip the app cases (they take about 10 to 30 s)
 set -u
 export LC_ALL=C
 
@@ -250,6 +251,10 @@ for name in mt-threads hostile-names; do
 	[ "$name" = hostile-names ] && f=$TMP/hostile.speedscope.json
 	if [ -n "$tools" ]; then
 		skip "speedscope/app/$name" "$tools"
+		continue
+	fi
+	if [ "${SPEEDSCOPE_APP:-1}" = 0 ]; then
+		skip "speedscope/app/$name" "SPEEDSCOPE_APP=0"
 		continue
 	fi
 	if [ ! -x "$CHROMIUM" ]; then
