@@ -31,6 +31,7 @@ enum {
 	OPT_STATS = 256, OPT_HEADER, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
 	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL, OPT_MINIDEBUGINFO,
 	OPT_FIELDS,
+	OPT_SPEEDSCOPE_BY,
 };
 
 struct opt_doc {
@@ -57,6 +58,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_ALL, "all", 0, 0, NULL, "folded: --kernel and --jit" },
 	{ OPT_ADDRS, "addrs", 0, 0, NULL, "folded: show the address of frames without a symbol" },
 	{ OPT_FIELDS, "fields", 0, 1, "LIST", "perf-script: fields to print, as perf script -F (default: perf script's)" },
+	{ OPT_SPEEDSCOPE_BY, "speedscope-by", 0, 1, "WHAT", "speedscope: one profile per 'thread' (default) or per 'process'" },
 	{ OPT_EVENT, "event", 0, 1, "NAME", "use samples of this event (default: the first event sampled)" },
 	{ OPT_SYMFS, "symfs", 0, 1, "DIR", "look for binaries and debug files under DIR, like perf --symfs" },
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
@@ -296,6 +298,7 @@ int main(int argc, char **argv)
 	memset(&err, 0, sizeof(err));
 	c.opts.input = "perf.data";
 	c.opts.max_stack = 127;
+	c.wopts.version = PERFCONV_VERSION;
 	for (i = 0; i < NR_OPTS; i++) {
 		longopts[i].name = opt_table[i].name;
 		longopts[i].has_arg = opt_table[i].has_arg ? required_argument : no_argument;
@@ -325,6 +328,17 @@ int main(int argc, char **argv)
 		case OPT_ADDRS: c.wopts.addrs = 1; break;
 		case OPT_EVENT: c.wopts.event = optarg; break;
 		case OPT_FIELDS: c.wopts.fields = optarg; break;
+		case OPT_SPEEDSCOPE_BY:
+			if (!strcmp(optarg, "thread")) {
+				c.wopts.speedscope_by = PFC_SPEEDSCOPE_BY_THREAD;
+			} else if (!strcmp(optarg, "process")) {
+				c.wopts.speedscope_by = PFC_SPEEDSCOPE_BY_PROCESS;
+			} else {
+				fprintf(stderr, "perfconv: --speedscope-by: '%s' is neither 'thread' nor 'process'\n"
+					"Try 'perfconv --help' for more information.\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_SYMFS: c.opts.symfs = optarg; break;
 		case OPT_KALLSYMS: c.opts.kallsyms = optarg; break;
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;

@@ -23,7 +23,12 @@ struct pfc_wopts {
 	/* perf-script */
 	const char *fields;         /* --fields: perf script -F list; NULL = perf script's defaults */
 	int gzip;                   /* compress the output (the output name ends in .gz) */
+	/* speedscope */
+	int speedscope_by;          /* PFC_SPEEDSCOPE_BY_*: one profile per thread or per process */
+	const char *version;        /* perfconv's version, for formats that name their exporter */
 };
+
+enum { PFC_SPEEDSCOPE_BY_THREAD, PFC_SPEEDSCOPE_BY_PROCESS };
 
 struct pfc_writer {
 	const char *name;           /* -f NAME */
@@ -34,6 +39,7 @@ struct pfc_writer {
 
 extern const struct pfc_writer pfc_writer_folded;
 extern const struct pfc_writer pfc_writer_perf_script;
+extern const struct pfc_writer pfc_writer_speedscope;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];

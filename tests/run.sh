@@ -512,6 +512,8 @@ fi
 
 # ---------------------------------------------------------------------------------------------------
 # perf-script text: tests/perf-script.sh prints lines in the same format; count them here.
+# speedscope: every fixture against speedscope's schema, its importer's rules and perf's totals, and
+# the speedscope app in headless chromium (tests/speedscope.sh prints lines in the same format).
 while IFS= read -r line; do
 	case $line in
 	"ok "*) npass=$((npass + 1)) ;;
@@ -520,6 +522,7 @@ while IFS= read -r line; do
 	esac
 	printf '%s\n' "$line"
 done < <(FILTERS="${filters[*]}" "$top/tests/perf-script.sh" || echo "FAIL  perf-script: tests/perf-script.sh exited with status $?")
+done < <(FILTERS="${filters[*]}" "$top/tests/speedscope.sh" || echo "FAIL  speedscope: tests/speedscope.sh exited with status $?")
 
 # ---------------------------------------------------------------------------------------------------
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
