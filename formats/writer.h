@@ -20,6 +20,12 @@ struct pfc_wopts {
 	/* folded (stackcollapse-perf.pl options of the same names) */
 	int pid, tid, kernel, jit, addrs;
 	const char *event;          /* --event: keep only this event; NULL = the first one seen */
+	/* svg (flamegraph.pl options of the same names) */
+	const char *title;          /* NULL: "Flame Graph", or "Icicle Graph" when inverted */
+	int width;                  /* pixels; 0: 1200 */
+	double minwidth;            /* frames narrower than this are left out (pixels, or % of the whole) */
+	int minwidth_set, minwidth_pct;
+	int inverted;               /* icicle graph: roots at the top */
 };
 
 struct pfc_writer {
@@ -30,6 +36,7 @@ struct pfc_writer {
 };
 
 extern const struct pfc_writer pfc_writer_folded;
+extern const struct pfc_writer pfc_writer_svg;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];
