@@ -290,42 +290,55 @@ static void put_escaped_cp(FILE *out, uint32_t cp)
 	}
 }
 
-/* The next character of s as XML 1.0 allows it: a byte that does not start valid UTF-8,
- * and a character XML forbids (controls, surrogates, U+FFFE/U+FFFF), become U+FFFD. */
+/* The next character of s as XML 1.0 allows it.  Bytes that are not valid UTF-8 become
+ * U+FFFD, one for each maximal invalid subpart as Unicode recommends (and as Python's
+ * decoder does), and so do the characters XML forbids or would change (controls but the
+ * tab, U+FFFE and U+FFFF). */
 static uint32_t next_cp(const unsigned char *s, size_t n, size_t *i)
 {
-	unsigned char c = s[*i];
-	uint32_t cp, min;
+	unsigned char c = s[*i], lo = 0x80, hi = 0xbf;
+	uint32_t cp;
 	size_t k, len;
 
 	if (c < 0x80) {
 		(*i)++;
-		if (c < 0x20 && c != '\t')
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return 0xfffd;
-		return c == 0x7f ? 0xfffd : c;
+		return c;
 	}
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, cp = c & 0x1f, min = 0x80;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, cp = c & 0x0f, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, cp = c & 0x07, min = 0x10000;
-	else
-		goto bad;
-	if (*i + len > n)
-		goto bad;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+		if (c == 0xe0)
+			lo = 0xa0;	/* no overlong forms */
+		else if (c == 0xed)
+			hi = 0x9f;	/* no surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;	/* up to U+10FFFF */
+	} else {
+		(*i)++;
+		return 0xfffd;
+	}
 	for (k = 1; k < len; k++) {
-		if ((s[*i + k] & 0xc0) != 0x80)
-			goto bad;
-		cp = cp << 6 | (s[*i + k] & 0x3f);
+		unsigned char d = *i + k < n ? s[*i + k] : 0;
+		if (d < lo || d > hi) {
+			*i += k;	/* the valid prefix is one replacement */
+			return 0xfffd;
+		}
+		lo = 0x80;
+		hi = 0xbf;
+		cp = cp << 6 | (d & 0x3f);
 	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-		goto bad;
 	*i += len;
-	return cp;
-bad:
-	(*i)++;
-	return 0xfffd;
+	return cp == 0xfffe || cp == 0xffff ? 0xfffd : cp;
 }
 
 static size_t count_cps(const char *s, size_t n)
@@ -340,7 +353,7 @@ static size_t count_cps(const char *s, size_t n)
 }
 
 /* Writes s escaped for XML, at most max characters (SIZE_MAX: all). */
-static void put_xml(FILE *out, const char *s, size_t n, size_t max)
+void pfc_svg_put_xml(FILE *out, const char *s, size_t n, size_t max)
 {
 	size_t i = 0, c = 0;
 
@@ -351,7 +364,7 @@ static void put_xml(FILE *out, const char *s, size_t n, size_t max)
 }
 
 /* The label in a box w pixels wide: flamegraph.pl's rule, in characters. */
-static void put_label(FILE *out, const char *s, size_t n, double w)
+void pfc_svg_put_label(FILE *out, const char *s, size_t n, double w)
 {
 	size_t chars = (size_t)(w / (FONT_SIZE * FONT_WIDTH)), len;
 
@@ -359,9 +372,9 @@ static void put_label(FILE *out, const char *s, size_t n, double w)
 		return;
 	len = count_cps(s, n);
 	if (len <= chars) {
-		put_xml(out, s, n, SIZE_MAX);
+		pfc_svg_put_xml(out, s, n, SIZE_MAX);
 	} else {
-		put_xml(out, s, n, chars - 2);
+		pfc_svg_put_xml(out, s, n, chars - 2);
 		fputs("..", out);
 	}
 }
@@ -640,7 +653,7 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i, uint64_t st
 	}
 	pfc_svg_color(i ? nd->kind : PFC_SVG_PROCESS, name, n, color, sizeof(color));
 	fputs("<g><title>", out);
-	put_xml(out, name, n, SIZE_MAX);
+	pfc_svg_put_xml(out, name, n, SIZE_MAX);
 	fputs(" (", out);
 	put_count(out, nd->value);
 	if (i)
@@ -651,7 +664,7 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i, uint64_t st
 	fprintf(out, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
 		x1, y1, round1(x2) - round1(x1), y2 - y1, color);
 	fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x1 + 3, 3 + (y1 + y2) / 2);
-	put_label(out, name, n, x2 - x1);
+	pfc_svg_put_label(out, name, n, x2 - x1);
 	fputs("</text></g>\n", out);
 }
 
@@ -783,7 +796,7 @@ static int svg_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"url(#background)\"/>\n", width,
 		L.height);
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"%d\">", width / 2, FONT_SIZE * 2);
-	put_xml(out, title, strlen(title), SIZE_MAX);
+	pfc_svg_put_xml(out, title, strlen(title), SIZE_MAX);
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n", XPAD, L.height - YPAD2 / 2.0);
 	fprintf(out, "<text id=\"unzoom\" x=\"%d\" y=\"%d\" class=\"hide\">Reset Zoom</text>\n", XPAD, FONT_SIZE * 2);

@@ -5,6 +5,7 @@
 #define PFC_SVG_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "converter/stacks.h"
 #include "converter/machine.h"
 
@@ -21,5 +22,11 @@ enum pfc_svg_kind {
 enum pfc_svg_kind pfc_svg_frame_kind(const struct pfc_frame *f);
 /* "rgb(r,g,b)" for a frame of this kind and name. */
 void pfc_svg_color(int kind, const char *name, size_t n, char *buf, size_t size);
+/* Writes s as XML text, at most max characters (SIZE_MAX: all): & < > " escaped, bytes
+ * that are not UTF-8 and characters XML forbids replaced by U+FFFD. */
+void pfc_svg_put_xml(FILE *out, const char *s, size_t n, size_t max);
+/* The label of a frame w pixels wide (flamegraph.pl's rule: 0.59 em a character, at least
+ * three characters, "..") as XML text. */
+void pfc_svg_put_label(FILE *out, const char *s, size_t n, double w);
 
 #endif
