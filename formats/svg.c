@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "converter/intern.h"
-#include "converter/strbuf.h"
 #include "formats/folded.h"
 #include "formats/svg.h"
 #include "formats/writer.h"
@@ -50,7 +49,7 @@ struct tree {
 /* flamegraph.pl removes one trailing annotation (_[k], _[j], _[i], _[w]) from what it shows */
 static size_t strip_annotation(const char *s, size_t n)
 {
-	if (n >= 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' && strchr("kwij", s[n - 2]) && s[n - 2])
+	if (n >= 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' && s[n - 2] && strchr("kwij", s[n - 2]))
 		return n - 4;
 	return n;
 }
@@ -205,13 +204,9 @@ oom:
 	return PFC_FAIL_NOOFF(t->err, NOMEM, "flame graph");
 }
 
-struct sort_ctx {
-	const struct tree *t;
-};
-
 static int cmp_nodes(const void *a, const void *b, void *arg)
 {
-	const struct tree *t = ((const struct sort_ctx *)arg)->t;
+	const struct tree *t = arg;
 	const struct node *x = &t->v[*(const uint32_t *)a], *y = &t->v[*(const uint32_t *)b];
 	uint32_t lx, ly;
 	int r;
@@ -228,14 +223,13 @@ static int cmp_nodes(const void *a, const void *b, void *arg)
 		return (unsigned char)pfc_intern_str(&t->names, y->name)[lx] < ';' ? 1 : -1;
 	if (lx > ly)
 		return (unsigned char)pfc_intern_str(&t->names, x->name)[ly] < ';' ? -1 : 1;
-	return x->kind < y->kind ? -1 : x->kind > y->kind;
+	return 0;	/* siblings have distinct names */
 }
 
 /* Links each node's children in the order of their folded lines, which flamegraph.pl sorts
  * bytewise: by name, a name that starts another one compared as if followed by ';'. */
 static int tree_sort(struct tree *t)
 {
-	struct sort_ctx sc = { t };
 	uint32_t *ord;
 	size_t i;
 
@@ -246,7 +240,7 @@ static int tree_sort(struct tree *t)
 		return -1;
 	for (i = 1; i < t->n; i++)
 		ord[i - 1] = (uint32_t)i;
-	qsort_r(ord, t->n - 1, sizeof(*ord), cmp_nodes, &sc);
+	qsort_r(ord, t->n - 1, sizeof(*ord), cmp_nodes, t);
 	for (i = t->n - 1; i-- > 0;) {
 		struct node *nd = &t->v[ord[i]];
 		nd->sibling = t->v[nd->parent].child;
@@ -442,7 +436,7 @@ void pfc_svg_color(int kind, const char *name, size_t n, char *buf, size_t size)
  * details, zoom and search.  It must not contain the CDATA end marker. */
 static const char script[] =
 "\"use strict\";\n"
-"var frames = [], details, matchedtxt, unzoombtn, searchbtn, icbtn;\n"
+"var boxes = [], details, matchedtxt, unzoombtn, searchbtn, icbtn;\n"
 "var zoomed = 0, searchterm = null, ignorecase = false;\n"
 "\n"
 "function init(evt) {\n"
@@ -459,9 +453,9 @@ static const char script[] =
 "\t\tvar y = parseFloat(rect.getAttribute(\"y\"));\n"
 "\t\tvar depth = fg.inverted ? Math.round((y - fg.ypad1) / fg.frameheight) :\n"
 "\t\t\tMath.round((fg.height - fg.ypad2 - y + fg.framepad) / fg.frameheight) - 1;\n"
-"\t\twhile (open.length && frames[open[open.length - 1]].depth >= depth)\n"
-"\t\t\tframes[open.pop()].end = i;\n"
-"\t\tframes.push({ g: g, rect: rect, text: g.getElementsByTagName(\"text\")[0], title: title,\n"
+"\t\twhile (open.length && boxes[open[open.length - 1]].depth >= depth)\n"
+"\t\t\tboxes[open.pop()].end = i;\n"
+"\t\tboxes.push({ g: g, rect: rect, text: g.getElementsByTagName(\"text\")[0], title: title,\n"
 "\t\t\tname: m ? m[1] : title, samples: m ? parseFloat(m[2].replace(/,/g, \"\")) : 0,\n"
 "\t\t\tx: parseFloat(rect.getAttribute(\"x\")), w: parseFloat(rect.getAttribute(\"width\")),\n"
 "\t\t\tdepth: depth, end: gs.length, fill: rect.getAttribute(\"fill\") });\n"
@@ -471,7 +465,7 @@ static const char script[] =
 "\tvar box = document.getElementById(\"frames\");\n"
 "\tbox.addEventListener(\"mouseover\", function (e) {\n"
 "\t\tvar f = frameOf(e.target);\n"
-"\t\tif (f >= 0) details.nodeValue = fg.nametype + \" \" + frames[f].title;\n"
+"\t\tif (f >= 0) details.nodeValue = fg.nametype + \" \" + boxes[f].title;\n"
 "\t});\n"
 "\tbox.addEventListener(\"mouseout\", function (e) { details.nodeValue = \" \"; });\n"
 "\tbox.addEventListener(\"click\", function (e) {\n"
@@ -523,9 +517,9 @@ static const char script[] =
 "/* Frame z fills the width; its ancestors span it, dimmed; everything else is hidden. */\n"
 "function zoom(z) {\n"
 "\tif (z === 0) { unzoom(); return; }\n"
-"\tvar zf = frames[z], full = fg.width - 2 * fg.xpad, scale = full / zf.w;\n"
-"\tfor (var i = 0; i < frames.length; i++) {\n"
-"\t\tvar f = frames[i], cl = f.g.classList;\n"
+"\tvar zf = boxes[z], full = fg.width - 2 * fg.xpad, scale = full / zf.w;\n"
+"\tfor (var i = 0; i < boxes.length; i++) {\n"
+"\t\tvar f = boxes[i], cl = f.g.classList;\n"
 "\t\tcl.remove(\"hide\", \"parent\");\n"
 "\t\tif (i >= z && i < zf.end) {\n"
 "\t\t\tplace(f, fg.xpad + (f.x - zf.x) * scale, f.w * scale);\n"
@@ -541,9 +535,9 @@ static const char script[] =
 "}\n"
 "\n"
 "function unzoom() {\n"
-"\tfor (var i = 0; i < frames.length; i++) {\n"
-"\t\tframes[i].g.classList.remove(\"hide\", \"parent\");\n"
-"\t\tplace(frames[i], frames[i].x, frames[i].w);\n"
+"\tfor (var i = 0; i < boxes.length; i++) {\n"
+"\t\tboxes[i].g.classList.remove(\"hide\", \"parent\");\n"
+"\t\tplace(boxes[i], boxes[i].x, boxes[i].w);\n"
 "\t}\n"
 "\tzoomed = 0;\n"
 "\tunzoombtn.classList.add(\"hide\");\n"
@@ -556,8 +550,8 @@ static const char script[] =
 "}\n"
 "\n"
 "function resetSearch() {\n"
-"\tfor (var i = 0; i < frames.length; i++)\n"
-"\t\tframes[i].rect.setAttribute(\"fill\", frames[i].fill);\n"
+"\tfor (var i = 0; i < boxes.length; i++)\n"
+"\t\tboxes[i].rect.setAttribute(\"fill\", boxes[i].fill);\n"
 "\tsearchterm = null;\n"
 "\tsearchbtn.classList.remove(\"show\");\n"
 "\tsearchbtn.firstChild.nodeValue = \"Search\";\n"
@@ -577,8 +571,8 @@ static const char script[] =
 "\t\treturn;\n"
 "\t}\n"
 "\tvar count = 0, covered = 0;\n"
-"\tfor (var i = 0; i < frames.length; i++) {\n"
-"\t\tvar f = frames[i];\n"
+"\tfor (var i = 0; i < boxes.length; i++) {\n"
+"\t\tvar f = boxes[i];\n"
 "\t\tif (re.test(f.name)) {\n"
 "\t\t\tf.rect.setAttribute(\"fill\", fg.searchcolor);\n"
 "\t\t\tif (i >= covered) {\n"

@@ -9,8 +9,8 @@ on 127.0.0.1 only).
       found every frame; hovering a frame shows its details; clicking "Search" and answering
       the prompt with REGEX highlights exactly the frames whose name matches and shows the
       matched share that FOLDED gives; clicking a frame zooms it to the full width, dims its
-      ancestors and hides the rest; "Reset Zoom" puts everything back.  The page is saved to
-      PNG (after the search and the zoom).  Prints what failed; exit 0 ok, 1 failed.
+      ancestors and hides the rest; "Reset Zoom" puts everything back; ?s=REGEX in the address
+      searches on load.  The page is saved to PNG (after the search and the zoom).  Prints what failed; exit 0 ok, 1 failed.
   svg_browser.py shot SVG PNG [REGEX]
       Saves a screenshot of SVG, with REGEX searched first when given.
 
@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import svg_check  # noqa: E402
@@ -195,7 +196,7 @@ def open_page(svg):
         sys.exit(77)
     width, height = svg_size(svg)
     server = Server(os.path.dirname(os.path.abspath(svg)))
-    b = Browser(exe, width, height, time.monotonic() + 45)
+    b = Browser(exe, width, height, time.monotonic() + 50)
     answers = []
 
     def dialog(params):  # the search prompt: answer it with the next queued answer
@@ -246,26 +247,26 @@ def run_test(svg, folded, png, regex):
     errors = []
     b, server, answers = open_page(svg)
     try:
-        n = b.js("typeof frames === 'object' ? frames.length : -1")
+        n = b.js("typeof boxes === 'object' ? boxes.length : -1")
         ngs = len(re.findall(r"<g><title>", open(svg, encoding="utf-8").read()))
         if n != ngs:
             errors.append("the script found %s frames, the file has %d (init did not run?)" % (n, ngs))
 
         # hover: the details line shows the frame's title
         i = min(3, ngs - 1)
-        box = json.loads(b.js("JSON.stringify(frames[%d].rect.getBoundingClientRect())" % i))
+        box = json.loads(b.js("JSON.stringify(boxes[%d].rect.getBoundingClientRect())" % i))
         b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": box["x"] + box["width"] / 2,
                                             "y": box["y"] + box["height"] / 2})
-        det, title = b.js("[document.getElementById('details').textContent, frames[%d].title]" % i)
+        det, title = b.js("[document.getElementById('details').textContent, boxes[%d].title]" % i)
         if det != "Function: " + title:
             errors.append("hover: details say %r, expected %r" % (det, "Function: " + title))
 
         # search through the button and its prompt
         search_via_ui(b, answers, regex)
         got = b.js("JSON.stringify({m: document.getElementById('matched').textContent, "
-                   "hl: frames.filter(function (f) { return f.rect.getAttribute('fill') === '%s'; })"
+                   "hl: boxes.filter(function (f) { return f.rect.getAttribute('fill') === '%s'; })"
                    ".map(function (f) { return f.name; }), "
-                   "names: frames.map(function (f) { return f.name; })})" % SEARCH_COLOR)
+                   "names: boxes.map(function (f) { return f.name; })})" % SEARCH_COLOR)
         got = json.loads(got)
         want_pct = expected(folded, regex)
         if got["m"] != "Matched: %s%%" % want_pct:
@@ -278,19 +279,19 @@ def run_test(svg, folded, png, regex):
 
         # zoom: a frame between 15% and 85% of the width, below the process level
         info = json.loads(b.js(
-            "JSON.stringify(frames.map(function (f, i) { return [i, f.depth, f.w, f.end]; }))"))
+            "JSON.stringify(boxes.map(function (f, i) { return [i, f.depth, f.w, f.end]; }))"))
         full = float(b.js("fg.width")) - 2 * XPAD
         pick = [f for f in info if f[1] >= 2 and 0.15 * full < f[2] < 0.85 * full]
         if not pick:
             errors.append("no frame of a useful width to zoom into")
         else:
             z, _, _, zend = pick[0]
-            box = json.loads(b.js("JSON.stringify(frames[%d].rect.getBoundingClientRect())" % z))
+            box = json.loads(b.js("JSON.stringify(boxes[%d].rect.getBoundingClientRect())" % z))
             b.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
             st = json.loads(b.js(
-                "JSON.stringify({x: frames[%d].rect.getAttribute('x'), w: frames[%d].rect.getAttribute('width'),"
+                "JSON.stringify({x: boxes[%d].rect.getAttribute('x'), w: boxes[%d].rect.getAttribute('width'),"
                 " unzoom: document.getElementById('unzoom').classList.contains('hide'),"
-                " cls: frames.map(function (f) { return f.g.getAttribute('class') || ''; })})" % (z, z)))
+                " cls: boxes.map(function (f) { return f.g.getAttribute('class') || ''; })})" % (z, z)))
             if abs(float(st["x"]) - XPAD) > 0.05 or abs(float(st["w"]) - full) > 0.15:
                 errors.append("zoom: the clicked frame is at x=%s w=%s, not the full width" % (st["x"], st["w"]))
             if st["unzoom"]:
@@ -305,10 +306,18 @@ def run_test(svg, folded, png, regex):
         # reset zoom
         box = json.loads(b.js("JSON.stringify(document.getElementById('unzoom').getBoundingClientRect())"))
         b.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        back = b.js("frames.every(function (f) { return !f.g.classList.contains('hide') && "
+        back = b.js("boxes.every(function (f) { return !f.g.classList.contains('hide') && "
                     "parseFloat(f.rect.getAttribute('width')).toFixed(1) === f.w.toFixed(1); })")
         if not back:
             errors.append("Reset Zoom did not restore every frame")
+
+        # a search given in the address runs on load
+        b.send("Page.navigate", {"url": server.base + os.path.basename(svg) + "?s=" +
+                                 urllib.parse.quote(regex)})
+        b.wait_event("Page.loadEventFired")
+        m = b.js("document.getElementById('matched').textContent")
+        if m != "Matched: %s%%" % want_pct:
+            errors.append("?s=: shows %r, expected 'Matched: %s%%'" % (m, want_pct))
 
         for ev in b.events:
             m, p = ev["method"], ev.get("params", {})
