@@ -140,6 +140,17 @@ by_value svg/minwidth-px 5 0 -- "${NODE[@]}"
 by_value svg/minwidth-pct 2.5% 0 -- "${NODE[@]}"
 by_value svg/width - 0 -- "${NODE[@]}" --width 640
 
+# No sample of the event asked for: an empty folded file, and an SVG that says so.
+by_value svg/no-samples - 0 -- -i "$FP/perf.data" "${S[@]}" --event no-such-event
+if selected svg/no-samples; then
+	pc "$TMP/empty.svg" -i "$FP/perf.data" "${S[@]}" --event no-such-event
+	if [ "$rc" = 0 ] && grep -q '>No samples<' "$TMP/empty.svg" && ! grep -q '<g><title>' "$TMP/empty.svg"; then
+		pass svg/no-samples/message
+	else
+		fail svg/no-samples/message "exit status $rc; expected an SVG without frames that says 'No samples'" "$TMP/err"
+	fi
+fi
+
 # The checker must be able to fail: one count changed in a good SVG.
 if selected svg/check-fails; then
 	pc "$TMP/good.svg" -i "$FP/perf.data" "${S[@]}"
