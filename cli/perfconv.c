@@ -28,10 +28,28 @@ enum {
 };
 
 enum {
-	OPT_STATS = 256, OPT_HEADER, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
-	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL, OPT_MINIDEBUGINFO,
+	OPT_STATS = 256,
+	OPT_HEADER,
+	OPT_PID,
+	OPT_TID,
+	OPT_KERNEL,
+	OPT_JIT,
+	OPT_ALL,
+	OPT_ADDRS,
+	OPT_EVENT,
+	OPT_SYMFS,
+	OPT_KALLSYMS,
+	OPT_BUILDID_DIR,
+	OPT_MAP_DIR,
+	OPT_NO_SORT,
+	OPT_HEADER_FULL,
+	OPT_MINIDEBUGINFO,
 	OPT_FIELDS,
 	OPT_SPEEDSCOPE_BY,
+	OPT_TITLE,
+	OPT_WIDTH,
+	OPT_MINWIDTH,
+	OPT_INVERTED,
 };
 
 struct opt_doc {
@@ -47,7 +65,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script, speedscope, svg" },
 	{ OPT_STATS, "stats", 0, 0, NULL, "print record counts by type, like 'perf report --stats'" },
 	{ OPT_HEADER, "header", 0, 0, NULL, "print the header features, like 'perf report --header-only'" },
 	{ OPT_HEADER_FULL, "header-full", 0, 0, NULL, "print every header feature in full, like 'perf report --header-only -I'" },
@@ -59,6 +77,10 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_ADDRS, "addrs", 0, 0, NULL, "folded: show the address of frames without a symbol" },
 	{ OPT_FIELDS, "fields", 0, 1, "LIST", "perf-script: fields to print, as perf script -F (default: perf script's)" },
 	{ OPT_SPEEDSCOPE_BY, "speedscope-by", 0, 1, "WHAT", "speedscope: one profile per 'thread' (default) or per 'process'" },
+	{ OPT_TITLE, "title", 0, 1, "TEXT", "svg: the graph's title (default: Flame Graph, or Icicle Graph)" },
+	{ OPT_WIDTH, "width", 0, 1, "PX", "svg: image width in pixels (default: 1200)" },
+	{ OPT_MINWIDTH, "minwidth", 0, 1, "PX", "svg: leave out frames narrower than PX pixels, or PX% of the whole (default: 0.1)" },
+	{ OPT_INVERTED, "inverted", 0, 0, NULL, "svg: an icicle graph, roots at the top" },
 	{ OPT_EVENT, "event", 0, 1, "NAME", "use samples of this event (default: the first event sampled)" },
 	{ OPT_SYMFS, "symfs", 0, 1, "DIR", "look for binaries and debug files under DIR, like perf --symfs" },
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
@@ -277,6 +299,45 @@ static int flamescope_name_ok(const char *p)
 	return 1;
 }
 
+/* --width PX: a whole number of pixels, wide enough for the title bar's buttons */
+static int parse_width(const char *arg, int *width)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 200 || v > 1000000) {
+		fprintf(stderr, "perfconv: invalid --width '%s': expected a number of pixels from 200 to 1000000\n"
+			"Try 'perfconv --help' for more information.\n", arg);
+		return -1;
+	}
+	*width = (int)v;
+	return 0;
+}
+
+/* --minwidth PX or PX%: as flamegraph.pl, a non-negative number of pixels or a percentage */
+static int parse_minwidth(const char *arg, struct pfc_wopts *w)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	w->minwidth_pct = end != arg && *end == '%';
+	if (w->minwidth_pct)
+		end++;
+	if (errno || end == arg || *end || !(v >= 0) || v > 1e9 || (w->minwidth_pct && v > 100) ||
+	    strspn(arg, "0123456789.%") != strlen(arg)) {
+		fprintf(stderr, "perfconv: invalid --minwidth '%s': expected pixels (0.1) or a percentage (0.5%%)\n"
+			"Try 'perfconv --help' for more information.\n", arg);
+		return -1;
+	}
+	w->minwidth = v;
+	w->minwidth_set = 1;
+	return 0;
+}
+
 static void apply_umask(void)
 {
 	mode_t m = umask(0);
@@ -339,6 +400,16 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case OPT_TITLE: c.wopts.title = optarg; break;
+		case OPT_WIDTH:
+			if (parse_width(optarg, &c.wopts.width) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_MINWIDTH:
+			if (parse_minwidth(optarg, &c.wopts) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_INVERTED: c.wopts.inverted = 1; break;
 		case OPT_SYMFS: c.opts.symfs = optarg; break;
 		case OPT_KALLSYMS: c.opts.kallsyms = optarg; break;
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;

@@ -8,6 +8,7 @@ const struct pfc_writer *const pfc_writers[] = {
 	&pfc_writer_folded,
 	&pfc_writer_perf_script,
 	&pfc_writer_speedscope,
+	&pfc_writer_svg,
 	NULL,
 };
 

@@ -26,6 +26,12 @@ struct pfc_wopts {
 	/* speedscope */
 	int speedscope_by;          /* PFC_SPEEDSCOPE_BY_*: one profile per thread or per process */
 	const char *version;        /* perfconv's version, for formats that name their exporter */
+	/* svg (flamegraph.pl options of the same names) */
+	const char *title;          /* NULL: "Flame Graph", or "Icicle Graph" when inverted */
+	int width;                  /* pixels; 0: 1200 */
+	double minwidth;            /* frames narrower than this are left out (pixels, or % of the whole) */
+	int minwidth_set, minwidth_pct;
+	int inverted;               /* icicle graph: roots at the top */
 };
 
 enum { PFC_SPEEDSCOPE_BY_THREAD, PFC_SPEEDSCOPE_BY_PROCESS };
@@ -40,6 +46,7 @@ struct pfc_writer {
 extern const struct pfc_writer pfc_writer_folded;
 extern const struct pfc_writer pfc_writer_perf_script;
 extern const struct pfc_writer pfc_writer_speedscope;
+extern const struct pfc_writer pfc_writer_svg;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];
