@@ -6,6 +6,7 @@
 
 const struct pfc_writer *const pfc_writers[] = {
 	&pfc_writer_folded,
+	&pfc_writer_perfview,
 	NULL,
 };
 

@@ -13,6 +13,7 @@
 enum {
 	PFC_NEED_STACKS = 1 << 0,   /* the aggregated stacks */
 	PFC_NEED_STREAM = 1 << 1,   /* every sample in time order */
+	PFC_NEED_LOG = 1 << 2,      /* the conversion's warnings as text (pfc_wopts.warnings) */
 };
 
 /* Options of the output formats (the CLI fills them). */
@@ -20,6 +21,12 @@ struct pfc_wopts {
 	/* folded (stackcollapse-perf.pl options of the same names) */
 	int pid, tid, kernel, jit, addrs;
 	const char *event;          /* --event: keep only this event; NULL = the first one seen */
+	/* trace.zip */
+	int include_perf_data;      /* add the recording itself */
+	const char *output;         /* the output's name; NULL or "-" = stdout */
+	const char *command_line;   /* as typed, for the log */
+	const char *version;        /* perfconv's */
+	const char *warnings;       /* PFC_NEED_LOG: what the conversion warned about */
 };
 
 struct pfc_writer {
@@ -30,6 +37,7 @@ struct pfc_writer {
 };
 
 extern const struct pfc_writer pfc_writer_folded;
+extern const struct pfc_writer pfc_writer_perfview;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];
