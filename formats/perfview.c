@@ -19,6 +19,7 @@
 #include "converter/perfmap.h"
 #include "converter/strbuf.h"
 #include "converter/symtab.h"
+#include "converter/tpformat.h"
 #include "formats/perfview.h"
 #include "formats/writer.h"
 
@@ -28,9 +29,11 @@
 
 /* ---- perf.data.txt: the canonical text ---- */
 
-int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_srec *r)
+int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_srec *r,
+			struct pfc_tpformat *tp)
 {
 	const struct pfc_stack *st = &s->stacks.stacks[r->stack];
+	const struct pfc_evsel *ev = s->rd.evsels[st->evsel];
 
 	pfc_sb_add(b, pfc_intern_str(&s->strings, st->comm), pfc_intern_len(&s->strings, st->comm));
 	pfc_sb_addf(b, " %d/%d ", st->pid, st->tid);
@@ -42,6 +45,15 @@ int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pf
 		pfc_sb_addf(b, "%llu ", (unsigned long long)r->period);
 	pfc_sb_adds(b, pfc_session_evsel_name(s, st->evsel));
 	pfc_sb_adds(b, ": ");
+	if (tp && r->raw_len && ev->attr.type == PERF_TYPE_TRACEPOINT) {
+		size_t from = b->len, i;
+		if (pfc_tpformat_print(tp, ev->attr.config, s->raw_data + r->raw_off, r->raw_len,
+				       r->cpu == UINT32_MAX ? -1 : (int)r->cpu, b) < 0)
+			return -1;
+		for (i = from; i < b->len; i++)	/* one line per header, whatever the format prints */
+			if (b->buf[i] == '\n' || b->buf[i] == '\r')
+				b->buf[i] = ' ';
+	}
 	pfc_sb_addc(b, '\n');
 	return b->oom ? -1 : 0;
 }
@@ -76,6 +88,8 @@ struct pv {
 	uint32_t *line_of;            /* frame id -> line id + 1 */
 	struct pfc_sb buf, log;
 	uint64_t nr_no_time;
+	struct pfc_tpformat *tp;      /* tracepoint formats, when the recording has tracepoints */
+	const char *tp_why;           /* why they could not be read */
 	/* side files copied */
 	struct side { char *path; char *entry; } *side;
 	size_t nr_side, cap_side;
@@ -216,7 +230,7 @@ static int emit_text(struct pv *p, uint64_t *size)
 		const struct pfc_stack *st = &s->stacks.stacks[r->stack];
 
 		pfc_sb_reset(&hdr);
-		if (pfc_perfview_header(&hdr, s, r) < 0) {
+		if (pfc_perfview_header(&hdr, s, r, p->tp) < 0) {
 			ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
 			break;
 		}
@@ -524,6 +538,8 @@ static void build_log(struct pv *p, int have_perf_data)
 		pfc_sb_addf(L, "Warning: %llu events lost in %llu LOST records, %llu samples lost\n",
 			    (unsigned long long)s->st.nr_lost_events, (unsigned long long)s->st.nr_lost_records,
 			    (unsigned long long)s->st.nr_lost_samples);
+	if (p->tp_why)
+		pfc_sb_addf(L, "Warning: tracepoint payloads are not written: %s\n", p->tp_why);
 	if (s->st.nr_samples_bad)
 		pfc_sb_addf(L, "Warning: %llu samples could not be decoded\n", (unsigned long long)s->st.nr_samples_bad);
 	if (s->st.nr_dwarf_not_unwound)
@@ -672,6 +688,14 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		ret = write_fail(&p, "the archive");
 		goto out;
 	}
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (s->rd.evsels[i]->attr.type == PERF_TYPE_TRACEPOINT) {
+			if (!s->rd.tracing_data.size)
+				p.tp_why = "the recording has no tracing data";
+			else
+				pfc_tpformat_load(&p.tp, s->rd.tracing_data.data, s->rd.tracing_data.size, &p.tp_why);
+			break;
+		}
 	ret = pack(&p);
 	errno = 0;
 	if (zipClose(p.zf, NULL) != ZIP_OK && ret == 0)
@@ -692,6 +716,7 @@ out:
 		pfc_intern_exit(&p.lines);
 	pfc_sb_free(&p.buf);
 	pfc_sb_free(&p.log);
+	pfc_tpformat_free(p.tp);
 	return ret;
 }
 

@@ -9,8 +9,11 @@
 #include "converter/session.h"
 #include "converter/strbuf.h"
 
-/* "comm pid/tid [cpu] secs.usecs: period event: \n" (cpu and period only when recorded). */
-int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_srec *r);
+/* "comm pid/tid [cpu] secs.usecs: period event: trace\n" (cpu and period only when recorded) */
+struct pfc_tpformat;
+/* ... and the tracepoint payload, rendered with tp (may be NULL: none). */
+int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_srec *r,
+			struct pfc_tpformat *tp);
 /* "\t%16llx sym (dso)\n" for a unique frame. */
 int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid);
 
