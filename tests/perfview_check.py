@@ -242,6 +242,8 @@ def fold(samples, tid_mode):
         comm, pid, tid = m.group(1), m.group(2), m.group(3)
         weight = 1
         n = EV_NAME.search(s["header"])
+        if re.search(rb"\s0\.000000:", s["header"]):
+            n = None  # recorded without time: perf's default header has no ':' before the period
         if n:
             if filt is None:
                 filt = n.group(2)
@@ -249,8 +251,8 @@ def fold(samples, tid_mode):
                 continue
             if n.group(1):
                 weight = int(n.group(1))
-        if not tid or tid == b"0":
-            tid, pid = pid, b"?"
+        # perf's default text (stackcollapse's input) has the tid only: the script's pid is "?"
+        tid, pid = b"%d" % s["tid"], b"?"
         pname = comm + (b"-" + pid + b"/" + tid if tid_mode else b"")
         pname = pname.replace(b" ", b"_")
         java = pname.startswith(b"java")

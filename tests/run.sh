@@ -497,6 +497,17 @@ if selected man/lint; then
 fi
 
 # ---------------------------------------------------------------------------------------------------
+# PerfView .trace.zip: entries, archive, perf.data.txt by value (tests/perfview.sh).
+while IFS= read -r line; do
+	case $line in
+	"ok "*) npass=$((npass + 1)) ;;
+	"FAIL "*) nfail=$((nfail + 1)) ;;
+	"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+	esac
+	printf '%s\n' "$line"
+done < <(FILTERS="${filters[*]}" "$top/tests/perfview.sh" || echo "FAIL  trace.zip: tests/perfview.sh exited with status $?")
+
+# ---------------------------------------------------------------------------------------------------
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
 # tests/truncate.sh prints lines in the same format; count them here for the one summary line.
 if [ "${TRUNCATE:-1}" != 0 ]; then
