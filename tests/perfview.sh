@@ -9,7 +9,11 @@
 #                      with and without --tid: same frames, same counts;
 #   trace.zip-perfscript  perf.data.txt has perf's own samples, header fields and frame lines
 #                      (expected/perf-script*.txt, from perf 6.1);
-# plus the log, determinism, --include-perf-data, stdout and bad-input cases.
+# plus the log, determinism, --include-perf-data, stdout and bad-input cases, and
+#   trace.zip-perfview  PerfView's own parser (TraceEvent, tests/interop/perfview) reads each archive:
+#                      its samples, frames, thread and process frames folded equal perfconv's folded
+#                      output, and its CPU stack view loads every sample but the last of each CPU.
+#                      Skipped when dotnet is missing or the TraceEvent package cannot be restored.
 #
 # Run by tests/run.sh; prints "ok    NAME", "FAIL  NAME: why", "skip  NAME: why" or "xfail NAME: why".
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases containing one of the words
@@ -74,13 +78,15 @@ if [ -f "$FIX/node-jitdump/jit-15218.dump.xz" ]; then
 	xz -dc "$FIX/node-jitdump/jit-15218.dump.xz" >"$TMP/jitmaps/jit-15218.dump"
 fi
 
+fixtures=()
+declare -A fxargs
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
 	fx=$(basename "$dir")
 	exp=$dir/expected
 	[ -d "$exp" ] || continue
 	sel=0
-	for c in entries unzip fold fold-tid perfscript; do selected "$fx/trace.zip-$c" && sel=1; done
+	for c in entries unzip fold fold-tid perfscript perfview; do selected "$fx/trace.zip-$c" && sel=1; done
 	[ $sel = 1 ] || continue
 	if [ -f "$dir/pipe.data" ]; then
 		in=$dir/pipe.data
@@ -101,8 +107,10 @@ for dir in "$FIX"/*/; do
 	fi
 	entries+=("$fx.trace/perfcollect.log")
 	d=$TMP/$fx
+	fixtures+=("$fx")
 	mkdir -p "$d"
 	zip=$d/$fx.trace.zip
+	fxargs[$fx]="${args[*]}"
 	"$PERFCONV" -q "${args[@]}" -o "$zip" >"$d/out" 2>"$d/err"
 	rc=$?
 	if [ $rc != 0 ] || [ ! -s "$zip" ]; then
@@ -267,3 +275,70 @@ if selected trace.zip-bad-input; then
 		fail trace.zip-bad-input "want exit 1, the file and offset named, no file left; got $rc, $(ls -A "$d/out")" "$d/err"
 	fi
 fi
+
+# PerfView's own parser on every archive made above (fixture paths have no spaces: fxargs splits).
+interop() {
+	local name=trace.zip-perfview proj=$top/tests/interop/perfview
+	if ! command -v dotnet >/dev/null 2>&1; then
+		skip "$name" "dotnet is not installed"
+		return
+	fi
+	local hash out log=$TMP/interop.log
+	hash=$(cat "$proj/PerfViewCheck.csproj" "$proj/Program.cs" | sha256sum | cut -c1-16)
+	out=$proj/.build/$hash
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	if [ ! -f "$out/PerfViewCheck.dll" ]; then
+		# packages are cached in tests/interop/perfview/.nuget: once restored, no network is needed
+		if ! (cd "$proj" && timeout 300 dotnet restore --packages .nuget) >"$log" 2>&1; then
+			skip "$name" "cannot restore Microsoft.Diagnostics.Tracing.TraceEvent (no NuGet registry?): $(grep -m1 -iE 'error|unable' "$log" | cut -c1-120)"
+			return
+		fi
+		if ! (cd "$proj" && timeout 600 dotnet build -c Release --no-restore -o "$out") >>"$log" 2>&1; then
+			fail "$name" "tests/interop/perfview does not build" "$log"
+			return
+		fi
+	fi
+	local fx d mode want got events cpus ss
+	for fx in "${fixtures[@]}"; do
+		selected "$fx/$name" || continue
+		d=$TMP/$fx
+		[ -f "$d/$fx.trace.zip" ] || continue
+		mode=names
+		# perf-map and jitted frames: PerfView rewrites their names (module from the text), so only
+		# the number of frames is compared
+		case " ${fxargs[$fx]} " in *" --map-dir "*) mode=depth ;; esac
+		# shellcheck disable=SC2086
+		"$PERFCONV" -q ${fxargs[$fx]} --tid -o "$d/tid.folded" 2>"$d/err"
+		# PerfView strips the brackets of "([vdso])": stackcollapse's [[vdso]] is PerfView's [vdso]
+		if [ $mode = names ]; then
+			sed 's/\[\[\([^];]*\)\]\]/[\1]/g' "$d/tid.folded"
+		else
+			awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); k = f[1]; for (i = 2; i <= n; i++) k = k ";f"; s[k] += w }
+			     END { for (k in s) print k, s[k] }' "$d/tid.folded" | sort
+		fi >"$d/pv-want.folded"
+		if ! dotnet "$out/PerfViewCheck.dll" "$d/$fx.trace.zip" $mode "$d/pv-got.folded" >"$d/pv.out" 2>"$d/pv.err"; then
+			fail "$fx/$name" "TraceEvent did not read the archive" "$d/pv.err"
+			continue
+		fi
+		if ! diff -u "$d/pv-want.folded" "$d/pv-got.folded" --label "perfconv --tid" --label "TraceEvent ($mode)" >"$d/diff"; then
+			fail "$fx/$name" "PerfView's samples differ from the folded output" "$d/diff"
+			continue
+		fi
+		read -r events cpus ss _ < <(sed 's/[a-z]*=//g' "$d/pv.out")
+		want=$(unzip -p "$d/$fx.trace.zip" "$fx.trace/perfcollect.log" | sed -n 's/^Samples: [0-9]* read, \([0-9]*\) written.*/\1/p')
+		if [ "$events" != "$want" ]; then
+			fail "$fx/$name" "TraceEvent read $events samples, perfconv wrote $want"
+		elif ! grep -q ' sched:' "$d/pv-got.folded" 2>/dev/null && ! unzip -p "$d/$fx.trace.zip" "$fx.trace/perf.data.txt" | grep -q -m1 ' sched:' &&
+			[ "$ss" != $((events - cpus)) ]; then
+			fail "$fx/$name" "the CPU stack view has $ss samples, not $events less one per CPU ($cpus)" "$d/pv.out"
+		else
+			ok "$fx/$name ($(cat "$d/pv.out"))"
+		fi
+	done
+}
+for fx in "${fixtures[@]}"; do
+	if selected "$fx/trace.zip-perfview"; then
+		interop
+		break
+	fi
+done
