@@ -24,7 +24,9 @@
 #include "formats/writer.h"
 
 #define ZIP_VERSION_MADE_BY ((3u << 8) | 30u)  /* Unix, zip 3.0: what Info-ZIP's zip -r writes */
-#define ZIP64_FROM 0xF0000000ull                /* entries this large (or larger) get zip64 fields */
+#ifndef PFC_ZIP64_FROM                          /* entries this large (or larger) get zip64 fields */
+#define PFC_ZIP64_FROM 0xF0000000ull            /* (a build with a small value tests them) */
+#endif
 #define CHUNK (256u << 10)
 
 /* ---- perf.data.txt: the canonical text ---- */
@@ -167,7 +169,7 @@ static int entry_open(struct pv *p, const char *name, int dir, uint64_t size)
 	errno = 0;
 	ret = zipOpenNewFileInZip4_64(p->zf, full, &zi, NULL, 0, NULL, 0, NULL, dir ? 0 : Z_DEFLATED,
 				      dir ? 0 : Z_DEFAULT_COMPRESSION, 0, -MAX_WBITS, DEF_MEM_LEVEL,
-				      Z_DEFAULT_STRATEGY, NULL, 0, ZIP_VERSION_MADE_BY, 0, size >= ZIP64_FROM);
+				      Z_DEFAULT_STRATEGY, NULL, 0, ZIP_VERSION_MADE_BY, 0, size >= PFC_ZIP64_FROM);
 	return ret == ZIP_OK ? 0 : write_fail(p, full);
 }
 
