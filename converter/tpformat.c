@@ -4,12 +4,21 @@
  * tracefs format files) is read through a bounds-checked cursor and its event formats are
  * handed to libtraceevent, which renders a sample's raw payload.  Only the formats are
  * used: kallsyms, printk formats and saved comms in the same blob are skipped.
+ * libtraceevent trusts the format text (a bad one can crash it or divide by zero), so a
+ * conversion renders its payloads in a child process: a hostile recording then costs the
+ * payloads, never the conversion.
  */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 #include "converter/bytes.h"
+#include "converter/session.h"
 #include "converter/tpformat.h"
 
 /* A payload is rendered from a zero-padded copy: libtraceevent trusts the offsets of
@@ -54,6 +63,86 @@ static char *cur_block(struct pfc_cursor *c, int size64, uint64_t *len)
 	b[n] = 0;
 	*len = n;
 	return b;
+}
+
+static int ident_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Whether the field `name` (len bytes) is declared by a "field:TYPE NAME[...];" line. */
+static int has_field(const char *b, size_t n, const char *name, size_t len)
+{
+	const char *p = b, *end = b + n;
+
+	while ((p = memmem(p, (size_t)(end - p), "field:", 6))) {
+		const char *semi = memchr(p, ';', (size_t)(end - p)), *e;
+		if (!semi)
+			return 0;
+		e = semi;
+		if (e > p && e[-1] == ']')	/* an array: NAME[N] */
+			while (e > p && *e != '[')
+				e--;
+		if ((size_t)(e - p) >= len + 1 && !memcmp(e - len, name, len) && !ident_char((unsigned char)e[-len - 1]))
+			return 1;
+		p = semi;
+	}
+	return 0;
+}
+
+/* libtraceevent trusts the format text it parses: a print format naming a field that the
+ * format does not declare crashes it.  So a format is handed over only when it is plain
+ * text and every REC->field of its print format is declared. */
+static int format_sane(const char *b, size_t n)
+{
+	const char *p, *end = b + n;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)b[i];
+		if ((c < 0x20 || c > 0x7e) && c != '\n' && c != '\t')
+			return 0;
+	}
+	p = memmem(b, n, "print fmt:", 10);
+	if (!p)
+		return 0;
+	/* in the arguments (outside string literals): no division (by zero traps), nesting
+	 * kept shallow (the parser recurses) */
+	{
+		const char *q;
+		int quote = 0, depth = 0;
+		for (q = p + 10; q < end; q++) {
+			if (quote) {
+				if (*q == '\\' && q + 1 < end)
+					q++;
+				else if (*q == '"')
+					quote = 0;
+				continue;
+			}
+			if (*q == '"')
+				quote = 1;
+			else if (*q == '/' || *q == '%')
+				return 0;
+			else if (*q == '(' || *q == '[' || *q == '{') {
+				if (++depth > 24)
+					return 0;
+			} else if (*q == ')' || *q == ']' || *q == '}') {
+				if (--depth < 0)
+					return 0;
+			}
+		}
+		if (quote || depth)
+			return 0;
+	}
+	while ((p = memmem(p, (size_t)(end - p), "REC->", 5))) {
+		const char *q = p + 5;
+		while (q < end && ident_char((unsigned char)*q))
+			q++;
+		if (q == p + 5 || !has_field(b, n, p + 5, (size_t)(q - p - 5)))
+			return 0;
+		p = q;
+	}
+	return 1;
 }
 
 int pfc_tpformat_load(struct pfc_tpformat **out, const uint8_t *data, uint64_t size, const char **why)
@@ -119,7 +208,8 @@ int pfc_tpformat_load(struct pfc_tpformat **out, const uint8_t *data, uint64_t s
 			b = cur_block(&c, 1, &len);
 			if (!b)
 				goto bad;
-			tep_parse_event(t->tep, b, len, sys);	/* one bad format loses only its event */
+			if (format_sane(b, len))	/* one bad format loses only its event */
+				tep_parse_event(t->tep, b, len, sys);
 			free(b);
 		}
 	}
@@ -170,4 +260,140 @@ void pfc_tpformat_free(struct pfc_tpformat *t)
 		tep_free(t->tep);
 	free(t->buf);
 	free(t);
+}
+
+/* ---- every payload of a session, rendered in a child process ---- */
+
+static int is_tracepoint(const struct pfc_session *s, const struct pfc_srec *r)
+{
+	const struct pfc_evsel *ev = s->rd.evsels[s->stacks.stacks[r->stack].evsel];
+
+	return r->raw_len && ev->attr.type == PERF_TYPE_TRACEPOINT;
+}
+
+/* The child: load the formats, write "u32 length, text" for every tracepoint sample of the
+ * stream, in stream order, to fd. */
+static void render_child(const struct pfc_session *s, FILE *f)
+{
+	struct pfc_tpformat *t;
+	struct pfc_sb b = { 0 };
+	const char *why;
+	size_t i;
+
+	if (pfc_tpformat_load(&t, s->rd.tracing_data.data, s->rd.tracing_data.size, &why) < 0)
+		_exit(3);
+	for (i = 0; i < s->nr_stream; i++) {
+		const struct pfc_srec *r = &s->stream[i];
+		const struct pfc_evsel *ev;
+		uint32_t n;
+
+		if (!is_tracepoint(s, r))
+			continue;
+		ev = s->rd.evsels[s->stacks.stacks[r->stack].evsel];
+		pfc_sb_reset(&b);
+		if (pfc_tpformat_print(t, ev->attr.config, s->raw_data + r->raw_off, r->raw_len,
+				       r->cpu == UINT32_MAX ? -1 : (int)r->cpu, &b) < 0)
+			_exit(4);
+		n = (uint32_t)b.len;
+		if (fwrite(&n, sizeof(n), 1, f) != 1 || (n && fwrite(b.buf, 1, n, f) != n))
+			_exit(5);
+	}
+	if (fflush(f) != 0)
+		_exit(5);
+	_exit(0);
+}
+
+int pfc_tptext_render(const struct pfc_session *s, struct pfc_tptext *out, const char **why)
+{
+	FILE *f;
+	pid_t pid;
+	int status;
+	size_t i, nr = 0;
+	long size;
+
+	memset(out, 0, sizeof(*out));
+	*why = NULL;
+	for (i = 0; i < s->nr_stream; i++)
+		if (is_tracepoint(s, &s->stream[i]))
+			nr++;
+	if (!nr)
+		return 0;
+	if (!s->rd.tracing_data.size) {
+		*why = "the recording has no tracing data";
+		return 0;
+	}
+	f = tmpfile();
+	if (!f) {
+		*why = "cannot create a temporary file";
+		return 0;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fclose(f);
+		*why = "cannot start a process to render them";
+		return 0;
+	}
+	if (pid == 0) {
+		/* time-boxed: a format that loops must not hang the conversion */
+		alarm(60 + (unsigned)(nr / 20000));
+		render_child(s, f);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			fclose(f);
+			*why = "lost the process that rendered them";
+			return 0;
+		}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fclose(f);
+		*why = WIFEXITED(status) && WEXITSTATUS(status) == 3 ? "malformed tracing data"
+		       : WIFEXITED(status) && WEXITSTATUS(status) == 4 ? "out of memory"
+		       : "the recording's tracepoint formats made libtraceevent fail";
+		return 0;
+	}
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+		goto io;
+	out->text = malloc((size_t)size + 1);
+	out->off = calloc(s->nr_stream, sizeof(*out->off));
+	out->len = calloc(s->nr_stream, sizeof(*out->len));
+	if (!out->text || !out->off || !out->len) {
+		pfc_tptext_free(out);
+		fclose(f);
+		return -1;
+	}
+	if (size && fread(out->text, 1, (size_t)size, f) != (size_t)size)
+		goto io;
+	fclose(f);
+	{
+		size_t pos = 0;
+		for (i = 0; i < s->nr_stream; i++) {
+			uint32_t n;
+			if (!is_tracepoint(s, &s->stream[i]))
+				continue;
+			if ((size_t)size - pos < sizeof(n))
+				break;
+			memcpy(&n, out->text + pos, sizeof(n));
+			pos += sizeof(n);
+			if ((size_t)size - pos < n)
+				break;
+			out->off[i] = pos;
+			out->len[i] = n;
+			pos += n;
+		}
+	}
+	return 0;
+io:
+	pfc_tptext_free(out);
+	fclose(f);
+	*why = "cannot read back the rendered payloads";
+	return 0;
+}
+
+void pfc_tptext_free(struct pfc_tptext *t)
+{
+	free(t->text);
+	free(t->off);
+	free(t->len);
+	memset(t, 0, sizeof(*t));
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,14 +32,28 @@
 
 /* ---- perf.data.txt: the canonical text ---- */
 
+/* Names come from the input (comms, ELF symbols, DSO paths): a line break in one would
+ * end the header or the frame line early, so it is written as a space. */
+static void add_name(struct pfc_sb *b, const char *s, size_t n)
+{
+	size_t from = b->len, i;
+
+	pfc_sb_add(b, s, n);
+	if (b->oom)
+		return;
+	for (i = from; i < b->len; i++)
+		if (b->buf[i] == '\n' || b->buf[i] == '\r' || b->buf[i] == 0)
+			b->buf[i] = ' ';
+}
+
 int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_srec *r,
-			struct pfc_tpformat *tp)
+			const char *trace, size_t trace_len)
 {
 	const struct pfc_stack *st = &s->stacks.stacks[r->stack];
-	const struct pfc_evsel *ev = s->rd.evsels[st->evsel];
 
-	pfc_sb_add(b, pfc_intern_str(&s->strings, st->comm), pfc_intern_len(&s->strings, st->comm));
-	pfc_sb_addf(b, " %d/%d ", st->pid, st->tid);
+	add_name(b, pfc_intern_str(&s->strings, st->comm), pfc_intern_len(&s->strings, st->comm));
+	/* PerfView reads no sign: a sample without a thread (-1) is written as 0 */
+	pfc_sb_addf(b, " %d/%d ", st->pid < 0 ? 0 : st->pid, st->tid < 0 ? 0 : st->tid);
 	if (r->cpu != UINT32_MAX)
 		pfc_sb_addf(b, "[%03u] ", r->cpu);
 	pfc_sb_addf(b, "%llu.%06llu: ", (unsigned long long)(r->time / 1000000000ull),
@@ -47,15 +62,8 @@ int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pf
 		pfc_sb_addf(b, "%llu ", (unsigned long long)r->period);
 	pfc_sb_adds(b, pfc_session_evsel_name(s, st->evsel));
 	pfc_sb_adds(b, ": ");
-	if (tp && r->raw_len && ev->attr.type == PERF_TYPE_TRACEPOINT) {
-		size_t from = b->len, i;
-		if (pfc_tpformat_print(tp, ev->attr.config, s->raw_data + r->raw_off, r->raw_len,
-				       r->cpu == UINT32_MAX ? -1 : (int)r->cpu, b) < 0)
-			return -1;
-		for (i = from; i < b->len; i++)	/* one line per header, whatever the format prints */
-			if (b->buf[i] == '\n' || b->buf[i] == '\r')
-				b->buf[i] = ' ';
-	}
+	if (trace_len)	/* one line per header, whatever the format prints */
+		add_name(b, trace, trace_len);
 	pfc_sb_addc(b, '\n');
 	return b->oom ? -1 : 0;
 }
@@ -66,11 +74,14 @@ int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid)
 
 	pfc_sb_addf(b, "\t%16llx ", (unsigned long long)f->addr);
 	if (f->resolved)
-		pfc_sb_add(b, pfc_intern_str(&s->strings, f->sym), pfc_intern_len(&s->strings, f->sym));
+		add_name(b, pfc_intern_str(&s->strings, f->sym), pfc_intern_len(&s->strings, f->sym));
 	else
 		pfc_sb_adds(b, "[unknown]");
 	pfc_sb_adds(b, " (");
-	pfc_sb_adds(b, f->dso ? f->dso->name : "[unknown]");
+	if (f->dso)
+		add_name(b, f->dso->name, strlen(f->dso->name));
+	else
+		pfc_sb_adds(b, "[unknown]");
 	pfc_sb_adds(b, ")\n");
 	return b->oom ? -1 : 0;
 }
@@ -89,9 +100,9 @@ struct pv {
 	struct pfc_intern lines;      /* frame lines, once per unique frame */
 	uint32_t *line_of;            /* frame id -> line id + 1 */
 	struct pfc_sb buf, log;
-	uint64_t nr_no_time;
-	struct pfc_tpformat *tp;      /* tracepoint formats, when the recording has tracepoints */
-	const char *tp_why;           /* why they could not be read */
+	uint64_t nr_no_time, nr_no_tid;
+	struct pfc_tptext tp;         /* tracepoint payloads, by stream index */
+	const char *tp_why;           /* why they could not be rendered */
 	/* side files copied */
 	struct side { char *path; char *entry; } *side;
 	size_t nr_side, cap_side;
@@ -232,7 +243,8 @@ static int emit_text(struct pv *p, uint64_t *size)
 		const struct pfc_stack *st = &s->stacks.stacks[r->stack];
 
 		pfc_sb_reset(&hdr);
-		if (pfc_perfview_header(&hdr, s, r, p->tp) < 0) {
+		if (pfc_perfview_header(&hdr, s, r, p->tp.len && p->tp.len[i] ? p->tp.text + p->tp.off[i] : NULL,
+					p->tp.len ? p->tp.len[i] : 0) < 0) {
 			ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
 			break;
 		}
@@ -275,9 +287,14 @@ static int add_text(struct pv *p)
 	size_t i;
 	int ret;
 
-	for (i = 0; i < p->s->nr_stream; i++)
-		if (!(p->s->stream[i].flags & PFC_S_HAS_TIME))
+	for (i = 0; i < p->s->nr_stream; i++) {
+		const struct pfc_srec *r = &p->s->stream[i];
+		const struct pfc_stack *st = &p->s->stacks.stacks[r->stack];
+		if (!(r->flags & PFC_S_HAS_TIME))
 			p->nr_no_time++;
+		if (st->pid < 0 || st->tid < 0)
+			p->nr_no_tid++;
+	}
 	if ((ret = emit_text(p, &size)) < 0 || (ret = entry_open(p, "perf.data.txt", 0, size)) < 0 ||
 	    (ret = emit_text(p, NULL)) < 0)
 		return ret;
@@ -540,6 +557,12 @@ static void build_log(struct pv *p, int have_perf_data)
 		pfc_sb_addf(L, "Warning: %llu events lost in %llu LOST records, %llu samples lost\n",
 			    (unsigned long long)s->st.nr_lost_events, (unsigned long long)s->st.nr_lost_records,
 			    (unsigned long long)s->st.nr_lost_samples);
+	if (p->nr_no_tid)
+		pfc_sb_addf(L, "Warning: %llu samples have no pid/tid: they are written as 0/0\n",
+			    (unsigned long long)p->nr_no_tid);
+	if (p->o->output && strcmp(p->o->output, "-") &&
+	    (strlen(p->o->output) < 10 || strcasecmp(p->o->output + strlen(p->o->output) - 10, ".trace.zip")))
+		pfc_sb_adds(L, "Warning: PerfView opens this archive only under a name ending in .trace.zip\n");
 	if (p->tp_why)
 		pfc_sb_addf(L, "Warning: tracepoint payloads are not written: %s\n", p->tp_why);
 	if (s->st.nr_samples_bad)
@@ -690,15 +713,10 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		ret = write_fail(&p, "the archive");
 		goto out;
 	}
-	for (i = 0; i < s->rd.nr_evsels; i++)
-		if (s->rd.evsels[i]->attr.type == PERF_TYPE_TRACEPOINT) {
-			if (!s->rd.tracing_data.size)
-				p.tp_why = "the recording has no tracing data";
-			else
-				pfc_tpformat_load(&p.tp, s->rd.tracing_data.data, s->rd.tracing_data.size, &p.tp_why);
-			break;
-		}
-	ret = pack(&p);
+	if (pfc_tptext_render(s, &p.tp, &p.tp_why) < 0)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "tracepoint payloads");
+	else
+		ret = pack(&p);
 	errno = 0;
 	if (zipClose(p.zf, NULL) != ZIP_OK && ret == 0)
 		ret = write_fail(&p, "the archive's directory");
@@ -718,7 +736,7 @@ out:
 		pfc_intern_exit(&p.lines);
 	pfc_sb_free(&p.buf);
 	pfc_sb_free(&p.log);
-	pfc_tpformat_free(p.tp);
+	pfc_tptext_free(&p.tp);
 	return ret;
 }
 

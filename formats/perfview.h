@@ -10,10 +10,9 @@
 #include "converter/strbuf.h"
 
 /* "comm pid/tid [cpu] secs.usecs: period event: trace\n" (cpu and period only when recorded) */
-struct pfc_tpformat;
-/* ... and the tracepoint payload, rendered with tp (may be NULL: none). */
+/* trace: the sample's tracepoint payload as text (trace_len 0: none). */
 int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_srec *r,
-			struct pfc_tpformat *tp);
+			const char *trace, size_t trace_len);
 /* "\t%16llx sym (dso)\n" for a unique frame. */
 int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid);
 
