@@ -571,10 +571,10 @@ static void build_log(struct pv *p, int have_perf_data)
 		pfc_sb_addf(L, "Warning: %llu samples recorded with --call-graph dwarf: user stacks were not unwound; "
 			       "the kernel part and the user ip are kept\n",
 			    (unsigned long long)s->st.nr_dwarf_not_unwound);
-	pfc_sb_addf(L, "Symbol options: symfs %s, kallsyms %s, build-id cache %s, perf maps from %s%s\n",
+	pfc_sb_addf(L, "Symbol options: symfs %s, kallsyms %s, build-id cache %s, perf maps from %s%s%s\n",
 		    so->symfs ? so->symfs : "(none)", so->kallsyms ? so->kallsyms : "/proc/kallsyms if the kernel matches",
 		    so->buildid_dir ? so->buildid_dir : "(none)", so->map_dir ? so->map_dir : "/tmp",
-		    so->map_dir ? " then /tmp" : "");
+		    so->map_dir ? " then /tmp" : "", so->minidebuginfo ? ", MiniDebugInfo" : "");
 	pfc_sb_adds(L, "Symbol sources used (DSOs with sampled frames):\n");
 	for (i = 0; i < m->nr_dsos; i++) {
 		const struct pfc_dso *d = m->dsos[i];
