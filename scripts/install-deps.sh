@@ -17,10 +17,11 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libj
 # The test harness (tests/run.sh, tests/truncate.sh) needs python3 and the usual coreutils/diffutils;
 # mandoc lints man/perfconv.1; tests/speedscope.sh loads speedscope files into the speedscope app
 # in headless chromium (its npm packages come from tests/npm/package.json, with the machine's node/npm).
-# tests/svg.sh loads an SVG flame graph in headless chromium.
+# tests/svg.sh loads an SVG flame graph in headless chromium; unzip (unzip -t, zipinfo) checks the
+# trace.zip archives.
 # `make asan` uses gcc's -fsanitize=address,undefined: libasan/libubsan come with gcc itself, so clang
 # is not needed.
-test_pkgs=(python3 mandoc chromium)
+test_pkgs=(python3 mandoc chromium unzip)
 # bench/bench.sh records with perf.
 bench_pkgs=(linux-perf)
 

@@ -524,6 +524,7 @@ suite() {
 	done < <(FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?")
 }
 
+suite perfview.sh
 suite perf-script.sh
 suite speedscope.sh
 suite svg.sh
