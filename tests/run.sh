@@ -6,6 +6,7 @@
 #   UNIT_DIR=build/tests        run every executable there as a unit test (make check sets it)
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
+#   DOTNET_LIVE=0               skip the .NET end-to-end test (tests/dotnet-live.sh)
 #   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
 #
 # One line per case: "ok NAME", "FAIL NAME: why" (with the first lines of a diff or of stderr),
@@ -526,6 +527,19 @@ if [ "${TRUNCATE:-1}" != 0 ]; then
 		esac
 		printf '%s\n' "$line"
 	done < <(FILTERS="${filters[*]}" "$top/tests/truncate.sh" || echo "FAIL  truncate: tests/truncate.sh exited with status $?")
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# .NET end to end: build, record and convert the workload of fixtures/bin-src/dotnet on this machine.
+if [ "${DOTNET_LIVE:-1}" != 0 ]; then
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) npass=$((npass + 1)) ;;
+		"FAIL "*) nfail=$((nfail + 1)) ;;
+		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+		esac
+		printf '%s\n' "$line"
+	done < <(FILTERS="${filters[*]}" "$top/tests/dotnet-live.sh" || echo "FAIL  dotnet-live: tests/dotnet-live.sh exited with status $?")
 fi
 
 echo "$npass passed, $nfail failed, $nskip skipped"
