@@ -530,8 +530,11 @@ if [ "${TRUNCATE:-1}" != 0 ]; then
 fi
 
 # ---------------------------------------------------------------------------------------------------
-# .NET end to end: build, record and convert the workload of fixtures/bin-src/dotnet on this machine.
-if [ "${DOTNET_LIVE:-1}" != 0 ]; then
+# .NET: perfconv must resolve the .NET fixtures at least as well as perf (tests/dotnet-baseline.sh), and
+# end to end on this machine: build, record and convert a .NET app (tests/dotnet-live.sh).
+dotnet_tests=(dotnet-baseline.sh)
+[ "${DOTNET_LIVE:-1}" != 0 ] && dotnet_tests+=(dotnet-live.sh)
+for t in "${dotnet_tests[@]}"; do
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) npass=$((npass + 1)) ;;
@@ -539,8 +542,8 @@ if [ "${DOTNET_LIVE:-1}" != 0 ]; then
 		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
 		esac
 		printf '%s\n' "$line"
-	done < <(FILTERS="${filters[*]}" "$top/tests/dotnet-live.sh" || echo "FAIL  dotnet-live: tests/dotnet-live.sh exited with status $?")
-fi
+	done < <(FILTERS="${filters[*]}" "$top/tests/$t" || echo "FAIL  ${t%.sh}: tests/$t exited with status $?")
+done
 
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]
