@@ -555,18 +555,10 @@ fi
 # ---------------------------------------------------------------------------------------------------
 # .NET: perfconv must resolve the .NET fixtures at least as well as perf (tests/dotnet-baseline.sh), and
 # end to end on this machine: build, record and convert a .NET app (tests/dotnet-live.sh).
-dotnet_tests=(dotnet-baseline.sh)
-[ "${DOTNET_LIVE:-1}" != 0 ] && dotnet_tests+=(dotnet-live.sh)
-for t in "${dotnet_tests[@]}"; do
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) npass=$((npass + 1)) ;;
-		"FAIL "*) nfail=$((nfail + 1)) ;;
-		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
-		esac
-		printf '%s\n' "$line"
-	done < <(FILTERS="${filters[*]}" "$top/tests/$t" || echo "FAIL  ${t%.sh}: tests/$t exited with status $?")
-done
+suite dotnet-baseline.sh
+if [ "${DOTNET_LIVE:-1}" != 0 ]; then
+	suite dotnet-live.sh
+fi
 
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]
