@@ -120,6 +120,13 @@ for dir in "$FIX"/*/; do
 		in=$dir/perf.data
 	fi
 	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+	# fixtures recorded on another kernel build carry their own kallsyms; the .NET ones need the
+	# runtime they were recorded with (root/usr/share/dotnet links to the installed one)
+	[ -f "$dir/kallsyms" ] && args=("${args[@]/#$ROOT\/kallsyms/$dir/kallsyms}")
+	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
+		skip "$fx/*" "needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
+		continue
+	fi
 	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
 	# stackcollapse marks perf-map frames _[j], not perf inject's jitted-*.so: name those
 	JIT_NAMES=
