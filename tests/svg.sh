@@ -131,6 +131,8 @@ for dir in "$FIX"/*/; do
 	# stackcollapse marks perf-map frames _[j], not perf inject's jitted-*.so: name those
 	JIT_NAMES=
 	[ "$fx" = node-jitdump ] && JIT_NAMES='^(JS|Builtin|BytecodeHandler|Bytecode|Stub|RegExp):'
+	# .NET methods from jitted-*.so name their assembly: "void [System.Private.CoreLib] System.X::Y"
+	[ "$fx" = dotnet-jitdump ] && JIT_NAMES='\[[A-Za-z][A-Za-z0-9_.]*\] |^stub<|^IL_STUB|^dynamicClass'
 	by_value "svg/$fx" - 1 -- "${args[@]}"
 done
 JIT_NAMES=
