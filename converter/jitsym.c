@@ -222,6 +222,8 @@ int pfc_jitsyms_note_map(struct pfc_jitsyms *j, int32_t pid, const struct pfc_ma
 	if (map->dso->kind == PFC_DSO_JITMARK) {
 		if (!p->marker && !(p->marker = strdup(filename)))
 			return -1;
+		if (!p->jd)	/* looked for too early: look again, now with the marker's path */
+			p->jd_tried = 0;
 		/* the runtime named the dump with its own pid: unless the user said otherwise,
 		 * that is the pid of all its files */
 		if (pfc_machine_is_jitdump_name(filename, &ns) && ns > 0 && !p->nspid_src) {
@@ -521,8 +523,8 @@ int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *
 				break;
 			}
 	}
-	/* a process with JIT mappings whose jitdump was not found yet, or was */
-	return p && (!p->jd_tried || p->jd);
+	/* a process whose jitdump was read, or is known (from its marker) to exist */
+	return p && (p->jd || (p->marker && !p->jd_tried));
 }
 
 int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map, uint64_t ip,
