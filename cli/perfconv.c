@@ -29,7 +29,7 @@ enum {
 
 enum {
 	OPT_STATS = 256, OPT_HEADER, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
-	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL,
+	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL, OPT_MINIDEBUGINFO,
 	OPT_RESOLVE_JIT, OPT_PID_MAP, OPT_DOTNET_NAMES, OPT_STRIP_TIERS,
 };
 
@@ -65,6 +65,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_PID_MAP, "pid-map", 0, 1, "HOST=NS", "process HOST named its JIT files with pid NS (containers; repeatable)" },
 	{ OPT_DOTNET_NAMES, "dotnet-names", 0, 1, "FORM", ".NET method names: keep (default, as perf prints them) or short" },
 	{ OPT_STRIP_TIERS, "strip-tiers", 0, 0, NULL, "drop .NET tier tags such as [OptimizedTier1] from method names" },
+	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -375,6 +376,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_STRIP_TIERS: c.opts.strip_tiers = 1; break;
+		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
