@@ -512,6 +512,16 @@ fi
 
 # ---------------------------------------------------------------------------------------------------
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
+# tests/jit.sh (JIT symbol sources) prints lines in the same format; count them here too.
+while IFS= read -r line; do
+	case $line in
+	"ok "*) npass=$((npass + 1)) ;;
+	"FAIL "*) nfail=$((nfail + 1)) ;;
+	"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+	esac
+	printf '%s\n' "$line"
+done < <(FILTERS="${filters[*]}" "$top/tests/jit.sh" || echo "FAIL  jit: tests/jit.sh exited with status $?")
+
 # tests/truncate.sh prints lines in the same format; count them here for the one summary line.
 if [ "${TRUNCATE:-1}" != 0 ]; then
 	while IFS= read -r line; do

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# tests/jit.sh - JIT symbol sources on real recordings: jitdumps read without perf inject,
+# container pids, perf maps left by another process, hostile and unfinished jitdumps, and the
+# .NET recordings under fixtures/dotnet-*/ when they are there.
+#
+#   - node-jitdump: its raw perf.data plus jit-15218.dump (before perf inject) must give, with
+#     --resolve-jit, exactly the folded files perf made from perf inject's perf.jit.data;
+#   - the same with the dump renamed and rewritten as a container's (pid 1) and --pid-map;
+#   - node-perf-basic-prof's map as a container's perf-1.map with --pid-map;
+#   - a perf map of another process (node's map under mono's pid) is refused with a warning;
+#   - a corrupt jitdump stops the conversion naming the dump and the offset, with no output;
+#     a jitdump cut inside its last record is used up to that record, with a warning;
+#   - with --resolve-jit, fixtures that perf resolves completely still give perf's output.
+#
+# Run by tests/run.sh; prints "ok    jit/NAME", "FAIL  jit/NAME: why" or "skip  jit/NAME: why".
+#   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases containing a word
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PERFCONV=${PERFCONV:-./perfconv}
+case $PERFCONV in
+*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
+esac
+FIX=${FIXTURES:-fixtures}
+ROOT=$FIX/root
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+read -r -a filters <<<"${FILTERS:-}"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-jit.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+export HOME=$TMP/home
+mkdir -p "$HOME"
+# keep the host's /tmp and /proc out of the lookups: only the files given here count
+export PERFCONV_TMP=$TMP/hosttmp PERFCONV_PROC=$TMP/proc
+mkdir -p "$PERFCONV_TMP" "$PERFCONV_PROC"
+
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case jit/$1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+ok() { echo "ok    jit/$1"; }
+skip() { echo "skip  jit/$1: $2"; }
+fail() {
+	echo "FAIL  jit/$1: $2"
+	if [ -n "${3-}" ] && [ -s "$3" ]; then
+		head -n 12 "$3" | sed 's/^/      | /'
+	fi
+}
+
+if [ ! -x "$PERFCONV" ]; then
+	echo "FAIL  jit: '$PERFCONV' is not an executable file"
+	exit 0
+fi
+
+# run NAME ARGS...: perfconv to $TMP/out.folded; sets rc, stderr in $TMP/err
+run() {
+	rm -f "$TMP/out.folded" "$TMP/err"
+	"$PERFCONV" "$@" -o "$TMP/out.folded" 2>"$TMP/err" </dev/null
+	rc=$?
+}
+
+# same NAME EXPECTED ARGS...: the conversion must succeed and equal EXPECTED
+same() {
+	local name=$1 exp=$2
+	shift 2
+	selected "$name" || return 0
+	run "$@"
+	if [ "$rc" = 0 ] && cmp -s "$exp" "$TMP/out.folded"; then
+		ok "$name"
+	elif [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc" "$TMP/err"
+	else
+		diff -u "$exp" "$TMP/out.folded" --label "$exp" --label perfconv >"$TMP/diff"
+		fail "$name" "output differs from $exp" "$TMP/diff"
+	fi
+}
+
+NJ=$FIX/node-jitdump
+# ---------------------------------------------------------------------------------------------
+# node-jitdump: the raw recording and its dump give perf inject's frames.
+if [ -f "$NJ/jit-15218.dump.xz" ] && [ -f "$NJ/perf.data" ]; then
+	D=$TMP/nj
+	mkdir -p "$D"
+	xz -dc "$NJ/jit-15218.dump.xz" >"$D/jit-15218.dump"
+	same node-jitdump/raw "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D"
+	for opt in pid tid kernel addrs jit; do
+		same "node-jitdump/raw-$opt" "$NJ/expected/folded-$opt.txt" -i "$NJ/perf.data" "${S[@]}" \
+			--resolve-jit --map-dir "$D" "--$opt"
+	done
+
+	if selected node-jitdump/summary; then
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D"
+		if [ "$rc" = 0 ] && grep -qE 'JIT frames \(unique\): 0 named by perf maps, [1-9][0-9]* by jitdumps' "$TMP/err"; then
+			ok node-jitdump/summary
+		else
+			fail node-jitdump/summary "no summary line counting jitdump frames" "$TMP/err"
+		fi
+	fi
+
+	# Without --resolve-jit the raw file gives what perf script gives on it: no jitdump names.
+	if selected node-jitdump/default; then
+		run -i "$NJ/perf.data" "${S[@]}" --map-dir "$D"
+		if [ "$rc" = 0 ] && ! grep -q 'JS:' "$TMP/out.folded" && grep -q 'JS:' "$NJ/expected/folded.txt"; then
+			ok node-jitdump/default
+		else
+			fail node-jitdump/default "exit status $rc, or jitdump names without --resolve-jit" "$TMP/err"
+		fi
+	fi
+
+	# A container: the runtime was pid 1 in its namespace and wrote jit-1.dump.  The recording's
+	# marker names jit-15218.dump, which is absent: --pid-map says which file is the process's.
+	C=$TMP/container
+	mkdir -p "$C"
+	python3 - "$D/jit-15218.dump" "$C/jit-1.dump" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<I", b, 20, 1)          # header pid
+open(sys.argv[2], "wb").write(b)
+EOF
+	same node-jitdump/pid-map "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --pid-map 15218=1 --map-dir "$C"
+	if selected node-jitdump/pid-map-missing; then
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$C"
+		if [ "$rc" = 0 ] && grep -q "jit-15218.dump" "$TMP/err" && grep -q "not found" "$TMP/err" &&
+			! grep -q 'JS:' "$TMP/out.folded"; then
+			ok node-jitdump/pid-map-missing
+		else
+			fail node-jitdump/pid-map-missing "without --pid-map the container's dump must not be used, and the warning must name the files looked for" "$TMP/err"
+		fi
+	fi
+	# The pid in the dump's header must be the process's.
+	if selected node-jitdump/wrong-pid; then
+		W=$TMP/wrongpid
+		mkdir -p "$W"
+		cp "$C/jit-1.dump" "$W/jit-15218.dump"
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$W"
+		if [ "$rc" = 0 ] && grep -q "written by pid 1, not by pid 15218" "$TMP/err" && ! grep -q 'JS:' "$TMP/out.folded"; then
+			ok node-jitdump/wrong-pid
+		else
+			fail node-jitdump/wrong-pid "a dump written by another pid must be refused with a warning" "$TMP/err"
+		fi
+	fi
+
+	# Hostile: the first record's total_size is 8 (smaller than a record header).
+	if selected node-jitdump/corrupt; then
+		B=$TMP/bad
+		mkdir -p "$B"
+		python3 - "$D/jit-15218.dump" "$B/jit-15218.dump" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<I", b, 40 + 4, 8)
+open(sys.argv[2], "wb").write(b)
+EOF
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$B"
+		if [ "$rc" = 1 ] && grep -q "'$B/jit-15218.dump': corrupt record at offset 40" "$TMP/err" &&
+			[ ! -e "$TMP/out.folded" ] && [ -z "$(ls "$TMP" | grep 'out.folded.tmp')" ]; then
+			ok node-jitdump/corrupt
+		else
+			fail node-jitdump/corrupt "exit status $rc (want 1), the message must name the dump and offset 40, and no output may be left" "$TMP/err"
+		fi
+	fi
+
+	# Unfinished: cut in the middle of the last record, as while the runtime still writes it.
+	if selected node-jitdump/unfinished; then
+		U=$TMP/unfinished
+		mkdir -p "$U"
+		size=$(stat -c %s "$D/jit-15218.dump")
+		head -c $((size - 100)) "$D/jit-15218.dump" >"$U/jit-15218.dump"
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$U"
+		if [ "$rc" = 0 ] && grep -q "is incomplete" "$TMP/err" && grep -q 'JS:' "$TMP/out.folded"; then
+			ok node-jitdump/unfinished
+		else
+			fail node-jitdump/unfinished "an unfinished last record must be skipped with a warning" "$TMP/err"
+		fi
+	fi
+
+	# Architecture time stamps cannot be matched with the samples: the latest load wins, and
+	# the warning says why.
+	if selected node-jitdump/untimed; then
+		T=$TMP/untimed
+		mkdir -p "$T"
+		python3 - "$D/jit-15218.dump" "$T/jit-15218.dump" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<Q", b, 32, 1)          # JITDUMP_FLAGS_ARCH_TIMESTAMP
+open(sys.argv[2], "wb").write(b)
+EOF
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$T"
+		if [ "$rc" = 0 ] && grep -q "without time.*architecture time stamps" "$TMP/err" && grep -q 'JS:' "$TMP/out.folded"; then
+			ok node-jitdump/untimed
+		else
+			fail node-jitdump/untimed "a time-less lookup must work and say why" "$TMP/err"
+		fi
+	fi
+else
+	skip node-jitdump "no fixtures/node-jitdump"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Perf maps in a container, and maps of another process.
+NB=$FIX/node-perf-basic-prof
+MJ=$FIX/mono-jitmap
+if [ -f "$NB/maps/perf-15051.map" ] && [ -f "$MJ/maps/perf-15917.map" ]; then
+	P=$TMP/pm
+	mkdir -p "$P"
+	cp "$NB/maps/perf-15051.map" "$P/perf-1.map"
+	same node-perf-basic-prof/pid-map "$NB/expected/folded.txt" -i "$NB/perf.data" "${S[@]}" --pid-map 15051=1 --map-dir "$P"
+	same node-perf-basic-prof/pid-map-jit "$NB/expected/folded-jit.txt" -i "$NB/perf.data" "${S[@]}" --pid-map 15051=1 \
+		--map-dir "$P" --jit
+
+	if selected mono-jitmap/foreign-map; then
+		F=$TMP/foreign
+		E=$TMP/empty
+		mkdir -p "$F" "$E"
+		cp "$NB/maps/perf-15051.map" "$F/perf-15917.map"
+		"$PERFCONV" -q -i "$MJ/perf.data" "${S[@]}" --map-dir "$E" -o "$TMP/nomap.folded" 2>/dev/null
+		run -i "$MJ/perf.data" "${S[@]}" --map-dir "$F"
+		if [ "$rc" = 0 ] && grep -q "'$F/perf-15917.map' is not the perf map of pid 15917" "$TMP/err" &&
+			cmp -s "$TMP/nomap.folded" "$TMP/out.folded"; then
+			ok mono-jitmap/foreign-map
+		else
+			fail mono-jitmap/foreign-map "another process's map must be refused with a warning and not used" "$TMP/err"
+		fi
+	fi
+
+	# --resolve-jit changes nothing where perf resolves every JIT frame.
+	same node-perf-basic-prof/resolve "$NB/expected/folded.txt" -i "$NB/perf.data" "${S[@]}" --resolve-jit --map-dir "$NB/maps"
+	same mono-jitmap/resolve "$MJ/expected/folded.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$MJ/maps"
+	same mono-jitmap/resolve-jit "$MJ/expected/folded-jit.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit \
+		--map-dir "$MJ/maps" --jit
+else
+	skip perf-maps "no node-perf-basic-prof or mono-jitmap fixture"
+fi
+exit 0
