@@ -36,6 +36,7 @@ struct pfc_jitproc {
 	char *jd_path;
 	char *jd_dir;               /* perf inject writes jitted-*.so next to the marker */
 	int jd_timed;
+	int jd_provisional;         /* none of its loads was old enough to be checked yet */
 };
 
 void pfc_jitsyms_init(struct pfc_jitsyms *j, const struct pfc_jitsym_opts *o, struct pfc_machine *m,
@@ -401,6 +402,13 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(s - path));
 }
 
+static void stale_warning(struct pfc_jitsyms *j, struct pfc_jitproc *p, const char *path, uint64_t checked)
+{
+	warn(j, "'%s' is not the jitdump of pid %d: none of its %llu code loads lies in the "
+		"process's JIT mappings (left by an earlier process with the same pid?); not used",
+	     path, p->pid, (unsigned long long)checked);
+}
+
 /* Find, parse and check the jitdump of a process (once).  A corrupt one is an error. */
 static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t now, int have_time)
 {
@@ -476,13 +484,14 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 		p->jd_timed = clock_matches(j) && have_time && !(jd->flags & PFC_JITDUMP_FLAG_ARCH_TIMESTAMP);
 		if (!belongs(p, &jd->v[0].start, sizeof(jd->v[0]), jd->n, p->jd_timed ? &jd->v[0].time : NULL, now,
 			     &checked)) {
-			warn(j, "'%s' is not the jitdump of pid %d: none of its %llu code loads lies in the "
-				"process's JIT mappings (left by an earlier process with the same pid?); not used",
-			     cand[i], p->pid, (unsigned long long)checked);
+			stale_warning(j, p, cand[i], checked);
 			pfc_jitdump_free(jd);
 			free(jd);
 			continue;
 		}
+		/* no load is older than this sample: the check waits for one (until then
+		 * nothing can be found in it anyway) */
+		p->jd_provisional = p->jd_timed && !checked && jd->n;
 		if (!p->jd_timed)
 			warn(j, "'%s': JIT code is looked up without time (the latest load wins): %s", cand[i],
 			     !clock_matches(j) ? j->clock_why
@@ -503,7 +512,7 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 		return 0;
 	}
 	if (p->marker)
-		warn(j, "pid %d recorded a jitdump but it was not found: looked for %s", p->pid, t.buf);
+		warn(j, "pid %d recorded a jitdump but none was found that belongs to it: looked for %s", p->pid, t.buf);
 	return 0;
 }
 
@@ -523,8 +532,10 @@ int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *
 				break;
 			}
 	}
-	/* a process whose jitdump was read, or is known (from its marker) to exist */
-	return p && (p->jd || (p->marker && !p->jd_tried));
+	/* a process whose jitdump was read, or whose jitdump is known (from its marker) and
+	 * that has mapped JIT code: a jitdump names code outside JIT regions too (V8's
+	 * builtins in the node binary), which a sample may show before any JIT frame */
+	return p && (p->jd || (p->marker && !p->jd_tried && p->nr_ranges));
 }
 
 int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map, uint64_t ip,
@@ -537,6 +548,16 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 		return PFC_FAIL_NOOFF(j->err, NOMEM, "JIT symbols");
 	if (!p->jd_tried && (ret = load_jitdump(j, p, time, have_time)) < 0)
 		return ret;
+	if (p->jd && p->jd_provisional && time >= p->jd->min_time) {
+		uint64_t checked;
+		if (!belongs(p, &p->jd->v[0].start, sizeof(p->jd->v[0]), p->jd->n, &p->jd->v[0].time, time, &checked)) {
+			stale_warning(j, p, p->jd_path, checked);
+			pfc_jitdump_free(p->jd);
+			free(p->jd);
+			p->jd = NULL;
+		}
+		p->jd_provisional = 0;
+	}
 	if (p->jd) {
 		const struct pfc_jitdump_ent *e = pfc_jitdump_find(p->jd, ip, time, p->jd_timed);
 		if (p->jd_timed)

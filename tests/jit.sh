@@ -10,7 +10,9 @@
 #   - a perf map of another process (node's map under mono's pid) is refused with a warning;
 #   - a corrupt jitdump stops the conversion naming the dump and the offset, with no output;
 #     a jitdump cut inside its last record is used up to that record, with a warning;
-#   - with --resolve-jit, fixtures that perf resolves completely still give perf's output.
+#   - with --resolve-jit, fixtures that perf resolves completely still give perf's output;
+#   - a real .NET 10 container recording (tests/data/dotnet-container): the pid from the jitdump
+#     marker, --pid-map, short names, and another run's files refused.
 #
 # Run by tests/run.sh; prints "ok    jit/NAME", "FAIL  jit/NAME: why" or "skip  jit/NAME: why".
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases containing a word
@@ -126,7 +128,7 @@ EOF
 	same node-jitdump/pid-map "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --pid-map 15218=1 --map-dir "$C"
 	if selected node-jitdump/pid-map-missing; then
 		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$C"
-		if [ "$rc" = 0 ] && grep -q "jit-15218.dump" "$TMP/err" && grep -q "not found" "$TMP/err" &&
+		if [ "$rc" = 0 ] && grep -q "jit-15218.dump" "$TMP/err" && grep -q "none was found" "$TMP/err" &&
 			! grep -q 'JS:' "$TMP/out.folded"; then
 			ok node-jitdump/pid-map-missing
 		else
@@ -235,5 +237,93 @@ if [ -f "$NB/maps/perf-15051.map" ] && [ -f "$MJ/maps/perf-15917.map" ]; then
 		--map-dir "$MJ/maps" --jit
 else
 	skip perf-maps "no node-perf-basic-prof or mono-jitmap fixture"
+fi
+# ---------------------------------------------------------------------------------------------
+# A real .NET 10 container recording (tests/data/dotnet-container/PROVENANCE.txt): the runtime was
+# pid 3 inside and wrote perf-3.map and jit-3.dump; perf recorded pid 22534.  No --pid-map: the
+# jitdump marker gives the pid.  The framework's own files are left out (an empty --symfs), so
+# the output does not depend on the .NET installation; the managed frames come from the dump.
+DC=tests/data/dotnet-container
+if [ -f "$DC/perf.data" ]; then
+	M=$TMP/dc-maps
+	Y=$TMP/dc-symfs
+	mkdir -p "$M" "$Y"
+	xz -dc "$DC/maps/jit-3.dump.xz" >"$M/jit-3.dump"
+	xz -dc "$DC/maps/perf-3.map.xz" >"$M/perf-3.map"
+	DA=(-i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$M")
+	if selected dotnet-container/marker-pid; then
+		run "${DA[@]}" --resolve-jit
+		cp "$TMP/out.folded" "$TMP/dc.folded" 2>/dev/null
+		missing=
+		for f in 'Demo.Work.Program::Main' 'Demo.Work.Program::Outer;int64 [app] Demo.Work.Program::Inner' \
+			'Demo.Work.Program::Lookup' \
+			'System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::FindValue'; do
+			grep -qF "$f" "$TMP/out.folded" || missing="$missing '$f'"
+		done
+		if [ "$rc" = 0 ] && [ -z "$missing" ] && grep -qE 'JIT frames \(unique\): .* [1-9][0-9]* by jitdumps, .* 0 unresolved' "$TMP/err"; then
+			ok dotnet-container/marker-pid
+		else
+			fail dotnet-container/marker-pid "exit status $rc; managed frames missing:${missing:- none}; or JIT frames left unresolved" "$TMP/err"
+		fi
+	fi
+	if selected dotnet-container/pid-map; then
+		run "${DA[@]}" --resolve-jit --pid-map 22534=3
+		if [ "$rc" = 0 ] && [ -s "$TMP/dc.folded" ] && cmp -s "$TMP/dc.folded" "$TMP/out.folded"; then
+			ok dotnet-container/pid-map
+		else
+			fail dotnet-container/pid-map "--pid-map 22534=3 must give what the marker gives" "$TMP/err"
+		fi
+	fi
+	# perf's own result: memfd:doublemapper frames stay unresolved without --resolve-jit.
+	if selected dotnet-container/default; then
+		run "${DA[@]}"
+		if [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" && grep -qE 'JIT frames .* [1-9][0-9]* unresolved' "$TMP/err"; then
+			ok dotnet-container/default
+		else
+			fail dotnet-container/default "without --resolve-jit the memfd frames must stay as perf shows them" "$TMP/err"
+		fi
+	fi
+	if selected dotnet-container/short-names; then
+		run "${DA[@]}" --resolve-jit --dotnet-names short --strip-tiers
+		if [ "$rc" = 0 ] && grep -qF ';app!Demo.Work.Program::Outer;app!Demo.Work.Program::Inner' "$TMP/out.folded" &&
+			grep -qF 'System.Private.CoreLib!System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::FindValue' "$TMP/out.folded" &&
+			! grep -q 'int64 \[app\]' "$TMP/out.folded"; then
+			ok dotnet-container/short-names
+		else
+			fail dotnet-container/short-names "short names missing" "$TMP/err"
+		fi
+	fi
+	# The maps of another run with the same in-container pid: refused, never used.
+	if selected dotnet-container/stale; then
+		X=$TMP/dc-stale
+		mkdir -p "$X"
+		python3 - "$M/jit-3.dump" "$M/perf-3.map" "$X" <<'EOF2'
+import struct, sys
+# the same files moved 1 GiB away, as another process's code heaps would be
+shift = 1 << 30
+b = bytearray(open(sys.argv[1], "rb").read())
+pos = struct.unpack_from("<I", b, 8)[0]
+while pos + 16 <= len(b):
+    rid, size = struct.unpack_from("<II", b, pos)
+    if rid == 0:
+        vma, addr = struct.unpack_from("<QQ", b, pos + 24)
+        struct.pack_into("<QQ", b, pos + 24, vma + shift, addr + shift)
+    pos += size
+open(sys.argv[3] + "/jit-3.dump", "wb").write(b)
+with open(sys.argv[2]) as f, open(sys.argv[3] + "/perf-3.map", "w") as o:
+    for line in f:
+        a, rest = line.split(" ", 1)
+        o.write("%x %s" % (int(a, 16) + shift, rest))
+EOF2
+		run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$X" --resolve-jit
+		if [ "$rc" = 0 ] && grep -q "jit-3.dump' is not the jitdump of pid 22534" "$TMP/err" &&
+			grep -q "perf-3.map' is not the perf map of pid 22534" "$TMP/err" && ! grep -q 'Demo.Work' "$TMP/out.folded"; then
+			ok dotnet-container/stale
+		else
+			fail dotnet-container/stale "maps of another process must be refused with a warning" "$TMP/err"
+		fi
+	fi
+else
+	skip dotnet-container "no tests/data/dotnet-container"
 fi
 exit 0
