@@ -296,6 +296,31 @@ if [ -f "$DC/perf.data" ]; then
 			fail dotnet-container/short-names "short names missing" "$TMP/err"
 		fi
 	fi
+	# While the process runs, its files are under /proc/PID/root/tmp and its pid inside the
+	# container is the last NStgid field of /proc/PID/status.  A /proc tree made here stands in
+	# for the live one (PERFCONV_PROC), with the container's /tmp under root/.
+	if selected dotnet-container/live; then
+		L=$TMP/live-proc
+		mkdir -p "$L/22534/root/tmp"
+		printf 'Name:\tdotnet\nTgid:\t22534\nPid:\t22534\nNStgid:\t22534\t3\nNSpid:\t22534\t3\n' >"$L/22534/status"
+		echo dotnet >"$L/22534/comm"
+		cp "$M/perf-3.map" "$L/22534/root/tmp/"
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		perfmap_ok=$(grep -cE 'JIT frames \(unique\): [1-9][0-9]* named by perf maps, 0 by jitdumps, .* 0 unresolved' "$TMP/err")
+		cp "$M/jit-3.dump" "$L/22534/root/tmp/"
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		dump_ok=$(grep -cE 'JIT frames \(unique\): 0 named by perf maps, [1-9][0-9]* by jitdumps, .* 0 unresolved' "$TMP/err")
+		[ ! -s "$TMP/dc.folded" ] || cmp -s "$TMP/dc.folded" "$TMP/out.folded" || dump_ok=0
+		# the pid now belongs to another program: its files are not the recorded process's
+		echo bash >"$L/22534/comm"
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		if [ "$perfmap_ok" = 1 ] && [ "$dump_ok" = 1 ] && [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" &&
+			grep -q "looked for.*'$PERFCONV_TMP/jit-22534.dump'" "$TMP/err"; then
+			ok dotnet-container/live
+		else
+			fail dotnet-container/live "the live process's perf map ($perfmap_ok) and jitdump ($dump_ok) must be found through /proc/PID/root/tmp and NStgid, and not when the pid runs another program" "$TMP/err"
+		fi
+	fi
 	# The maps of another run with the same in-container pid: refused, never used.
 	if selected dotnet-container/stale; then
 		X=$TMP/dc-stale
