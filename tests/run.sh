@@ -6,6 +6,7 @@
 #   UNIT_DIR=build/tests        run every executable there as a unit test (make check sets it)
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
+#   DOTNET_LIVE=0               skip the .NET end-to-end test (tests/dotnet-live.sh)
 #   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
 #
 # One line per case: "ok NAME", "FAIL NAME: why" (with the first lines of a diff or of stderr),
@@ -213,6 +214,7 @@ has_option() { grep -qE -- "--$1([^a-z0-9-]|\$)" <<<"$help_text"; }
 S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
 DWARF_WHY="user stacks need DWARF unwinding"
 MAP_WHY="JIT frames need the perf map and there is no --map-dir option yet"
+CONTAINER_WHY="the map is perf-1.map (pid in the container), the samples have the host pid: needs container pid mapping"
 
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
@@ -229,6 +231,16 @@ for dir in "$FIX"/*/; do
 		in=$dir/perf.data
 	fi
 	args=(-i "$in" "${S[@]}")
+	# The .NET fixtures were recorded on another kernel build: each has its own kallsyms.  Their
+	# frames in libcoreclr.so and the framework resolve through root/usr/share/dotnet, a symlink to
+	# the installed runtime, so they need the runtime version they were recorded with.
+	if [ -f "$dir/kallsyms" ]; then
+		args=(-i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms")
+	fi
+	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
+		selected "$fx/" && skip "$fx/*" "needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
+		continue
+	fi
 
 	xwhy=
 	[ "$fx" = dwarf-callgraph ] && xwhy=$DWARF_WHY
@@ -241,6 +253,13 @@ for dir in "$FIX"/*/; do
 		fi
 	fi
 
+	# dotnet-container: the runtime named its map for its pid inside the container (perf-1.map);
+	# perf's expected files were made with it renamed for the host pid.  folded-nomap.txt is perf
+	# without any map: perfconv must give the same when it is not given the map directory.
+	if [ "$fx" = dotnet-container ]; then
+		[ -z "$xwhy" ] && xwhy=$CONTAINER_WHY
+		golden "$fx/folded-nomap" "$exp/folded-nomap.txt" "" -i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms"
+	fi
 	golden "$fx/folded" "$exp/folded.txt" "$xwhy" "${args[@]}"
 	for opt in pid tid kernel addrs; do
 		golden "$fx/folded-$opt" "$exp/folded-$opt.txt" "$xwhy" "${args[@]}" "--$opt"
@@ -533,6 +552,22 @@ if [ "${TRUNCATE:-1}" != 0 ]; then
 		printf '%s\n' "$line"
 	done < <(FILTERS="${filters[*]}" "$top/tests/truncate.sh" || echo "FAIL  truncate: tests/truncate.sh exited with status $?")
 fi
+
+# ---------------------------------------------------------------------------------------------------
+# .NET: perfconv must resolve the .NET fixtures at least as well as perf (tests/dotnet-baseline.sh), and
+# end to end on this machine: build, record and convert a .NET app (tests/dotnet-live.sh).
+dotnet_tests=(dotnet-baseline.sh)
+[ "${DOTNET_LIVE:-1}" != 0 ] && dotnet_tests+=(dotnet-live.sh)
+for t in "${dotnet_tests[@]}"; do
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) npass=$((npass + 1)) ;;
+		"FAIL "*) nfail=$((nfail + 1)) ;;
+		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+		esac
+		printf '%s\n' "$line"
+	done < <(FILTERS="${filters[*]}" "$top/tests/$t" || echo "FAIL  ${t%.sh}: tests/$t exited with status $?")
+done
 
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# tests/dotnet-baseline.sh - perfconv must resolve at least as much of the .NET fixtures as perf does.
+# For each fixtures/dotnet-* directory, tests/dotnet-resolution.py measures perf's expected folded
+# stacks (the numbers must be the ones written in its PROVENANCE.txt, so the measure itself cannot
+# drift) and perfconv's folded output (with the fixture's maps/ as --map-dir); perfconv's shares of
+# fully resolved managed and framework samples must not be lower than perf's.  Unlike the golden
+# tests, this keeps passing when perfconv names frames that perf leaves unknown.
+#
+# Prints lines in tests/run.sh's format: "ok    dotnet-baseline/FIXTURE (perf: ..., perfconv: ...)".
+#
+#   PERFCONV, FIXTURES   as for tests/run.sh
+#   FILTERS="w1 w2"      only the cases whose name contains one of the words
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PERFCONV=${PERFCONV:-./perfconv}
+case $PERFCONV in
+*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
+esac
+FIX=${FIXTURES:-fixtures}
+read -r -a filters <<<"${FILTERS:-}"
+
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case $1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+
+# Known gaps of the converter: the case still has to convert, and is reported as xfail.
+xfail_why() {
+	case $1 in
+	dotnet-container) echo "the map is perf-1.map (pid in the container), the samples have the host pid: needs container pid mapping" ;;
+	esac
+}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-dotnet-baseline.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+export HOME=$TMP/home
+mkdir -p "$HOME"
+
+for dir in "$FIX"/dotnet-*/; do
+	dir=${dir%/}
+	fx=$(basename "$dir")
+	name=dotnet-baseline/$fx
+	selected "$name" || continue
+	[ -f "$dir/PROVENANCE.txt" ] || continue
+	if ! command -v python3 >/dev/null 2>&1; then
+		echo "skip  $name: python3 is needed (scripts/install-deps.sh --test)"
+		continue
+	fi
+	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
+		echo "skip  $name: needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
+		continue
+	fi
+	in=$dir/perf.data
+	[ -f "$dir/perf.jit.data" ] && in=$dir/perf.jit.data
+	exp=$dir/expected/folded.txt
+	[ -f "$exp" ] || exp=$exp.xz
+
+	# perf's shares, as written in PROVENANCE.txt.
+	perf_line=$(python3 tests/dotnet-resolution.py "$exp" 2>&1 | sed 's/^[^:]*: //')
+	written=$(sed -n 's/^ *tests\/dotnet-resolution.py: //p' "$dir/PROVENANCE.txt")
+	if [ "$perf_line" != "$written" ]; then
+		echo "FAIL  $name: tests/dotnet-resolution.py on $exp gives another result than $dir/PROVENANCE.txt"
+		echo "      | now:     $perf_line"
+		echo "      | written: $written"
+		continue
+	fi
+	managed=$(sed -n 's/^managed \([0-9.]*\)% resolved.*/\1/p' <<<"$perf_line")
+	framework=$(sed -n 's/.*framework \([0-9.]*\)% resolved.*/\1/p' <<<"$perf_line")
+
+	args=(-q -i "$in" --symfs "$FIX/root" --kallsyms "$dir/kallsyms")
+	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
+	"$PERFCONV" "${args[@]}" -o "$TMP/out.folded" >"$TMP/out" 2>"$TMP/err" </dev/null
+	rc=$?
+	if [ "$rc" != 0 ] || [ ! -s "$TMP/out.folded" ]; then
+		echo "FAIL  $name: perfconv exited with status $rc"
+		head -n 5 "$TMP/err" | sed 's/^/      | /'
+		continue
+	fi
+	ours=$(python3 tests/dotnet-resolution.py --check-managed "$managed" --check-framework "$framework" "$TMP/out.folded" 2>&1)
+	st=$?
+	short() { sed -n '1s/^\([^:]*: \)\{0,1\}managed \([0-9.]*%\) resolved.*framework \([0-9.]*%\) resolved.*/managed \2, framework \3/p' <<<"$1"; }
+	detail="perf: $(short "$perf_line"), perfconv: $(short "$ours")"
+	why=$(xfail_why "$fx")
+	if [ "$st" = 0 ]; then
+		echo "ok    $name ($detail)"
+	elif [ -n "$why" ]; then
+		echo "xfail $name: $why ($detail)"
+	else
+		echo "FAIL  $name: perfconv resolves less than perf ($detail)"
+	fi
+	rm -f "$TMP/out.folded"
+done
+exit 0
