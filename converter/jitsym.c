@@ -8,10 +8,13 @@
  * not parse the files (perfmap.c, jitdump.c) nor decide when to look (session.c).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <lzma.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "converter/jitdump.h"
 #include "converter/jitsym.h"
@@ -150,6 +153,88 @@ static int is_live(struct pfc_jitsyms *j, struct pfc_jitproc *p)
 	p->live = !t || !t->comm_set || !strcmp(comm, pfc_intern_str(j->m->strings, t->comm));
 	free(comm);
 	return p->live;
+}
+
+
+#define MAX_JIT_FILE ((uint64_t)1 << 32)
+
+/* Read a whole regular file; NULL when it cannot be read. */
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	uint8_t *buf;
+	size_t got = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_JIT_FILE ||
+	    !(buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return NULL;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	*len = got;
+	return buf;
+}
+
+/* Decompress an .xz file (maps and dumps are often kept compressed), at most MAX_JIT_FILE
+ * bytes of output; NULL when it is not a complete .xz stream. */
+static uint8_t *read_xz(const char *path, size_t *len)
+{
+	size_t in_len, cap = 1 << 20;
+	uint8_t *in = read_file(path, &in_len), *out = NULL;
+	lzma_stream strm = LZMA_STREAM_INIT;
+	lzma_ret r = LZMA_OK;
+
+	if (!in)
+		return NULL;
+	if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK || !(out = malloc(cap)))
+		goto fail;
+	strm.next_in = in;
+	strm.avail_in = in_len;
+	strm.next_out = out;
+	strm.avail_out = cap;
+	while ((r = lzma_code(&strm, LZMA_FINISH)) == LZMA_OK) {
+		if (!strm.avail_out) {
+			uint8_t *n;
+			if ((uint64_t)cap * 2 > MAX_JIT_FILE || !(n = realloc(out, cap * 2)))
+				goto fail;
+			out = n;
+			strm.next_out = out + cap;
+			strm.avail_out = cap;
+			cap *= 2;
+		}
+	}
+	if (r != LZMA_STREAM_END)
+		goto fail;
+	*len = (size_t)strm.total_out;
+	lzma_end(&strm);
+	free(in);
+	return out;
+fail:
+	lzma_end(&strm);
+	free(in);
+	free(out);
+	return NULL;
+}
+
+/* A file of the runtime's, or else the same name with .xz; *path_used says which. */
+static uint8_t *read_jit_file(const char *path, size_t *len, char *path_used, size_t cap)
+{
+	uint8_t *b = read_file(path, len);
+
+	snprintf(path_used, cap, "%s", path);
+	if (b)
+		return b;
+	snprintf(path_used, cap, "%s.xz", path);
+	return read_xz(path_used, len);
 }
 
 static struct pfc_jitproc *proc_findnew(struct pfc_jitsyms *j, int32_t pid)
@@ -334,17 +419,24 @@ struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s/%d/root/tmp/perf-%d.map", j->o.proc, p->pid, p->nspid);
 	snprintf(cand[nc++], sizeof(cand[0]), "%s/perf-%d.map", j->o.tmp, p->pid);
 	for (i = 0; i < nc; i++) {
-		struct pfc_perfmap *pm = calloc(1, sizeof(*pm));
+		struct pfc_perfmap *pm;
 		uint64_t checked;
+		char used[4096 + 8];
+		size_t len;
+		uint8_t *buf;
 
-		if (!pm)
-			return NULL;
 		tried_add(&t, cand[i]);
-		if (pfc_perfmap_load(pm, cand[i]) < 0 || !pm->n) {
-			pfc_perfmap_free(pm);
+		if (!(buf = read_jit_file(cand[i], &len, used, sizeof(used))))
+			continue;
+		if (!(pm = calloc(1, sizeof(*pm))) || pfc_perfmap_parse(pm, (const char *)buf, len) < 0 || !pm->n) {
+			free(buf);
+			if (pm)
+				pfc_perfmap_free(pm);
 			free(pm);
 			continue;
 		}
+		free(buf);
+		snprintf(cand[i], sizeof(cand[i]), "%.4095s", used);
 		if (!belongs(p, &pm->v[0].start, sizeof(pm->v[0]), pm->n, NULL, 0, &checked)) {
 			warn(j, "'%s' is not the perf map of pid %d: none of its %zu entries lies in the "
 				"process's JIT mappings (left by an earlier process with the same pid?); not used",
@@ -447,24 +539,28 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 		struct pfc_jitdump *jd;
 		struct pfc_error e;
 		uint64_t checked;
-		size_t k;
+		size_t k, len;
 		int dup = 0, ret;
+		char used[4096 + 8];
+		uint8_t *buf;
 
 		for (k = 0; k < i; k++)
 			dup |= !strcmp(cand[k], cand[i]);
 		if (dup)
 			continue;
 		tried_add(&t, cand[i]);
-		if (access(cand[i], R_OK) < 0)
+		if (!(buf = read_jit_file(cand[i], &len, used, sizeof(used))))
 			continue;
-		if (!(jd = calloc(1, sizeof(*jd))))
+		snprintf(cand[i], sizeof(cand[i]), "%.4095s", used);
+		if (!(jd = calloc(1, sizeof(*jd)))) {
+			free(buf);
 			return PFC_FAIL_NOOFF(j->err, NOMEM, "jitdump");
+		}
 		memset(&e, 0, sizeof(e));
-		ret = pfc_jitdump_load(jd, cand[i], &e);
+		ret = pfc_jitdump_parse(jd, buf, len, &e);
+		free(buf);
 		if (ret < 0) {
 			free(jd);
-			if (e.code == PFC_ERR_OPEN)
-				continue;
 			/* hostile or broken input: the conversion stops and names the file */
 			*j->err = e;
 			{

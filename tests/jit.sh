@@ -242,6 +242,45 @@ else
 	skip perf-maps "no node-perf-basic-prof or mono-jitmap fixture"
 fi
 # ---------------------------------------------------------------------------------------------
+# The .NET fixtures (fixtures/dotnet-*).  One recorded with a jitdump and perf inject: its raw
+# perf.data plus the dump (kept as .xz, read as is) must give perf's files made from perf.jit.data.
+# The others have perf maps only for memfd:doublemapper code, which perf leaves unresolved: with
+# --resolve-jit their managed stacks must be resolved (tests/dotnet-resolution.py's measure).
+expected_text() { if [ -f "$1" ]; then cat "$1"; elif [ -f "$1.xz" ]; then xz -dc "$1.xz"; else return 1; fi; }
+for dir in "$FIX"/dotnet-*/; do
+	[ -d "$dir/maps" ] || continue
+	dir=${dir%/}
+	fx=$(basename "$dir")
+	ks=$ROOT/kallsyms
+	[ -f "$dir/kallsyms" ] && ks=$dir/kallsyms
+	DS=(-i "$dir/perf.data" --symfs "$ROOT" --kallsyms "$ks" --map-dir "$dir/maps" --resolve-jit)
+	if [ -f "$dir/perf.jit.data" ]; then
+		for opt in "" pid tid kernel addrs jit; do
+			name=$fx/raw${opt:+-$opt}
+			selected "$name" || continue
+			expected_text "$dir/expected/folded${opt:+-$opt}.txt" >"$TMP/exp.txt" || { skip "$name" "no expected file"; continue; }
+			same "$name" "$TMP/exp.txt" "${DS[@]}" ${opt:+--$opt}
+		done
+		continue
+	fi
+	case $fx in
+	dotnet-aspnet) continue ;;	# its managed stacks pass through ReadyToRun images (no R2R symbols here)
+	esac
+	selected "$fx/resolve" || continue
+	if ! command -v python3 >/dev/null 2>&1 || [ ! -f tests/dotnet-resolution.py ]; then
+		skip "$fx/resolve" "needs python3 and tests/dotnet-resolution.py"
+		continue
+	fi
+	run "${DS[@]}"
+	if [ "$rc" = 0 ] && python3 tests/dotnet-resolution.py --check-managed 95 "$TMP/out.folded" >"$TMP/share" 2>&1; then
+		ok "$fx/resolve ($(grep -o 'managed [0-9.]*%' "$TMP/share" | head -1) resolved)"
+	else
+		cat "$TMP/share" >>"$TMP/err"
+		fail "$fx/resolve" "exit status $rc, or under 95% of the managed stacks resolved with --resolve-jit" "$TMP/err"
+	fi
+done
+
+# ---------------------------------------------------------------------------------------------
 # A real .NET 10 container recording (tests/data/dotnet-container/PROVENANCE.txt): the runtime was
 # pid 3 inside and wrote perf-3.map and jit-3.dump; perf recorded pid 22534.  No --pid-map: the
 # jitdump marker gives the pid.  The framework's own files are left out (an empty --symfs), so
@@ -254,7 +293,7 @@ if [ -f "$DC/perf.data" ]; then
 	xz -dc "$DC/maps/jit-3.dump.xz" >"$M/jit-3.dump"
 	xz -dc "$DC/maps/perf-3.map.xz" >"$M/perf-3.map"
 	DA=(-i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$M")
-	if selected dotnet-container/marker-pid; then
+	if selected dotnet-pidns/marker-pid; then
 		run "${DA[@]}" --resolve-jit
 		cp "$TMP/out.folded" "$TMP/dc.folded" 2>/dev/null
 		missing=
@@ -264,42 +303,42 @@ if [ -f "$DC/perf.data" ]; then
 			grep -qF "$f" "$TMP/out.folded" || missing="$missing '$f'"
 		done
 		if [ "$rc" = 0 ] && [ -z "$missing" ] && grep -qE 'JIT frames \(unique\): .* [1-9][0-9]* by jitdumps, .* 0 unresolved' "$TMP/err"; then
-			ok dotnet-container/marker-pid
+			ok dotnet-pidns/marker-pid
 		else
-			fail dotnet-container/marker-pid "exit status $rc; managed frames missing:${missing:- none}; or JIT frames left unresolved" "$TMP/err"
+			fail dotnet-pidns/marker-pid "exit status $rc; managed frames missing:${missing:- none}; or JIT frames left unresolved" "$TMP/err"
 		fi
 	fi
-	if selected dotnet-container/pid-map; then
+	if selected dotnet-pidns/pid-map; then
 		run "${DA[@]}" --resolve-jit --pid-map 22534=3
 		if [ "$rc" = 0 ] && [ -s "$TMP/dc.folded" ] && cmp -s "$TMP/dc.folded" "$TMP/out.folded"; then
-			ok dotnet-container/pid-map
+			ok dotnet-pidns/pid-map
 		else
-			fail dotnet-container/pid-map "--pid-map 22534=3 must give what the marker gives" "$TMP/err"
+			fail dotnet-pidns/pid-map "--pid-map 22534=3 must give what the marker gives" "$TMP/err"
 		fi
 	fi
 	# perf's own result: memfd:doublemapper frames stay unresolved without --resolve-jit.
-	if selected dotnet-container/default; then
+	if selected dotnet-pidns/default; then
 		run "${DA[@]}"
 		if [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" && grep -qE 'JIT frames .* [1-9][0-9]* unresolved' "$TMP/err"; then
-			ok dotnet-container/default
+			ok dotnet-pidns/default
 		else
-			fail dotnet-container/default "without --resolve-jit the memfd frames must stay as perf shows them" "$TMP/err"
+			fail dotnet-pidns/default "without --resolve-jit the memfd frames must stay as perf shows them" "$TMP/err"
 		fi
 	fi
-	if selected dotnet-container/short-names; then
+	if selected dotnet-pidns/short-names; then
 		run "${DA[@]}" --resolve-jit --dotnet-names short --strip-tiers
 		if [ "$rc" = 0 ] && grep -qF ';app!Demo.Work.Program::Outer;app!Demo.Work.Program::Inner' "$TMP/out.folded" &&
 			grep -qF 'System.Private.CoreLib!System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::FindValue' "$TMP/out.folded" &&
 			! grep -q 'int64 \[app\]' "$TMP/out.folded"; then
-			ok dotnet-container/short-names
+			ok dotnet-pidns/short-names
 		else
-			fail dotnet-container/short-names "short names missing" "$TMP/err"
+			fail dotnet-pidns/short-names "short names missing" "$TMP/err"
 		fi
 	fi
 	# While the process runs, its files are under /proc/PID/root/tmp and its pid inside the
 	# container is the last NStgid field of /proc/PID/status.  A /proc tree made here stands in
 	# for the live one (PERFCONV_PROC), with the container's /tmp under root/.
-	if selected dotnet-container/live; then
+	if selected dotnet-pidns/live; then
 		L=$TMP/live-proc
 		mkdir -p "$L/22534/root/tmp"
 		printf 'Name:\tdotnet\nTgid:\t22534\nPid:\t22534\nNStgid:\t22534\t3\nNSpid:\t22534\t3\n' >"$L/22534/status"
@@ -316,13 +355,13 @@ if [ -f "$DC/perf.data" ]; then
 		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
 		if [ "$perfmap_ok" = 1 ] && [ "$dump_ok" = 1 ] && [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" &&
 			grep -q "looked for.*'$PERFCONV_TMP/jit-22534.dump'" "$TMP/err"; then
-			ok dotnet-container/live
+			ok dotnet-pidns/live
 		else
-			fail dotnet-container/live "the live process's perf map ($perfmap_ok) and jitdump ($dump_ok) must be found through /proc/PID/root/tmp and NStgid, and not when the pid runs another program" "$TMP/err"
+			fail dotnet-pidns/live "the live process's perf map ($perfmap_ok) and jitdump ($dump_ok) must be found through /proc/PID/root/tmp and NStgid, and not when the pid runs another program" "$TMP/err"
 		fi
 	fi
 	# The maps of another run with the same in-container pid: refused, never used.
-	if selected dotnet-container/stale; then
+	if selected dotnet-pidns/stale; then
 		X=$TMP/dc-stale
 		mkdir -p "$X"
 		python3 - "$M/jit-3.dump" "$M/perf-3.map" "$X" <<'EOF2'
@@ -346,12 +385,12 @@ EOF2
 		run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$X" --resolve-jit
 		if [ "$rc" = 0 ] && grep -q "jit-3.dump' is not the jitdump of pid 22534" "$TMP/err" &&
 			grep -q "perf-3.map' is not the perf map of pid 22534" "$TMP/err" && ! grep -q 'Demo.Work' "$TMP/out.folded"; then
-			ok dotnet-container/stale
+			ok dotnet-pidns/stale
 		else
-			fail dotnet-container/stale "maps of another process must be refused with a warning" "$TMP/err"
+			fail dotnet-pidns/stale "maps of another process must be refused with a warning" "$TMP/err"
 		fi
 	fi
 else
-	skip dotnet-container "no tests/data/dotnet-container"
+	skip dotnet-pidns "no tests/data/dotnet-container"
 fi
 exit 0
