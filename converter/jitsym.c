@@ -457,6 +457,17 @@ struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 	return NULL;
 }
 
+const char *pfc_jitsyms_perfmap_path(struct pfc_jitsyms *j, int32_t pid)
+{
+	struct pfc_jitproc *p = proc_findnew(j, pid);
+	size_t n;
+
+	if (!p || !p->pm_path)
+		return NULL;
+	n = strlen(p->pm_path);
+	return n > 3 && !strcmp(p->pm_path + n - 3, ".xz") ? NULL : p->pm_path;
+}
+
 /* Whether the recording's clock is the jitdump's (CLOCK_MONOTONIC); *why when not. */
 static int clock_matches(struct pfc_jitsyms *j)
 {

@@ -73,6 +73,9 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 /* The perf map of process pid (found, checked and parsed once), or NULL with a warning. */
 struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid);
 
+/* The file that perf map was read from, NULL when it was read from an .xz copy or not found. */
+const char *pfc_jitsyms_perfmap_path(struct pfc_jitsyms *j, int32_t pid);
+
 /* The pid inside the namespace of a process, read from a /proc/PID/status text: the last
  * field of its NStgid line; -1 when there is none.  Exposed for the unit tests. */
 int pfc_jitsyms_parse_nstgid(const char *status, size_t len);

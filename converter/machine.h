@@ -52,6 +52,7 @@ struct pfc_dso {
 	int jitted;                /* FILE: a jitted-PID-N.so written by perf inject --jit */
 	const char *jit_name;      /* JITCODE: the method name of the load */
 	uint64_t jit_start;        /* JITCODE: its code address */
+	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
 	struct pfc_dso *hnext;
 };
 

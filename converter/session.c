@@ -482,6 +482,7 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 	r->time = smp->flags & PFC_S_HAS_TIME ? smp->time : 0;
 	r->period = smp->flags & PFC_S_HAS_PERIOD ? smp->period : 0;
 	r->ip = smp->ip;
+	r->addr = smp->addr;
 	r->stack = stack;
 	r->cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
 	r->misc = smp->misc;
@@ -918,10 +919,18 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: the recording's kernel is not the running one (use --kallsyms)\n");
 		break;
 	}
-	case PFC_DSO_PERFMAP:
+	case PFC_DSO_PERFMAP: {
 		/* found, checked and owned by the JIT symbol sources (jitsym.c) */
+		const char *path;
 		d->perfmap = pfc_jitsyms_perfmap(&s->jit, d->pid);
+		path = d->perfmap ? pfc_jitsyms_perfmap_path(&s->jit, d->pid) : NULL;
+		if (path) {	/* only for writers that copy the map */
+			uint32_t id = pfc_intern(&s->strings, path, strlen(path));
+			if (id != UINT32_MAX)
+				d->perfmap_path = pfc_intern_str(&s->strings, id);
+		}
 		break;
+	}
 	default:
 		break;
 	}
