@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "converter/dotnetname.h"
 #include "converter/hdrprint.h"
 #include "converter/session.h"
 #include "converter/statsprint.h"
@@ -51,6 +52,10 @@ enum {
 	OPT_MINWIDTH,
 	OPT_INVERTED,
 	OPT_INCLUDE_PERF_DATA,
+	OPT_RESOLVE_JIT,
+	OPT_PID_MAP,
+	OPT_DOTNET_NAMES,
+	OPT_STRIP_TIERS,
 };
 
 struct opt_doc {
@@ -86,7 +91,11 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_SYMFS, "symfs", 0, 1, "DIR", "look for binaries and debug files under DIR, like perf --symfs" },
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
 	{ OPT_BUILDID_DIR, "buildid-dir", 0, 1, "DIR", "perf's build-id cache (default: ~/.debug)" },
-	{ OPT_MAP_DIR, "map-dir", 0, 1, "DIR", "look for perf-PID.map files in DIR before /tmp" },
+	{ OPT_MAP_DIR, "map-dir", 0, 1, "DIR", "look for perf-PID.map and jit-PID.dump files in DIR first" },
+	{ OPT_RESOLVE_JIT, "resolve-jit", 0, 0, NULL, "name JIT code perf leaves unknown: .NET memfd:doublemapper code, jitdumps read directly" },
+	{ OPT_PID_MAP, "pid-map", 0, 1, "HOST=NS", "process HOST named its JIT files with pid NS (containers; repeatable)" },
+	{ OPT_DOTNET_NAMES, "dotnet-names", 0, 1, "FORM", ".NET method names: keep (default, as perf prints them) or short" },
+	{ OPT_STRIP_TIERS, "strip-tiers", 0, 0, NULL, "drop .NET tier tags such as [OptimizedTier1] from method names" },
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
@@ -121,17 +130,49 @@ static void usage(FILE *fp)
 	fprintf(fp, "\n\nExit status: 0 success, 1 conversion failed, 2 usage error.\n");
 }
 
+#define MAX_PID_MAP 256
+
 struct cli {
 	struct pfc_opts opts;
+	struct pfc_pidmap pid_map[MAX_PID_MAP];
 	struct pfc_wopts wopts;
 	const char *output;
 	const char *format;
 	int stats, header, header_full, quiet, verbose;
 };
 
+/* --pid-map HOST=NS */
+static int parse_pid_map(struct cli *c, const char *arg)
+{
+	char *end;
+	long host, ns;
+
+	errno = 0;
+	host = strtol(arg, &end, 10);
+	if (end == arg || *end != '=' || errno || host <= 0 || host > 0x7fffffff)
+		goto bad;
+	arg = end + 1;
+	ns = strtol(arg, &end, 10);
+	if (end == arg || *end || errno || ns <= 0 || ns > 0x7fffffff)
+		goto bad;
+	if (c->opts.nr_pid_map == MAX_PID_MAP) {
+		fprintf(stderr, "perfconv: --pid-map: at most %d mappings\n", MAX_PID_MAP);
+		return -1;
+	}
+	c->pid_map[c->opts.nr_pid_map].host = (int32_t)host;
+	c->pid_map[c->opts.nr_pid_map].ns = (int32_t)ns;
+	c->opts.nr_pid_map++;
+	c->opts.pid_map = c->pid_map;
+	return 0;
+bad:
+	fprintf(stderr, "perfconv: --pid-map: '%s' is not HOST=NS (two pids)\n"
+			"Try 'perfconv --help' for more information.\n", arg);
+	return -1;
+}
+
 static void report_error(const struct cli *c, const struct pfc_error *e)
 {
-	fprintf(stderr, "perfconv: '%s': %s", c->opts.input, pfc_strerror(e->code));
+	fprintf(stderr, "perfconv: '%s': %s", e->file[0] ? e->file : c->opts.input, pfc_strerror(e->code));
 	if (e->has_offset)
 		fprintf(stderr, " at offset %llu", (unsigned long long)e->offset);
 	if (e->detail[0])
@@ -239,6 +280,12 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 		fprintf(stderr, "perfconv: unresolved frames (unique): %llu user, %llu kernel, %llu outside any mapping\n",
 			(unsigned long long)st->nr_unresolved_user, (unsigned long long)st->nr_unresolved_kernel,
 			(unsigned long long)st->nr_unresolved_nomap);
+	if (s->symbolized && (st->nr_jit_perfmap || st->nr_jit_jitdump || st->nr_jit_jitted || st->nr_jit_unresolved))
+		fprintf(stderr, "perfconv: JIT frames (unique): %llu named by perf maps, %llu by jitdumps, "
+			"%llu by perf inject's jitted-*.so, %llu unresolved%s\n",
+			(unsigned long long)st->nr_jit_perfmap, (unsigned long long)st->nr_jit_jitdump,
+			(unsigned long long)st->nr_jit_jitted, (unsigned long long)st->nr_jit_unresolved,
+			st->nr_jit_unresolved && !c->opts.resolve_jit ? " (--resolve-jit looks further)" : "");
 	if (st->nr_dwarf_not_unwound)
 		fprintf(stderr, "perfconv: %llu samples recorded with --call-graph dwarf: user stacks were not unwound "
 			"(DWARF unwinding is not implemented yet); kept the kernel part and the user ip\n",
@@ -478,6 +525,24 @@ int main(int argc, char **argv)
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;
 		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
 		case OPT_NO_SORT: c.opts.no_sort = 1; break;
+		case OPT_RESOLVE_JIT: c.opts.resolve_jit = 1; break;
+		case OPT_PID_MAP:
+			if (parse_pid_map(&c, optarg) < 0)
+				return EXIT_USAGE;
+			c.opts.resolve_jit = 1;
+			break;
+		case OPT_DOTNET_NAMES:
+			if (!strcmp(optarg, "short")) {
+				c.opts.dotnet_names = PFC_DOTNET_NAMES_SHORT;
+			} else if (!strcmp(optarg, "keep")) {
+				c.opts.dotnet_names = PFC_DOTNET_NAMES_KEEP;
+			} else {
+				fprintf(stderr, "perfconv: --dotnet-names: unknown form '%s' (keep or short)\n"
+						"Try 'perfconv --help' for more information.\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_STRIP_TIERS: c.opts.strip_tiers = 1; break;
 		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
 		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
 		case 'q': c.quiet = 1; break;

@@ -38,6 +38,7 @@ struct pfc_error {
 	const char *src_file;  /* source location that detected it, for -v */
 	int src_line;
 	char detail[256];
+	char file[512];        /* the file the bad bytes are in, when not the input (a jitdump) */
 };
 
 const char *pfc_strerror(int code);

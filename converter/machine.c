@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include "converter/machine.h"
 #include "converter/perf_file.h"
@@ -413,6 +414,12 @@ static struct pfc_dso *dso_findnew(struct pfc_machine *m, const char *name, size
 	return d;
 }
 
+struct pfc_dso *pfc_machine_dso_findnew(struct pfc_machine *m, const char *name, size_t len,
+					enum pfc_dso_kind kind, int pid)
+{
+	return dso_findnew(m, name, len, kind, pid);
+}
+
 int pfc_machine_add_build_id(struct pfc_machine *m, const char *path, const uint8_t *id, int len, int kernel)
 {
 	uint32_t nid = pfc_intern(m->strings, path, strlen(path));
@@ -452,6 +459,61 @@ static int is_anon(const char *f)
 static int is_no_dso(const char *f)
 {
 	return !strncmp(f, "[stack", 6) || !strncmp(f, "/SYSV", 5) || !strcmp(f, "[heap]");
+}
+
+/* JIT code in a mapping perf 6.1 does not count as anonymous (its is_anon_memory knows
+ * only //anon, /dev/zero and /anon_hugepage): .NET 7+ runs JITted code and stubs from the
+ * executable view of a memfd ("memfd:doublemapper", shown by perf as
+ * "/memfd:doublemapper (deleted)"), and a runtime may name its anonymous code with
+ * PR_SET_VMA_ANON_NAME ("[anon:NAME]").  perf leaves their frames unresolved. */
+static int is_jit_region(const char *f)
+{
+	if (*f == '/')
+		f++;
+	return !strncmp(f, "memfd:doublemapper", 18) || !strncmp(f, "[anon:", 6);
+}
+
+static const char *base_name(const char *f)
+{
+	const char *b = strrchr(f, '/');
+	return b ? b + 1 : f;
+}
+
+/* "jit-<digits>.dump": the mapping a jitdump writer makes so that the dump's path gets
+ * into the recording (perf inject --jit looks for exactly this name). */
+int pfc_machine_is_jitdump_name(const char *f, int *pid)
+{
+	const char *b = base_name(f), *d;
+	long v = 0;
+
+	if (strncmp(b, "jit-", 4))
+		return 0;
+	for (d = b + 4; *d >= '0' && *d <= '9'; d++)
+		if ((v = v * 10 + (*d - '0')) > 0x7fffffff)
+			return 0;
+	if (d == b + 4 || strcmp(d, ".dump"))
+		return 0;
+	if (pid)
+		*pid = (int)v;
+	return 1;
+}
+
+/* "jitted-<pid>-<n>.so", an ELF file perf inject --jit wrote for one jitdump load. */
+static int is_jitted_name(const char *f)
+{
+	const char *b = base_name(f);
+	size_t n = strlen(b);
+
+	return !strncmp(b, "jitted-", 7) && n > 10 && !strcmp(b + n - 3, ".so");
+}
+
+/* A PE image (.NET assemblies, ReadyToRun code), known by its name: the file may be
+ * absent when converting.  Such files are not ELF; perf leaves their frames unresolved. */
+static int is_pe_name(const char *f)
+{
+	size_t n = strlen(f);
+
+	return n > 4 && (!strcasecmp(f + n - 4, ".dll") || !strcasecmp(f + n - 4, ".exe"));
 }
 
 int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
@@ -501,10 +563,19 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 		map.dso = dso_findnew(m, name, strlen(name), PFC_DSO_PERFMAP, pid);
 	} else if (!strcmp(name, "[vdso]")) {
 		map.dso = dso_findnew(m, name, n, PFC_DSO_VDSO, -1);
+	} else if ((prot & PROT_EXEC) && is_jit_region(name)) {
+		/* per process: the same memfd name in two processes holds different code */
+		map.dso = dso_findnew(m, name, n, PFC_DSO_JIT, pid);
+	} else if ((prot & PROT_EXEC) && pfc_machine_is_jitdump_name(name, NULL)) {
+		map.dso = dso_findnew(m, name, n, PFC_DSO_JITMARK, -1);
 	} else if (anon || nodso || name[0] == '[') {
 		map.dso = dso_findnew(m, name, n, PFC_DSO_OTHER, -1);
+	} else if (is_pe_name(name)) {
+		map.dso = dso_findnew(m, name, n, PFC_DSO_PE, -1);
 	} else {
 		map.dso = dso_findnew(m, name, n, PFC_DSO_FILE, -1);
+		if (map.dso && is_jitted_name(name))
+			map.dso->jitted = 1;
 	}
 	if (!map.dso)
 		return -1;

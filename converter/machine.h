@@ -11,14 +11,29 @@
 #include <stdint.h>
 #include "converter/intern.h"
 
+/*
+ * What an executable mapping holds decides where its symbols come from.  The names are
+ * always the ones perf prints, so that output keyed on them stays perf's.
+ */
 enum pfc_dso_kind {
-	PFC_DSO_FILE,        /* an ELF file on disk */
+	PFC_DSO_FILE,        /* an ELF file on disk (also perf inject's jitted-PID-N.so: see jitted) */
 	PFC_DSO_KERNEL,      /* [kernel.kallsyms] */
 	PFC_DSO_PERFMAP,     /* anonymous executable memory: /tmp/perf-PID.map */
 	PFC_DSO_VDSO,        /* [vdso] */
 	PFC_DSO_KSYM,        /* kernel code announced by a KSYMBOL record (BPF, trampolines) */
 	PFC_DSO_OTHER,       /* [heap], [stack], non-exec anon memory, ... : never resolves */
+	PFC_DSO_PE,          /* a PE image mapped from disk (.NET ReadyToRun .dll/.exe): not ELF */
+	PFC_DSO_JIT,         /* JIT code perf does not treat as anonymous: an executable
+			      * memfd:doublemapper (.NET W^X) or [anon:NAME] mapping */
+	PFC_DSO_JITMARK,     /* the marker mapping of a jitdump, jit-PID.dump */
+	PFC_DSO_JITCODE,     /* one code load of a jitdump read directly (not a mapping of
+			      * the recording): named as perf inject names its jitted-PID-N.so */
 };
+
+static inline int pfc_dso_is_jit_region(int kind)
+{
+	return kind == PFC_DSO_PERFMAP || kind == PFC_DSO_JIT;
+}
 
 struct pfc_symtab;
 struct pfc_perfmap;
@@ -33,7 +48,10 @@ struct pfc_dso {
 	int loaded;                /* symbols were looked for */
 	int unresolved_warned;
 	struct pfc_symtab *syms;   /* NULL until loaded, or when none were found */
-	struct pfc_perfmap *perfmap; /* PERFMAP: the parsed perf-PID.map */
+	struct pfc_perfmap *perfmap; /* PERFMAP: the parsed perf-PID.map (owned by the session) */
+	int jitted;                /* FILE: a jitted-PID-N.so written by perf inject --jit */
+	const char *jit_name;      /* JITCODE: the method name of the load */
+	uint64_t jit_start;        /* JITCODE: its code address */
 	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
 	struct pfc_dso *hnext;
 };
@@ -93,6 +111,11 @@ int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t pp
 int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
 		     uint64_t len, uint64_t pgoff, uint32_t prot, uint32_t flags,
 		     const uint8_t *build_id, int build_id_len, const char *filename, size_t fnlen);
+/* The DSO of this name, kind and pid (pid -1 unless per-process), created when new. */
+struct pfc_dso *pfc_machine_dso_findnew(struct pfc_machine *m, const char *name, size_t len,
+					enum pfc_dso_kind kind, int pid);
+/* Whether a path's last component is "jit-<digits>.dump"; *pid gets the digits. */
+int pfc_machine_is_jitdump_name(const char *path, int *pid);
 int pfc_machine_add_build_id(struct pfc_machine *m, const char *path, const uint8_t *id, int len, int kernel);
 
 /* KSYMBOL: kernel code [addr, addr+len) named `name` appears or (unregister) goes. */

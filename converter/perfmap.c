@@ -118,6 +118,7 @@ int pfc_perfmap_parse(struct pfc_perfmap *m, const char *buf, size_t len)
 		m->v[m->n].line = line;
 		m->v[m->n].name_off = (uint32_t)m->names_len;
 		m->v[m->n].name_len = (uint32_t)name_len;
+		m->v[m->n].stub = name_len >= 5 && !memcmp(name, "stub", 4) && (name[4] == ' ' || name[4] == '<');
 		m->names_len += name_len + 1;
 		m->n++;
 		continue;
@@ -182,6 +183,20 @@ void pfc_perfmap_free(struct pfc_perfmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* Whether e describes the code at an address better than b (both cover it). */
+static int better(const struct pfc_perfmap_ent *e, const struct pfc_perfmap_ent *b)
+{
+	uint64_t se = e->end - e->start, sb = b->end - b->start;
+
+	if (e->stub != b->stub)
+		return !e->stub;
+	if (e->start == b->start)
+		return e->line > b->line;
+	if (se != sb)
+		return se < sb;
+	return e->line > b->line;
+}
+
 const struct pfc_perfmap_ent *pfc_perfmap_find(const struct pfc_perfmap *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->n, i;
@@ -198,12 +213,8 @@ const struct pfc_perfmap_ent *pfc_perfmap_find(const struct pfc_perfmap *m, uint
 		const struct pfc_perfmap_ent *e = &m->v[i];
 		if (m->max_end[i] <= addr)
 			break;	/* nothing at or before i reaches addr */
-		if (addr < e->end) {
-			uint64_t sz = e->end - e->start;
-			if (!best || sz < best->end - best->start ||
-			    (sz == best->end - best->start && e->line > best->line))
-				best = e;
-		}
+		if (addr < e->end && (!best || better(e, best)))
+			best = e;
 	}
 	return best;
 }

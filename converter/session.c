@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "converter/bytes.h"
 #include "converter/session.h"
+#include "converter/dotnetname.h"
 #include "converter/perfmap.h"
 #include "converter/symtab.h"
 
@@ -145,6 +146,14 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	ret = pfc_reader_open(&s->rd, o->input, err);
 	if (ret < 0)
 		return ret;
+	{
+		struct pfc_jitsym_opts jo = {
+			.map_dir = o->map_dir, .pid_map = o->pid_map, .nr_pid_map = o->nr_pid_map,
+			.resolve = o->resolve_jit, .log = o->log, .verbose = o->verbose,
+			.proc = getenv("PERFCONV_PROC"), .tmp = getenv("PERFCONV_TMP"),
+		};
+		pfc_jitsyms_init(&s->jit, &jo, &s->machine, &s->rd, err);
+	}
 	s->rd.warn = o->log;
 	/* perf's idle thread: pid/tid 0 is "swapper" */
 	if (pfc_machine_comm(&s->machine, 0, 0, "swapper", 7) < 0)
@@ -174,11 +183,8 @@ void pfc_session_close(struct pfc_session *s)
 			pfc_symtab_free(d->syms);
 			free(d->syms);
 		}
-		if (d->perfmap) {
-			pfc_perfmap_free(d->perfmap);
-			free(d->perfmap);
-		}
 	}
+	pfc_jitsyms_exit(&s->jit);
 	pfc_order_exit(&s->order);
 	pfc_stacks_exit(&s->stacks);
 	pfc_machine_exit(&s->machine);
@@ -429,6 +435,32 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 		kernel_first_hit(s);
 	if (!map)
 		return push_frame(s, n, NULL, ip, kernel);
+	/*
+	 * JIT code where perf 6.1 leaves it unresolved, so only on request (--resolve-jit;
+	 * the default output stays perf's):
+	 *  - .NET 7+ (W^X) runs JIT code from "/memfd:doublemapper (deleted)" mappings, which
+	 *    perf does not count as anonymous, so it never consults the perf map for them;
+	 *  - perf reads a jitdump only after perf inject --jit; here it is read directly, and
+	 *    its frames are named as perf inject names them (jitted-PID-N.so), so that the
+	 *    output equals perf's on the injected file;
+	 *  - a container runtime names its files with its own pid (jitsym.c).
+	 * A jitdump also describes code outside JIT regions (V8's embedded builtins live in
+	 * the node binary, CoreCLR's [PreJIT] code in ReadyToRun images), and perf inject's
+	 * mappings cover whatever was there, so in a process with a jitdump every user
+	 * address is looked up in it first.
+	 * The address looked up is the absolute ip: perf maps and jitdumps hold the
+	 * executable (RX) addresses.
+	 */
+	if (s->opts->resolve_jit && !kernel && map->dso && pfc_jitsyms_wants(&s->jit, th->pid, map)) {
+		const struct pfc_dso *dso = map->dso;
+		uint64_t addr = 0;
+		int ret = pfc_jitsyms_lookup(&s->jit, th->pid, map, ip, s->cur_time, s->cur_have_time, &dso, &addr,
+					     &s->cur_timed);
+		if (ret < 0)
+			return ret;
+		if (dso != map->dso)
+			return push_frame(s, n, dso, addr, kernel);
+	}
 	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);
 }
 
@@ -498,6 +530,9 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	if (!th)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "thread");
 	period = (smp.flags & PFC_S_HAS_PERIOD) && smp.period ? smp.period : 1;
+	s->cur_time = smp.time;
+	s->cur_have_time = !!(smp.flags & PFC_S_HAS_TIME);
+	s->cur_timed = 0;
 	cacheable = (smp.flags & PFC_S_HAS_CALLCHAIN) && !(ev->sample_type & PERF_SAMPLE_STACK_USER) &&
 		    smp.callchain_nr <= UINT32_MAX;
 	if (cacheable) {
@@ -568,8 +603,9 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 			       s->fbuf, n, period);
 	if (stack == UINT32_MAX)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "stack table");
-	/* the kernel map may change while frames are resolved: cache only afterwards */
-	if (cacheable && raw_insert(s, rawhash, &smp, th, (uint32_t)ev->idx, stack) < 0)
+	/* the kernel map may change while frames are resolved: cache only afterwards; a
+	 * chain whose JIT names depended on the time is never reused */
+	if (cacheable && !s->cur_timed && raw_insert(s, rawhash, &smp, th, (uint32_t)ev->idx, stack) < 0)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "callchain cache");
 	return s->opts->keep_stream ? keep_sample(s, &smp, stack) : 0;
 }
@@ -580,6 +616,27 @@ static uint64_t trailer_size(struct pfc_session *s, struct pfc_evsel *ev)
 {
 	(void)s;
 	return ev->sample_id_all ? ev->id_hdr_size : 0;
+}
+
+/* Tell the JIT symbol sources about a new user mapping (JIT regions, PE images, markers). */
+static int note_jit_map(struct pfc_session *s, int32_t pid, int32_t tid, uint64_t start, const char *fname,
+			uint64_t fnlen)
+{
+	struct pfc_thread *th = pfc_machine_findnew_thread(&s->machine, pid, tid);
+	const struct pfc_map *map;
+	char name[4096];
+	size_t n = strnlen(fname, fnlen);
+
+	if (!th)
+		return -1;
+	map = pfc_machine_find_map(&s->machine, th, 0, start);
+	if (!map || !map->dso || map->start != start)
+		return 0;
+	if (n >= sizeof(name))
+		n = sizeof(name) - 1;
+	memcpy(name, fname, n);
+	name[n] = 0;
+	return pfc_jitsyms_note_map(&s->jit, th->pid, map, name);
 }
 
 static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t size, uint64_t off)
@@ -611,6 +668,10 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
 				     (misc & (1 << 13)) ? PROT_READ : PROT_EXEC, MAP_PRIVATE, NULL, 0,
 				     (const char *)b + 32, blen - 32) < 0)
 			return PFC_FAIL_NOOFF(s->err, NOMEM, "mmap");
+		if (cpumode != PERF_RECORD_MISC_KERNEL && cpumode != PERF_RECORD_MISC_GUEST_KERNEL &&
+		    note_jit_map(s, (int32_t)pfc_ld32(b, swap), (int32_t)pfc_ld32(b + 4, swap), pfc_ld64(b + 8, swap),
+				 (const char *)b + 32, blen - 32) < 0)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "mmap");
 		break;
 	case PERF_RECORD_MMAP2: {
 		const uint8_t *bid = NULL;
@@ -628,6 +689,10 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
 				     pfc_ld64(b + 8, swap), pfc_ld64(b + 16, swap), pfc_ld64(b + 24, swap),
 				     pfc_ld32(b + 56, swap), pfc_ld32(b + 60, swap), bid, bidlen,
 				     (const char *)b + 64, blen - 64) < 0)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "mmap");
+		if (cpumode != PERF_RECORD_MISC_KERNEL && cpumode != PERF_RECORD_MISC_GUEST_KERNEL &&
+		    note_jit_map(s, (int32_t)pfc_ld32(b, swap), (int32_t)pfc_ld32(b + 4, swap), pfc_ld64(b + 8, swap),
+				 (const char *)b + 64, blen - 64) < 0)
 			return PFC_FAIL_NOOFF(s->err, NOMEM, "mmap");
 		break;
 	}
@@ -855,29 +920,15 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		break;
 	}
 	case PFC_DSO_PERFMAP: {
-		char path[4096];
-		struct pfc_perfmap *pm = calloc(1, sizeof(*pm));
-		if (!pm)
-			break;
-		snprintf(path, sizeof(path), "%s/perf-%d.map", o->map_dir ? o->map_dir : "/tmp", d->pid);
-		ret = pfc_perfmap_load(pm, path);
-		if (ret < 0 && o->map_dir) {
-			snprintf(path, sizeof(path), "/tmp/perf-%d.map", d->pid);
-			ret = pfc_perfmap_load(pm, path);
-		}
-		if (ret == 0 && pm->n) {
+		/* found, checked and owned by the JIT symbol sources (jitsym.c) */
+		const char *path;
+		d->perfmap = pfc_jitsyms_perfmap(&s->jit, d->pid);
+		path = d->perfmap ? pfc_jitsyms_perfmap_path(&s->jit, d->pid) : NULL;
+		if (path) {	/* only for writers that copy the map */
 			uint32_t id = pfc_intern(&s->strings, path, strlen(path));
-			d->perfmap = pm;
-			if (id != UINT32_MAX)	/* only for writers that copy the map */
+			if (id != UINT32_MAX)
 				d->perfmap_path = pfc_intern_str(&s->strings, id);
-		} else {
-			pfc_perfmap_free(pm);
-			free(pm);
-			if (o->log)
-				fprintf(o->log, "perfconv: warning: no JIT symbols for pid %d: cannot read '%s'%s\n", d->pid,
-					path, o->map_dir ? "" : " (copy it there or use --map-dir)");
 		}
-		ret = 0;
 		break;
 	}
 	default:
@@ -889,6 +940,17 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		return;
 	}
 	d->syms = t;
+}
+
+/* Intern the name of a JIT frame, rewritten as --dotnet-names / --strip-tiers ask. */
+static uint32_t intern_jit_name(struct pfc_session *s, const char *name, size_t len)
+{
+	char buf[8192];
+
+	if (s->opts->dotnet_names == PFC_DOTNET_NAMES_KEEP && !s->opts->strip_tiers)
+		return pfc_intern(&s->strings, name, len);
+	len = pfc_dotnet_name(buf, sizeof(buf), name, len, s->opts->dotnet_names, s->opts->strip_tiers);
+	return pfc_intern(&s->strings, buf, len);
 }
 
 int pfc_session_symbolize(struct pfc_session *s)
@@ -915,16 +977,26 @@ int pfc_session_symbolize(struct pfc_session *s)
 			f->resolved = 1;
 			continue;
 		}
+		if (d->kind == PFC_DSO_JITCODE) {	/* one load of a jitdump: the load is the symbol */
+			f->sym = intern_jit_name(s, d->jit_name, strlen(d->jit_name));
+			if (f->sym == UINT32_MAX)
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+			f->symoff = f->addr - d->jit_start;
+			f->resolved = 1;
+			s->st.nr_jit_jitdump++;
+			continue;
+		}
 		if (!d->loaded)
 			load_dso(s, d);
 		if (d->perfmap) {
 			const struct pfc_perfmap_ent *e = pfc_perfmap_find(d->perfmap, f->addr);
 			if (e) {
-				f->sym = pfc_intern(&s->strings, pfc_perfmap_name(d->perfmap, e), e->name_len);
+				f->sym = intern_jit_name(s, pfc_perfmap_name(d->perfmap, e), e->name_len);
 				if (f->sym == UINT32_MAX)
 					return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
 				f->symoff = f->addr - e->start;
 				f->resolved = 1;
+				s->st.nr_jit_perfmap++;
 				continue;
 			}
 		}
@@ -934,9 +1006,16 @@ int pfc_session_symbolize(struct pfc_session *s)
 				s->st.nr_unresolved_kernel++;
 			else
 				s->st.nr_unresolved_user++;
+			if (pfc_dso_is_jit_region(d->kind))
+				s->st.nr_jit_unresolved++;
 			continue;
 		}
-		f->sym = pfc_intern(&s->strings, sym->name, strlen(sym->name));
+		if (d->jitted) {	/* perf inject's ELF for one jitdump load */
+			f->sym = intern_jit_name(s, sym->name, strlen(sym->name));
+			s->st.nr_jit_jitted++;
+		} else {
+			f->sym = pfc_intern(&s->strings, sym->name, strlen(sym->name));
+		}
 		if (f->sym == UINT32_MAX)
 			return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
 		f->symoff = f->addr - sym->start;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "converter/error.h"
 #include "converter/intern.h"
+#include "converter/jitsym.h"
 #include "converter/machine.h"
 #include "converter/order.h"
 #include "converter/reader.h"
@@ -29,6 +30,12 @@ struct pfc_opts {
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
 	FILE *log;                   /* warnings; NULL = quiet */
+	/* JIT code */
+	int resolve_jit;             /* also where perf does not: see add_ip in session.c */
+	const struct pfc_pidmap *pid_map; /* --pid-map HOST=NS */
+	size_t nr_pid_map;
+	int dotnet_names;            /* PFC_DOTNET_NAMES_* */
+	int strip_tiers;             /* drop .NET tier tags ([OptimizedTier1], ...) */
 };
 
 /* One sample of the time-ordered stream. */
@@ -55,6 +62,8 @@ struct pfc_session_stats {
 	uint64_t nr_frames;           /* frames in all samples */
 	uint64_t nr_unresolved_user, nr_unresolved_kernel, nr_unresolved_nomap;
 	uint64_t nr_dwarf_not_unwound;
+	/* unique JIT frames by the source of their name */
+	uint64_t nr_jit_perfmap, nr_jit_jitdump, nr_jit_jitted, nr_jit_unresolved;
 	uint64_t nr_out_of_order;
 };
 
@@ -94,6 +103,10 @@ struct pfc_session {
 	int kernel_pending;           /* first kernel frame seen, preload still running */
 	int kernel_preload_conflict;  /* a frame got a map perf would not have given it */
 	size_t kernel_pending_frame0;
+	struct pfc_jitsyms jit;       /* JIT symbol sources per process */
+	uint64_t cur_time;            /* the sample being built: its time, */
+	int cur_have_time;
+	int cur_timed;                /* and whether a frame's name depended on it */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);

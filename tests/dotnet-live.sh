@@ -8,7 +8,8 @@
 #   dotnet-live/wxoff     DOTNET_EnableWriteXorExecute=0: JIT code in anonymous memory, resolved
 #                         through the perf map as perf does;
 #   dotnet-live/default   W^X on (the .NET default): JIT code runs from /memfd:doublemapper mappings.
-#                         Reported as xfail while perfconv leaves those frames unresolved, as perf does.
+#                         perf leaves those frames unresolved; perfconv --resolve-jit (used when the
+#                         binary has it) looks them up in the perf map; xfail without it.
 #
 # The runtime writes its perf map and jitdump into a private directory (DOTNET_PerfMapJitDumpPath),
 # which perfconv reads with --map-dir; nothing is left in /tmp.  Needs root (or a perf_event_paranoid
@@ -112,7 +113,10 @@ for c in "${cases[@]}"; do
 		echo "FAIL  $c: the runtime wrote no perf map into DOTNET_PerfMapJitDumpPath"
 		continue
 	fi
-	"$PERFCONV" -q -i "$d/perf.data" --map-dir "$d/maps" -o "$d/out.folded" >"$d/conv.log" 2>&1 </dev/null
+	# --resolve-jit: look memfd:doublemapper code up in the perf map and read the jitdump
+	resolve=()
+	"$PERFCONV" --help 2>/dev/null | grep -q -- '--resolve-jit' && resolve=(--resolve-jit)
+	"$PERFCONV" -q -i "$d/perf.data" --map-dir "$d/maps" "${resolve[@]}" -o "$d/out.folded" >"$d/conv.log" 2>&1 </dev/null
 	rc=$?
 	if [ "$rc" != 0 ] || [ ! -s "$d/out.folded" ]; then
 		echo "FAIL  $c: perfconv exited with status $rc"

@@ -547,6 +547,7 @@ suite perfview.sh
 suite perf-script.sh
 suite speedscope.sh
 suite svg.sh
+suite jit.sh
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
 if [ "${TRUNCATE:-1}" != 0 ]; then
 	suite truncate.sh

@@ -1,0 +1,396 @@
+#!/usr/bin/env bash
+# tests/jit.sh - JIT symbol sources on real recordings: jitdumps read without perf inject,
+# container pids, perf maps left by another process, hostile and unfinished jitdumps, and the
+# .NET recordings under fixtures/dotnet-*/ when they are there.
+#
+#   - node-jitdump: its raw perf.data plus jit-15218.dump (before perf inject) must give, with
+#     --resolve-jit, exactly the folded files perf made from perf inject's perf.jit.data;
+#   - the same with the dump renamed and rewritten as a container's (pid 1) and --pid-map;
+#   - node-perf-basic-prof's map as a container's perf-1.map with --pid-map;
+#   - a perf map of another process (node's map under mono's pid) is refused with a warning;
+#   - a corrupt jitdump stops the conversion naming the dump and the offset, with no output;
+#     a jitdump cut inside its last record is used up to that record, with a warning;
+#   - with --resolve-jit, fixtures that perf resolves completely still give perf's output;
+#   - a real .NET 10 container recording (tests/data/dotnet-container): the pid from the jitdump
+#     marker, --pid-map, short names, and another run's files refused.
+#
+# Run by tests/run.sh; prints "ok    jit/NAME", "FAIL  jit/NAME: why" or "skip  jit/NAME: why".
+#   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases containing a word
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PERFCONV=${PERFCONV:-./perfconv}
+case $PERFCONV in
+*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
+esac
+FIX=${FIXTURES:-fixtures}
+ROOT=$FIX/root
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+read -r -a filters <<<"${FILTERS:-}"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-jit.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+export HOME=$TMP/home
+mkdir -p "$HOME"
+# keep the host's /tmp and /proc out of the lookups: only the files given here count
+export PERFCONV_TMP=$TMP/hosttmp PERFCONV_PROC=$TMP/proc
+mkdir -p "$PERFCONV_TMP" "$PERFCONV_PROC"
+
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case jit/$1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+ok() { echo "ok    jit/$1"; }
+skip() { echo "skip  jit/$1: $2"; }
+fail() {
+	echo "FAIL  jit/$1: $2"
+	if [ -n "${3-}" ] && [ -s "$3" ]; then
+		head -n 12 "$3" | sed 's/^/      | /'
+	fi
+}
+
+if [ ! -x "$PERFCONV" ]; then
+	echo "FAIL  jit: '$PERFCONV' is not an executable file"
+	exit 0
+fi
+
+# run NAME ARGS...: perfconv to $TMP/out.folded; sets rc, stderr in $TMP/err
+run() {
+	rm -f "$TMP/out.folded" "$TMP/err"
+	"$PERFCONV" "$@" -o "$TMP/out.folded" 2>"$TMP/err" </dev/null
+	rc=$?
+}
+
+# same NAME EXPECTED ARGS...: the conversion must succeed and equal EXPECTED
+same() {
+	local name=$1 exp=$2
+	shift 2
+	selected "$name" || return 0
+	run "$@"
+	if [ "$rc" = 0 ] && cmp -s "$exp" "$TMP/out.folded"; then
+		ok "$name"
+	elif [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc" "$TMP/err"
+	else
+		diff -u "$exp" "$TMP/out.folded" --label "$exp" --label perfconv >"$TMP/diff"
+		fail "$name" "output differs from $exp" "$TMP/diff"
+	fi
+}
+
+NJ=$FIX/node-jitdump
+# ---------------------------------------------------------------------------------------------
+# node-jitdump: the raw recording and its dump give perf inject's frames.
+if [ -f "$NJ/jit-15218.dump.xz" ] && [ -f "$NJ/perf.data" ]; then
+	D=$TMP/nj
+	mkdir -p "$D"
+	xz -dc "$NJ/jit-15218.dump.xz" >"$D/jit-15218.dump"
+	same node-jitdump/raw "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D"
+	for opt in pid tid kernel addrs jit; do
+		same "node-jitdump/raw-$opt" "$NJ/expected/folded-$opt.txt" -i "$NJ/perf.data" "${S[@]}" \
+			--resolve-jit --map-dir "$D" "--$opt"
+	done
+
+	# perf inject's output keeps working: its jitted-*.so name the frames, with or without the dump.
+	same node-jitdump/injected-resolve "$NJ/expected/folded.txt" -i "$NJ/perf.jit.data" "${S[@]}" --resolve-jit --map-dir "$D"
+
+	if selected node-jitdump/summary; then
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D"
+		if [ "$rc" = 0 ] && grep -qE 'JIT frames \(unique\): 0 named by perf maps, [1-9][0-9]* by jitdumps' "$TMP/err"; then
+			ok node-jitdump/summary
+		else
+			fail node-jitdump/summary "no summary line counting jitdump frames" "$TMP/err"
+		fi
+	fi
+
+	# Without --resolve-jit the raw file gives what perf script gives on it: no jitdump names.
+	if selected node-jitdump/default; then
+		run -i "$NJ/perf.data" "${S[@]}" --map-dir "$D"
+		if [ "$rc" = 0 ] && ! grep -q 'JS:' "$TMP/out.folded" && grep -q 'JS:' "$NJ/expected/folded.txt"; then
+			ok node-jitdump/default
+		else
+			fail node-jitdump/default "exit status $rc, or jitdump names without --resolve-jit" "$TMP/err"
+		fi
+	fi
+
+	# A container: the runtime was pid 1 in its namespace and wrote jit-1.dump.  The recording's
+	# marker names jit-15218.dump, which is absent: --pid-map says which file is the process's.
+	C=$TMP/container
+	mkdir -p "$C"
+	python3 - "$D/jit-15218.dump" "$C/jit-1.dump" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<I", b, 20, 1)          # header pid
+open(sys.argv[2], "wb").write(b)
+EOF
+	same node-jitdump/pid-map "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --pid-map 15218=1 --map-dir "$C"
+	if selected node-jitdump/pid-map-missing; then
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$C"
+		if [ "$rc" = 0 ] && grep -q "jit-15218.dump" "$TMP/err" && grep -q "none was found" "$TMP/err" &&
+			! grep -q 'JS:' "$TMP/out.folded"; then
+			ok node-jitdump/pid-map-missing
+		else
+			fail node-jitdump/pid-map-missing "without --pid-map the container's dump must not be used, and the warning must name the files looked for" "$TMP/err"
+		fi
+	fi
+	# The pid in the dump's header must be the process's.
+	if selected node-jitdump/wrong-pid; then
+		W=$TMP/wrongpid
+		mkdir -p "$W"
+		cp "$C/jit-1.dump" "$W/jit-15218.dump"
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$W"
+		if [ "$rc" = 0 ] && grep -q "written by pid 1, not by pid 15218" "$TMP/err" && ! grep -q 'JS:' "$TMP/out.folded"; then
+			ok node-jitdump/wrong-pid
+		else
+			fail node-jitdump/wrong-pid "a dump written by another pid must be refused with a warning" "$TMP/err"
+		fi
+	fi
+
+	# Hostile: the first record's total_size is 8 (smaller than a record header).
+	if selected node-jitdump/corrupt; then
+		B=$TMP/bad
+		mkdir -p "$B"
+		python3 - "$D/jit-15218.dump" "$B/jit-15218.dump" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<I", b, 40 + 4, 8)
+open(sys.argv[2], "wb").write(b)
+EOF
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$B"
+		if [ "$rc" = 1 ] && grep -q "'$B/jit-15218.dump': corrupt record at offset 40" "$TMP/err" &&
+			[ ! -e "$TMP/out.folded" ] && [ -z "$(ls "$TMP" | grep 'out.folded.tmp')" ]; then
+			ok node-jitdump/corrupt
+		else
+			fail node-jitdump/corrupt "exit status $rc (want 1), the message must name the dump and offset 40, and no output may be left" "$TMP/err"
+		fi
+	fi
+
+	# Unfinished: cut in the middle of the last record, as while the runtime still writes it.
+	if selected node-jitdump/unfinished; then
+		U=$TMP/unfinished
+		mkdir -p "$U"
+		size=$(stat -c %s "$D/jit-15218.dump")
+		head -c $((size - 100)) "$D/jit-15218.dump" >"$U/jit-15218.dump"
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$U"
+		if [ "$rc" = 0 ] && grep -q "is incomplete" "$TMP/err" && grep -q 'JS:' "$TMP/out.folded"; then
+			ok node-jitdump/unfinished
+		else
+			fail node-jitdump/unfinished "an unfinished last record must be skipped with a warning" "$TMP/err"
+		fi
+	fi
+
+	# Architecture time stamps cannot be matched with the samples: the latest load wins, and
+	# the warning says why.
+	if selected node-jitdump/untimed; then
+		T=$TMP/untimed
+		mkdir -p "$T"
+		python3 - "$D/jit-15218.dump" "$T/jit-15218.dump" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<Q", b, 32, 1)          # JITDUMP_FLAGS_ARCH_TIMESTAMP
+open(sys.argv[2], "wb").write(b)
+EOF
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$T"
+		if [ "$rc" = 0 ] && grep -q "without time.*architecture time stamps" "$TMP/err" && grep -q 'JS:' "$TMP/out.folded"; then
+			ok node-jitdump/untimed
+		else
+			fail node-jitdump/untimed "a time-less lookup must work and say why" "$TMP/err"
+		fi
+	fi
+else
+	skip node-jitdump "no fixtures/node-jitdump"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Perf maps in a container, and maps of another process.
+NB=$FIX/node-perf-basic-prof
+MJ=$FIX/mono-jitmap
+if [ -f "$NB/maps/perf-15051.map" ] && [ -f "$MJ/maps/perf-15917.map" ]; then
+	P=$TMP/pm
+	mkdir -p "$P"
+	cp "$NB/maps/perf-15051.map" "$P/perf-1.map"
+	same node-perf-basic-prof/pid-map "$NB/expected/folded.txt" -i "$NB/perf.data" "${S[@]}" --pid-map 15051=1 --map-dir "$P"
+	same node-perf-basic-prof/pid-map-jit "$NB/expected/folded-jit.txt" -i "$NB/perf.data" "${S[@]}" --pid-map 15051=1 \
+		--map-dir "$P" --jit
+
+	if selected mono-jitmap/foreign-map; then
+		F=$TMP/foreign
+		E=$TMP/empty
+		mkdir -p "$F" "$E"
+		cp "$NB/maps/perf-15051.map" "$F/perf-15917.map"
+		"$PERFCONV" -q -i "$MJ/perf.data" "${S[@]}" --map-dir "$E" -o "$TMP/nomap.folded" 2>/dev/null
+		run -i "$MJ/perf.data" "${S[@]}" --map-dir "$F"
+		if [ "$rc" = 0 ] && grep -q "'$F/perf-15917.map' is not the perf map of pid 15917" "$TMP/err" &&
+			cmp -s "$TMP/nomap.folded" "$TMP/out.folded"; then
+			ok mono-jitmap/foreign-map
+		else
+			fail mono-jitmap/foreign-map "another process's map must be refused with a warning and not used" "$TMP/err"
+		fi
+	fi
+
+	# --resolve-jit changes nothing where perf resolves every JIT frame.
+	same node-perf-basic-prof/resolve "$NB/expected/folded.txt" -i "$NB/perf.data" "${S[@]}" --resolve-jit --map-dir "$NB/maps"
+	same mono-jitmap/resolve "$MJ/expected/folded.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$MJ/maps"
+	same mono-jitmap/resolve-jit "$MJ/expected/folded-jit.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit \
+		--map-dir "$MJ/maps" --jit
+else
+	skip perf-maps "no node-perf-basic-prof or mono-jitmap fixture"
+fi
+# ---------------------------------------------------------------------------------------------
+# The .NET fixtures (fixtures/dotnet-*).  One recorded with a jitdump and perf inject: its raw
+# perf.data plus the dump (kept as .xz, read as is) must give perf's files made from perf.jit.data.
+# The others have perf maps only for memfd:doublemapper code, which perf leaves unresolved: with
+# --resolve-jit their managed stacks must be resolved (tests/dotnet-resolution.py's measure).
+expected_text() { if [ -f "$1" ]; then cat "$1"; elif [ -f "$1.xz" ]; then xz -dc "$1.xz"; else return 1; fi; }
+for dir in "$FIX"/dotnet-*/; do
+	[ -d "$dir/maps" ] || continue
+	dir=${dir%/}
+	fx=$(basename "$dir")
+	ks=$ROOT/kallsyms
+	[ -f "$dir/kallsyms" ] && ks=$dir/kallsyms
+	DS=(-i "$dir/perf.data" --symfs "$ROOT" --kallsyms "$ks" --map-dir "$dir/maps" --resolve-jit)
+	if [ -f "$dir/perf.jit.data" ]; then
+		for opt in "" pid tid kernel addrs jit; do
+			name=$fx/raw${opt:+-$opt}
+			selected "$name" || continue
+			expected_text "$dir/expected/folded${opt:+-$opt}.txt" >"$TMP/exp.txt" || { skip "$name" "no expected file"; continue; }
+			same "$name" "$TMP/exp.txt" "${DS[@]}" ${opt:+--$opt}
+		done
+		continue
+	fi
+	case $fx in
+	dotnet-aspnet) continue ;;	# its managed stacks pass through ReadyToRun images (no R2R symbols here)
+	esac
+	selected "$fx/resolve" || continue
+	if ! command -v python3 >/dev/null 2>&1 || [ ! -f tests/dotnet-resolution.py ]; then
+		skip "$fx/resolve" "needs python3 and tests/dotnet-resolution.py"
+		continue
+	fi
+	run "${DS[@]}"
+	if [ "$rc" = 0 ] && python3 tests/dotnet-resolution.py --check-managed 95 "$TMP/out.folded" >"$TMP/share" 2>&1; then
+		ok "$fx/resolve ($(grep -o 'managed [0-9.]*%' "$TMP/share" | head -1) resolved)"
+	else
+		cat "$TMP/share" >>"$TMP/err"
+		fail "$fx/resolve" "exit status $rc, or under 95% of the managed stacks resolved with --resolve-jit" "$TMP/err"
+	fi
+done
+
+# ---------------------------------------------------------------------------------------------
+# A real .NET 10 container recording (tests/data/dotnet-container/PROVENANCE.txt): the runtime was
+# pid 3 inside and wrote perf-3.map and jit-3.dump; perf recorded pid 22534.  No --pid-map: the
+# jitdump marker gives the pid.  The framework's own files are left out (an empty --symfs), so
+# the output does not depend on the .NET installation; the managed frames come from the dump.
+DC=tests/data/dotnet-container
+if [ -f "$DC/perf.data" ]; then
+	M=$TMP/dc-maps
+	Y=$TMP/dc-symfs
+	mkdir -p "$M" "$Y"
+	xz -dc "$DC/maps/jit-3.dump.xz" >"$M/jit-3.dump"
+	xz -dc "$DC/maps/perf-3.map.xz" >"$M/perf-3.map"
+	DA=(-i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$M")
+	if selected dotnet-pidns/marker-pid; then
+		run "${DA[@]}" --resolve-jit
+		cp "$TMP/out.folded" "$TMP/dc.folded" 2>/dev/null
+		missing=
+		for f in 'Demo.Work.Program::Main' 'Demo.Work.Program::Outer;int64 [app] Demo.Work.Program::Inner' \
+			'Demo.Work.Program::Lookup' \
+			'System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::FindValue'; do
+			grep -qF "$f" "$TMP/out.folded" || missing="$missing '$f'"
+		done
+		if [ "$rc" = 0 ] && [ -z "$missing" ] && grep -qE 'JIT frames \(unique\): .* [1-9][0-9]* by jitdumps, .* 0 unresolved' "$TMP/err"; then
+			ok dotnet-pidns/marker-pid
+		else
+			fail dotnet-pidns/marker-pid "exit status $rc; managed frames missing:${missing:- none}; or JIT frames left unresolved" "$TMP/err"
+		fi
+	fi
+	if selected dotnet-pidns/pid-map; then
+		run "${DA[@]}" --resolve-jit --pid-map 22534=3
+		if [ "$rc" = 0 ] && [ -s "$TMP/dc.folded" ] && cmp -s "$TMP/dc.folded" "$TMP/out.folded"; then
+			ok dotnet-pidns/pid-map
+		else
+			fail dotnet-pidns/pid-map "--pid-map 22534=3 must give what the marker gives" "$TMP/err"
+		fi
+	fi
+	# perf's own result: memfd:doublemapper frames stay unresolved without --resolve-jit.
+	if selected dotnet-pidns/default; then
+		run "${DA[@]}"
+		if [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" && grep -qE 'JIT frames .* [1-9][0-9]* unresolved' "$TMP/err"; then
+			ok dotnet-pidns/default
+		else
+			fail dotnet-pidns/default "without --resolve-jit the memfd frames must stay as perf shows them" "$TMP/err"
+		fi
+	fi
+	if selected dotnet-pidns/short-names; then
+		run "${DA[@]}" --resolve-jit --dotnet-names short --strip-tiers
+		if [ "$rc" = 0 ] && grep -qF ';app!Demo.Work.Program::Outer;app!Demo.Work.Program::Inner' "$TMP/out.folded" &&
+			grep -qF 'System.Private.CoreLib!System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::FindValue' "$TMP/out.folded" &&
+			! grep -q 'int64 \[app\]' "$TMP/out.folded"; then
+			ok dotnet-pidns/short-names
+		else
+			fail dotnet-pidns/short-names "short names missing" "$TMP/err"
+		fi
+	fi
+	# While the process runs, its files are under /proc/PID/root/tmp and its pid inside the
+	# container is the last NStgid field of /proc/PID/status.  A /proc tree made here stands in
+	# for the live one (PERFCONV_PROC), with the container's /tmp under root/.
+	if selected dotnet-pidns/live; then
+		L=$TMP/live-proc
+		mkdir -p "$L/22534/root/tmp"
+		printf 'Name:\tdotnet\nTgid:\t22534\nPid:\t22534\nNStgid:\t22534\t3\nNSpid:\t22534\t3\n' >"$L/22534/status"
+		echo dotnet >"$L/22534/comm"
+		cp "$M/perf-3.map" "$L/22534/root/tmp/"
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		perfmap_ok=$(grep -cE 'JIT frames \(unique\): [1-9][0-9]* named by perf maps, 0 by jitdumps, .* 0 unresolved' "$TMP/err")
+		cp "$M/jit-3.dump" "$L/22534/root/tmp/"
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		dump_ok=$(grep -cE 'JIT frames \(unique\): 0 named by perf maps, [1-9][0-9]* by jitdumps, .* 0 unresolved' "$TMP/err")
+		[ ! -s "$TMP/dc.folded" ] || cmp -s "$TMP/dc.folded" "$TMP/out.folded" || dump_ok=0
+		# the pid now belongs to another program: its files are not the recorded process's
+		echo bash >"$L/22534/comm"
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		if [ "$perfmap_ok" = 1 ] && [ "$dump_ok" = 1 ] && [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" &&
+			grep -q "looked for.*'$PERFCONV_TMP/jit-22534.dump'" "$TMP/err"; then
+			ok dotnet-pidns/live
+		else
+			fail dotnet-pidns/live "the live process's perf map ($perfmap_ok) and jitdump ($dump_ok) must be found through /proc/PID/root/tmp and NStgid, and not when the pid runs another program" "$TMP/err"
+		fi
+	fi
+	# The maps of another run with the same in-container pid: refused, never used.
+	if selected dotnet-pidns/stale; then
+		X=$TMP/dc-stale
+		mkdir -p "$X"
+		python3 - "$M/jit-3.dump" "$M/perf-3.map" "$X" <<'EOF2'
+import struct, sys
+# the same files moved 1 GiB away, as another process's code heaps would be
+shift = 1 << 30
+b = bytearray(open(sys.argv[1], "rb").read())
+pos = struct.unpack_from("<I", b, 8)[0]
+while pos + 16 <= len(b):
+    rid, size = struct.unpack_from("<II", b, pos)
+    if rid == 0:
+        vma, addr = struct.unpack_from("<QQ", b, pos + 24)
+        struct.pack_into("<QQ", b, pos + 24, vma + shift, addr + shift)
+    pos += size
+open(sys.argv[3] + "/jit-3.dump", "wb").write(b)
+with open(sys.argv[2]) as f, open(sys.argv[3] + "/perf-3.map", "w") as o:
+    for line in f:
+        a, rest = line.split(" ", 1)
+        o.write("%x %s" % (int(a, 16) + shift, rest))
+EOF2
+		run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$X" --resolve-jit
+		if [ "$rc" = 0 ] && grep -q "jit-3.dump' is not the jitdump of pid 22534" "$TMP/err" &&
+			grep -q "perf-3.map' is not the perf map of pid 22534" "$TMP/err" && ! grep -q 'Demo.Work' "$TMP/out.folded"; then
+			ok dotnet-pidns/stale
+		else
+			fail dotnet-pidns/stale "maps of another process must be refused with a warning" "$TMP/err"
+		fi
+	fi
+else
+	skip dotnet-pidns "no tests/data/dotnet-container"
+fi
+exit 0
