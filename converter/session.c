@@ -888,6 +888,15 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 	d->syms = t;
 }
 
+const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s)
+{
+	if (!s->machine.kernel)
+		return NULL;
+	if (!s->kernel_loaded)
+		load_kernel(s);
+	return s->machine.kernel->syms;
+}
+
 int pfc_session_symbolize(struct pfc_session *s)
 {
 	size_t i;

@@ -14,6 +14,7 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 #include "converter/intern.h"
+#include "converter/symtab.h"
 #include "converter/tracedata.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
@@ -221,6 +222,8 @@ struct ps_ctx {
 	struct trace_seq seq;
 	int seq_init;
 	struct pfc_tracebuf tb;
+	const struct pfc_symtab *ksyms;  /* for kernel addresses in payloads */
+	int ksyms_tried;
 };
 
 static int variant(unsigned fields)
@@ -347,8 +350,9 @@ static const char *field_name(unsigned bit)
  * perf script's defaults (perf 6.1 builtin-script.c, output[] and
  * perf_session__check_output_opt): comm, tid, cpu, time, event, ip, sym, symoff, dso and
  * period for hardware and software events; comm, tid, cpu, time, event and trace for
- * tracepoints, plus ip, sym, symoff and dso when a tracepoint has callchains.  A default
- * field the first event of a type cannot print is dropped for the whole type.
+ * tracepoints, plus ip, sym, symoff and dso when a tracepoint has callchains (ip and sym
+ * only, in a pipe stream).  A default field the first event of a type cannot print is
+ * dropped for the whole type.
  */
 static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_error *err)
 {
@@ -373,17 +377,25 @@ static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_er
 		int tp = ev->attr.type == PERF_TYPE_TRACEPOINT;
 		unsigned def, f;
 
+		/* the first event of this type decides what the defaults drop */
+		for (j = 0; j < i && s->rd.evsels[j]->attr.type != ev->attr.type; j++)
+			;
 		if (tp) {
 			def = PFC_PS_COMM | PFC_PS_TID | PFC_PS_CPU | PFC_PS_TIME | PFC_PS_EVENT | PFC_PS_TRACE;
-			if (use_callchain && tp_chain)
+			if (!s->rd.pipe_mode && use_callchain && tp_chain) {
 				def |= PFC_PS_IP | FRAME_BITS;
+			} else if (s->rd.pipe_mode) {
+				/* a stream's attrs come after the defaults were set: perf's process_attr
+				 * then adds only ip and sym, when the attrs so far have callchains */
+				size_t k;
+				for (k = 0; k <= j; k++)
+					if (s->rd.evsels[k]->sample_type & PERF_SAMPLE_CALLCHAIN)
+						def |= PFC_PS_IP | PFC_PS_SYM;
+			}
 		} else {
 			def = PFC_PS_COMM | PFC_PS_TID | PFC_PS_CPU | PFC_PS_TIME | PFC_PS_EVENT | PFC_PS_IP |
 			      FRAME_BITS | PFC_PS_PERIOD;
 		}
-		/* the first event of this type decides what the defaults drop */
-		for (j = 0; j < i && s->rd.evsels[j]->attr.type != ev->attr.type; j++)
-			;
 		def &= available(s->rd.evsels[j]);
 		if (!o->fields) {
 			f = def;
@@ -416,6 +428,24 @@ static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_er
 	return 0;
 }
 
+/* libtraceevent's function resolver: kernel function pointers in payloads (%ps, %pS) are
+ * named from the kernel's symbols, as perf's machine__resolve_kernel_addr names them. */
+static char *resolve_kernel_addr(void *priv, unsigned long long *addrp, char **modp)
+{
+	struct ps_ctx *c = priv;
+	const struct pfc_sym *sym;
+
+	if (!c->ksyms_tried) {
+		c->ksyms_tried = 1;
+		c->ksyms = pfc_session_kernel_syms(c->s);
+	}
+	if (!c->ksyms || !(sym = pfc_symtab_find(c->ksyms, *addrp)))
+		return NULL;
+	*modp = (char *)sym->module;
+	*addrp = sym->start;
+	return (char *)sym->name;
+}
+
 static int setup_trace(struct ps_ctx *c, struct pfc_error *err)
 {
 	struct pfc_session *s = c->s;
@@ -434,6 +464,10 @@ static int setup_trace(struct ps_ctx *c, struct pfc_error *err)
 	for (i = 0; i < s->rd.nr_evsels; i++)
 		if (c->ev[i].fields & PFC_PS_TRACE)
 			c->ev[i].tp = pfc_tracedata_event(c->tep, s->rd.evsels[i]->attr.config);
+	/* perf script sets its resolver when the session opens: a pipe stream's tracing data
+	 * comes later, as a record, and then kernel addresses stay numbers */
+	if (!s->rd.pipe_mode && tep_set_function_resolver(c->tep, resolve_kernel_addr, c) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "tracing data");
 	trace_seq_init(&c->seq);
 	c->seq_init = 1;
 	return 0;

@@ -260,6 +260,42 @@ if selected perf-script/fields-relative; then
 	fi
 fi
 
+# The same for tracepoints, in file and pipe mode: payloads with kernel function pointers
+# (timer:hrtimer_start's function=%ps, named in file mode only, as perf does) and perf's
+# pipe-mode defaults.
+if selected perf-script/live-perf-tracepoints; then
+	d=$TMP/livetp
+	mkdir -p "$d"
+	wl=$ROOT/tmp/probe/fx/bin/sleeper
+	ev=sched:sched_switch,sched:sched_wakeup,timer:hrtimer_start
+	if ! command -v perf >/dev/null 2>&1; then
+		echo "skip  perf-script/live-perf-tracepoints: perf is not installed"
+	elif ! perf record -q -N -g -e "$ev" -o "$d/tp.data" -- "$wl" >/dev/null 2>"$d/rec.err" ||
+		! perf record -q -N -g -e "$ev" -o - -- "$wl" 2>>"$d/rec.err" >"$d/pipe.data"; then
+		echo "skip  perf-script/live-perf-tracepoints: perf cannot record tracepoints here ($(head -n 1 "$d/rec.err"))"
+	else
+		bad=
+		for in in tp pipe; do
+			for f in "" "$FULL"; do
+				perf script -i "$d/$in.data" ${f:+-F "$f"} >"$d/perf.txt" 2>/dev/null
+				src=$d/$in.data
+				[ "$in" = pipe ] && src=-
+				"$PERFCONV" -q -i "$src" -f perf-script ${f:+--fields "$f"} -o "$d/pc.txt" 2>"$d/err" <"$d/$in.data"
+				if [ ! -s "$d/perf.txt" ] || ! cmp -s "$d/perf.txt" "$d/pc.txt"; then
+					diff -u "$d/perf.txt" "$d/pc.txt" --label perf --label perfconv >"$d/diff" 2>&1
+					bad="$in.data with fields '${f:-default}'"
+					break 2
+				fi
+			done
+		done
+		if [ -n "$bad" ]; then
+			say_fail perf-script/live-perf-tracepoints "output differs from perf script on $bad" "$d/diff"
+		else
+			echo "ok    perf-script/live-perf-tracepoints"
+		fi
+	fi
+fi
+
 # Flamescope refuses paths with characters outside [a-zA-Z0-9.,/_%+: -\\]: a warning says so
 if selected perf-script/flamescope-name; then
 	d=$TMP/fsname
