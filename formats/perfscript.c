@@ -457,6 +457,12 @@ static int setup_trace(struct ps_ctx *c, struct pfc_error *err)
 			need = 1;
 	if (!need)
 		return 0;
+	if (!s->rd.tracing_data.data || !s->rd.tracing_data.size) {
+		if (s->opts->log)
+			fprintf(s->opts->log, "perfconv: '%s': tracepoint samples but no tracing data: their payloads "
+				"are left out\n", s->opts->input);
+		return 0;
+	}
 	ret = pfc_tracedata_parse(s->rd.tracing_data.data, s->rd.tracing_data.size, s->rd.tracing_data_offset,
 				  &c->tep, err);
 	if (ret < 0)

@@ -296,6 +296,30 @@ if selected perf-script/live-perf-tracepoints; then
 	fi
 fi
 
+# a tracepoint recording without its tracing data still converts: payloads left out, said once
+if selected perf-script/no-tracing-data; then
+	d=$TMP/notd
+	mkdir -p "$d"
+	if [ "$have_py" = 0 ]; then
+		echo "skip  perf-script/no-tracing-data: python3 is needed"
+	else
+		python3 - "$FIX/tracepoint-sched-switch/perf.data" "$d/notd.data" <<'EOF'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[72] &= ~(1 << 1)     # the TRACING_DATA bit of the header's feature bitmap
+open(sys.argv[2], "wb").write(d)
+EOF
+		"$PERFCONV" -i "$d/notd.data" --kallsyms "$ROOT/kallsyms" -f perf-script -o "$d/out.txt" 2>"$d/err" </dev/null
+		rc=$?
+		if [ "$rc" = 0 ] && [ "$(grep -c 'no tracing data' "$d/err")" = 1 ] && [ "$(grep -c '^sleeper' "$d/out.txt")" = 60 ] &&
+			! grep -q 'prev_comm' "$d/out.txt"; then
+			echo "ok    perf-script/no-tracing-data"
+		else
+			say_fail perf-script/no-tracing-data "exit $rc; want 0, one warning and 60 samples without payloads" "$d/err"
+		fi
+	fi
+fi
+
 # Flamescope refuses paths with characters outside [a-zA-Z0-9.,/_%+: -\\]: a warning says so
 if selected perf-script/flamescope-name; then
 	d=$TMP/fsname
