@@ -866,7 +866,10 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			ret = pfc_perfmap_load(pm, path);
 		}
 		if (ret == 0 && pm->n) {
+			uint32_t id = pfc_intern(&s->strings, path, strlen(path));
 			d->perfmap = pm;
+			if (id != UINT32_MAX)	/* only for writers that copy the map */
+				d->perfmap_path = pfc_intern_str(&s->strings, id);
 		} else {
 			pfc_perfmap_free(pm);
 			free(pm);
