@@ -320,6 +320,33 @@ EOF
 	fi
 fi
 
+# a hostile event format (here a division by the next pid, 0 in the first sample) makes
+# libtraceevent divide by zero: the payloads are lost with a warning, the conversion is not
+if selected perf-script/hostile-format; then
+	d=$TMP/hostile
+	mkdir -p "$d"
+	if [ "$have_py" = 0 ]; then
+		echo "skip  perf-script/hostile-format: python3 is needed"
+	else
+		python3 - "$FIX/tracepoint-sched-switch/perf.data" "$d/div.data" <<'EOF'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.find(b'print fmt: "prev_comm')
+j = d.find(b", REC->next_prio", i)
+assert i > 0 and j > i
+d[j:j + 16] = b",9/REC->next_pid"
+open(sys.argv[2], "wb").write(d)
+EOF
+		"$PERFCONV" -i "$d/div.data" --kallsyms "$ROOT/kallsyms" -f perf-script -o "$d/out.txt" 2>"$d/err" </dev/null
+		rc=$?
+		if [ "$rc" = 0 ] && grep -q "tracepoint payloads are left out" "$d/err" && [ "$(grep -c '^sleeper' "$d/out.txt")" = 60 ]; then
+			echo "ok    perf-script/hostile-format"
+		else
+			say_fail perf-script/hostile-format "exit $rc; want 0, a warning and 60 samples" "$d/err"
+		fi
+	fi
+fi
+
 # Flamescope refuses paths with characters outside [a-zA-Z0-9.,/_%+: -\\]: a warning says so
 if selected perf-script/flamescope-name; then
 	d=$TMP/fsname
