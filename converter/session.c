@@ -953,6 +953,15 @@ static uint32_t intern_jit_name(struct pfc_session *s, const char *name, size_t 
 	return pfc_intern(&s->strings, buf, len);
 }
 
+const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s)
+{
+	if (!s->machine.kernel)
+		return NULL;
+	if (!s->kernel_loaded)
+		load_kernel(s);
+	return s->machine.kernel->syms;
+}
+
 int pfc_session_symbolize(struct pfc_session *s)
 {
 	size_t i;

@@ -116,6 +116,10 @@ int pfc_session_process(struct pfc_session *s);
 int pfc_session_symbolize(struct pfc_session *s);
 void pfc_session_close(struct pfc_session *s);
 
+/* The kernel's symbols (NULL when there are none), read now if no sample needed them yet:
+ * perf resolves kernel function pointers in tracepoint payloads with them. */
+const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s);
+
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx);
 /* Order of the first sample of an event (UINT64_MAX: no samples). */
 uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx);

@@ -149,7 +149,8 @@ static int parse_format(struct td *t, struct tep_handle *tep, const char *sys)
 	if (!text)
 		return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
 	/* a format libtraceevent cannot parse leaves that event undecoded, as in perf */
-	tep_parse_event(tep, text, size, sys);
+	if (tep)
+		tep_parse_event(tep, text, size, sys);
 	free(text);
 	return 0;
 }
@@ -180,11 +181,13 @@ static int parse_all(struct td *t, struct tep_handle *tep)
 	page = pfc_cur_u32(&t->c);
 	if (t->c.bad || !page)
 		return td_bad(t, at, "truncated header");
-	tep_set_flag(tep, TEP_NSEC_OUTPUT);
-	tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_local_bigendian(tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_long_size(tep, long_size);
-	tep_set_page_size(tep, (int)page);
+	if (tep) {
+		tep_set_flag(tep, TEP_NSEC_OUTPUT);
+		tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+		tep_set_local_bigendian(tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+		tep_set_long_size(tep, long_size);
+		tep_set_page_size(tep, (int)page);
+	}
 
 	/* header_page: the ring buffer page header; its commit field gives the kernel's long */
 	at = td_off(t);
@@ -197,7 +200,7 @@ static int parse_all(struct td *t, struct tep_handle *tep)
 		return td_bad(t, at, "truncated header_page");
 	if (!(text = td_text(t, size)))
 		return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
-	if (!tep_parse_header_page(tep, text, size, tep_get_long_size(tep)))
+	if (tep && !tep_parse_header_page(tep, text, size, tep_get_long_size(tep)))
 		tep_set_long_size(tep, tep_get_header_page_size(tep));
 	free(text);
 	at = td_off(t);
@@ -243,7 +246,8 @@ static int parse_all(struct td *t, struct tep_handle *tep)
 	if (size) {
 		if (!(text = td_text(t, size)))
 			return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
-		load_kallsyms(tep, text);
+		if (tep)
+			load_kallsyms(tep, text);
 		free(text);
 	}
 	at = td_off(t);
@@ -253,7 +257,8 @@ static int parse_all(struct td *t, struct tep_handle *tep)
 	if (size) {
 		if (!(text = td_text(t, size)))
 			return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
-		load_printk(tep, text);
+		if (tep)
+			load_printk(tep, text);
 		free(text);
 	}
 	if (strtod(version, NULL) >= 0.6) {
@@ -264,7 +269,8 @@ static int parse_all(struct td *t, struct tep_handle *tep)
 		if (size) {
 			if (!(text = td_text(t, size)))
 				return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
-			load_cmdlines(tep, text);
+			if (tep)
+				load_cmdlines(tep, text);
 			free(text);
 		}
 	}
@@ -295,6 +301,19 @@ int pfc_tracedata_parse(const uint8_t *data, uint64_t len, uint64_t base, struct
 	}
 	*out = tep;
 	return 0;
+}
+
+int pfc_tracedata_check(const uint8_t *data, uint64_t len, uint64_t base, struct pfc_error *err)
+{
+	struct td t;
+
+	if (!data || !len)
+		return PFC_FAIL_NOOFF(err, UNSUPPORTED, "tracepoint samples but no tracing data");
+	pfc_cur_init(&t.c, data, len, 0);
+	t.start = data;
+	t.base = base;
+	t.err = err;
+	return parse_all(&t, NULL);
 }
 
 void pfc_tracedata_free(struct tep_handle *tep)

@@ -21,6 +21,10 @@ struct trace_seq;
 int pfc_tracedata_parse(const uint8_t *data, uint64_t len, uint64_t base, struct tep_handle **out,
 			struct pfc_error *err);
 void pfc_tracedata_free(struct tep_handle *tep);
+/* The same reading without libtraceevent: checks the framing only (every length against
+ * what is left), so that a malformed section is reported with its offset by a process
+ * that never hands the format text to libtraceevent. */
+int pfc_tracedata_check(const uint8_t *data, uint64_t len, uint64_t base, struct pfc_error *err);
 
 /* The event of a tracepoint attr (attr.config is the tracepoint id), or NULL. */
 struct tep_event *pfc_tracedata_event(struct tep_handle *tep, uint64_t config);

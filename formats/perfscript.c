@@ -7,13 +7,16 @@
  * unique frame's line is built once; gzip output goes through zlib.  Symbolization and
  * ordering are the session's business, not this file's.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 #include "converter/intern.h"
+#include "converter/symtab.h"
 #include "converter/tracedata.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
@@ -203,7 +206,6 @@ struct ps_evsel {
 	unsigned fields;
 	int wide_comm;               /* "%16s" rather than "%s" */
 	int chain;                   /* frames on their own lines (the event has callchains) */
-	struct tep_event *tp;        /* tracepoint format, when the trace field is printed */
 	uint64_t sample_period;      /* printed as the period of samples without one */
 };
 
@@ -217,10 +219,12 @@ struct ps_ctx {
 	size_t arena_len, arena_cap;
 	size_t *foff[8];             /* offset + 1; 0 = not built yet */
 	uint32_t *flen[8];
-	struct tep_handle *tep;
-	struct trace_seq seq;
-	int seq_init;
-	struct pfc_tracebuf tb;
+	struct tep_handle *tep;      /* in the child that renders payloads */
+	char *ptext;                 /* rendered payloads: stream index -> text */
+	size_t *poff;
+	uint32_t *plen;
+	const struct pfc_symtab *ksyms;  /* for kernel addresses in payloads */
+	int ksyms_tried;
 };
 
 static int variant(unsigned fields)
@@ -347,8 +351,9 @@ static const char *field_name(unsigned bit)
  * perf script's defaults (perf 6.1 builtin-script.c, output[] and
  * perf_session__check_output_opt): comm, tid, cpu, time, event, ip, sym, symoff, dso and
  * period for hardware and software events; comm, tid, cpu, time, event and trace for
- * tracepoints, plus ip, sym, symoff and dso when a tracepoint has callchains.  A default
- * field the first event of a type cannot print is dropped for the whole type.
+ * tracepoints, plus ip, sym, symoff and dso when a tracepoint has callchains (ip and sym
+ * only, in a pipe stream).  A default field the first event of a type cannot print is
+ * dropped for the whole type.
  */
 static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_error *err)
 {
@@ -373,17 +378,25 @@ static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_er
 		int tp = ev->attr.type == PERF_TYPE_TRACEPOINT;
 		unsigned def, f;
 
+		/* the first event of this type decides what the defaults drop */
+		for (j = 0; j < i && s->rd.evsels[j]->attr.type != ev->attr.type; j++)
+			;
 		if (tp) {
 			def = PFC_PS_COMM | PFC_PS_TID | PFC_PS_CPU | PFC_PS_TIME | PFC_PS_EVENT | PFC_PS_TRACE;
-			if (use_callchain && tp_chain)
+			if (!s->rd.pipe_mode && use_callchain && tp_chain) {
 				def |= PFC_PS_IP | FRAME_BITS;
+			} else if (s->rd.pipe_mode) {
+				/* a stream's attrs come after the defaults were set: perf's process_attr
+				 * then adds only ip and sym, when the attrs so far have callchains */
+				size_t k;
+				for (k = 0; k <= j; k++)
+					if (s->rd.evsels[k]->sample_type & PERF_SAMPLE_CALLCHAIN)
+						def |= PFC_PS_IP | PFC_PS_SYM;
+			}
 		} else {
 			def = PFC_PS_COMM | PFC_PS_TID | PFC_PS_CPU | PFC_PS_TIME | PFC_PS_EVENT | PFC_PS_IP |
 			      FRAME_BITS | PFC_PS_PERIOD;
 		}
-		/* the first event of this type decides what the defaults drop */
-		for (j = 0; j < i && s->rd.evsels[j]->attr.type != ev->attr.type; j++)
-			;
 		def &= available(s->rd.evsels[j]);
 		if (!o->fields) {
 			f = def;
@@ -416,32 +429,176 @@ static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_er
 	return 0;
 }
 
+/* libtraceevent's function resolver: kernel function pointers in payloads (%ps, %pS) are
+ * named from the kernel's symbols, as perf's machine__resolve_kernel_addr names them. */
+static char *resolve_kernel_addr(void *priv, unsigned long long *addrp, char **modp)
+{
+	struct ps_ctx *c = priv;
+	const struct pfc_sym *sym;
+
+	if (!c->ksyms_tried) {
+		c->ksyms_tried = 1;
+		c->ksyms = pfc_session_kernel_syms(c->s);
+	}
+	if (!c->ksyms || !(sym = pfc_symtab_find(c->ksyms, *addrp)))
+		return NULL;
+	*modp = (char *)sym->module;
+	*addrp = sym->start;
+	return (char *)sym->name;
+}
+
+static int wants_trace(const struct ps_ctx *c, const struct pfc_srec *r)
+{
+	const struct pfc_stack *st = &c->s->stacks.stacks[r->stack];
+
+	return r->raw_len && (c->ev[st->evsel].fields & PFC_PS_TRACE) &&
+	       c->s->rd.evsels[st->evsel]->attr.type == PERF_TYPE_TRACEPOINT;
+}
+
+/* The child: parse the formats, write "u32 length, text" for every payload to print, in
+ * stream order. */
+static void render_child(struct ps_ctx *c, FILE *f)
+{
+	struct pfc_session *s = c->s;
+	struct pfc_error err;
+	struct trace_seq seq;
+	struct pfc_tracebuf tb = { 0 };
+	struct tep_event **evs;
+	size_t i;
+
+	memset(&err, 0, sizeof(err));
+	if (pfc_tracedata_parse(s->rd.tracing_data.data, s->rd.tracing_data.size, s->rd.tracing_data_offset,
+				&c->tep, &err) < 0)
+		_exit(3);
+	/* perf script sets its resolver when the session opens: a pipe stream's tracing data
+	 * comes later, as a record, and then kernel addresses stay numbers */
+	if (!s->rd.pipe_mode && tep_set_function_resolver(c->tep, resolve_kernel_addr, c) < 0)
+		_exit(4);
+	evs = calloc(s->rd.nr_evsels + 1, sizeof(*evs));
+	if (!evs)
+		_exit(4);
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		evs[i] = pfc_tracedata_event(c->tep, s->rd.evsels[i]->attr.config);
+	trace_seq_init(&seq);
+	for (i = 0; i < s->nr_stream; i++) {
+		const struct pfc_srec *r = &s->stream[i];
+		struct tep_event *ev;
+		uint32_t n = 0;
+
+		if (!wants_trace(c, r))
+			continue;
+		ev = evs[s->stacks.stacks[r->stack].evsel];
+		trace_seq_reset(&seq);
+		if (ev) {
+			if (pfc_tracedata_print(ev, r->cpu == UINT32_MAX ? -1 : (int)r->cpu, s->raw_data + r->raw_off,
+						r->raw_len, &seq, &tb) < 0 || seq.state != TRACE_SEQ__GOOD)
+				_exit(4);
+			n = seq.len;
+		}
+		if (fwrite(&n, sizeof(n), 1, f) != 1 || (n && fwrite(seq.buffer, 1, n, f) != n))
+			_exit(5);
+	}
+	if (fflush(f) != 0)
+		_exit(5);
+	_exit(0);
+}
+
+/*
+ * Tracepoint payloads, rendered before any output is written.  A malformed section is an
+ * error with its offset; the formats themselves go to libtraceevent only in a child
+ * process, because libtraceevent trusts format text (a hostile one can crash it or divide
+ * by zero): then the payloads are lost, with a warning, not the conversion.
+ */
 static int setup_trace(struct ps_ctx *c, struct pfc_error *err)
 {
 	struct pfc_session *s = c->s;
-	size_t i;
-	int need = 0, ret;
+	const char *why = NULL;
+	size_t i, nr = 0, pos;
+	FILE *f;
+	pid_t pid;
+	int status, ret;
+	long size;
 
-	for (i = 0; i < s->rd.nr_evsels; i++)
-		if ((c->ev[i].fields & PFC_PS_TRACE) && s->rd.evsels[i]->nr_samples)
-			need = 1;
-	if (!need)
+	for (i = 0; i < s->nr_stream; i++)
+		if (wants_trace(c, &s->stream[i]))
+			nr++;
+	if (!nr)
 		return 0;
-	ret = pfc_tracedata_parse(s->rd.tracing_data.data, s->rd.tracing_data.size, s->rd.tracing_data_offset,
-				  &c->tep, err);
+	if (!s->rd.tracing_data.data || !s->rd.tracing_data.size) {
+		if (s->opts->log)
+			fprintf(s->opts->log, "perfconv: '%s': tracepoint samples but no tracing data: their payloads "
+				"are left out\n", s->opts->input);
+		return 0;
+	}
+	ret = pfc_tracedata_check(s->rd.tracing_data.data, s->rd.tracing_data.size, s->rd.tracing_data_offset, err);
 	if (ret < 0)
 		return ret;
-	for (i = 0; i < s->rd.nr_evsels; i++)
-		if (c->ev[i].fields & PFC_PS_TRACE)
-			c->ev[i].tp = pfc_tracedata_event(c->tep, s->rd.evsels[i]->attr.config);
-	trace_seq_init(&c->seq);
-	c->seq_init = 1;
+	if (!(f = tmpfile()))
+		return PFC_FAIL_NOOFF(err, IO, "cannot create a temporary file: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fclose(f);
+		return PFC_FAIL_NOOFF(err, IO, "cannot start a process: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		alarm(60 + (unsigned)(nr / 20000));	/* a format that loops must not hang us */
+		render_child(c, f);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			why = "lost the process that rendered them";
+			break;
+		}
+	if (!why && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		why = WIFEXITED(status) && WEXITSTATUS(status) == 4 ? "out of memory"
+		      : "the recording's tracepoint formats made libtraceevent fail";
+	if (!why && (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0))
+		why = "cannot read back the rendered payloads";
+	if (!why) {
+		c->ptext = malloc((size_t)size + 1);
+		c->poff = calloc(s->nr_stream + 1, sizeof(*c->poff));
+		c->plen = calloc(s->nr_stream + 1, sizeof(*c->plen));
+		if (!c->ptext || !c->poff || !c->plen) {
+			fclose(f);
+			return PFC_FAIL_NOOFF(err, NOMEM, "tracepoint payloads");
+		}
+		if (size && fread(c->ptext, 1, (size_t)size, f) != (size_t)size)
+			why = "cannot read back the rendered payloads";
+	}
+	fclose(f);
+	if (why) {
+		if (s->opts->log)
+			fprintf(s->opts->log, "perfconv: '%s': tracepoint payloads are left out: %s\n", s->opts->input, why);
+		free(c->ptext);
+		free(c->poff);
+		free(c->plen);
+		c->ptext = NULL;
+		c->poff = NULL;
+		c->plen = NULL;
+		return 0;
+	}
+	for (i = pos = 0; i < s->nr_stream; i++) {
+		uint32_t n;
+		if (!wants_trace(c, &s->stream[i]))
+			continue;
+		if ((size_t)size - pos < sizeof(n))
+			break;
+		memcpy(&n, c->ptext + pos, sizeof(n));
+		pos += sizeof(n);
+		if ((size_t)size - pos < n)
+			break;
+		c->poff[i] = pos;
+		c->plen[i] = n;
+		pos += n;
+	}
 	return 0;
 }
 
 /* One sample, as perf 6.1's process_event prints it. */
-static int write_sample(struct ps_ctx *c, const struct pfc_srec *r)
+static int write_sample(struct ps_ctx *c, size_t idx)
 {
+	const struct pfc_srec *r = &c->s->stream[idx];
 	struct pfc_session *s = c->s;
 	struct ps_out *o = &c->out;
 	const struct pfc_stack *st = &s->stacks.stacks[r->stack];
@@ -505,16 +662,10 @@ static int write_sample(struct ps_ctx *c, const struct pfc_srec *r)
 		put(o, name, name_len);
 		put(o, ": ", 2);
 	}
-	if ((f & PFC_PS_TRACE) && r->raw_len && pe->tp) {
-		trace_seq_reset(&c->seq);
-		if (pfc_tracedata_print(pe->tp, r->cpu == UINT32_MAX ? -1 : (int)r->cpu, s->raw_data + r->raw_off,
-					r->raw_len, &c->seq, &c->tb) < 0)
+	if ((f & PFC_PS_TRACE) && c->plen && c->plen[idx]) {
+		if (out_need(o, (size_t)c->plen[idx] + 64) < 0)
 			return -1;
-		if (c->seq.state != TRACE_SEQ__GOOD)
-			return -1;
-		if (out_need(o, c->seq.len + 64) < 0)
-			return -1;
-		put(o, c->seq.buffer, c->seq.len);
+		put(o, c->ptext + c->poff[idx], c->plen[idx]);
 	}
 	if (f & PFC_PS_ADDR)
 		put_x16(o, r->addr);
@@ -580,7 +731,7 @@ static int ps_write(FILE *fp, struct pfc_session *s, const struct pfc_wopts *o, 
 		}
 	}
 	for (i = 0; i < s->nr_stream; i++) {
-		if (write_sample(&c, &s->stream[i]) < 0) {
+		if (write_sample(&c, i) < 0) {
 			ret = PFC_FAIL_NOOFF(err, NOMEM, "perf-script output");
 			goto out;
 		}
@@ -602,10 +753,9 @@ out:
 	free(c.arena);
 	free(c.ev);
 	free(c.out.buf);
-	if (c.seq_init)
-		trace_seq_destroy(&c.seq);
-	pfc_tracebuf_free(&c.tb);
-	pfc_tracedata_free(c.tep);
+	free(c.ptext);
+	free(c.poff);
+	free(c.plen);
 	return ret;
 }
 

@@ -267,6 +267,93 @@ if selected perf-script/fields-relative; then
 	fi
 fi
 
+# The same for tracepoints, in file and pipe mode: payloads with kernel function pointers
+# (timer:hrtimer_start's function=%ps, named in file mode only, as perf does) and perf's
+# pipe-mode defaults.
+if selected perf-script/live-perf-tracepoints; then
+	d=$TMP/livetp
+	mkdir -p "$d"
+	wl=$ROOT/tmp/probe/fx/bin/sleeper
+	ev=sched:sched_switch,sched:sched_wakeup,timer:hrtimer_start
+	if ! command -v perf >/dev/null 2>&1; then
+		echo "skip  perf-script/live-perf-tracepoints: perf is not installed"
+	elif ! perf record -q -N -g -e "$ev" -o "$d/tp.data" -- "$wl" >/dev/null 2>"$d/rec.err" ||
+		! perf record -q -N -g -e "$ev" -o - -- "$wl" 2>>"$d/rec.err" >"$d/pipe.data"; then
+		echo "skip  perf-script/live-perf-tracepoints: perf cannot record tracepoints here ($(head -n 1 "$d/rec.err"))"
+	else
+		bad=
+		for in in tp pipe; do
+			for f in "" "$FULL"; do
+				perf script -i "$d/$in.data" ${f:+-F "$f"} >"$d/perf.txt" 2>/dev/null
+				src=$d/$in.data
+				[ "$in" = pipe ] && src=-
+				"$PERFCONV" -q -i "$src" -f perf-script ${f:+--fields "$f"} -o "$d/pc.txt" 2>"$d/err" <"$d/$in.data"
+				if [ ! -s "$d/perf.txt" ] || ! cmp -s "$d/perf.txt" "$d/pc.txt"; then
+					diff -u "$d/perf.txt" "$d/pc.txt" --label perf --label perfconv >"$d/diff" 2>&1
+					bad="$in.data with fields '${f:-default}'"
+					break 2
+				fi
+			done
+		done
+		if [ -n "$bad" ]; then
+			say_fail perf-script/live-perf-tracepoints "output differs from perf script on $bad" "$d/diff"
+		else
+			echo "ok    perf-script/live-perf-tracepoints"
+		fi
+	fi
+fi
+
+# a tracepoint recording without its tracing data still converts: payloads left out, said once
+if selected perf-script/no-tracing-data; then
+	d=$TMP/notd
+	mkdir -p "$d"
+	if [ "$have_py" = 0 ]; then
+		echo "skip  perf-script/no-tracing-data: python3 is needed"
+	else
+		python3 - "$FIX/tracepoint-sched-switch/perf.data" "$d/notd.data" <<'EOF'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[72] &= ~(1 << 1)     # the TRACING_DATA bit of the header's feature bitmap
+open(sys.argv[2], "wb").write(d)
+EOF
+		"$PERFCONV" -i "$d/notd.data" --kallsyms "$ROOT/kallsyms" -f perf-script -o "$d/out.txt" 2>"$d/err" </dev/null
+		rc=$?
+		if [ "$rc" = 0 ] && [ "$(grep -c 'no tracing data' "$d/err")" = 1 ] && [ "$(grep -c '^sleeper' "$d/out.txt")" = 60 ] &&
+			! grep -q 'prev_comm' "$d/out.txt"; then
+			echo "ok    perf-script/no-tracing-data"
+		else
+			say_fail perf-script/no-tracing-data "exit $rc; want 0, one warning and 60 samples without payloads" "$d/err"
+		fi
+	fi
+fi
+
+# a hostile event format (here a division by the next pid, 0 in the first sample) makes
+# libtraceevent divide by zero: the payloads are lost with a warning, the conversion is not
+if selected perf-script/hostile-format; then
+	d=$TMP/hostile
+	mkdir -p "$d"
+	if [ "$have_py" = 0 ]; then
+		echo "skip  perf-script/hostile-format: python3 is needed"
+	else
+		python3 - "$FIX/tracepoint-sched-switch/perf.data" "$d/div.data" <<'EOF'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.find(b'print fmt: "prev_comm')
+j = d.find(b", REC->next_prio", i)
+assert i > 0 and j > i
+d[j:j + 16] = b",9/REC->next_pid"
+open(sys.argv[2], "wb").write(d)
+EOF
+		"$PERFCONV" -i "$d/div.data" --kallsyms "$ROOT/kallsyms" -f perf-script -o "$d/out.txt" 2>"$d/err" </dev/null
+		rc=$?
+		if [ "$rc" = 0 ] && grep -q "tracepoint payloads are left out" "$d/err" && [ "$(grep -c '^sleeper' "$d/out.txt")" = 60 ]; then
+			echo "ok    perf-script/hostile-format"
+		else
+			say_fail perf-script/hostile-format "exit $rc; want 0, a warning and 60 samples" "$d/err"
+		fi
+	fi
+fi
+
 # Flamescope refuses paths with characters outside [a-zA-Z0-9.,/_%+: -\\]: a warning says so
 if selected perf-script/flamescope-name; then
 	d=$TMP/fsname
