@@ -27,6 +27,7 @@ struct pfc_opts {
 	int verbose;
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
+	int r2r_funcs;               /* R2R images without a usable map: name frames by function RVA */
 	FILE *log;                   /* warnings; NULL = quiet */
 };
 
@@ -53,11 +54,16 @@ struct pfc_session_stats {
 	uint64_t nr_frames;           /* frames in all samples */
 	uint64_t nr_unresolved_user, nr_unresolved_kernel, nr_unresolved_nomap;
 	uint64_t nr_dwarf_not_unwound;
+	/* unique frames in ReadyToRun (PE) images: resolved, and unresolved by enum pfc_r2r_status */
+	uint64_t nr_r2r_resolved;
+	uint64_t nr_r2r_unresolved[8];
+	uint64_t nr_r2r_images[8];    /* images with frames, by status */
 	uint64_t nr_out_of_order;
 };
 
 struct pfc_rawent;
 struct pfc_kpreload;
+struct pfc_perfinfo;
 
 struct pfc_session {
 	const struct pfc_opts *opts;
@@ -92,6 +98,7 @@ struct pfc_session {
 	int kernel_pending;           /* first kernel frame seen, preload still running */
 	int kernel_preload_conflict;  /* a frame got a map perf would not have given it */
 	size_t kernel_pending_frame0;
+	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);
