@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "converter/hdrprint.h"
+#include "converter/r2r.h"
 #include "converter/session.h"
 #include "converter/statsprint.h"
 #include "formats/writer.h"
@@ -29,6 +30,7 @@ enum {
 enum {
 	OPT_STATS = 256, OPT_HEADER, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
 	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL,
+	OPT_R2R_RVA,
 };
 
 struct opt_doc {
@@ -59,6 +61,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
 	{ OPT_BUILDID_DIR, "buildid-dir", 0, 1, "DIR", "perf's build-id cache (default: ~/.debug)" },
 	{ OPT_MAP_DIR, "map-dir", 0, 1, "DIR", "look for perf-PID.map files in DIR before /tmp" },
+	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -188,6 +191,31 @@ static int print_header(struct pfc_session *s, int full)
 	return ret;
 }
 
+/* Frames in ReadyToRun images: how many resolved, and why the others did not. */
+static void print_r2r_summary(const struct pfc_session_stats *st)
+{
+	uint64_t unres = 0;
+	int i, sep = 0;
+
+	for (i = 1; i < 8; i++)
+		unres += st->nr_r2r_unresolved[i];
+	if (!st->nr_r2r_resolved && !unres)
+		return;
+	fprintf(stderr, "perfconv: ReadyToRun frames (unique): %llu resolved, %llu unresolved",
+		(unsigned long long)st->nr_r2r_resolved, (unsigned long long)unres);
+	for (i = 1; i < 8; i++) {
+		if (!st->nr_r2r_unresolved[i])
+			continue;
+		fprintf(stderr, "%s%llu %s", sep ? ", " : " (", (unsigned long long)st->nr_r2r_unresolved[i],
+			pfc_r2r_status_str(i));
+		sep = 1;
+	}
+	fprintf(stderr, "%s\n", sep ? ")" : "");
+	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP])
+		fprintf(stderr, "perfconv: R2R maps come from 'dotnet publish -p:PublishReadyToRun=true "
+			"-p:PublishReadyToRunEmitSymbols=true' (NAME.ni.r2rmap): put them next to the DLL or in --map-dir\n");
+}
+
 static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t written)
 {
 	const struct pfc_session_stats *st = &s->st;
@@ -209,6 +237,8 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 		fprintf(stderr, "perfconv: unresolved frames (unique): %llu user, %llu kernel, %llu outside any mapping\n",
 			(unsigned long long)st->nr_unresolved_user, (unsigned long long)st->nr_unresolved_kernel,
 			(unsigned long long)st->nr_unresolved_nomap);
+	if (s->symbolized)
+		print_r2r_summary(st);
 	if (st->nr_dwarf_not_unwound)
 		fprintf(stderr, "perfconv: %llu samples recorded with --call-graph dwarf: user stacks were not unwound "
 			"(DWARF unwinding is not implemented yet); kept the kernel part and the user ip\n",
@@ -313,6 +343,7 @@ int main(int argc, char **argv)
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;
 		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
 		case OPT_NO_SORT: c.opts.no_sort = 1; break;
+		case OPT_R2R_RVA: c.opts.r2r_funcs = 1; break;
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;

@@ -57,7 +57,6 @@ struct pfc_session_stats {
 	/* unique frames in ReadyToRun (PE) images: resolved, and unresolved by enum pfc_r2r_status */
 	uint64_t nr_r2r_resolved;
 	uint64_t nr_r2r_unresolved[8];
-	uint64_t nr_r2r_images[8];    /* images with frames, by status */
 	uint64_t nr_out_of_order;
 };
 
