@@ -444,8 +444,12 @@ int pfc_r2r_is_pe(const char *symfs, const char *path)
 	if (join(file, sizeof(file), symfs, path) < 0)
 		return 0;
 	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
+	if (fd < 0) {
+		/* not there: a .dll or .exe is taken for a PE image, so that its frames are
+		 * counted as R2R frames whose image is missing (perf shows [unknown] either way) */
+		size_t n = strlen(path);
+		return n > 4 && (!strcasecmp(path + n - 4, ".dll") || !strcasecmp(path + n - 4, ".exe"));
+	}
 	n = pread(fd, head, sizeof(head), 0);
 	if (n != (ssize_t)sizeof(head) || head[0] != 'M' || head[1] != 'Z') {
 		close(fd);
@@ -606,12 +610,21 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 	memset(res, 0, sizeof(*res));
 	memset(&perr, 0, sizeof(perr));
 	memset(&m, 0, sizeof(m));
-	if (join(file, sizeof(file), o->symfs, path) < 0 || pfc_pe_load(file, &pe, &perr) < 0) {
+	if (join(file, sizeof(file), o->symfs, path) < 0 || (ret = pfc_pe_load(file, &pe, &perr)) < 0) {
 		res->status = PFC_R2R_NO_FILE;
-		snprintf(res->why, sizeof(res->why), "%s%s", pfc_strerror(perr.code), perr.detail[0] ? "" : "");
-		if (perr.detail[0])
-			snprintf(res->why, sizeof(res->why), "%s", perr.detail);
-		return 0;
+		snprintf(res->why, sizeof(res->why), "%s", perr.detail);
+		/* a file that is there but does not parse is worth a warning; a missing one is
+		 * only counted (perf is silent about it too) */
+		if (ret != -PFC_ERR_OPEN && ret != 0 && o->log) {
+			if (perr.has_offset)
+				fprintf(o->log, "perfconv: warning: '%s': bad PE image at offset %llu: %s; its frames stay unresolved\n",
+					file, (unsigned long long)perr.offset, perr.detail);
+			else
+				fprintf(o->log, "perfconv: warning: '%s': %s: %s; its frames stay unresolved\n", file,
+					pfc_strerror(perr.code), perr.detail);
+		}
+		pfc_pe_free(&pe);
+		return ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "PE image") : 0;
 	}
 	if (!pe.is_r2r) {
 		res->status = PFC_R2R_NOT_R2R;

@@ -110,7 +110,8 @@ struct pfc_r2r_result {
 int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symtab *t,
 		 struct pfc_r2r_result *res, struct pfc_error *err);
 
-/* 1 when the file under symfs starts like a PE image. */
+/* 1 when the file under symfs starts like a PE image, or is missing and named
+ * like one (.dll, .exe). */
 int pfc_r2r_is_pe(const char *symfs, const char *path);
 
 #endif
