@@ -605,7 +605,7 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 	struct pfc_r2rmap m;
 	const uint8_t *mvid = NULL;
 	size_t nd, i;
-	int ret = 0, have_map = 0;
+	int ret = 0, have_map = 0, wrong_file = 0;
 
 	memset(res, 0, sizeof(*res));
 	memset(&perr, 0, sizeof(perr));
@@ -641,6 +641,7 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 			pfc_pe_guid_str(e->mvid, g1);
 			pfc_pe_guid_str(pe.mvid, g2);
 			res->status = PFC_R2R_MISMATCH;
+			wrong_file = 1;
 			snprintf(res->why, sizeof(res->why), "pid %d loaded MVID %s (perfinfo-%d.map), the file has %s",
 				 e->pid, g1, e->pid, g2);
 			goto out;
@@ -685,11 +686,6 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 	}
 	if (!res->status)
 		res->status = PFC_R2R_NO_MAP;
-	if (res->status == PFC_R2R_MISMATCH || res->status == PFC_R2R_BAD_MAP) {
-		if (o->log)
-			fprintf(o->log, "perfconv: warning: '%s': not used for '%s': %s; its frames stay unresolved\n",
-				res->map_path, path, res->why);
-	}
 	if (have_map) {
 		ret = map_to_symtab(&pe, &m, t);
 		if (ret < 0) {
@@ -700,7 +696,16 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 			fprintf(o->log, "perfconv: '%s': %zu methods from '%s'\n", path, m.n, res->map_path);
 	}
 out:
-	if (!have_map && o->funcs && pe.nr_funcs && res->status != PFC_R2R_NO_FILE) {
+	if ((res->status == PFC_R2R_MISMATCH || res->status == PFC_R2R_BAD_MAP) && o->log) {
+		if (res->map_path[0])
+			fprintf(o->log, "perfconv: warning: '%s': not used for '%s': %s; its frames stay unresolved\n",
+				res->map_path, path, res->why);
+		else
+			fprintf(o->log, "perfconv: warning: '%s': not the image that ran: %s; its frames stay unresolved\n",
+				file, res->why);
+	}
+	/* by function RVA only from the file that ran: another build has other functions */
+	if (!have_map && o->funcs && pe.nr_funcs && !wrong_file) {
 		ret = funcs_to_symtab(&pe, path, t);
 		if (ret < 0)
 			ret = PFC_FAIL_NOOFF(err, NOMEM, "R2R symbols");

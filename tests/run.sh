@@ -201,7 +201,17 @@ fi
 # Without a binary there is nothing else to run: say so once instead of failing every case.
 if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
 	fail "binary" "'$PERFCONV' is not an executable file (build it with make, or set PERFCONV)"
-	echo "$npass passed, $nfail failed, $nskip skipped"
+	# .NET ReadyToRun images and the native runtime (tests/r2r.sh), counted the same way.
+while IFS= read -r line; do
+	case $line in
+	"ok "*) npass=$((npass + 1)) ;;
+	"FAIL "*) nfail=$((nfail + 1)) ;;
+	"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+	esac
+	printf '%s\n' "$line"
+done < <(FILTERS="${filters[*]}" "$top/tests/r2r.sh" || echo "FAIL  r2r: tests/r2r.sh exited with status $?")
+
+echo "$npass passed, $nfail failed, $nskip skipped"
 	exit 1
 fi
 
@@ -509,6 +519,16 @@ if [ "${TRUNCATE:-1}" != 0 ]; then
 		printf '%s\n' "$line"
 	done < <(FILTERS="${filters[*]}" "$top/tests/truncate.sh" || echo "FAIL  truncate: tests/truncate.sh exited with status $?")
 fi
+
+# .NET ReadyToRun images and the native runtime (tests/r2r.sh), counted the same way.
+while IFS= read -r line; do
+	case $line in
+	"ok "*) npass=$((npass + 1)) ;;
+	"FAIL "*) nfail=$((nfail + 1)) ;;
+	"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+	esac
+	printf '%s\n' "$line"
+done < <(FILTERS="${filters[*]}" "$top/tests/r2r.sh" || echo "FAIL  r2r: tests/r2r.sh exited with status $?")
 
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]
