@@ -252,6 +252,7 @@ if selected r2r/crossgen1-perfinfo; then
 	printf 'ImageLoad;%s/r2rapp.dll;{11111111-72d8-460a-9c89-3a2a331061a5};\n' "$APPDIR" >"$TMP/pi-bad/perfinfo-$pid.map"
 	conv "$TMP/pigood.folded" --symfs "$T2" --map-dir "$TMP/pi-good"
 	conv "$TMP/pibad.folded" --symfs "$T2" --map-dir "$TMP/pi-bad"
+	conv "$TMP/pibadrva.folded" --symfs "$T2" --map-dir "$TMP/pi-bad" --r2r-rva
 	T3=$(tree cg3)
 	conv "$TMP/cg3.folded" --symfs "$T3"
 	if [ -z "$pid" ]; then
@@ -263,6 +264,8 @@ if selected r2r/crossgen1-perfinfo; then
 	elif ! cmp -s "$TMP/pibad.folded" "$TMP/cg3.folded" ||
 	     ! grep -q "pid $pid loaded MVID {11111111-72d8-460a-9c89-3a2a331061a5} (perfinfo-$pid.map), the file has $MVID" "$TMP/pibad.folded.err"; then
 		fail r2r/crossgen1-perfinfo "a perfinfo MVID other than the file's must leave the frames unresolved, with a warning" "$TMP/pibad.folded.err"
+	elif ! cmp -s "$TMP/pibadrva.folded" "$TMP/cg3.folded"; then
+		fail r2r/crossgen1-perfinfo "--r2r-rva must not name frames from a file other than the one that ran" "$TMP/pibadrva.folded.err"
 	else
 		ok r2r/crossgen1-perfinfo
 	fi
