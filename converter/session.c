@@ -907,7 +907,8 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			break;
 		/* fall through */
 	case PFC_DSO_FILE: {
-		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose };
+		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose,
+					   .minidebuginfo = o->minidebuginfo };
 		struct pfc_dso_load info;
 		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(o->symfs, d->name)) {
 			ret = load_r2r(s, d, t);
