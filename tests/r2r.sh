@@ -68,11 +68,14 @@ tree() {
 	echo "$t"
 }
 
-# conv NAME OUT ARGS...: perfconv on the recording; stderr to OUT.err; status in $rc
+# conv OUT ARGS...: perfconv on the recording; stderr to OUT.err; status in $rc.  No kernel
+# symbols (an empty kallsyms): kernel frames do not matter here, and reading /proc/kallsyms for
+# every run would cost most of the time.
+: >"$TMP/kallsyms"
 conv() {
 	local out=$1
 	shift
-	"$PERFCONV" -i "$DATA/perf.data" -o "$out" "$@" 2>"$out.err"
+	"$PERFCONV" -i "$DATA/perf.data" -o "$out" --kallsyms "$TMP/kallsyms" "$@" 2>"$out.err"
 	rc=$?
 }
 
@@ -245,7 +248,7 @@ if selected r2r/crossgen1-perfinfo; then
 	T2=$(tree cg2 r2rapp.ni.r2rmap)
 	conv "$TMP/cg2.folded" --symfs "$T2"
 	# the folded --tid names carry no pid (perf script prints none here): the main thread's tid is it
-	pid=$("$PERFCONV" -q -i "$DATA/perf.data" --tid --symfs "$T" | sed -n 's/^dotnet-[^/]*\/\([0-9][0-9]*\);.*/\1/p' | sort -n | head -n 1)
+	pid=$("$PERFCONV" -q -i "$DATA/perf.data" --tid --kallsyms "$TMP/kallsyms" --symfs "$T" | sed -n 's/^dotnet-[^/]*\/\([0-9][0-9]*\);.*/\1/p' | sort -n | head -n 1)
 	mkdir -p "$TMP/pi-good" "$TMP/pi-bad"
 	printf 'ImageLoad;%s/System.Private.CoreLib.dll;{00000000-0000-0000-0000-000000000001};0;\nImageLoad;%s/r2rapp.dll;%s;00007F9201340000;\n' \
 		"$RT_DIR" "$APPDIR" "$(echo "$MVID" | tr a-f A-F)" >"$TMP/pi-good/perfinfo-$pid.map"
