@@ -522,6 +522,36 @@ static void hex16(const uint8_t *b, char *out)
 		sprintf(out + 2 * i, "%02X", b[i]);
 }
 
+/*
+ * A symbol server cache (dotnet-symbol, SSQP key "R2R PerfMap v1"):
+ * <dir>/<name>/r2rmap-v1-<signature>/<name>, all lower case, under the map directory or
+ * the symfs root.
+ */
+static int find_in_cache(const struct pfc_r2r_opts *o, const struct pfc_pe *pe, char *out, size_t size)
+{
+	const char *roots[2] = { o->map_dir, o->symfs };
+	char lname[256], key[512];
+	size_t i;
+	int n;
+
+	if (!pe->has_perfmap || !pe->perfmap_name[0])
+		return -1;
+	for (i = 0; pe->perfmap_name[i] && i < sizeof(lname) - 1; i++)
+		lname[i] = (char)(pe->perfmap_name[i] >= 'A' && pe->perfmap_name[i] <= 'Z' ?
+				  pe->perfmap_name[i] - 'A' + 'a' : pe->perfmap_name[i]);
+	lname[i] = 0;
+	n = snprintf(key, sizeof(key), "%s/r2rmap-v1-", lname);
+	for (i = 0; i < 16 && n > 0 && (size_t)n + 2 < sizeof(key); i++)
+		n += snprintf(key + n, sizeof(key) - (size_t)n, "%02x", pe->perfmap_sig[i]);
+	if (n < 0 || (size_t)n + strlen(lname) + 2 > sizeof(key))
+		return -1;
+	snprintf(key + n, sizeof(key) - (size_t)n, "/%s", lname);
+	for (i = 0; i < 2; i++)
+		if (roots[i] && *roots[i] && join(out, size, roots[i], key) == 0 && is_file(out))
+			return 0;
+	return -1;
+}
+
 /* Map entries -> symbols in file offset space.  An entry whose RVA no section holds is
  * dropped (it cannot be hit through a file mapping). */
 static int map_to_symtab(const struct pfc_pe *pe, const struct pfc_r2rmap *m, struct pfc_symtab *t)
@@ -656,7 +686,7 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 		snprintf(name, sizeof(name), "%s", pe.perfmap_name);
 	else
 		snprintf(name, sizeof(name), "%s.ni.r2rmap", stem);
-	if (find_in_dirs(dirs, nd, name, cand, sizeof(cand)) == 0) {
+	if (find_in_dirs(dirs, nd, name, cand, sizeof(cand)) == 0 || find_in_cache(o, &pe, cand, sizeof(cand)) == 0) {
 		ret = pfc_r2rmap_load(cand, &m, err);
 		if (ret < 0)
 			goto out;

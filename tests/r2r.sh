@@ -2,8 +2,9 @@
 # tests/r2r.sh - .NET ReadyToRun images and the native runtime, on a real recording
 # (tests/data/r2r: an app published with crossgen2 and its r2rmap, recorded with perf 6.1).
 # Each case builds a --symfs tree in a temporary directory:
-#   - the app's frames resolve through r2rapp.ni.r2rmap found next to the DLL, in --map-dir or
-#     at the symfs root, and through a crossgen1-style r2rapp.ni.{MVID}.map;
+#   - the app's frames resolve through r2rapp.ni.r2rmap found next to the DLL, in --map-dir (also
+#     in a symbol server cache layout) or at the symfs root, and through a crossgen1-style
+#     r2rapp.ni.{MVID}.map;
 #   - the per-method sample counts equal what perf's own frame offsets give through the map
 #     (the PE section table is read here independently, in python);
 #   - without a map, or with a map or perfinfo-PID.map of another build, the frames stay
@@ -172,7 +173,15 @@ if selected r2r/map-dir; then
 	methods "$TMP/root.folded" >"$TMP/root.methods"
 	T3=$(tree next3 r2rapp.ni.r2rmap)
 	conv "$TMP/next3.folded" --symfs "$T3"
-	if ! cmp -s "$TMP/mapdir.folded" "$TMP/next3.folded"; then
+	# a symbol server cache: <name>/r2rmap-v1-<signature>/<name>, lower case
+	T4=$(tree cache)
+	key=r2rapp.ni.r2rmap/r2rmap-v1-25cccfc76ada1deaee52fd576ec81fff
+	mkdir -p "$TMP/cache/$key"
+	cp "$DATA/r2rapp.ni.r2rmap" "$TMP/cache/$key/"
+	conv "$TMP/cache.folded" --symfs "$T4" --map-dir "$TMP/cache"
+	if ! cmp -s "$TMP/cache.folded" "$TMP/next3.folded"; then
+		fail r2r/map-dir "a map in a symbol server cache in --map-dir is not found" "$TMP/cache.folded.err"
+	elif ! cmp -s "$TMP/mapdir.folded" "$TMP/next3.folded"; then
 		fail r2r/map-dir "--map-dir gives another output than the map next to the DLL" "$TMP/mapdir.methods"
 	elif ! cmp -s "$TMP/root.folded" "$TMP/next3.folded"; then
 		fail r2r/map-dir "a map at the symfs root gives another output than the map next to the DLL" "$TMP/root.methods"
