@@ -241,6 +241,63 @@ static void test_perfinfo(void)
 	CHECK(pfc_pe_guid_parse("{8497809e+72d8-460a-9c89-3a2a331061a5}", 38, g) < 0, "bad separator");
 }
 
+/* The text parsers on every prefix of a real map and on random bytes: no crash, no read
+ * past the buffer (the sanitizer build checks), and a prefix never has more entries. */
+static void test_text_damage(const char *map, size_t len)
+{
+	static const char pinfo[] =
+		"ImageLoad;/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.12/System.Private.CoreLib.dll;"
+		"{473d0ad3-441b-4fee-a00f-67c03eb1e2b3};00007F9200260000;\n"
+		"NILoad;/path/to/mscorlib.ni.dll;{3fd6c14e-bf71-39bb-81bf-be5c67c31706}\n";
+	struct pfc_error e;
+	struct pfc_r2rmap m;
+	struct pfc_perfinfo pi;
+	size_t cut, i, last = 0;
+	uint32_t rnd = 777;
+	char *junk;
+	int mono = 1;
+
+	for (cut = 0; cut <= len; cut++) {
+		char *copy = malloc(cut + 1);	/* exactly cut bytes for the parser to see */
+		memcpy(copy, map, cut);
+		memset(&e, 0, sizeof(e));
+		pfc_r2rmap_parse(copy, cut, &m, &e);
+		if (m.n < last)
+			mono = 0;
+		last = m.n;
+		pfc_r2rmap_free(&m);
+		free(copy);
+	}
+	CHECK(mono && last == 3, "entries over prefixes: last %zu", last);
+	for (cut = 0; cut <= sizeof(pinfo) - 1; cut++) {
+		char *copy = malloc(cut + 1);
+		memcpy(copy, pinfo, cut);
+		memset(&pi, 0, sizeof(pi));
+		memset(&e, 0, sizeof(e));
+		pfc_perfinfo_parse(copy, cut, 1, &pi, &e);
+		CHECK(pi.n <= 2, "perfinfo prefix %zu: %zu images", cut, pi.n);
+		pfc_perfinfo_free(&pi);
+		free(copy);
+	}
+	junk = malloc(4096);
+	for (i = 0; i < 300; i++) {
+		size_t k, n = (i * 37) % 4096;
+		for (k = 0; k < n; k++) {
+			rnd = rnd * 1103515245u + 12345u;
+			/* mostly map-like characters, so that lines get far into the parser */
+			junk[k] = "0123456789ABCDEFabcdef;{}- \n\r\0xF"[(rnd >> 16) % 32];
+		}
+		memset(&e, 0, sizeof(e));
+		pfc_r2rmap_parse(junk, n, &m, &e);
+		pfc_r2rmap_find(&m, rnd);
+		pfc_r2rmap_free(&m);
+		memset(&pi, 0, sizeof(pi));
+		pfc_perfinfo_parse(junk, n, 1, &pi, &e);
+		pfc_perfinfo_free(&pi);
+	}
+	free(junk);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "tests/data/r2r";
@@ -264,6 +321,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_r2rmap(buf, len);
+	test_text_damage(buf, len);
 	free(buf);
 	test_r2rmap_forms();
 	test_perfinfo();
