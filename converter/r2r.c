@@ -18,7 +18,7 @@
 
 static const char *const status_str[PFC_R2R__MAX] = {
 	[PFC_R2R_NONE] = "not a PE image",
-	[PFC_R2R_MAPPED] = "map found",
+	[PFC_R2R_MAPPED] = "not in the map",
 	[PFC_R2R_NO_FILE] = "image not readable",
 	[PFC_R2R_NOT_R2R] = "no ReadyToRun code",
 	[PFC_R2R_NO_MAP] = "no map found",

@@ -11,6 +11,8 @@
 #     [r2rapp.dll] exactly as perf prints them, with a warning and the reason in the summary;
 #   - --r2r-rva names them by method RVA instead;
 #   - damaged images never crash the conversion;
+#   - on fixtures/dotnet-jitdump (when present), maps made from the runtime's [PreJIT] records name
+#     the R2R frames of the raw recording with the weights perf gives after perf inject;
 #   - native: the SDK's own libcoreclr.so, with a libcoreclr.so.dbg made by objcopy beside it,
 #     resolves through .gnu_debuglink to the same names perf 6.1 gives on the same tree.
 # Run by tests/run.sh; prints "ok    r2r/NAME", "FAIL  r2r/NAME: why" or "skip  r2r/NAME: why".
@@ -332,6 +334,58 @@ EOF
 		fail r2r/damaged "$bad" "$TMP/damaged.folded.err"
 	else
 		ok r2r/damaged
+	fi
+fi
+
+# --- a real .NET 10 recording (fixtures/dotnet-jitdump): R2R maps made from the runtime's [PreJIT]
+# jitdump records must name the framework's R2R frames of the raw perf.data with the weights perf
+# gives after `perf inject --jit` (expected/folded.txt).  Names that JIT-compiled code also has are
+# left out: resolving those needs the jitdump itself.
+if selected r2r/prejit-fixture; then
+	FX=${FIXTURES:-fixtures}/dotnet-jitdump
+	case $FX in /*) ;; *) FX=$top/$FX ;; esac
+	dump=$(ls "$FX"/maps/jit-*.dump "$FX"/maps/jit-*.dump.xz 2>/dev/null | head -n 1)
+	if [ ! -f "$FX/perf.data" ] || [ -z "$dump" ]; then
+		skip r2r/prejit-fixture "no fixtures/dotnet-jitdump with its jitdump"
+	elif [ "$have_perf" != 1 ]; then
+		skip r2r/prejit-fixture "perf is needed to list the recording's mappings"
+	elif [ ! -f "$(dirname "$FX")/root/usr/share/dotnet/shared/Microsoft.NETCore.App/$(tr -dc '0-9.' <"$FX/DOTNET_RUNTIME" 2>/dev/null)/System.Private.CoreLib.dll" ]; then
+		skip r2r/prejit-fixture "the fixture's .NET runtime is not installed (see $FX/DOTNET_RUNTIME)"
+	else
+		case $dump in
+		*.xz) xz -dc "$dump" >"$TMP/prejit.dump" ;;
+		*) cp "$dump" "$TMP/prejit.dump" ;;
+		esac
+		perf script -i "$FX/perf.data" --show-mmap-events 2>/dev/null | grep 'PERF_RECORD_MMAP2' >"$TMP/prejit.mmaps"
+		python3 "$top/tests/tools/prejit-r2rmap.py" "$TMP/prejit.mmaps" "$TMP/prejit.dump" "$(dirname "$FX")/root" \
+			"$TMP/prejit-maps" >"$TMP/prejit.only"
+		"$PERFCONV" -i "$FX/perf.data" -o "$TMP/prejit.folded" --symfs "$(dirname "$FX")/root" \
+			--kallsyms "$FX/kallsyms" --map-dir "$TMP/prejit-maps" 2>"$TMP/prejit.err"
+		rc=$?
+		python3 - "$TMP/prejit.only" "$TMP/prejit.folded" "$FX/expected/folded.txt" >"$TMP/prejit.cmp" <<'EOF2'
+import sys, collections
+only = set(l.rstrip('\n') for l in open(sys.argv[1]))
+def weights(fn):
+    c = collections.Counter()
+    for l in open(fn):
+        stack, n = l.rstrip('\n').rsplit(' ', 1)
+        for f in stack.split(';'):
+            if f in only:
+                c[f] += int(n)
+    return c
+a, b = weights(sys.argv[2]), weights(sys.argv[3])
+for n in sorted(set(a) | set(b)):
+    if a[n] != b[n]:
+        print('perfconv %d perf %d %s' % (a[n], b[n], n))
+print('%d names' % len(set(b)))
+EOF2
+		if [ "$rc" != 0 ]; then
+			fail r2r/prejit-fixture "exit status $rc" "$TMP/prejit.err"
+		elif [ "$(wc -l <"$TMP/prejit.cmp")" != 1 ] || grep -q '^0 names' "$TMP/prejit.cmp"; then
+			fail r2r/prejit-fixture "R2R frames differ from perf inject's" "$TMP/prejit.cmp"
+		else
+			ok "r2r/prejit-fixture ($(cat "$TMP/prejit.cmp") of R2R methods, same weights as perf inject)"
+		fi
 	fi
 fi
 
