@@ -629,7 +629,7 @@ static int check_r2rmap(const struct pfc_pe *pe, const struct pfc_r2rmap *m, cha
 int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symtab *t,
 		 struct pfc_r2r_result *res, struct pfc_error *err)
 {
-	char file[4096], dirs[3][4096], name[512], cand[4096], stem[256];
+	char file[4096], dirs[3][4096], name[512], name1[512], cand[4096], stem[256];
 	struct pfc_error perr;
 	struct pfc_pe pe;
 	struct pfc_r2rmap m;
@@ -703,8 +703,8 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 				for (i = 0; g[i]; i++)
 					if (g[i] >= 'a' && g[i] <= 'f')
 						g[i] = (char)(g[i] - 'a' + 'A');
-			snprintf(name, sizeof(name), "%s.ni.%s.map", stem, g);
-			if (find_in_dirs(dirs, nd, name, cand, sizeof(cand)) == 0) {
+			snprintf(name1, sizeof(name1), "%s.ni.%s.map", stem, g);
+			if (find_in_dirs(dirs, nd, name1, cand, sizeof(cand)) == 0) {
 				ret = pfc_r2rmap_load(cand, &m, err);
 				if (ret < 0)
 					goto out;
@@ -714,8 +714,13 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 			}
 		}
 	}
-	if (!res->status)
+	if (!res->status) {
 		res->status = PFC_R2R_NO_MAP;
+		if (o->verbose && o->log)
+			fprintf(o->log, "perfconv: '%s': no ReadyToRun map: looked for '%s'%s%s%s next to it%s%s\n", path,
+				name, mvid ? " and '" : "", mvid ? name1 : "", mvid ? "'" : "",
+				o->map_dir ? ", in the map directory" : "", o->symfs ? ", under symfs" : "");
+	}
 	if (have_map) {
 		ret = map_to_symtab(&pe, &m, t);
 		if (ret < 0) {
