@@ -656,7 +656,8 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 		pfc_pe_free(&pe);
 		return ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "PE image") : 0;
 	}
-	if (!pe.is_r2r) {
+	/* a composite image has no CLR header of its own, but its debug entry 21 names its map */
+	if (!pe.is_r2r && !pe.has_perfmap) {
 		res->status = PFC_R2R_NOT_R2R;
 		goto out;
 	}
