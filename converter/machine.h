@@ -34,6 +34,7 @@ struct pfc_dso {
 	int unresolved_warned;
 	struct pfc_symtab *syms;   /* NULL until loaded, or when none were found */
 	struct pfc_perfmap *perfmap; /* PERFMAP: the parsed perf-PID.map */
+	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
 	int r2r;                   /* FILE that is a PE image: enum pfc_r2r_status (r2r.h), 0 = not PE */
 	struct pfc_dso *hnext;
 };
