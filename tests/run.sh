@@ -201,17 +201,7 @@ fi
 # Without a binary there is nothing else to run: say so once instead of failing every case.
 if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
 	fail "binary" "'$PERFCONV' is not an executable file (build it with make, or set PERFCONV)"
-	# .NET ReadyToRun images and the native runtime (tests/r2r.sh), counted the same way.
-while IFS= read -r line; do
-	case $line in
-	"ok "*) npass=$((npass + 1)) ;;
-	"FAIL "*) nfail=$((nfail + 1)) ;;
-	"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
-	esac
-	printf '%s\n' "$line"
-done < <(FILTERS="${filters[*]}" "$top/tests/r2r.sh" || echo "FAIL  r2r: tests/r2r.sh exited with status $?")
-
-echo "$npass passed, $nfail failed, $nskip skipped"
+	echo "$npass passed, $nfail failed, $nskip skipped"
 	exit 1
 fi
 
@@ -538,20 +528,11 @@ suite perfview.sh
 suite perf-script.sh
 suite speedscope.sh
 suite svg.sh
+suite r2r.sh      # .NET ReadyToRun images and the native runtime
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
 if [ "${TRUNCATE:-1}" != 0 ]; then
 	suite truncate.sh
 fi
-
-# .NET ReadyToRun images and the native runtime (tests/r2r.sh), counted the same way.
-while IFS= read -r line; do
-	case $line in
-	"ok "*) npass=$((npass + 1)) ;;
-	"FAIL "*) nfail=$((nfail + 1)) ;;
-	"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
-	esac
-	printf '%s\n' "$line"
-done < <(FILTERS="${filters[*]}" "$top/tests/r2r.sh" || echo "FAIL  r2r: tests/r2r.sh exited with status $?")
 
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]
