@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "converter/dotnetname.h"
 #include "converter/hdrprint.h"
+#include "converter/r2r.h"
 #include "converter/session.h"
 #include "converter/statsprint.h"
 #include "formats/perfscript.h"
@@ -56,6 +57,7 @@ enum {
 	OPT_PID_MAP,
 	OPT_DOTNET_NAMES,
 	OPT_STRIP_TIERS,
+	OPT_R2R_RVA,
 };
 
 struct opt_doc {
@@ -98,6 +100,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_STRIP_TIERS, "strip-tiers", 0, 0, NULL, "drop .NET tier tags such as [OptimizedTier1] from method names" },
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
+	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -259,6 +262,31 @@ static int print_header(struct pfc_session *s, int full)
 	return ret;
 }
 
+/* Frames in ReadyToRun images: how many resolved, and why the others did not. */
+static void print_r2r_summary(const struct pfc_session_stats *st)
+{
+	uint64_t unres = 0;
+	int i, sep = 0;
+
+	for (i = 1; i < 8; i++)
+		unres += st->nr_r2r_unresolved[i];
+	if (!st->nr_r2r_resolved && !unres)
+		return;
+	fprintf(stderr, "perfconv: ReadyToRun frames (unique): %llu resolved, %llu unresolved",
+		(unsigned long long)st->nr_r2r_resolved, (unsigned long long)unres);
+	for (i = 1; i < 8; i++) {
+		if (!st->nr_r2r_unresolved[i])
+			continue;
+		fprintf(stderr, "%s%llu %s", sep ? ", " : " (", (unsigned long long)st->nr_r2r_unresolved[i],
+			pfc_r2r_status_str(i));
+		sep = 1;
+	}
+	fprintf(stderr, "%s\n", sep ? ")" : "");
+	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP])
+		fprintf(stderr, "perfconv: R2R maps come from 'dotnet publish -p:PublishReadyToRun=true "
+			"-p:PublishReadyToRunEmitSymbols=true' (NAME.ni.r2rmap): put them next to the DLL or in --map-dir\n");
+}
+
 static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t written)
 {
 	const struct pfc_session_stats *st = &s->st;
@@ -286,6 +314,8 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			(unsigned long long)st->nr_jit_perfmap, (unsigned long long)st->nr_jit_jitdump,
 			(unsigned long long)st->nr_jit_jitted, (unsigned long long)st->nr_jit_unresolved,
 			st->nr_jit_unresolved && !c->opts.resolve_jit ? " (--resolve-jit looks further)" : "");
+	if (s->symbolized)
+		print_r2r_summary(st);
 	if (st->nr_dwarf_not_unwound)
 		fprintf(stderr, "perfconv: %llu samples recorded with --call-graph dwarf: user stacks were not unwound "
 			"(DWARF unwinding is not implemented yet); kept the kernel part and the user ip\n",
@@ -545,6 +575,7 @@ int main(int argc, char **argv)
 		case OPT_STRIP_TIERS: c.opts.strip_tiers = 1; break;
 		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
 		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
+		case OPT_R2R_RVA: c.opts.r2r_funcs = 1; break;
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;

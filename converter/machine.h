@@ -53,6 +53,7 @@ struct pfc_dso {
 	const char *jit_name;      /* JITCODE: the method name of the load */
 	uint64_t jit_start;        /* JITCODE: its code address */
 	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
+	int r2r;                   /* FILE that is a PE image: enum pfc_r2r_status (r2r.h), 0 = not PE */
 	struct pfc_dso *hnext;
 };
 

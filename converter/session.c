@@ -16,6 +16,7 @@
 #include "converter/session.h"
 #include "converter/dotnetname.h"
 #include "converter/perfmap.h"
+#include "converter/r2r.h"
 #include "converter/symtab.h"
 
 #define PFC_REG_X86_IP 8
@@ -185,6 +186,10 @@ void pfc_session_close(struct pfc_session *s)
 		}
 	}
 	pfc_jitsyms_exit(&s->jit);
+	if (s->perfinfo) {
+		pfc_perfinfo_free(s->perfinfo);
+		free(s->perfinfo);
+	}
 	pfc_order_exit(&s->order);
 	pfc_stacks_exit(&s->stacks);
 	pfc_machine_exit(&s->machine);
@@ -879,6 +884,78 @@ static int kernel_matches_running(struct pfc_session *s)
 	return strnlen(str, len) == strlen(u.release) && !strncmp(str, u.release, len);
 }
 
+/* ---- ReadyToRun images ---- */
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* perfinfo-PID.map of every recorded process (the map directory first, then /tmp): which
+ * image, by MVID, each process loaded from a path.  Read once, when the first PE image
+ * is loaded. */
+static struct pfc_perfinfo *r2r_perfinfo(struct pfc_session *s)
+{
+	const struct pfc_opts *o = s->opts;
+	const struct pfc_machine *m = &s->machine;
+	struct pfc_error e;
+	int *pids;
+	size_t i, n = 0;
+
+	if (s->perfinfo)
+		return s->perfinfo;
+	s->perfinfo = calloc(1, sizeof(*s->perfinfo));
+	pids = calloc(m->tcount + 1, sizeof(*pids));
+	if (!s->perfinfo || !pids) {
+		free(pids);
+		return s->perfinfo;
+	}
+	for (i = 0; i < m->tcap; i++) {
+		const struct pfc_thread *t;
+		for (t = m->thash[i]; t && n < m->tcount; t = t->hnext)
+			if (t->pid > 0)
+				pids[n++] = t->pid;
+	}
+	qsort(pids, n, sizeof(*pids), cmp_int);
+	for (i = 0; i < n; i++) {
+		char path[4096];
+		if (i && pids[i] == pids[i - 1])
+			continue;
+		memset(&e, 0, sizeof(e));
+		snprintf(path, sizeof(path), "%s/perfinfo-%d.map", o->map_dir ? o->map_dir : "/tmp", pids[i]);
+		if (pfc_perfinfo_load(path, pids[i], s->perfinfo, &e) == -PFC_ERR_OPEN && o->map_dir) {
+			snprintf(path, sizeof(path), "/tmp/perfinfo-%d.map", pids[i]);
+			pfc_perfinfo_load(path, pids[i], s->perfinfo, &e);
+		}
+	}
+	free(pids);
+	return s->perfinfo;
+}
+
+static int load_r2r(struct pfc_session *s, struct pfc_dso *d, struct pfc_symtab *t)
+{
+	const struct pfc_opts *o = s->opts;
+	struct pfc_r2r_opts ro = {
+		.symfs = o->symfs, .map_dir = o->map_dir, .perfinfo = r2r_perfinfo(s),
+		.funcs = o->r2r_funcs, .log = o->log, .verbose = o->verbose,
+	};
+	struct pfc_r2r_result res;
+	int ret = pfc_r2r_load(&ro, d->name, t, &res, s->err);
+
+	d->r2r = res.status;
+	return ret;
+}
+
+/* Count a frame of a PE image for the summary. */
+static void r2r_count(struct pfc_session *s, const struct pfc_dso *d, int resolved)
+{
+	if (resolved && d->r2r == PFC_R2R_MAPPED)
+		s->st.nr_r2r_resolved++;
+	else if (d->r2r > 0 && d->r2r < 8)
+		s->st.nr_r2r_unresolved[d->r2r]++;
+}
+
 static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 {
 	const struct pfc_opts *o = s->opts;
@@ -899,6 +976,10 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose,
 					   .minidebuginfo = o->minidebuginfo };
 		struct pfc_dso_load info;
+		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(o->symfs, d->name)) {
+			ret = load_r2r(s, d, t);
+			break;
+		}
 		memset(&info, 0, sizeof(info));
 		ret = pfc_elf_load(&so, d->name, d->build_id, d->build_id_len, t, &info);
 		if (info.buildid_mismatch && o->log)
@@ -1010,6 +1091,8 @@ int pfc_session_symbolize(struct pfc_session *s)
 			}
 		}
 		sym = d->syms ? pfc_symtab_find(d->syms, f->addr) : NULL;
+		if (d->r2r)
+			r2r_count(s, d, sym != NULL);
 		if (!sym) {
 			if (f->kernel)
 				s->st.nr_unresolved_kernel++;

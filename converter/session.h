@@ -29,6 +29,7 @@ struct pfc_opts {
 	int verbose;
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
+	int r2r_funcs;               /* R2R images without a usable map: name frames by function RVA */
 	FILE *log;                   /* warnings; NULL = quiet */
 	/* JIT code */
 	int resolve_jit;             /* also where perf does not: see add_ip in session.c */
@@ -64,11 +65,15 @@ struct pfc_session_stats {
 	uint64_t nr_dwarf_not_unwound;
 	/* unique JIT frames by the source of their name */
 	uint64_t nr_jit_perfmap, nr_jit_jitdump, nr_jit_jitted, nr_jit_unresolved;
+	/* unique frames in ReadyToRun (PE) images: resolved, and unresolved by enum pfc_r2r_status */
+	uint64_t nr_r2r_resolved;
+	uint64_t nr_r2r_unresolved[8];
 	uint64_t nr_out_of_order;
 };
 
 struct pfc_rawent;
 struct pfc_kpreload;
+struct pfc_perfinfo;
 
 struct pfc_session {
 	const struct pfc_opts *opts;
@@ -107,6 +112,7 @@ struct pfc_session {
 	uint64_t cur_time;            /* the sample being built: its time, */
 	int cur_have_time;
 	int cur_timed;                /* and whether a frame's name depended on it */
+	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);

@@ -548,17 +548,15 @@ suite perf-script.sh
 suite speedscope.sh
 suite svg.sh
 suite jit.sh
+suite r2r.sh
+suite dotnet-baseline.sh
+# .NET end to end on this machine: build, record and convert a .NET app
+if [ "${DOTNET_LIVE:-1}" != 0 ]; then
+	suite dotnet-live.sh
+fi
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
 if [ "${TRUNCATE:-1}" != 0 ]; then
 	suite truncate.sh
-fi
-
-# ---------------------------------------------------------------------------------------------------
-# .NET: perfconv must resolve the .NET fixtures at least as well as perf (tests/dotnet-baseline.sh), and
-# end to end on this machine: build, record and convert a .NET app (tests/dotnet-live.sh).
-suite dotnet-baseline.sh
-if [ "${DOTNET_LIVE:-1}" != 0 ]; then
-	suite dotnet-live.sh
 fi
 
 echo "$npass passed, $nfail failed, $nskip skipped"
