@@ -987,6 +987,10 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 				d->name);
 		break;
 	}
+	case PFC_DSO_PE:
+		/* a .dll/.exe mapping: a ReadyToRun image, or (pfc_r2r_load says why) none */
+		ret = load_r2r(s, d, t);
+		break;
 	case PFC_DSO_KERNEL: {
 		struct pfc_symtab *pre = kpreload_take(s, &ret);
 		if (pre) {
