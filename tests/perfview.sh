@@ -95,7 +95,8 @@ for dir in "$FIX"/*/; do
 	else
 		in=$dir/perf.data
 	fi
-	args=(-i "$in" "${S[@]}")
+	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+	[ -f "$dir/kallsyms" ] && args=(-i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms")	# recorded on another kernel
 	entries=("$fx.trace/" "$fx.trace/perf.data.txt")
 	if [ -d "$dir/maps" ]; then
 		args+=(--map-dir "$dir/maps")

@@ -119,7 +119,9 @@ for dir in "$FIX"/*/; do
 	else
 		in=$dir/perf.data
 	fi
-	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+	ks=$ROOT/kallsyms
+	[ -f "$dir/kallsyms" ] && ks=$dir/kallsyms	# fixtures recorded on another kernel carry their own
+	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ks")
 	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
 	# stackcollapse marks perf-map frames _[j], not perf inject's jitted-*.so: name those
 	JIT_NAMES=
