@@ -14,6 +14,7 @@
 #include "converter/hdrprint.h"
 #include "converter/session.h"
 #include "converter/statsprint.h"
+#include "formats/perfscript.h"
 #include "formats/writer.h"
 
 #ifndef PERFCONV_VERSION
@@ -27,8 +28,29 @@ enum {
 };
 
 enum {
-	OPT_STATS = 256, OPT_HEADER, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
-	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL, OPT_MINIDEBUGINFO,
+	OPT_STATS = 256,
+	OPT_HEADER,
+	OPT_PID,
+	OPT_TID,
+	OPT_KERNEL,
+	OPT_JIT,
+	OPT_ALL,
+	OPT_ADDRS,
+	OPT_EVENT,
+	OPT_SYMFS,
+	OPT_KALLSYMS,
+	OPT_BUILDID_DIR,
+	OPT_MAP_DIR,
+	OPT_NO_SORT,
+	OPT_HEADER_FULL,
+	OPT_MINIDEBUGINFO,
+	OPT_FIELDS,
+	OPT_SPEEDSCOPE_BY,
+	OPT_TITLE,
+	OPT_WIDTH,
+	OPT_MINWIDTH,
+	OPT_INVERTED,
+	OPT_INCLUDE_PERF_DATA,
 };
 
 struct opt_doc {
@@ -44,7 +66,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell)" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script, speedscope, svg, trace.zip (PerfView)" },
 	{ OPT_STATS, "stats", 0, 0, NULL, "print record counts by type, like 'perf report --stats'" },
 	{ OPT_HEADER, "header", 0, 0, NULL, "print the header features, like 'perf report --header-only'" },
 	{ OPT_HEADER_FULL, "header-full", 0, 0, NULL, "print every header feature in full, like 'perf report --header-only -I'" },
@@ -54,12 +76,19 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_JIT, "jit", 0, 0, NULL, "folded: mark JIT frames (perf maps) with _[j]" },
 	{ OPT_ALL, "all", 0, 0, NULL, "folded: --kernel and --jit" },
 	{ OPT_ADDRS, "addrs", 0, 0, NULL, "folded: show the address of frames without a symbol" },
+	{ OPT_FIELDS, "fields", 0, 1, "LIST", "perf-script: fields to print, as perf script -F (default: perf script's)" },
+	{ OPT_SPEEDSCOPE_BY, "speedscope-by", 0, 1, "WHAT", "speedscope: one profile per 'thread' (default) or per 'process'" },
+	{ OPT_TITLE, "title", 0, 1, "TEXT", "svg: the graph's title (default: Flame Graph, or Icicle Graph)" },
+	{ OPT_WIDTH, "width", 0, 1, "PX", "svg: image width in pixels (default: 1200)" },
+	{ OPT_MINWIDTH, "minwidth", 0, 1, "PX", "svg: leave out frames narrower than PX pixels, or PX% of the whole (default: 0.1)" },
+	{ OPT_INVERTED, "inverted", 0, 0, NULL, "svg: an icicle graph, roots at the top" },
 	{ OPT_EVENT, "event", 0, 1, "NAME", "use samples of this event (default: the first event sampled)" },
 	{ OPT_SYMFS, "symfs", 0, 1, "DIR", "look for binaries and debug files under DIR, like perf --symfs" },
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
 	{ OPT_BUILDID_DIR, "buildid-dir", 0, 1, "DIR", "perf's build-id cache (default: ~/.debug)" },
 	{ OPT_MAP_DIR, "map-dir", 0, 1, "DIR", "look for perf-PID.map files in DIR before /tmp" },
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
+	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -260,6 +289,116 @@ static int convert(struct cli *c, struct pfc_session *s, const struct pfc_writer
 	return ret;
 }
 
+/* Flamescope (app/common/fileutil.py) refuses a path with a character outside its class
+ * [a-zA-Z0-9.,/_%+: -\\], in which " -\\" is the range from space to backslash. */
+static int flamescope_name_ok(const char *p)
+{
+	for (; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= ' ' && ch <= '\\') || ch == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+/* --width PX: a whole number of pixels, wide enough for the title bar's buttons */
+static int parse_width(const char *arg, int *width)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 200 || v > 1000000) {
+		fprintf(stderr, "perfconv: invalid --width '%s': expected a number of pixels from 200 to 1000000\n"
+			"Try 'perfconv --help' for more information.\n", arg);
+		return -1;
+	}
+	*width = (int)v;
+	return 0;
+}
+
+/* --minwidth PX or PX%: as flamegraph.pl, a non-negative number of pixels or a percentage */
+static int parse_minwidth(const char *arg, struct pfc_wopts *w)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	w->minwidth_pct = end != arg && *end == '%';
+	if (w->minwidth_pct)
+		end++;
+	if (errno || end == arg || *end || !(v >= 0) || v > 1e9 || (w->minwidth_pct && v > 100) ||
+	    strspn(arg, "0123456789.%") != strlen(arg)) {
+		fprintf(stderr, "perfconv: invalid --minwidth '%s': expected pixels (0.1) or a percentage (0.5%%)\n"
+			"Try 'perfconv --help' for more information.\n", arg);
+		return -1;
+	}
+	w->minwidth = v;
+	w->minwidth_set = 1;
+	return 0;
+}
+
+/* argv as a shell would take it back, for logs: arguments with special characters quoted. */
+static char *command_line(int argc, char **argv)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i;
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (i)
+			fputc(' ', f);
+		if (*a && !a[strcspn(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~")]) {
+			fputs(a, f);
+			continue;
+		}
+		fputc('\'', f);
+		for (; *a; a++) {
+			if (*a == '\'')
+				fputs("'\\''", f);
+			else
+				fputc(*a, f);
+		}
+		fputc('\'', f);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Writers that keep a log get the warnings as text; they still reach stderr (unless -q),
+ * once the input is read. */
+struct warn_capture {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static int capture_start(struct warn_capture *wc, struct cli *c)
+{
+	wc->f = open_memstream(&wc->buf, &wc->len);
+	if (!wc->f)
+		return -1;
+	c->opts.log = wc->f;
+	return 0;
+}
+
+static void capture_end(struct warn_capture *wc)
+{
+	if (wc->f)
+		fclose(wc->f);
+	free(wc->buf);
+	memset(wc, 0, sizeof(*wc));
+}
+
 static void apply_umask(void)
 {
 	mode_t m = umask(0);
@@ -273,6 +412,8 @@ int main(int argc, char **argv)
 	struct cli c;
 	struct pfc_session s;
 	struct pfc_error err;
+	struct warn_capture wc = { 0 };
+	char *cmdline = NULL;
 	const struct pfc_writer *w = NULL;
 	size_t i, k = 0;
 	int opt, ret;
@@ -281,6 +422,7 @@ int main(int argc, char **argv)
 	memset(&err, 0, sizeof(err));
 	c.opts.input = "perf.data";
 	c.opts.max_stack = 127;
+	c.wopts.version = PERFCONV_VERSION;
 	for (i = 0; i < NR_OPTS; i++) {
 		longopts[i].name = opt_table[i].name;
 		longopts[i].has_arg = opt_table[i].has_arg ? required_argument : no_argument;
@@ -309,12 +451,35 @@ int main(int argc, char **argv)
 		case OPT_ALL: c.wopts.kernel = c.wopts.jit = 1; break;
 		case OPT_ADDRS: c.wopts.addrs = 1; break;
 		case OPT_EVENT: c.wopts.event = optarg; break;
+		case OPT_FIELDS: c.wopts.fields = optarg; break;
+		case OPT_SPEEDSCOPE_BY:
+			if (!strcmp(optarg, "thread")) {
+				c.wopts.speedscope_by = PFC_SPEEDSCOPE_BY_THREAD;
+			} else if (!strcmp(optarg, "process")) {
+				c.wopts.speedscope_by = PFC_SPEEDSCOPE_BY_PROCESS;
+			} else {
+				fprintf(stderr, "perfconv: --speedscope-by: '%s' is neither 'thread' nor 'process'\n"
+					"Try 'perfconv --help' for more information.\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_TITLE: c.wopts.title = optarg; break;
+		case OPT_WIDTH:
+			if (parse_width(optarg, &c.wopts.width) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_MINWIDTH:
+			if (parse_minwidth(optarg, &c.wopts) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_INVERTED: c.wopts.inverted = 1; break;
 		case OPT_SYMFS: c.opts.symfs = optarg; break;
 		case OPT_KALLSYMS: c.opts.kallsyms = optarg; break;
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;
 		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
 		case OPT_NO_SORT: c.opts.no_sort = 1; break;
 		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
+		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
@@ -354,7 +519,32 @@ int main(int argc, char **argv)
 		if (!w)
 			w = &pfc_writer_folded;
 	}
+	if (c.wopts.fields) {
+		struct pfc_ps_fields f;
+		char why[160];
+		if (pfc_ps_fields_parse(c.wopts.fields, &f, why, sizeof(why)) < 0) {
+			fprintf(stderr, "perfconv: --fields: %s\nTry 'perfconv --help' for more information.\n", why);
+			return EXIT_USAGE;
+		}
+	}
+	if (w == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet && !flamescope_name_ok(c.output))
+		fprintf(stderr, "perfconv: warning: '%s': Flamescope does not open files whose path has characters such "
+			"as ~ ] ^ { | } ` or non-ASCII ones\n", c.output);
+	/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
+	if (w == &pfc_writer_perf_script && c.output && strlen(c.output) > 3 &&
+	    !strcmp(c.output + strlen(c.output) - 3, ".gz"))
+		c.wopts.gzip = 1;
 	c.opts.keep_stream = w && (w->needs & PFC_NEED_STREAM);
+	if (w && (w->needs & PFC_NEED_LOG)) {
+		cmdline = command_line(argc, argv);
+		if (!cmdline || capture_start(&wc, &c) < 0) {
+			fprintf(stderr, "perfconv: out of memory\n");
+			free(cmdline);
+			return EXIT_FAILED;
+		}
+		c.wopts.output = c.output;
+		c.wopts.command_line = cmdline;
+	}
 	c.opts.preload_kernel = w != NULL;
 	ret = pfc_session_open(&s, &c.opts, &err);
 	/* a pipe stream carries its header features as records: read them first */
@@ -369,6 +559,14 @@ int main(int argc, char **argv)
 		pfc_session_close(&s);
 		memset(&err, 0, sizeof(err));
 		c.opts.preload_kernel = 0;
+		if (wc.f) {	/* the second pass warns again */
+			capture_end(&wc);
+			if (capture_start(&wc, &c) < 0) {
+				fprintf(stderr, "perfconv: out of memory\n");
+				free(cmdline);
+				return EXIT_FAILED;
+			}
+		}
 		ret = pfc_session_open(&s, &c.opts, &err);
 		if (ret == 0)
 			ret = pfc_session_process(&s);
@@ -379,11 +577,19 @@ int main(int argc, char **argv)
 		ret = print_stats(&s) < 0 ? PFC_FAIL_NOOFF(&err, NOMEM, "stats") : 0;
 	if (ret == 0 && w)
 		ret = pfc_session_symbolize(&s);
+	if (wc.f) {
+		fflush(wc.f);
+		c.wopts.warnings = wc.buf;
+		if (!c.quiet && wc.len)
+			fwrite(wc.buf, 1, wc.len, stderr);
+	}
 	if (ret == 0 && w)
 		ret = convert(&c, &s, w);
 	if (ret != 0) {
 		report_error(&c, &err);
 		pfc_session_close(&s);
+		capture_end(&wc);
+		free(cmdline);
 		return EXIT_FAILED;
 	}
 	if (w) {
@@ -391,5 +597,7 @@ int main(int argc, char **argv)
 		print_summary(&c, &s, written);
 	}
 	pfc_session_close(&s);
+	capture_end(&wc);
+	free(cmdline);
 	return EXIT_OK;
 }

@@ -530,9 +530,9 @@ if selected man/lint; then
 fi
 
 # ---------------------------------------------------------------------------------------------------
-# Truncation: every fixture cut at record boundaries, one byte either side and at random places.
-# tests/truncate.sh prints lines in the same format; count them here for the one summary line.
-if [ "${TRUNCATE:-1}" != 0 ]; then
+# Sub-suites in their own scripts print lines in the same format; count them here for the one summary.
+suite() {
+	local script=$1 line
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) npass=$((npass + 1)) ;;
@@ -540,7 +540,16 @@ if [ "${TRUNCATE:-1}" != 0 ]; then
 		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
 		esac
 		printf '%s\n' "$line"
-	done < <(FILTERS="${filters[*]}" "$top/tests/truncate.sh" || echo "FAIL  truncate: tests/truncate.sh exited with status $?")
+	done < <(FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?")
+}
+
+suite perfview.sh
+suite perf-script.sh
+suite speedscope.sh
+suite svg.sh
+# Truncation: every fixture cut at record boundaries, one byte either side and at random places.
+if [ "${TRUNCATE:-1}" != 0 ]; then
+	suite truncate.sh
 fi
 
 # ---------------------------------------------------------------------------------------------------
