@@ -155,9 +155,13 @@ for dir in "$FIX"/*/; do
 		in=$dir/perf.data
 	fi
 	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+	# .NET fixtures (fixtures/dotnet-*) come from another kernel build and carry their own kallsyms
+	[ -f "$dir/kallsyms" ] && args=(-i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms")
 	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
 	xwhy=
 	[ "$fx" = dwarf-callgraph ] && xwhy=$DWARF_WHY
+	[ "$fx" = dotnet-container ] &&
+		xwhy="the map is perf-1.map (pid in the container), the samples have the host pid: needs container pid mapping"
 
 	check "$fx/script-default" "$exp/script-default.txt" "$xwhy" "" "${args[@]}"
 	if [ -e "$exp/perf-script.txt" ] || [ -e "$exp/perf-script.txt.xz" ]; then

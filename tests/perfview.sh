@@ -45,6 +45,7 @@ selected() {
 ok() { echo "ok    $1"; }
 skip() { echo "skip  $1: $2"; }
 xfail() { echo "xfail $1: $2"; }
+CONTAINER_WHY="the map is perf-1.map (pid in the container), the samples have the host pid: needs container pid mapping"
 fail() {
 	echo "FAIL  $1: $2"
 	if [ -n "${3-}" ] && [ -s "$3" ]; then
@@ -96,10 +97,18 @@ for dir in "$FIX"/*/; do
 		in=$dir/perf.data
 	fi
 	args=(-i "$in" "${S[@]}")
+	# .NET fixtures (fixtures/dotnet-*) come from another kernel build and carry their own kallsyms
+	[ -f "$dir/kallsyms" ] && args=(-i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms")
 	entries=("$fx.trace/" "$fx.trace/perf.data.txt")
 	if [ -d "$dir/maps" ]; then
 		args+=(--map-dir "$dir/maps")
-		for m in "$dir"/maps/perf-*.map; do entries+=("$fx.trace/$(basename "$m")"); done
+		for m in "$dir"/maps/perf-*.map; do
+			[ -f "$m" ] || continue
+			# .NET: the map is archived when perf used it; JIT code in /memfd:doublemapper (W^X)
+			# is not looked up in it, and then --jit marks no frame
+			case $fx in dotnet-*) expected "$exp/folded-jit.txt" | grep -q '_\[j\]' || continue ;; esac
+			entries+=("$fx.trace/$(basename "$m")")
+		done
 	fi
 	if [ "$fx" = node-jitdump ] && [ -f "$TMP/jitmaps/jit-15218.dump" ]; then
 		args+=(--map-dir "$TMP/jitmaps")
@@ -125,7 +134,11 @@ for dir in "$FIX"/*/; do
 		if diff -u "$d/want" "$d/entries" >"$d/diff"; then
 			ok "$fx/trace.zip-entries"
 		else
-			fail "$fx/trace.zip-entries" "entry list differs" "$d/diff"
+			if [ "$fx" = dotnet-container ]; then
+				xfail "$fx/trace.zip-entries" "$CONTAINER_WHY"
+			else
+				fail "$fx/trace.zip-entries" "entry list differs" "$d/diff"
+			fi
 		fi
 	fi
 
@@ -173,6 +186,8 @@ for dir in "$FIX"/*/; do
 			ok "$fx/trace.zip-perfscript"
 		elif [ "$fx" = dwarf-callgraph ]; then
 			xfail "$fx/trace.zip-perfscript" "user stacks need DWARF unwinding"
+		elif [ "$fx" = dotnet-container ]; then
+			xfail "$fx/trace.zip-perfscript" "$CONTAINER_WHY"
 		else
 			fail "$fx/trace.zip-perfscript" "perf.data.txt differs from $ref.txt" "$d/err"
 		fi

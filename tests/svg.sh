@@ -120,10 +120,14 @@ for dir in "$FIX"/*/; do
 		in=$dir/perf.data
 	fi
 	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+	# .NET fixtures (fixtures/dotnet-*) come from another kernel build and carry their own kallsyms
+	[ -f "$dir/kallsyms" ] && args=(-i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms")
 	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
 	# stackcollapse marks perf-map frames _[j], not perf inject's jitted-*.so: name those
 	JIT_NAMES=
 	[ "$fx" = node-jitdump ] && JIT_NAMES='^(JS|Builtin|BytecodeHandler|Bytecode|Stub|RegExp):'
+	# .NET methods from perf inject's jitted-*.so: "... [Assembly] Type::Method", and stubs
+	[ "$fx" = dotnet-jitdump ] && JIT_NAMES='(\[[A-Za-z_][A-Za-z0-9_.]*\] [^ ]*::|^stub )'
 	by_value "svg/$fx" - 1 -- "${args[@]}"
 done
 JIT_NAMES=
