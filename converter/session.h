@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdint.h>
 #include "converter/error.h"
+#include "converter/filter.h"
 #include "converter/intern.h"
 #include "converter/machine.h"
 #include "converter/order.h"
 #include "converter/reader.h"
 #include "converter/stacks.h"
+
+struct pfc_session;
 
 struct pfc_opts {
 	const char *input;
@@ -28,6 +31,10 @@ struct pfc_opts {
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
 	FILE *log;                   /* warnings; NULL = quiet */
+	struct pfc_filter *filter;   /* samples to keep (perf script's --comm/--pid=/--tid=/--time); NULL: all */
+	/* called every few thousand records while reading (bytes done, samples); NULL: none */
+	void (*progress)(void *arg, const struct pfc_session *s);
+	void *progress_arg;
 };
 
 /* One sample of the time-ordered stream. */
@@ -49,6 +56,7 @@ struct pfc_session_stats {
 	uint64_t nr_by_type[PFC_REC_MAX];
 	uint64_t nr_samples;
 	uint64_t nr_samples_bad;      /* samples that could not be decoded */
+	uint64_t nr_samples_filtered; /* read, but left out by the filter */
 	uint64_t nr_lost_events, nr_lost_records, nr_lost_samples;
 	uint64_t nr_frames;           /* frames in all samples */
 	uint64_t nr_unresolved_user, nr_unresolved_kernel, nr_unresolved_nomap;
