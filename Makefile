@@ -53,6 +53,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # (a main that runs the target on files) to replay tests/regress/; make fuzz links them with libFuzzer.
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_MAIN ?= fuzz/standalone.c
 
 # Everything is rebuilt when the compiler, the flags or the libraries change (CFLAGS=..., DEVELOPER=1).
 FLAGS_FILE := $(BUILD)/.flags
@@ -128,7 +129,6 @@ asan:
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_MAIN ?= fuzz/standalone.c
 
 fuzz:
 	$(Q)$(MAKE) deps DEPS_ARGS=--fuzz

@@ -284,6 +284,7 @@ static void progress_cb(void *arg, const struct pfc_session *s)
 	struct timespec now;
 	double el, mb, rate;
 	uint64_t done = s->rd.bytes_done, total = s->rd.bytes_total;
+	uint64_t samples = s->st.nr_by_type[PERF_RECORD_SAMPLE];	/* read; some still wait to be ordered */
 	char line[256];
 	int n;
 
@@ -298,17 +299,30 @@ static void progress_cb(void *arg, const struct pfc_session *s)
 		double left = rate > 0 ? ((double)(total - done) / 1e6) / rate : 0;
 		n = snprintf(line, sizeof(line), "perfconv: %.1f/%.1f MB (%d%%), %llu samples, %.1f MB/s, ETA %.0f s",
 			     mb, (double)total / 1e6, (int)(100.0 * (double)done / (double)total),
-			     (unsigned long long)s->st.nr_samples, rate, left);
+			     (unsigned long long)samples, rate, left);
 	} else {
 		n = snprintf(line, sizeof(line), "perfconv: %.1f MB, %llu samples, %.1f MB/s", mb,
-			     (unsigned long long)s->st.nr_samples, rate);
+			     (unsigned long long)samples, rate);
 	}
 	if (p->c->verbose && n > 0 && (size_t)n < sizeof(line))
 		snprintf(line + n, sizeof(line) - (size_t)n, ", %llu records, %zu stacks, %.0f samples/s",
-			 (unsigned long long)s->st.nr_records, s->stacks.nr_stacks, (double)s->st.nr_samples / el);
+			 (unsigned long long)s->st.nr_records, s->stacks.nr_stacks, (double)samples / el);
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 	p->shown = 1;
+}
+
+/* Warnings written while a progress line is on the terminal erase it first: the session
+ * logs through this stream instead of stderr itself. */
+static ssize_t log_write(void *cookie, const char *buf, size_t len)
+{
+	struct progress *p = cookie;
+
+	if (p->shown) {
+		fputs("\r\033[K", stderr);
+		p->shown = 0;
+	}
+	return (ssize_t)fwrite(buf, 1, len, stderr);
 }
 
 static void progress_end(struct progress *p)
@@ -333,6 +347,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	struct pfc_opts o = c->opts;
 	struct progress prog;
 	struct timespec t0, t1;
+	FILE *logf = NULL;
 	size_t i;
 	int ret, single = !c->outdir;
 
@@ -349,10 +364,15 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	if (pfc_filter_active(&c->filter))
 		o.filter = &c->filter;
 	if (c->progress && n > 0) {
+		cookie_io_functions_t io = { .write = log_write };
 		prog.c = c;
 		prog.start = t0;
 		o.progress = progress_cb;
 		o.progress_arg = &prog;
+		if (o.log && (logf = fopencookie(&prog, "w", io)))
+			setvbuf(logf, NULL, _IONBF, 0);
+		if (logf)
+			o.log = logf;
 	}
 	ret = pfc_session_open(&s, &o, &err);
 	/* a pipe stream carries its header features as records: read them first */
@@ -401,6 +421,8 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 			print_summary(c, &s, res->kept);
 	}
 	pfc_session_close(&s);
+	if (logf)
+		fclose(logf);
 	return ret;
 }
 

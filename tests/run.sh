@@ -4,6 +4,7 @@
 #
 #   PERFCONV=path/to/perfconv   binary under test (default ./perfconv)
 #   UNIT_DIR=build/tests        run every executable there as a unit test (make check sets it)
+#   FUZZ_DIR=build/fuzz         the fuzz targets tests/fuzz.sh replays tests/regress/ through
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
 #   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
@@ -495,6 +496,20 @@ if selected man/lint; then
 		fail man/lint "mandoc -Tlint -Wwarning $MAN" "$TMP/lint"
 	fi
 fi
+
+# ---------------------------------------------------------------------------------------------------
+# Batch mode, filters, progress and write errors (tests/batch.sh); fuzz regression inputs
+# (tests/fuzz.sh).  Both print lines in this format; count them for the one summary line.
+for script in batch.sh fuzz.sh; do
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) npass=$((npass + 1)) ;;
+		"FAIL "*) nfail=$((nfail + 1)) ;;
+		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+		esac
+		printf '%s\n' "$line"
+	done < <(FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?")
+done
 
 # ---------------------------------------------------------------------------------------------------
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
