@@ -2,6 +2,7 @@
  * fuzz_kallsyms.c - the kallsyms parser ("ADDR TYPE NAME[\t[MODULE]]" lines) and the
  * kernel table it builds.
  */
+// FUZZ_MAX_LEN: 16384
 // FUZZ_SEEDS: fixtures/root/kallsyms fuzz/seeds/kallsyms/*
 #include "converter/symtab.h"
 #include "fuzz/fuzz_common.h"

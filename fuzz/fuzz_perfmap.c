@@ -1,6 +1,7 @@
 /*
  * fuzz_perfmap.c - the perf map parser (/tmp/perf-PID.map text) and its lookup.
  */
+// FUZZ_MAX_LEN: 16384
 // FUZZ_SEEDS: fixtures/*/maps/*.map fuzz/seeds/perfmap/*
 #include "converter/perfmap.h"
 #include "fuzz/fuzz_common.h"

@@ -10,6 +10,8 @@
 # are ignored).  The corpus is made at run time in BUILD_DIR/corpus/NAME and kept between runs, so
 # time spent fuzzing adds up; crashes go to BUILD_DIR/crashes/NAME/.  One line per target:
 #   fuzz NAME: N runs in S s (R exec/s), corpus C files, crashes K
+# An optional "// FUZZ_MAX_LEN: BYTES" line caps the input size (libFuzzer's -max_len) for parsers
+# whose large seeds would slow every run down; FUZZ_MAX_LEN overrides it for all targets.
 # and the exit status is 1 when a target found a crash: fix it, then copy the input into
 # tests/regress/NAME/ so that tests/fuzz.sh replays it in every `make check`.
 set -u
@@ -46,7 +48,8 @@ for n in "${names[@]}"; do
 		done
 	done
 	maxlen=()
-	[ -n "${FUZZ_MAX_LEN-}" ] && maxlen=(-max_len="$FUZZ_MAX_LEN")
+	ml=${FUZZ_MAX_LEN:-$(sed -n 's|^// FUZZ_MAX_LEN: *||p' "fuzz/fuzz_$n.c")}
+	[ -n "$ml" ] && maxlen=(-max_len="$ml")
 	log=$B/fuzz-$n.log
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin" -max_total_time="$SECS" -print_final_stats=1 \
 		-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$crashes/" "${maxlen[@]}" "$corpus" >"$log" 2>&1
