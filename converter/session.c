@@ -740,7 +740,7 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 	s->st.nr_records++;
 	if (r->type < PFC_REC_MAX)
 		s->st.nr_by_type[r->type]++;
-	if (s->opts->progress && !(s->st.nr_records & 4095))
+	if (s->opts->progress && !(s->st.nr_records & 255))
 		s->opts->progress(s->opts->progress_arg, s);
 	if (r->type >= 64) {
 		switch (r->type) {
