@@ -92,7 +92,7 @@ $(FLAGS_FILE): FORCE
 
 $(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_MAIN) $(LIB_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(FUZZ_LINK_CFLAGS) $(ALL_LDFLAGS) -MMD -MP -MF $@.d -o $@ $(filter-out $(FLAGS_FILE),$^) $(LIBS)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(FUZZ_LINK_CFLAGS) $(ALL_LDFLAGS) -MMD -MP -MF $@.d -o $@ $(filter %.c %.o,$^) $(LIBS)
 
 unit: $(UNIT_BINS)
 
