@@ -26,7 +26,7 @@
 enum {
 	OPT_STATS = 256, OPT_HEADER, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
 	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL,
-	OPT_FORCE, OPT_COMM, OPT_TIME,
+	OPT_FORCE, OPT_COMM, OPT_TIME, OPT_MINIDEBUGINFO,
 };
 
 struct opt_doc {
@@ -62,6 +62,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
 	{ OPT_BUILDID_DIR, "buildid-dir", 0, 1, "DIR", "perf's build-id cache (default: ~/.debug)" },
 	{ OPT_MAP_DIR, "map-dir", 0, 1, "DIR", "look for perf-PID.map files in DIR before /tmp" },
+	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -539,6 +540,7 @@ int main(int argc, char **argv)
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;
 		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
 		case OPT_NO_SORT: c.opts.no_sort = 1; break;
+		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;

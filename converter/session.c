@@ -861,7 +861,8 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			break;
 		/* fall through */
 	case PFC_DSO_FILE: {
-		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose };
+		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose,
+					   .minidebuginfo = o->minidebuginfo };
 		struct pfc_dso_load info;
 		memset(&info, 0, sizeof(info));
 		ret = pfc_elf_load(&so, d->name, d->build_id, d->build_id_len, t, &info);

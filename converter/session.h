@@ -26,6 +26,7 @@ struct pfc_opts {
 	const char *buildid_dir;     /* NULL: $HOME/.debug */
 	const char *map_dir;         /* where perf-PID.map files were copied */
 	int no_sort;                 /* process in file order */
+	int minidebuginfo;           /* also read .gnu_debugdata symbols (perf 6.1 does not) */
 	int max_stack;               /* perf script's limit: 127 */
 	int verbose;
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */

@@ -340,6 +340,20 @@ for k in sorted(acc):
 done
 
 # ---------------------------------------------------------------------------------------------------
+# A newer perf writes longer perf_event_attrs: the same recordings with 72 more attr bytes (file mode
+# and pipe mode, tests/tools/grow-attrs.py) must give the same folded stacks.
+for fx in fp-callgraph multi-event pipe-mode; do
+	selected "attr-size/$fx" || continue
+	in=$FIX/$fx/perf.data
+	[ -f "$FIX/$fx/pipe.data" ] && in=$FIX/$fx/pipe.data
+	if ! python3 tests/tools/grow-attrs.py "$in" "$TMP/grown.data" 72 2>"$TMP/grow.err"; then
+		fail "attr-size/$fx" "tests/tools/grow-attrs.py failed" "$TMP/grow.err"
+		continue
+	fi
+	golden "attr-size/$fx" "$FIX/$fx/expected/folded.txt" "" -i "$TMP/grown.data" "${S[@]}"
+done
+
+# ---------------------------------------------------------------------------------------------------
 # Kernel symbols are read on a second thread while records are decoded.  The output must not depend
 # on when that thread finishes: with it held back (PERFCONV_PRELOAD_DELAY_MS) and with a kallsyms cut
 # short, so that sampled kernel addresses fall outside its range, the result must equal the one
