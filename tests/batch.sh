@@ -305,7 +305,7 @@ fi
 # the conversion is long whatever the machine's speed.  With a large recording (bench/work or
 # PROGRESS_INPUT) the file mode with its ETA is tested as well.
 if selected progress; then
-	python3 - "$PERFCONV" "$FIX/pipe-mode/pipe.data" "${PROGRESS_INPUT:-bench/work/perf.data}" "$ROOT" <<'EOF'
+	python3 - "$PERFCONV" "$FIX/pipe-mode/pipe.data" "${PROGRESS_INPUT:-bench/work/perf-50.data}" "$ROOT" <<'EOF'
 import os, pty, re, select, subprocess, sys, time
 
 perfconv, pipe_in, big, root = sys.argv[1:5]
