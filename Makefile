@@ -3,7 +3,7 @@
 #   make                 build ./perfconv (objects in build/)
 #   make check           install missing Debian packages (skip with NO_DEPS=1), build, run all tests
 #   make asan            the same tests with an ASan+UBSan build in build-asan/
-#   make demo            convert fixtures/fp-callgraph into demo/flame.folded
+#   make demo            convert fixtures/fp-callgraph into demo/flame.folded and demo/flame.svg
 #   make bench           bench/bench.sh: perfconv against perf script on a large recording
 #   make fuzz            build the fuzz/fuzz_*.c targets with clang's libFuzzer, run each FUZZ_SECONDS
 #   make install         PREFIX=/usr/local DESTDIR= bindir= mandir=
@@ -141,17 +141,19 @@ fuzz-bins: $(FUZZ_BINS)
 # --- demo and bench ---------------------------------------------------------------------------------
 DEMO_IN := fixtures/fp-callgraph/perf.data
 DEMO_OUT := demo/flame.folded
+DEMO_SVG := demo/flame.svg
 
 demo:
 	$(Q)$(MAKE) deps
 	$(Q)$(MAKE) all
 	@mkdir -p $(dir $(DEMO_OUT))
 	$(Q)./perfconv -i $(DEMO_IN) --symfs fixtures/root --kallsyms fixtures/root/kallsyms -o $(DEMO_OUT)
+	$(Q)./perfconv -q -i $(DEMO_IN) --symfs fixtures/root --kallsyms fixtures/root/kallsyms -o $(DEMO_SVG)
 	@echo
 	@echo "Folded stacks of $(DEMO_IN) are in $(DEMO_OUT); the first lines:"
 	@head -n 10 $(DEMO_OUT)
 	@echo
-	@echo "Feed them to flamegraph.pl (FlameGraph) or speedscope to draw a flame graph."
+	@echo "Feed them to flamegraph.pl (FlameGraph) or speedscope, or open the flame graph $(DEMO_SVG)."
 
 bench:
 	$(Q)$(MAKE) deps DEPS_ARGS=--bench

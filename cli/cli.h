@@ -29,6 +29,7 @@ struct cli {
 	int stats, header, header_full, quiet, verbose, force, jobs;
 	int progress;                /* stderr is a terminal and not -q */
 	mode_t umask;
+	char *cmdline;               /* as typed, for the writers that keep a log */
 };
 
 /* How one conversion went, as the batch workers report it to the parent. */

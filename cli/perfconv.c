@@ -17,6 +17,7 @@
 #include "converter/hdrprint.h"
 #include "converter/session.h"
 #include "converter/statsprint.h"
+#include "formats/perfscript.h"
 #include "formats/writer.h"
 
 #ifndef PERFCONV_VERSION
@@ -24,9 +25,32 @@
 #endif
 
 enum {
-	OPT_STATS = 256, OPT_HEADER, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_ADDRS,
-	OPT_EVENT, OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_MAP_DIR, OPT_NO_SORT, OPT_HEADER_FULL,
-	OPT_FORCE, OPT_COMM, OPT_TIME, OPT_MINIDEBUGINFO,
+	OPT_STATS = 256,
+	OPT_HEADER,
+	OPT_PID,
+	OPT_TID,
+	OPT_KERNEL,
+	OPT_JIT,
+	OPT_ALL,
+	OPT_ADDRS,
+	OPT_EVENT,
+	OPT_SYMFS,
+	OPT_KALLSYMS,
+	OPT_BUILDID_DIR,
+	OPT_MAP_DIR,
+	OPT_NO_SORT,
+	OPT_HEADER_FULL,
+	OPT_MINIDEBUGINFO,
+	OPT_FIELDS,
+	OPT_SPEEDSCOPE_BY,
+	OPT_TITLE,
+	OPT_WIDTH,
+	OPT_MINWIDTH,
+	OPT_INVERTED,
+	OPT_INCLUDE_PERF_DATA,
+	OPT_FORCE,
+	OPT_COMM,
+	OPT_TIME,
 };
 
 struct opt_doc {
@@ -42,7 +66,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell); with -O a list: folded,svg" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script, speedscope, svg, trace.zip (PerfView); with -O a list: folded,svg" },
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
@@ -57,12 +81,19 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_JIT, "jit", 0, 0, NULL, "folded: mark JIT frames (perf maps) with _[j]" },
 	{ OPT_ALL, "all", 0, 0, NULL, "folded: --kernel and --jit" },
 	{ OPT_ADDRS, "addrs", 0, 0, NULL, "folded: show the address of frames without a symbol" },
+	{ OPT_FIELDS, "fields", 0, 1, "LIST", "perf-script: fields to print, as perf script -F (default: perf script's)" },
+	{ OPT_SPEEDSCOPE_BY, "speedscope-by", 0, 1, "WHAT", "speedscope: one profile per 'thread' (default) or per 'process'" },
+	{ OPT_TITLE, "title", 0, 1, "TEXT", "svg: the graph's title (default: Flame Graph, or Icicle Graph)" },
+	{ OPT_WIDTH, "width", 0, 1, "PX", "svg: image width in pixels (default: 1200)" },
+	{ OPT_MINWIDTH, "minwidth", 0, 1, "PX", "svg: leave out frames narrower than PX pixels, or PX% of the whole (default: 0.1)" },
+	{ OPT_INVERTED, "inverted", 0, 0, NULL, "svg: an icicle graph, roots at the top" },
 	{ OPT_EVENT, "event", 0, 1, "NAME", "use samples of this event (default: the first event sampled)" },
 	{ OPT_SYMFS, "symfs", 0, 1, "DIR", "look for binaries and debug files under DIR, like perf --symfs" },
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
 	{ OPT_BUILDID_DIR, "buildid-dir", 0, 1, "DIR", "perf's build-id cache (default: ~/.debug)" },
 	{ OPT_MAP_DIR, "map-dir", 0, 1, "DIR", "look for perf-PID.map files in DIR before /tmp" },
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
+	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -224,7 +255,8 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 /* Write through a temporary file in the target directory, renamed into place only when
  * everything was written: no half-written output is ever left under the final name, and
  * a failed write removes the temporary file. */
-static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_writer *w, const char *output)
+static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_writer *w, const char *output,
+			const struct pfc_wopts *wo)
 {
 	struct pfc_error *err = s->err;
 	char tmp[PATH_MAX];
@@ -247,7 +279,7 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 			return PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", tmp, strerror(errno));
 		}
 	}
-	ret = w->write(out, s, &c->wopts, err);
+	ret = w->write(out, s, wo, err);
 	if (ret == 0 && (fflush(out) != 0 || ferror(out)))
 		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", to_stdout ? "<stdout>" : output, strerror(errno));
 	if (!to_stdout) {
@@ -262,6 +294,116 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 			unlink(tmp);
 	}
 	return ret;
+}
+
+/* Flamescope (app/common/fileutil.py) refuses a path with a character outside its class
+ * [a-zA-Z0-9.,/_%+: -\\], in which " -\\" is the range from space to backslash. */
+static int flamescope_name_ok(const char *p)
+{
+	for (; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= ' ' && ch <= '\\') || ch == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+/* --width PX: a whole number of pixels, wide enough for the title bar's buttons */
+static int parse_width(const char *arg, int *width)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 200 || v > 1000000) {
+		fprintf(stderr, "perfconv: invalid --width '%s': expected a number of pixels from 200 to 1000000\n"
+			"Try 'perfconv --help' for more information.\n", arg);
+		return -1;
+	}
+	*width = (int)v;
+	return 0;
+}
+
+/* --minwidth PX or PX%: as flamegraph.pl, a non-negative number of pixels or a percentage */
+static int parse_minwidth(const char *arg, struct pfc_wopts *w)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	w->minwidth_pct = end != arg && *end == '%';
+	if (w->minwidth_pct)
+		end++;
+	if (errno || end == arg || *end || !(v >= 0) || v > 1e9 || (w->minwidth_pct && v > 100) ||
+	    strspn(arg, "0123456789.%") != strlen(arg)) {
+		fprintf(stderr, "perfconv: invalid --minwidth '%s': expected pixels (0.1) or a percentage (0.5%%)\n"
+			"Try 'perfconv --help' for more information.\n", arg);
+		return -1;
+	}
+	w->minwidth = v;
+	w->minwidth_set = 1;
+	return 0;
+}
+
+/* argv as a shell would take it back, for logs: arguments with special characters quoted. */
+static char *command_line(int argc, char **argv)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i;
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (i)
+			fputc(' ', f);
+		if (*a && !a[strcspn(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~")]) {
+			fputs(a, f);
+			continue;
+		}
+		fputc('\'', f);
+		for (; *a; a++) {
+			if (*a == '\'')
+				fputs("'\\''", f);
+			else
+				fputc(*a, f);
+		}
+		fputc('\'', f);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Writers that keep a log get the warnings as text; they still reach stderr (unless -q),
+ * once the input is read. */
+struct warn_capture {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static int capture_start(struct warn_capture *wc, struct pfc_opts *o)
+{
+	wc->f = open_memstream(&wc->buf, &wc->len);
+	if (!wc->f)
+		return -1;
+	o->log = wc->f;
+	return 0;
+}
+
+static void capture_end(struct warn_capture *wc)
+{
+	if (wc->f)
+		fclose(wc->f);
+	free(wc->buf);
+	memset(wc, 0, sizeof(*wc));
 }
 
 /* ---- progress on a terminal ---- */
@@ -348,9 +490,10 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	struct pfc_opts o = c->opts;
 	struct progress prog;
 	struct timespec t0, t1;
-	FILE *logf = NULL;
+	struct warn_capture wc = { 0 };
+	FILE *logf = NULL, *log_to = c->opts.log;
 	size_t i;
-	int ret, single = !c->outdir;
+	int ret, single = !c->outdir, need_log = 0;
 
 	memset(res, 0, sizeof(*res));
 	memset(&err, 0, sizeof(err));
@@ -364,6 +507,9 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	o.preload_kernel = n > 0;
 	if (pfc_filter_active(&c->filter))
 		o.filter = &c->filter;
+	for (i = 0; i < n; i++)
+		if (ws[i]->needs & PFC_NEED_LOG)
+			need_log = 1;
 	if (c->progress && n > 0) {
 		cookie_io_functions_t io = { .write = log_write };
 		prog.c = c;
@@ -373,7 +519,15 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		if (o.log && (logf = fopencookie(&prog, "w", io)))
 			setvbuf(logf, NULL, _IONBF, 0);
 		if (logf)
-			o.log = logf;
+			o.log = log_to = logf;
+	}
+	/* writers that keep a log get the warnings as text; they still reach stderr (unless -q)
+	 * once the input is read */
+	if (need_log && capture_start(&wc, &o) < 0) {
+		snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
+		if (logf)
+			fclose(logf);
+		return -PFC_ERR_NOMEM;
 	}
 	ret = pfc_session_open(&s, &o, &err);
 	/* a pipe stream carries its header features as records: read them first */
@@ -387,6 +541,15 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		pfc_session_close(&s);
 		memset(&err, 0, sizeof(err));
 		o.preload_kernel = 0;
+		if (wc.f) {	/* the second pass warns again */
+			capture_end(&wc);
+			if (capture_start(&wc, &o) < 0) {
+				snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
+				if (logf)
+					fclose(logf);
+				return -PFC_ERR_NOMEM;
+			}
+		}
 		if (o.filter) {	/* percentages are resolved again from the same header */
 			c->filter.time_resolved = !c->filter.time_percent;
 			if (c->filter.time_percent) {
@@ -406,8 +569,23 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		ret = print_stats(&s) < 0 ? PFC_FAIL_NOOFF(&err, NOMEM, "stats") : 0;
 	if (ret == 0 && n)
 		ret = pfc_session_symbolize(&s);
-	for (i = 0; ret == 0 && i < n; i++)
-		ret = write_output(c, &s, ws[i], outs[i]);
+	if (wc.f) {
+		fflush(wc.f);
+		if (log_to && wc.len)
+			fwrite(wc.buf, 1, wc.len, log_to);
+	}
+	for (i = 0; ret == 0 && i < n; i++) {
+		struct pfc_wopts wo = c->wopts;
+		const char *out = outs[i];
+		size_t len = out ? strlen(out) : 0;
+
+		wo.output = out;
+		wo.command_line = c->cmdline;
+		wo.warnings = wc.f ? wc.buf : NULL;
+		/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
+		wo.gzip = ws[i] == &pfc_writer_perf_script && len > 3 && !strcmp(out + len - 3, ".gz");
+		ret = write_output(c, &s, ws[i], out, &wo);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	res->seconds = since(&t0, &t1);
 	res->samples = s.st.nr_samples;
@@ -422,6 +600,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 			print_summary(c, &s, res->kept);
 	}
 	pfc_session_close(&s);
+	capture_end(&wc);
 	if (logf)
 		fclose(logf);
 	return ret;
@@ -476,6 +655,7 @@ int main(int argc, char **argv)
 	c.opts.input = "perf.data";
 	c.opts.max_stack = 127;
 	c.jobs = 1;
+	c.wopts.version = PERFCONV_VERSION;
 	for (i = 0; i < NR_OPTS; i++) {
 		longopts[i].name = opt_table[i].name;
 		longopts[i].has_arg = opt_table[i].has_arg == 2 ? optional_argument :
@@ -492,6 +672,11 @@ int main(int argc, char **argv)
 	shortopts[k] = 0;
 	if (check_pid_tid_args(argc, argv) < 0)
 		return EXIT_USAGE;
+	c.cmdline = command_line(argc, argv);
+	if (!c.cmdline) {
+		fprintf(stderr, "perfconv: out of memory\n");
+		return EXIT_FAILED;
+	}
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': c.opts.input = optarg; break;
@@ -535,12 +720,35 @@ int main(int argc, char **argv)
 		case OPT_ALL: c.wopts.kernel = c.wopts.jit = 1; break;
 		case OPT_ADDRS: c.wopts.addrs = 1; break;
 		case OPT_EVENT: c.wopts.event = optarg; break;
+		case OPT_FIELDS: c.wopts.fields = optarg; break;
+		case OPT_SPEEDSCOPE_BY:
+			if (!strcmp(optarg, "thread")) {
+				c.wopts.speedscope_by = PFC_SPEEDSCOPE_BY_THREAD;
+			} else if (!strcmp(optarg, "process")) {
+				c.wopts.speedscope_by = PFC_SPEEDSCOPE_BY_PROCESS;
+			} else {
+				fprintf(stderr, "perfconv: --speedscope-by: '%s' is neither 'thread' nor 'process'\n"
+					"Try 'perfconv --help' for more information.\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_TITLE: c.wopts.title = optarg; break;
+		case OPT_WIDTH:
+			if (parse_width(optarg, &c.wopts.width) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_MINWIDTH:
+			if (parse_minwidth(optarg, &c.wopts) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_INVERTED: c.wopts.inverted = 1; break;
 		case OPT_SYMFS: c.opts.symfs = optarg; break;
 		case OPT_KALLSYMS: c.opts.kallsyms = optarg; break;
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;
 		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
 		case OPT_NO_SORT: c.opts.no_sort = 1; break;
 		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
+		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
@@ -562,6 +770,14 @@ int main(int argc, char **argv)
 		if (home && *home) {
 			snprintf(bdir, sizeof(bdir), "%s/.debug", home);
 			c.opts.buildid_dir = bdir;
+		}
+	}
+	if (c.wopts.fields) {
+		struct pfc_ps_fields f;
+		char why[160];
+		if (pfc_ps_fields_parse(c.wopts.fields, &f, why, sizeof(why)) < 0) {
+			fprintf(stderr, "perfconv: --fields: %s\nTry 'perfconv --help' for more information.\n", why);
+			return EXIT_USAGE;
 		}
 	}
 	if (c.outdir) {
@@ -616,8 +832,13 @@ int main(int argc, char **argv)
 		}
 		ws[nws++] = w ? w : &pfc_writer_folded;
 	}
+	if (nws && ws[0] == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet &&
+	    !flamescope_name_ok(c.output))
+		fprintf(stderr, "perfconv: warning: '%s': Flamescope does not open files whose path has characters such "
+			"as ~ ] ^ { | } ` or non-ASCII ones\n", c.output);
 	ret = pfc_cli_convert(&c, c.opts.input, ws, &c.output, nws, &res);
 	pfc_filter_free(&c.filter);
+	free(c.cmdline);
 	if (ret != 0) {
 		fprintf(stderr, "perfconv: %s\n", res.msg);
 		return EXIT_FAILED;

@@ -34,6 +34,7 @@ struct pfc_dso {
 	int unresolved_warned;
 	struct pfc_symtab *syms;   /* NULL until loaded, or when none were found */
 	struct pfc_perfmap *perfmap; /* PERFMAP: the parsed perf-PID.map */
+	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
 	struct pfc_dso *hnext;
 };
 

@@ -376,7 +376,10 @@ static int open_file_mode(struct pfc_reader *r)
 	if (pfc_feat_has(r, PFC_FEAT_COMPRESSED))
 		parse_compressed_feat(r);
 	if (pfc_feat_has(r, PFC_FEAT_TRACING_DATA))
+	{
 		r->tracing_data = r->feat[PFC_FEAT_TRACING_DATA];
+		r->tracing_data_offset = (uint64_t)(r->tracing_data.data - r->map);
+	}
 	return 0;
 }
 
@@ -683,6 +686,7 @@ static int dispatch(struct pfc_reader *r, const uint8_t *p, uint32_t type, uint1
 			memcpy(r->tracing_data_owned, p + size, extent - size);
 			r->tracing_data.data = r->tracing_data_owned;
 			r->tracing_data.size = extent - size;
+			r->tracing_data_offset = off + size;
 		}
 		break;
 	default:

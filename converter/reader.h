@@ -53,6 +53,7 @@ struct pfc_reader {
 	/* tracing data (TRACING_DATA feature or HEADER_TRACING_DATA) */
 	uint8_t *tracing_data_owned;
 	struct pfc_blob tracing_data;
+	uint64_t tracing_data_offset;   /* where it starts in the input, for error messages */
 	/* compression */
 	void *zstd;             /* ZSTD_DStream */
 	uint8_t *zbuf;

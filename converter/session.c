@@ -450,6 +450,7 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 	r->time = smp->flags & PFC_S_HAS_TIME ? smp->time : 0;
 	r->period = smp->flags & PFC_S_HAS_PERIOD ? smp->period : 0;
 	r->ip = smp->ip;
+	r->addr = smp->addr;
 	r->stack = stack;
 	r->cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
 	r->misc = smp->misc;
@@ -896,7 +897,10 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			ret = pfc_perfmap_load(pm, path);
 		}
 		if (ret == 0 && pm->n) {
+			uint32_t id = pfc_intern(&s->strings, path, strlen(path));
 			d->perfmap = pm;
+			if (id != UINT32_MAX)	/* only for writers that copy the map */
+				d->perfmap_path = pfc_intern_str(&s->strings, id);
 		} else {
 			pfc_perfmap_free(pm);
 			free(pm);

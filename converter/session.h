@@ -43,6 +43,7 @@ struct pfc_srec {
 	uint64_t time;               /* 0 when the sample has no TIME */
 	uint64_t period;             /* as recorded (0 when none) */
 	uint64_t ip;                 /* sample ip (for samples without a callchain) */
+	uint64_t addr;               /* PERF_SAMPLE_ADDR (0 when none) */
 	uint64_t raw_off;            /* tracepoint payload in pfc_session.raw_data */
 	uint32_t raw_len;
 	uint32_t stack;              /* pfc_stacks.stacks index: event, comm, pid/tid, frames */

@@ -150,11 +150,9 @@ static void build_header(struct pfc_sb *b, struct pfc_session *s, const struct p
 struct fold_ctx {
 	struct pfc_session *s;
 	const struct pfc_wopts *o;
-	struct pfc_intern out;        /* output lines */
-	uint64_t *weights;
-	size_t cap_weights;
+	struct pfc_intern pieces;     /* folded text of each unique frame */
 	uint32_t *piece_cache[2];     /* frame id -> interned pieces + 1 (0 = not yet), per java flag */
-	struct pfc_sb line, tmp;
+	struct pfc_sb tmp;
 };
 
 /* Tidy one "->" piece of a function name (the body of the script's frame loop). */
@@ -373,7 +371,7 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 		pfc_sb_free(&out);
 		return 0;
 	}
-	id = pfc_intern(&c->out, out.buf ? out.buf : "", out.len);
+	id = pfc_intern(&c->pieces, out.buf ? out.buf : "", out.len);
 	pfc_sb_free(&out);
 	if (id == UINT32_MAX)
 		return 0;
@@ -381,38 +379,27 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 	return id + 1;
 }
 
-static int cmp_lines(const void *a, const void *b, void *arg)
-{
-	const struct pfc_intern *in = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint32_t lx = pfc_intern_len(in, x), ly = pfc_intern_len(in, y);
-	int r = memcmp(pfc_intern_str(in, x), pfc_intern_str(in, y), lx < ly ? lx : ly);
-
-	if (r)
-		return r;
-	return lx < ly ? -1 : lx > ly;
-}
-
-static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+/* Every stack the script keeps, as it sees it: the process name it puts first, the
+ * frames' folded texts root first (frames it drops are left out) and the weight it adds. */
+int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded_fn fn, void *arg,
+		    struct pfc_error *err)
 {
 	struct fold_ctx c;
-	struct pfc_sb hdr = { 0 };
+	struct pfc_sb hdr = { 0 }, pname = { 0 };
+	struct pfc_folded_piece *pv = NULL;
 	const char *filter = o->event;
-	size_t i, name_width = 0, nlines;
-	uint32_t *order = NULL;
+	size_t i, name_width = 0, cap_pv = 0;
 	int ret = 0;
 
 	memset(&c, 0, sizeof(c));
 	c.s = s;
 	c.o = o;
-	if (pfc_intern_init(&c.out) < 0)
+	if (pfc_intern_init(&c.pieces) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "folded");
 	for (i = 0; i < 2; i++) {
 		c.piece_cache[i] = calloc(s->stacks.nr_frames + 1, sizeof(uint32_t));
-		if (!c.piece_cache[i]) {
-			ret = PFC_FAIL_NOOFF(err, NOMEM, "folded");
-			goto out;
-		}
+		if (!c.piece_cache[i])
+			goto oom;
 	}
 	/* perf pads event names to the longest name in the evlist */
 	for (i = 0; i < s->rd.nr_evsels; i++) {
@@ -445,9 +432,8 @@ static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	for (i = 0; i < s->stacks.nr_stacks; i++) {
 		const struct pfc_stack *st = &s->stacks.stacks[i];
 		const char *pid, *tid, *per, *ev;
-		size_t comm_len, pid_len, tid_len, per_len, ev_len, k, p;
+		size_t comm_len, pid_len, tid_len, per_len, ev_len, k, p, nr = 0;
 		uint64_t weight = st->count;
-		uint32_t id;
 		int java;
 
 		pfc_sb_reset(&hdr);
@@ -469,80 +455,156 @@ static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			pid = "?";
 			pid_len = 1;
 		}
-		pfc_sb_reset(&c.line);
-		pfc_sb_add(&c.line, hdr.buf, comm_len);
+		pfc_sb_reset(&pname);
+		pfc_sb_add(&pname, hdr.buf, comm_len);
 		if (o->tid) {
-			pfc_sb_addc(&c.line, '-');
-			pfc_sb_add(&c.line, pid, pid_len);
-			pfc_sb_addc(&c.line, '/');
-			pfc_sb_add(&c.line, tid, tid_len);
+			pfc_sb_addc(&pname, '-');
+			pfc_sb_add(&pname, pid, pid_len);
+			pfc_sb_addc(&pname, '/');
+			pfc_sb_add(&pname, tid, tid_len);
 		} else if (o->pid) {
-			pfc_sb_addc(&c.line, '-');
-			pfc_sb_add(&c.line, pid, pid_len);
+			pfc_sb_addc(&pname, '-');
+			pfc_sb_add(&pname, pid, pid_len);
 		}
-		if (c.line.oom)
+		if (pname.oom)
 			goto oom;
-		for (k = 0; k < c.line.len; k++)
-			if (c.line.buf[k] == ' ')
-				c.line.buf[k] = '_';
-		java = c.line.len >= 4 && !memcmp(c.line.buf, "java", 4);
+		for (k = 0; k < pname.len; k++)
+			if (pname.buf[k] == ' ')
+				pname.buf[k] = '_';
+		java = pname.len >= 4 && !memcmp(pname.buf, "java", 4);
+		if (st->nr > cap_pv) {
+			struct pfc_folded_piece *n = realloc(pv, st->nr * sizeof(*pv));
+			if (!n)
+				goto oom;
+			pv = n;
+			cap_pv = st->nr;
+		}
 		/* frames root first */
 		for (p = st->nr; p-- > 0;) {
 			uint32_t fid = s->stacks.frame_ids[st->first + p], pid1 = frame_pieces(&c, fid, java);
 			if (!pid1)
 				goto oom;
-			if (pfc_intern_len(&c.out, pid1 - 1)) {
-				pfc_sb_addc(&c.line, ';');
-				pfc_sb_add(&c.line, pfc_intern_str(&c.out, pid1 - 1), pfc_intern_len(&c.out, pid1 - 1));
+			if (pfc_intern_len(&c.pieces, pid1 - 1)) {
+				pv[nr].text = pfc_intern_str(&c.pieces, pid1 - 1);
+				pv[nr].len = pfc_intern_len(&c.pieces, pid1 - 1);
+				pv[nr].frame = fid;
+				nr++;
 			}
 		}
-		if (c.line.oom)
-			goto oom;
-		id = pfc_intern(&c.out, c.line.buf, c.line.len);
-		if (id == UINT32_MAX)
-			goto oom;
-		if (id >= c.cap_weights) {
-			size_t cap = c.cap_weights ? c.cap_weights * 2 : 1024, z;
-			uint64_t *nw;
-			while (cap <= id)
-				cap *= 2;
-			nw = realloc(c.weights, cap * sizeof(*nw));
-			if (!nw)
-				goto oom;
-			for (z = c.cap_weights; z < cap; z++)
-				nw[z] = UINT64_MAX;	/* not an output line */
-			c.weights = nw;
-			c.cap_weights = cap;
-		}
-		if (c.weights[id] == UINT64_MAX)
-			c.weights[id] = 0;
-		c.weights[id] += weight;
-	}
-	/* bytewise sort of the output lines */
-	nlines = 0;
-	order = malloc((c.cap_weights + 1) * sizeof(*order));
-	if (!order)
-		goto oom;
-	for (i = 0; i < c.cap_weights; i++)
-		if (c.weights[i] != UINT64_MAX)
-			order[nlines++] = (uint32_t)i;
-	qsort_r(order, nlines, sizeof(*order), cmp_lines, &c.out);
-	for (i = 0; i < nlines; i++) {
-		fwrite(pfc_intern_str(&c.out, order[i]), 1, pfc_intern_len(&c.out, order[i]), out);
-		fprintf(out, " %llu\n", (unsigned long long)c.weights[order[i]]);
+		ret = fn(arg, st, pname.buf, pname.len, pv, nr, weight);
+		if (ret < 0)
+			goto out;
 	}
 	goto out;
 oom:
-	ret = PFC_FAIL_NOOFF(err, NOMEM, "folded output");
+	ret = PFC_FAIL_NOOFF(err, NOMEM, "folded stacks");
 out:
-	free(order);
-	free(c.weights);
+	free(pv);
 	free(c.piece_cache[0]);
 	free(c.piece_cache[1]);
-	pfc_sb_free(&c.line);
 	pfc_sb_free(&c.tmp);
 	pfc_sb_free(&hdr);
-	pfc_intern_exit(&c.out);
+	pfc_sb_free(&pname);
+	pfc_intern_exit(&c.pieces);
+	return ret;
+}
+
+/* ---- the folded writer: one line per distinct stack text, weights summed ---- */
+
+struct fold_lines {
+	struct pfc_intern out;        /* output lines */
+	uint64_t *weights;            /* line id -> weight, UINT64_MAX = not a line */
+	size_t cap_weights;
+	struct pfc_sb line;
+	struct pfc_error *err;
+};
+
+static int fold_line(void *arg, const struct pfc_stack *st, const char *pname, size_t pname_len,
+		     const struct pfc_folded_piece *pv, size_t nr, uint64_t weight)
+{
+	struct fold_lines *L = arg;
+	size_t k;
+	uint32_t id;
+
+	(void)st;
+	pfc_sb_reset(&L->line);
+	pfc_sb_add(&L->line, pname, pname_len);
+	for (k = 0; k < nr; k++) {
+		pfc_sb_addc(&L->line, ';');
+		pfc_sb_add(&L->line, pv[k].text, pv[k].len);
+	}
+	if (L->line.oom)
+		goto oom;
+	id = pfc_intern(&L->out, L->line.buf, L->line.len);
+	if (id == UINT32_MAX)
+		goto oom;
+	if (id >= L->cap_weights) {
+		size_t cap = L->cap_weights ? L->cap_weights * 2 : 1024, z;
+		uint64_t *nw;
+		while (cap <= id)
+			cap *= 2;
+		nw = realloc(L->weights, cap * sizeof(*nw));
+		if (!nw)
+			goto oom;
+		for (z = L->cap_weights; z < cap; z++)
+			nw[z] = UINT64_MAX;	/* not an output line */
+		L->weights = nw;
+		L->cap_weights = cap;
+	}
+	if (L->weights[id] == UINT64_MAX)
+		L->weights[id] = 0;
+	L->weights[id] += weight;
+	return 0;
+oom:
+	return PFC_FAIL_NOOFF(L->err, NOMEM, "folded output");
+}
+
+static int cmp_lines(const void *a, const void *b, void *arg)
+{
+	const struct pfc_intern *in = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t lx = pfc_intern_len(in, x), ly = pfc_intern_len(in, y);
+	int r = memcmp(pfc_intern_str(in, x), pfc_intern_str(in, y), lx < ly ? lx : ly);
+
+	if (r)
+		return r;
+	return lx < ly ? -1 : lx > ly;
+}
+
+static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+{
+	struct fold_lines L;
+	size_t i, nlines;
+	uint32_t *order = NULL;
+	int ret;
+
+	memset(&L, 0, sizeof(L));
+	L.err = err;
+	if (pfc_intern_init(&L.out) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "folded");
+	ret = pfc_folded_walk(s, o, fold_line, &L, err);
+	if (ret < 0)
+		goto out;
+	/* bytewise sort of the output lines */
+	nlines = 0;
+	order = malloc((L.cap_weights + 1) * sizeof(*order));
+	if (!order) {
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "folded output");
+		goto out;
+	}
+	for (i = 0; i < L.cap_weights; i++)
+		if (L.weights[i] != UINT64_MAX)
+			order[nlines++] = (uint32_t)i;
+	qsort_r(order, nlines, sizeof(*order), cmp_lines, &L.out);
+	for (i = 0; i < nlines; i++) {
+		fwrite(pfc_intern_str(&L.out, order[i]), 1, pfc_intern_len(&L.out, order[i]), out);
+		fprintf(out, " %llu\n", (unsigned long long)L.weights[order[i]]);
+	}
+out:
+	free(order);
+	free(L.weights);
+	pfc_sb_free(&L.line);
+	pfc_intern_exit(&L.out);
 	return ret;
 }
 

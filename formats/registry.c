@@ -6,6 +6,10 @@
 
 const struct pfc_writer *const pfc_writers[] = {
 	&pfc_writer_folded,
+	&pfc_writer_perf_script,
+	&pfc_writer_speedscope,
+	&pfc_writer_svg,
+	&pfc_writer_perfview,
 	NULL,
 };
 

@@ -13,6 +13,7 @@
 enum {
 	PFC_NEED_STACKS = 1 << 0,   /* the aggregated stacks */
 	PFC_NEED_STREAM = 1 << 1,   /* every sample in time order */
+	PFC_NEED_LOG = 1 << 2,      /* the conversion's warnings as text (pfc_wopts.warnings) */
 };
 
 /* Options of the output formats (the CLI fills them). */
@@ -20,7 +21,26 @@ struct pfc_wopts {
 	/* folded (stackcollapse-perf.pl options of the same names) */
 	int pid, tid, kernel, jit, addrs;
 	const char *event;          /* --event: keep only this event; NULL = the first one seen */
+	/* perf-script */
+	const char *fields;         /* --fields: perf script -F list; NULL = perf script's defaults */
+	int gzip;                   /* compress the output (the output name ends in .gz) */
+	/* speedscope */
+	int speedscope_by;          /* PFC_SPEEDSCOPE_BY_*: one profile per thread or per process */
+	const char *version;        /* perfconv's version, for formats that name their exporter */
+	/* svg (flamegraph.pl options of the same names) */
+	const char *title;          /* NULL: "Flame Graph", or "Icicle Graph" when inverted */
+	int width;                  /* pixels; 0: 1200 */
+	double minwidth;            /* frames narrower than this are left out (pixels, or % of the whole) */
+	int minwidth_set, minwidth_pct;
+	int inverted;               /* icicle graph: roots at the top */
+	/* trace.zip */
+	int include_perf_data;      /* add the recording itself */
+	const char *output;         /* the output's name; NULL or "-" = stdout */
+	const char *command_line;   /* as typed, for the log */
+	const char *warnings;       /* PFC_NEED_LOG: what the conversion warned about */
 };
+
+enum { PFC_SPEEDSCOPE_BY_THREAD, PFC_SPEEDSCOPE_BY_PROCESS };
 
 struct pfc_writer {
 	const char *name;           /* -f NAME */
@@ -30,6 +50,10 @@ struct pfc_writer {
 };
 
 extern const struct pfc_writer pfc_writer_folded;
+extern const struct pfc_writer pfc_writer_perf_script;
+extern const struct pfc_writer pfc_writer_speedscope;
+extern const struct pfc_writer pfc_writer_svg;
+extern const struct pfc_writer pfc_writer_perfview;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];

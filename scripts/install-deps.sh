@@ -16,10 +16,13 @@ set -euo pipefail
 build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libjson-c-dev
 	libminizip-dev libtraceevent-dev liblzma-dev libiberty-dev xz-utils)
 # The test harness (tests/run.sh, tests/truncate.sh) needs python3 and the usual coreutils/diffutils;
-# mandoc lints man/perfconv.1.
+# mandoc lints man/perfconv.1; tests/speedscope.sh loads speedscope files into the speedscope app
+# in headless chromium (its npm packages come from tests/npm/package.json, with the machine's node/npm).
+# tests/svg.sh loads an SVG flame graph in headless chromium; unzip (unzip -t, zipinfo) checks the
+# trace.zip archives.
 # `make asan` uses gcc's -fsanitize=address,undefined: libasan/libubsan come with gcc itself, so clang
 # is not needed.
-test_pkgs=(python3 mandoc)
+test_pkgs=(python3 mandoc chromium unzip)
 # bench/bench.sh records with perf.
 bench_pkgs=(linux-perf)
 # make fuzz builds the fuzz/ targets with clang's libFuzzer (-fsanitize=fuzzer), which Debian ships

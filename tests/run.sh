@@ -512,9 +512,9 @@ if selected man/lint; then
 fi
 
 # ---------------------------------------------------------------------------------------------------
-# Batch mode, filters, progress and write errors (tests/batch.sh); fuzz regression inputs
-# (tests/fuzz.sh).  Both print lines in this format; count them for the one summary line.
-for script in batch.sh fuzz.sh; do
+# Sub-suites in their own scripts print lines in the same format; count them here for the one summary.
+suite() {
+	local script=$1 line
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) npass=$((npass + 1)) ;;
@@ -523,20 +523,18 @@ for script in batch.sh fuzz.sh; do
 		esac
 		printf '%s\n' "$line"
 	done < <(FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?")
-done
+}
 
-# ---------------------------------------------------------------------------------------------------
+suite perfview.sh
+suite perf-script.sh
+suite speedscope.sh
+suite svg.sh
+# Batch mode, filters, progress and write errors; the fuzz targets on tests/regress/ and their seeds.
+suite batch.sh
+suite fuzz.sh
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
-# tests/truncate.sh prints lines in the same format; count them here for the one summary line.
 if [ "${TRUNCATE:-1}" != 0 ]; then
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) npass=$((npass + 1)) ;;
-		"FAIL "*) nfail=$((nfail + 1)) ;;
-		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
-		esac
-		printf '%s\n' "$line"
-	done < <(FILTERS="${filters[*]}" "$top/tests/truncate.sh" || echo "FAIL  truncate: tests/truncate.sh exited with status $?")
+	suite truncate.sh
 fi
 
 echo "$npass passed, $nfail failed, $nskip skipped"

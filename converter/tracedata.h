@@ -1,0 +1,42 @@
+/*
+ * tracedata.h - perf's tracing data (the TRACING_DATA feature in file mode, the
+ * HEADER_TRACING_DATA record in pipe mode): the tracefs event formats, kallsyms, printk
+ * formats and saved comms of the recording machine, parsed into a libtraceevent handle
+ * so that tracepoint payloads (PERF_SAMPLE_RAW) print as perf prints them.
+ */
+#ifndef PFC_TRACEDATA_H
+#define PFC_TRACEDATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "converter/error.h"
+
+struct tep_handle;
+struct tep_event;
+struct trace_seq;
+
+/* Parse `len` bytes of tracing data that start at input offset `base` (for errors) into a
+ * new handle (*out; free with pfc_tracedata_free).  Formats libtraceevent cannot parse are
+ * skipped, as perf skips them; malformed framing is an error. */
+int pfc_tracedata_parse(const uint8_t *data, uint64_t len, uint64_t base, struct tep_handle **out,
+			struct pfc_error *err);
+void pfc_tracedata_free(struct tep_handle *tep);
+
+/* The event of a tracepoint attr (attr.config is the tracepoint id), or NULL. */
+struct tep_event *pfc_tracedata_event(struct tep_handle *tep, uint64_t config);
+
+/* Scratch space for printing: payloads are copied into a zero-filled buffer larger than
+ * any field offset libtraceevent may follow (formats and __data_loc offsets come from the
+ * input too), so a short or hostile payload is never read past its end. */
+struct pfc_tracebuf {
+	uint8_t *buf;
+	size_t cap;
+};
+
+/* Append perf script's `trace` field for one payload (libtraceevent's print format of
+ * the event) to s.  Returns 0, or -1 when out of memory. */
+int pfc_tracedata_print(struct tep_event *ev, int cpu, const void *raw, uint32_t raw_len, struct trace_seq *s,
+			struct pfc_tracebuf *tb);
+void pfc_tracebuf_free(struct pfc_tracebuf *tb);
+
+#endif

@@ -1,0 +1,619 @@
+/*
+ * perfscript.c - perf script's text, byte for byte as perf 6.1 prints it, from the
+ * time-ordered sample stream: its default fields per event type or a -F list, sample
+ * header lines, one TAB-indented line per callchain frame and a blank line after each
+ * callchain, and tracepoint payloads decoded with libtraceevent from the recording's
+ * tracing data.  Flamescope reads this text.  Numbers are formatted by hand and each
+ * unique frame's line is built once; gzip output goes through zlib.  Symbolization and
+ * ordering are the session's business, not this file's.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+#include "converter/intern.h"
+#include "converter/tracedata.h"
+#include "formats/perfscript.h"
+#include "formats/writer.h"
+
+/* ---- the field list ---- */
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} field_tab[] = {
+	{ "comm", PFC_PS_COMM }, { "tid", PFC_PS_TID }, { "pid", PFC_PS_PID }, { "time", PFC_PS_TIME },
+	{ "cpu", PFC_PS_CPU }, { "period", PFC_PS_PERIOD }, { "event", PFC_PS_EVENT },
+	{ "trace", PFC_PS_TRACE }, { "addr", PFC_PS_ADDR }, { "ip", PFC_PS_IP }, { "sym", PFC_PS_SYM },
+	{ "symoff", PFC_PS_SYMOFF }, { "dso", PFC_PS_DSO },
+};
+
+const char pfc_ps_field_names[] = "comm,tid,pid,time,cpu,period,event,trace,addr,ip,sym,symoff,dso";
+
+int pfc_ps_fields_parse(const char *spec, struct pfc_ps_fields *f, char *why, size_t why_len)
+{
+	const char *p = spec;
+	int first = 1;
+
+	memset(f, 0, sizeof(*f));
+	if (!*spec) {
+		snprintf(why, why_len, "empty field list");
+		return -1;
+	}
+	while (1) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p), i;
+		int sign = 0;
+
+		if (n && (*p == '+' || *p == '-')) {
+			sign = *p == '+' ? 1 : -1;
+			p++;
+			n--;
+		}
+		if (first)
+			f->relative = sign != 0;
+		else if ((sign != 0) != f->relative) {
+			snprintf(why, why_len, "cannot mix a field list with +field/-field changes");
+			return -1;
+		}
+		if (memchr(p, ':', n)) {
+			snprintf(why, why_len, "event type prefixes ('%.*s') are not supported", (int)n, p);
+			return -1;
+		}
+		for (i = 0; i < sizeof(field_tab) / sizeof(field_tab[0]); i++)
+			if (strlen(field_tab[i].name) == n && !memcmp(field_tab[i].name, p, n))
+				break;
+		if (i == sizeof(field_tab) / sizeof(field_tab[0])) {
+			snprintf(why, why_len, "unknown field '%.*s' (known: %s)", (int)n, p, pfc_ps_field_names);
+			return -1;
+		}
+		if (sign > 0)
+			f->add |= field_tab[i].bit;
+		else if (sign < 0)
+			f->del |= field_tab[i].bit;
+		else
+			f->set |= field_tab[i].bit;
+		first = 0;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	if (!f->relative && (f->set & (PFC_PS_SYM | PFC_PS_SYMOFF | PFC_PS_DSO)) && !(f->set & PFC_PS_IP)) {
+		snprintf(why, why_len, "sym, symoff and dso need ip (as in perf script)");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- output buffer ---- */
+
+struct ps_out {
+	FILE *fp;
+	gzFile gz;
+	char *buf;
+	size_t len, cap;
+	int failed;
+};
+
+static void out_flush(struct ps_out *o)
+{
+	if (!o->len || o->failed)
+		return;
+	if (o->gz) {
+		if (gzwrite(o->gz, o->buf, (unsigned)o->len) != (int)o->len)
+			o->failed = 1;
+	} else if (fwrite(o->buf, 1, o->len, o->fp) != o->len) {
+		o->failed = 1;
+	}
+	o->len = 0;
+}
+
+/* Room for n more bytes; 0 or -1 (out of memory). */
+static int out_need(struct ps_out *o, size_t n)
+{
+	if (o->len + n <= o->cap)
+		return 0;
+	out_flush(o);
+	if (n > o->cap) {
+		char *b = realloc(o->buf, n);
+		if (!b)
+			return -1;
+		o->buf = b;
+		o->cap = n;
+	}
+	return 0;
+}
+
+/* The helpers below assume out_need was called for their bytes. */
+static inline void put(struct ps_out *o, const char *s, size_t n)
+{
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+static inline void putc1(struct ps_out *o, char c)
+{
+	o->buf[o->len++] = c;
+}
+
+static inline void pad(struct ps_out *o, size_t n)
+{
+	memset(o->buf + o->len, ' ', n);
+	o->len += n;
+}
+
+/* Decimal digits of v into the end of tmp[24]; returns the start. */
+static inline char *udigits(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+/* printf("%*llu", width, v) / "%-*d" */
+static inline void put_u(struct ps_out *o, uint64_t v, size_t width)
+{
+	char tmp[24], *s = udigits(tmp + sizeof(tmp), v);
+	size_t n = (size_t)(tmp + sizeof(tmp) - s);
+
+	if (n < width)
+		pad(o, width - n);
+	put(o, s, n);
+}
+
+static inline void put_d(struct ps_out *o, int32_t v, size_t width, int left)
+{
+	char tmp[24], *s = udigits(tmp + sizeof(tmp), v < 0 ? (uint64_t)-(int64_t)v : (uint64_t)v);
+	size_t n;
+
+	if (v < 0)
+		*--s = '-';
+	n = (size_t)(tmp + sizeof(tmp) - s);
+	if (!left && n < width)
+		pad(o, width - n);
+	put(o, s, n);
+	if (left && n < width)
+		pad(o, width - n);
+}
+
+/* printf("%16llx", v) */
+static inline void put_x16(struct ps_out *o, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[16];
+	int i = 16;
+
+	do {
+		tmp[--i] = hex[v & 15];
+		v >>= 4;
+	} while (v);
+	pad(o, (size_t)i);
+	put(o, tmp + i, (size_t)(16 - i));
+}
+
+/* ---- the writer ---- */
+
+#define FRAME_BITS (PFC_PS_SYM | PFC_PS_SYMOFF | PFC_PS_DSO)
+
+struct ps_evsel {
+	unsigned fields;
+	int wide_comm;               /* "%16s" rather than "%s" */
+	int chain;                   /* frames on their own lines (the event has callchains) */
+	struct tep_event *tp;        /* tracepoint format, when the trace field is printed */
+	uint64_t sample_period;      /* printed as the period of samples without one */
+};
+
+struct ps_ctx {
+	struct pfc_session *s;
+	struct ps_out out;
+	struct ps_evsel *ev;
+	size_t name_width;
+	/* frame id -> its line "\t<ip> <sym> (<dso>)\n", per combination of FRAME_BITS */
+	char *arena;
+	size_t arena_len, arena_cap;
+	size_t *foff[8];             /* offset + 1; 0 = not built yet */
+	uint32_t *flen[8];
+	struct tep_handle *tep;
+	struct trace_seq seq;
+	int seq_init;
+	struct pfc_tracebuf tb;
+};
+
+static int variant(unsigned fields)
+{
+	return (fields & PFC_PS_SYM ? 1 : 0) | (fields & PFC_PS_SYMOFF ? 2 : 0) | (fields & PFC_PS_DSO ? 4 : 0);
+}
+
+static int arena_add(struct ps_ctx *c, const char *s, size_t n)
+{
+	if (c->arena_len + n > c->arena_cap) {
+		size_t cap = c->arena_cap ? c->arena_cap * 2 : 1 << 16;
+		char *a;
+		while (cap < c->arena_len + n)
+			cap *= 2;
+		a = realloc(c->arena, cap);
+		if (!a)
+			return -1;
+		c->arena = a;
+		c->arena_cap = cap;
+	}
+	memcpy(c->arena + c->arena_len, s, n);
+	c->arena_len += n;
+	return 0;
+}
+
+/* The line of one unique frame, built on first use (perf's sample__fprintf_callchain). */
+static const char *frame_line(struct ps_ctx *c, uint32_t fid, unsigned fields, uint32_t *len)
+{
+	int v = variant(fields);
+	const struct pfc_frame *f = &c->s->stacks.frames[fid];
+	char tmp[40], *d;
+	size_t start = c->arena_len;
+	int ok = 0;
+
+	if (!c->foff[v]) {
+		c->foff[v] = calloc(c->s->stacks.nr_frames + 1, sizeof(size_t));
+		c->flen[v] = calloc(c->s->stacks.nr_frames + 1, sizeof(uint32_t));
+		if (!c->foff[v] || !c->flen[v])
+			return NULL;
+	}
+	if (c->foff[v][fid]) {
+		*len = c->flen[v][fid];
+		return c->arena + c->foff[v][fid] - 1;
+	}
+	/* "\t%16llx" */
+	{
+		struct ps_out o = { .buf = tmp, .cap = sizeof(tmp) };
+		putc1(&o, '\t');
+		put_x16(&o, f->addr);
+		ok = arena_add(c, tmp, o.len);
+	}
+	if (ok == 0 && (fields & PFC_PS_SYM)) {
+		ok = arena_add(c, " ", 1);
+		if (ok == 0 && f->resolved) {
+			ok = arena_add(c, pfc_intern_str(&c->s->strings, f->sym), pfc_intern_len(&c->s->strings, f->sym));
+			if (ok == 0 && (fields & PFC_PS_SYMOFF)) {
+				{
+					static const char hex[] = "0123456789abcdef";
+					uint64_t x = f->symoff;
+					d = tmp + sizeof(tmp);
+					do {
+						*--d = hex[x & 15];
+						x >>= 4;
+					} while (x);
+					*--d = 'x';
+					*--d = '0';
+					*--d = '+';
+				}
+				ok = arena_add(c, d, (size_t)(tmp + sizeof(tmp) - d));
+			}
+		} else if (ok == 0) {
+			ok = arena_add(c, "[unknown]", 9);
+		}
+	}
+	if (ok == 0 && (fields & PFC_PS_DSO)) {
+		const char *dso = f->dso ? f->dso->name : "[unknown]";
+		ok = arena_add(c, " (", 2);
+		if (ok == 0)
+			ok = arena_add(c, dso, strlen(dso));
+		if (ok == 0)
+			ok = arena_add(c, ")", 1);
+	}
+	if (ok == 0)
+		ok = arena_add(c, "\n", 1);
+	if (ok < 0 || c->arena_len - start > UINT32_MAX)
+		return NULL;
+	c->foff[v][fid] = start + 1;
+	c->flen[v][fid] = (uint32_t)(c->arena_len - start);
+	*len = c->flen[v][fid];
+	return c->arena + start;
+}
+
+/* What a sample of this event can print: a field whose data the samples lack is left out. */
+static unsigned available(const struct pfc_evsel *ev)
+{
+	uint64_t t = ev->sample_type;
+	unsigned drop = 0;
+
+	if (!(t & PERF_SAMPLE_TID))
+		drop |= PFC_PS_TID | PFC_PS_PID;
+	if (!(t & PERF_SAMPLE_TIME))
+		drop |= PFC_PS_TIME;
+	if (!(t & PERF_SAMPLE_CPU))
+		drop |= PFC_PS_CPU;
+	/* no PERF_SAMPLE_PERIOD: perf prints attr.sample_period (perf record -c) */
+	if (!(t & PERF_SAMPLE_ADDR))
+		drop |= PFC_PS_ADDR;
+	if (!(t & PERF_SAMPLE_IP))
+		drop |= PFC_PS_IP | FRAME_BITS;
+	return ~drop;
+}
+
+static const char *field_name(unsigned bit)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(field_tab) / sizeof(field_tab[0]); i++)
+		if (field_tab[i].bit == bit)
+			return field_tab[i].name;
+	return "?";
+}
+
+/*
+ * perf script's defaults (perf 6.1 builtin-script.c, output[] and
+ * perf_session__check_output_opt): comm, tid, cpu, time, event, ip, sym, symoff, dso and
+ * period for hardware and software events; comm, tid, cpu, time, event and trace for
+ * tracepoints, plus ip, sym, symoff and dso when a tracepoint has callchains.  A default
+ * field the first event of a type cannot print is dropped for the whole type.
+ */
+static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_error *err)
+{
+	struct pfc_session *s = c->s;
+	struct pfc_ps_fields uf;
+	size_t i, j, n = s->rd.nr_evsels;
+	int use_callchain = 0, tp_chain = 0;
+	unsigned warned = 0;
+	char why[160];
+
+	memset(&uf, 0, sizeof(uf));
+	if (o->fields && pfc_ps_fields_parse(o->fields, &uf, why, sizeof(why)) < 0)
+		return PFC_FAIL_NOOFF(err, USAGE, "--fields: %s", why);
+	for (i = 0; i < n; i++)
+		if (s->rd.evsels[i]->sample_type & PERF_SAMPLE_CALLCHAIN) {
+			use_callchain = 1;
+			if (s->rd.evsels[i]->attr.type == PERF_TYPE_TRACEPOINT)
+				tp_chain = 1;
+		}
+	for (i = 0; i < n; i++) {
+		const struct pfc_evsel *ev = s->rd.evsels[i];
+		int tp = ev->attr.type == PERF_TYPE_TRACEPOINT;
+		unsigned def, f;
+
+		if (tp) {
+			def = PFC_PS_COMM | PFC_PS_TID | PFC_PS_CPU | PFC_PS_TIME | PFC_PS_EVENT | PFC_PS_TRACE;
+			if (use_callchain && tp_chain)
+				def |= PFC_PS_IP | FRAME_BITS;
+		} else {
+			def = PFC_PS_COMM | PFC_PS_TID | PFC_PS_CPU | PFC_PS_TIME | PFC_PS_EVENT | PFC_PS_IP |
+			      FRAME_BITS | PFC_PS_PERIOD;
+		}
+		/* the first event of this type decides what the defaults drop */
+		for (j = 0; j < i && s->rd.evsels[j]->attr.type != ev->attr.type; j++)
+			;
+		def &= available(s->rd.evsels[j]);
+		if (!o->fields) {
+			f = def;
+		} else {
+			unsigned missing;
+			f = uf.relative ? (def | uf.add) & ~uf.del : uf.set;
+			missing = f & ~available(ev) & ~(FRAME_BITS);
+			/* perf script refuses these; the other fields are still worth printing */
+			if (missing && ev->nr_samples && s->opts->log) {
+				unsigned b;
+				for (b = 1; b <= PFC_PS_DSO; b <<= 1)
+					if ((missing & b) && !(warned & b)) {
+						fprintf(s->opts->log, "perfconv: '%s': samples of '%s' have no %s: the %s field "
+							"is left out (perf script refuses it)\n", s->opts->input,
+							pfc_session_evsel_name(s, i), field_name(b), field_name(b));
+						warned |= b;
+					}
+			}
+			f &= available(ev);
+		}
+		if (!tp)
+			f &= ~PFC_PS_TRACE;
+		if (!(f & PFC_PS_IP))
+			f &= ~FRAME_BITS;
+		c->ev[i].fields = f;
+		c->ev[i].sample_period = ev->attr.sample_period;
+		c->ev[i].chain = use_callchain && (ev->sample_type & PERF_SAMPLE_CALLCHAIN);
+		c->ev[i].wide_comm = !((f & PFC_PS_IP) && c->ev[i].chain);
+	}
+	return 0;
+}
+
+static int setup_trace(struct ps_ctx *c, struct pfc_error *err)
+{
+	struct pfc_session *s = c->s;
+	size_t i;
+	int need = 0, ret;
+
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if ((c->ev[i].fields & PFC_PS_TRACE) && s->rd.evsels[i]->nr_samples)
+			need = 1;
+	if (!need)
+		return 0;
+	ret = pfc_tracedata_parse(s->rd.tracing_data.data, s->rd.tracing_data.size, s->rd.tracing_data_offset,
+				  &c->tep, err);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (c->ev[i].fields & PFC_PS_TRACE)
+			c->ev[i].tp = pfc_tracedata_event(c->tep, s->rd.evsels[i]->attr.config);
+	trace_seq_init(&c->seq);
+	c->seq_init = 1;
+	return 0;
+}
+
+/* One sample, as perf 6.1's process_event prints it. */
+static int write_sample(struct ps_ctx *c, const struct pfc_srec *r)
+{
+	struct pfc_session *s = c->s;
+	struct ps_out *o = &c->out;
+	const struct pfc_stack *st = &s->stacks.stacks[r->stack];
+	const struct ps_evsel *pe = &c->ev[st->evsel];
+	unsigned f = pe->fields;
+	const char *comm = pfc_intern_str(&s->strings, st->comm);
+	size_t comm_len = pfc_intern_len(&s->strings, st->comm);
+	const char *name = pfc_session_evsel_name(s, st->evsel);
+	size_t name_len = strlen(name), k;
+
+	if (out_need(o, comm_len + name_len + c->name_width + 160) < 0)
+		return -1;
+	if (f & PFC_PS_COMM) {
+		if (pe->wide_comm && comm_len < 16)
+			pad(o, 16 - comm_len);
+		put(o, comm, comm_len);
+		putc1(o, ' ');
+	}
+	if ((f & PFC_PS_PID) && (f & PFC_PS_TID)) {
+		put_d(o, st->pid, 5, 0);
+		putc1(o, '/');
+		put_d(o, st->tid, 5, 1);
+		putc1(o, ' ');
+	} else if (f & (PFC_PS_PID | PFC_PS_TID)) {
+		put_d(o, f & PFC_PS_PID ? st->pid : st->tid, 5, 0);
+		putc1(o, ' ');
+	}
+	if (f & PFC_PS_CPU) {
+		putc1(o, '[');
+		if (r->cpu < 100)
+			putc1(o, '0');
+		if (r->cpu < 10)
+			putc1(o, '0');
+		put_u(o, r->cpu, 0);
+		put(o, "] ", 2);
+	}
+	if (f & PFC_PS_TIME) {
+		/* "%12s: " of "%lu.%06lu" (microseconds, truncated) */
+		uint64_t us = r->time / 1000, sec = us / 1000000;
+		char tmp[32], *e = tmp + sizeof(tmp), *p;
+		us -= sec * 1000000;
+		for (k = 0; k < 6; k++) {
+			*--e = (char)('0' + us % 10);
+			us /= 10;
+		}
+		*--e = '.';
+		p = udigits(e, sec);
+		k = (size_t)(tmp + sizeof(tmp) - p);
+		if (k < 12)
+			pad(o, 12 - k);
+		put(o, p, k);
+		put(o, ": ", 2);
+	}
+	if (f & PFC_PS_PERIOD) {
+		put_u(o, r->flags & PFC_S_HAS_PERIOD ? r->period : pe->sample_period, 10);
+		putc1(o, ' ');
+	}
+	if (f & PFC_PS_EVENT) {
+		if (name_len < c->name_width)
+			pad(o, c->name_width - name_len);
+		put(o, name, name_len);
+		put(o, ": ", 2);
+	}
+	if ((f & PFC_PS_TRACE) && r->raw_len && pe->tp) {
+		trace_seq_reset(&c->seq);
+		if (pfc_tracedata_print(pe->tp, r->cpu == UINT32_MAX ? -1 : (int)r->cpu, s->raw_data + r->raw_off,
+					r->raw_len, &c->seq, &c->tb) < 0)
+			return -1;
+		if (c->seq.state != TRACE_SEQ__GOOD)
+			return -1;
+		if (out_need(o, c->seq.len + 64) < 0)
+			return -1;
+		put(o, c->seq.buffer, c->seq.len);
+	}
+	if (f & PFC_PS_ADDR)
+		put_x16(o, r->addr);
+	if (f & PFC_PS_IP) {
+		const uint32_t *ids = s->stacks.frame_ids + st->first;
+		uint32_t len, i;
+		const char *line;
+
+		if (pe->chain) {
+			putc1(o, '\n');
+			for (i = 0; i < st->nr; i++) {
+				if (!(line = frame_line(c, ids[i], f, &len)) || out_need(o, len + 2) < 0)
+					return -1;
+				put(o, line, len);
+			}
+		} else {
+			putc1(o, ' ');
+			put_x16(o, r->ip);
+			if (st->nr) {
+				/* the frame's line after its tab and address, less its newline */
+				if (!(line = frame_line(c, ids[0], f, &len)) || out_need(o, len + 2) < 0)
+					return -1;
+				put(o, line + 17, len - 18);
+			}
+		}
+	}
+	putc1(o, '\n');
+	return 0;
+}
+
+static int ps_write(FILE *fp, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+{
+	struct ps_ctx c;
+	size_t i;
+	int ret = 0, v;
+
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.out.fp = fp;
+	c.ev = calloc(s->rd.nr_evsels + 1, sizeof(*c.ev));
+	c.out.cap = 1 << 18;
+	c.out.buf = malloc(c.out.cap);
+	if (!c.ev || !c.out.buf) {
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "perf-script output");
+		goto out;
+	}
+	if ((ret = set_fields(&c, o, err)) < 0 || (ret = setup_trace(&c, err)) < 0)
+		goto out;
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		size_t l = strlen(pfc_session_evsel_name(s, i));
+		if (l > c.name_width)
+			c.name_width = l;
+	}
+	if (o->gzip) {
+		int fd;
+		fflush(fp);
+		fd = dup(fileno(fp));
+		if (fd < 0 || !(c.out.gz = gzdopen(fd, "wb"))) {
+			if (fd >= 0)
+				close(fd);
+			ret = PFC_FAIL_NOOFF(err, WRITE, "cannot start gzip output");
+			goto out;
+		}
+	}
+	for (i = 0; i < s->nr_stream; i++) {
+		if (write_sample(&c, &s->stream[i]) < 0) {
+			ret = PFC_FAIL_NOOFF(err, NOMEM, "perf-script output");
+			goto out;
+		}
+		if (c.out.failed)
+			break;
+	}
+	out_flush(&c.out);
+out:
+	if (c.out.gz) {
+		if (gzclose(c.out.gz) != Z_OK)
+			c.out.failed = 1;
+	}
+	if (ret == 0 && c.out.failed)
+		ret = PFC_FAIL_NOOFF(err, WRITE, "writing the perf-script text failed");
+	for (v = 0; v < 8; v++) {
+		free(c.foff[v]);
+		free(c.flen[v]);
+	}
+	free(c.arena);
+	free(c.ev);
+	free(c.out.buf);
+	if (c.seq_init)
+		trace_seq_destroy(&c.seq);
+	pfc_tracebuf_free(&c.tb);
+	pfc_tracedata_free(c.tep);
+	return ret;
+}
+
+static const char *const ps_suffixes[] = { ".perf.txt", ".perf-script", ".perf.txt.gz", NULL };
+
+const struct pfc_writer pfc_writer_perf_script = {
+	.name = "perf-script",
+	.suffixes = ps_suffixes,
+	.needs = PFC_NEED_STREAM,
+	.write = ps_write,
+};

@@ -1,0 +1,18 @@
+/*
+ * speedscope.h - the parts of speedscope.c exposed for unit tests: the JSON string
+ * escaper, which turns any bytes (frame names from hostile input) into valid UTF-8 JSON.
+ */
+#ifndef PFC_SPEEDSCOPE_H
+#define PFC_SPEEDSCOPE_H
+
+#include <stddef.h>
+#include "converter/strbuf.h"
+
+/* Appends s[0..n) to out as a JSON string literal, quotes included.  Quotes, backslashes
+ * and control bytes are escaped, U+2028/U+2029 too (so the text is also valid
+ * JavaScript); every byte that is not part of a well-formed UTF-8 sequence (stray
+ * continuation bytes, overlong forms, surrogates, code points above U+10FFFF, cut
+ * sequences) becomes U+FFFD. */
+void pfc_json_string(struct pfc_sb *out, const char *s, size_t n);
+
+#endif

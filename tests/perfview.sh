@@ -1,0 +1,344 @@
+#!/usr/bin/env bash
+# tests/perfview.sh - the PerfView .trace.zip writer on every fixture.  For each one:
+#   trace.zip-entries  the archive holds exactly NAME.trace/, NAME.trace/perf.data.txt, the perf maps
+#                      and jitdumps of JIT frames, and NAME.trace/perfcollect.log, in that order;
+#   trace.zip-unzip    `unzip -t` passes, and zipinfo shows Unix attributes (drwxr-xr-x for the folder,
+#                      -rw-r--r-- for files, made on "unx") and deflate for files;
+#   trace.zip-fold     perf.data.txt read with PerfView's grammar (tests/perfview_check.py, old and new
+#                      PerfView alike) and summed into folded stacks equals perfconv's folded output,
+#                      with and without --tid: same frames, same counts;
+#   trace.zip-perfscript  perf.data.txt has perf's own samples, header fields and frame lines
+#                      (expected/perf-script*.txt, from perf 6.1);
+# plus the log, determinism, --include-perf-data, stdout and bad-input cases, and
+#   trace.zip-perfview  PerfView's own parser (TraceEvent, tests/interop/perfview) reads each archive:
+#                      its samples, frames, thread and process frames folded equal perfconv's folded
+#                      output, and its CPU stack view loads every sample but the last of each CPU.
+#                      Skipped when dotnet is missing or the TraceEvent package cannot be restored.
+#
+# Run by tests/run.sh; prints "ok    NAME", "FAIL  NAME: why", "skip  NAME: why" or "xfail NAME: why".
+#   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases containing one of the words
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PERFCONV=${PERFCONV:-./perfconv}
+case $PERFCONV in
+*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
+esac
+FIX=${FIXTURES:-fixtures}
+ROOT=$FIX/root
+CHECK=$top/tests/perfview_check.py
+# Debian's python3 when there is one: a version manager's shim costs seconds a call
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+read -r -a filters <<<"${FILTERS-}"
+
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case $1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+ok() { echo "ok    $1"; }
+skip() { echo "skip  $1: $2"; }
+xfail() { echo "xfail $1: $2"; }
+fail() {
+	echo "FAIL  $1: $2"
+	if [ -n "${3-}" ] && [ -s "$3" ]; then
+		head -n 12 "$3" | sed 's/^/      | /'
+	fi
+}
+expected() {
+	if [ -f "$1" ]; then cat "$1"; elif [ -f "$1.xz" ]; then xz -dc "$1.xz"; else return 1; fi
+}
+
+if [ ! -x "$PERFCONV" ]; then
+	echo "FAIL  trace.zip: '$PERFCONV' is not an executable file"
+	exit 0
+fi
+for tool in python3 unzip zipinfo; do
+	if ! command -v $tool >/dev/null 2>&1; then
+		skip trace.zip "$tool is not installed (scripts/install-deps.sh --test installs it)"
+		exit 0
+	fi
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-pv.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+export HOME=$TMP/home # no build-id cache of this machine
+mkdir -p "$HOME"
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+
+# the jitdump perf inject used, where perfconv looks for it (--map-dir)
+if [ -f "$FIX/node-jitdump/jit-15218.dump.xz" ]; then
+	mkdir -p "$TMP/jitmaps"
+	xz -dc "$FIX/node-jitdump/jit-15218.dump.xz" >"$TMP/jitmaps/jit-15218.dump"
+fi
+
+fixtures=()
+declare -A fxargs
+for dir in "$FIX"/*/; do
+	dir=${dir%/}
+	fx=$(basename "$dir")
+	exp=$dir/expected
+	[ -d "$exp" ] || continue
+	sel=0
+	for c in entries unzip fold fold-tid perfscript perfview; do selected "$fx/trace.zip-$c" && sel=1; done
+	[ $sel = 1 ] || continue
+	if [ -f "$dir/pipe.data" ]; then
+		in=$dir/pipe.data
+	elif [ -f "$dir/perf.jit.data" ]; then
+		in=$dir/perf.jit.data
+	else
+		in=$dir/perf.data
+	fi
+	args=(-i "$in" "${S[@]}")
+	entries=("$fx.trace/" "$fx.trace/perf.data.txt")
+	if [ -d "$dir/maps" ]; then
+		args+=(--map-dir "$dir/maps")
+		for m in "$dir"/maps/perf-*.map; do entries+=("$fx.trace/$(basename "$m")"); done
+	fi
+	if [ "$fx" = node-jitdump ] && [ -f "$TMP/jitmaps/jit-15218.dump" ]; then
+		args+=(--map-dir "$TMP/jitmaps")
+		entries+=("$fx.trace/jit-15218.dump")
+	fi
+	entries+=("$fx.trace/perfcollect.log")
+	d=$TMP/$fx
+	fixtures+=("$fx")
+	mkdir -p "$d"
+	zip=$d/$fx.trace.zip
+	fxargs[$fx]="${args[*]}"
+	"$PERFCONV" -q "${args[@]}" -o "$zip" >"$d/out" 2>"$d/err"
+	rc=$?
+	if [ $rc != 0 ] || [ ! -s "$zip" ]; then
+		fail "$fx/trace.zip" "exit status $rc, no archive" "$d/err"
+		continue
+	fi
+
+	# entries
+	if selected "$fx/trace.zip-entries"; then
+		zipinfo -1 "$zip" >"$d/entries" 2>&1
+		printf '%s\n' "${entries[@]}" >"$d/want"
+		if diff -u "$d/want" "$d/entries" >"$d/diff"; then
+			ok "$fx/trace.zip-entries"
+		else
+			fail "$fx/trace.zip-entries" "entry list differs" "$d/diff"
+		fi
+	fi
+
+	# archive integrity and Unix attributes
+	if selected "$fx/trace.zip-unzip"; then
+		if ! unzip -t "$zip" >"$d/unzip" 2>&1; then
+			fail "$fx/trace.zip-unzip" "unzip -t failed" "$d/unzip"
+		elif ! zipinfo "$zip" | awk '
+			/^d/ { if ($1 != "drwxr-xr-x" || $3 != "unx" || $6 != "stor") bad = 1; n++ }
+			/^-/ { if ($1 != "-rw-r--r--" || $3 != "unx" || $6 != "defN") bad = 1; n++ }
+			END { exit bad || n < 3 }' >/dev/null; then
+			zipinfo "$zip" >"$d/zipinfo" 2>&1
+			fail "$fx/trace.zip-unzip" "zipinfo does not show unx -rw-r--r--/drwxr-xr-x entries" "$d/zipinfo"
+		else
+			ok "$fx/trace.zip-unzip"
+		fi
+	fi
+
+	# perf.data.txt by value, through PerfView's grammar
+	for opt in "" --tid; do
+		name=$fx/trace.zip-fold${opt:+-tid}
+		selected "$name" || continue
+		"$PERFCONV" -q "${args[@]}" $opt -o "$d/ref.folded" 2>"$d/err"
+		if ! "$PY" "$CHECK" fold "$zip" $opt >"$d/pv.folded" 2>"$d/err"; then
+			fail "$name" "PerfView's grammar does not read perf.data.txt" "$d/err"
+		elif diff -u "$d/ref.folded" "$d/pv.folded" --label "perfconv folded" --label "perf.data.txt via PerfView's grammar" >"$d/diff"; then
+			ok "$name"
+		else
+			fail "$name" "samples of perf.data.txt differ from the folded output" "$d/diff"
+		fi
+	done
+
+	# against perf's own text
+	if selected "$fx/trace.zip-perfscript"; then
+		ref=
+		for f in perf-script perf-script-nocpu perf-script-nocpu-notime; do
+			if expected "$exp/$f.txt" >"$d/perf.txt" 2>/dev/null; then
+				ref=$f
+				break
+			fi
+		done
+		if [ -z "$ref" ]; then
+			skip "$fx/trace.zip-perfscript" "no expected/perf-script*.txt"
+		elif "$PY" "$CHECK" perfscript "$zip" "$d/perf.txt" >"$d/out" 2>"$d/err"; then
+			ok "$fx/trace.zip-perfscript"
+		elif [ "$fx" = dwarf-callgraph ]; then
+			xfail "$fx/trace.zip-perfscript" "user stacks need DWARF unwinding"
+		else
+			fail "$fx/trace.zip-perfscript" "perf.data.txt differs from $ref.txt" "$d/err"
+		fi
+	fi
+done
+
+# The log: what was done, and the cpu warning exactly when samples have no cpu.
+if selected trace.zip-log; then
+	d=$TMP/log
+	mkdir -p "$d"
+	"$PERFCONV" -q -i "$FIX/fp-callgraph/perf.data" "${S[@]}" -o "$d/nocpu.trace.zip" 2>"$d/err"
+	"$PERFCONV" -q -i "$FIX/cpu-sample-cpu/perf.data" "${S[@]}" -o "$d/cpu.trace.zip" 2>>"$d/err"
+	unzip -p "$d/nocpu.trace.zip" nocpu.trace/perfcollect.log >"$d/nocpu.log" 2>>"$d/err"
+	unzip -p "$d/cpu.trace.zip" cpu.trace/perfcollect.log >"$d/cpu.log" 2>>"$d/err"
+	n=$(expected "$FIX/fp-callgraph/expected/stats.txt" | awk '/SAMPLE events:/ { print $NF }')
+	why=
+	grep -q '^perfconv [0-9]' "$d/nocpu.log" || why="no version line"
+	grep -q "^Command line: .*-o $d/nocpu.trace.zip" "$d/nocpu.log" || why="${why:+$why; }no command line"
+	grep -q "^Input: $FIX/fp-callgraph/perf.data " "$d/nocpu.log" || why="${why:+$why; }no input line"
+	grep -q "^Samples: $n read, $n written" "$d/nocpu.log" || why="${why:+$why; }no sample count $n"
+	grep -q '^Event: cpu-clock' "$d/nocpu.log" || why="${why:+$why; }no event line"
+	grep -q 'symbols' "$d/nocpu.log" || why="${why:+$why; }no symbol sources"
+	grep -q '^Unresolved frames' "$d/nocpu.log" || why="${why:+$why; }no unresolved counts"
+	grep -q 'no cpu field: PerfView will weight' "$d/nocpu.log" || why="${why:+$why; }no cpu warning without cpu"
+	grep -q 'no cpu field' "$d/cpu.log" && why="${why:+$why; }cpu warning although samples have a cpu"
+	grep -q '^Fields: comm,pid,tid,cpu,time' "$d/cpu.log" || why="${why:+$why; }cpu missing from the fields"
+	if [ -z "$why" ]; then ok trace.zip-log; else fail trace.zip-log "$why" "$d/nocpu.log"; fi
+fi
+
+# The same input gives the same bytes (entry times come from the recording, not the clock).
+if selected trace.zip-deterministic; then
+	d=$TMP/det
+	mkdir -p "$d/a" "$d/b"
+	cp "$FIX/mono-jitmap/perf.data" "$d/in.data"
+	touch -d '2024-05-06 07:08:10 UTC' "$d/in.data"
+	a=(-q -i "$d/in.data" "${S[@]}" --map-dir "$FIX/mono-jitmap/maps")
+	(cd "$d/a" && "$PERFCONV" "${a[@]}" -o x.trace.zip) 2>"$d/err"
+	sleep 1
+	(cd "$d/b" && "$PERFCONV" "${a[@]}" -o x.trace.zip) 2>>"$d/err"
+	if ! cmp -s "$d/a/x.trace.zip" "$d/b/x.trace.zip"; then
+		fail trace.zip-deterministic "two conversions of the same input differ" "$d/err"
+	elif ! zipinfo -T "$d/a/x.trace.zip" | grep -q ' 20240506\.070810 x.trace/perf.data.txt$'; then
+		zipinfo -T "$d/a/x.trace.zip" >"$d/zi"
+		fail trace.zip-deterministic "entry times are not the recording's (2024-05-06 07:08:10)" "$d/zi"
+	else
+		ok trace.zip-deterministic
+	fi
+fi
+
+# --include-perf-data adds the recording byte for byte; with stdin it is an error.
+if selected trace.zip-include-perf-data; then
+	d=$TMP/inc
+	mkdir -p "$d"
+	in=$FIX/fp-callgraph/perf.data
+	"$PERFCONV" -q -i "$in" "${S[@]}" --include-perf-data -o "$d/x.trace.zip" 2>"$d/err"
+	rc=$?
+	if [ $rc != 0 ]; then
+		fail trace.zip-include-perf-data "exit status $rc" "$d/err"
+	elif ! unzip -p "$d/x.trace.zip" x.trace/perf.data | cmp -s - "$in"; then
+		fail trace.zip-include-perf-data "x.trace/perf.data is not the recording"
+	elif [ "$(zipinfo -1 "$d/x.trace.zip" | tr '\n' ' ')" != "x.trace/ x.trace/perf.data.txt x.trace/perf.data x.trace/perfcollect.log " ]; then
+		zipinfo -1 "$d/x.trace.zip" >"$d/l"
+		fail trace.zip-include-perf-data "entries" "$d/l"
+	else
+		ok trace.zip-include-perf-data
+	fi
+	cat "$FIX/pipe-mode/pipe.data" | "$PERFCONV" -q -i - "${S[@]}" --include-perf-data -o "$d/y.trace.zip" 2>"$d/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q 'include-perf-data' "$d/err" && [ -z "$(ls "$d" | grep '^y\.')" ]; then
+		ok trace.zip-include-perf-data-stdin
+	else
+		fail trace.zip-include-perf-data-stdin "want exit 1, a message and no output file; got $rc" "$d/err"
+	fi
+fi
+
+# -f trace.zip to a pipe: the archive is complete, its folder named after the input.
+if selected trace.zip-stdout; then
+	d=$TMP/stdout
+	mkdir -p "$d"
+	"$PERFCONV" -q -i "$FIX/fp-callgraph/perf.data" "${S[@]}" -f trace.zip -o - 2>"$d/err" | cat >"$d/out.zip"
+	if unzip -t "$d/out.zip" >"$d/t" 2>&1 && [ "$(zipinfo -1 "$d/out.zip" | head -1)" = "perf.trace/" ] &&
+		"$PY" "$CHECK" fold "$d/out.zip" >/dev/null 2>>"$d/err"; then
+		ok trace.zip-stdout
+	else
+		cat "$d/t" >>"$d/err"
+		fail trace.zip-stdout "the archive written to a pipe is not valid" "$d/err"
+	fi
+fi
+
+# Bad input: a clear error naming the file and the offset, no archive left behind.
+if selected trace.zip-bad-input; then
+	d=$TMP/bad
+	mkdir -p "$d/out"
+	head -c 70000 "$FIX/fp-callgraph/perf.data" >"$d/cut.data"
+	"$PERFCONV" -q -i "$d/cut.data" "${S[@]}" -o "$d/out/x.trace.zip" 2>"$d/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "cut.data.*offset" "$d/err" && [ -z "$(ls -A "$d/out")" ]; then
+		ok trace.zip-bad-input
+	else
+		fail trace.zip-bad-input "want exit 1, the file and offset named, no file left; got $rc, $(ls -A "$d/out")" "$d/err"
+	fi
+fi
+
+# PerfView's own parser on every archive made above (fixture paths have no spaces: fxargs splits).
+interop() {
+	local name=trace.zip-perfview proj=$top/tests/interop/perfview
+	if ! command -v dotnet >/dev/null 2>&1; then
+		skip "$name" "dotnet is not installed"
+		return
+	fi
+	local hash out log=$TMP/interop.log
+	hash=$(cat "$proj/PerfViewCheck.csproj" "$proj/Program.cs" | sha256sum | cut -c1-16)
+	out=$proj/.build/$hash
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	if [ ! -f "$out/PerfViewCheck.dll" ]; then
+		# packages are cached in tests/interop/perfview/.nuget: once restored, no network is needed
+		if ! (cd "$proj" && timeout 300 dotnet restore --packages .nuget) >"$log" 2>&1; then
+			skip "$name" "cannot restore Microsoft.Diagnostics.Tracing.TraceEvent (no NuGet registry?): $(grep -m1 -iE 'error|unable' "$log" | cut -c1-120)"
+			return
+		fi
+		if ! (cd "$proj" && timeout 600 dotnet build -c Release --no-restore -o "$out") >>"$log" 2>&1; then
+			fail "$name" "tests/interop/perfview does not build" "$log"
+			return
+		fi
+	fi
+	local fx d mode want got events cpus ss
+	for fx in "${fixtures[@]}"; do
+		selected "$fx/$name" || continue
+		d=$TMP/$fx
+		[ -f "$d/$fx.trace.zip" ] || continue
+		mode=names
+		# perf-map and jitted frames: PerfView rewrites their names (module from the text), so only
+		# the number of frames is compared
+		case " ${fxargs[$fx]} " in *" --map-dir "*) mode=depth ;; esac
+		# shellcheck disable=SC2086
+		"$PERFCONV" -q ${fxargs[$fx]} --tid -o "$d/tid.folded" 2>"$d/err"
+		# PerfView strips the brackets of "([vdso])": stackcollapse's [[vdso]] is PerfView's [vdso]
+		if [ $mode = names ]; then
+			sed 's/\[\[\([^];]*\)\]\]/[\1]/g' "$d/tid.folded"
+		else
+			awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); k = f[1]; for (i = 2; i <= n; i++) k = k ";f"; s[k] += w }
+			     END { for (k in s) print k, s[k] }' "$d/tid.folded" | sort
+		fi >"$d/pv-want.folded"
+		if ! dotnet "$out/PerfViewCheck.dll" "$d/$fx.trace.zip" $mode "$d/pv-got.folded" >"$d/pv.out" 2>"$d/pv.err"; then
+			fail "$fx/$name" "TraceEvent did not read the archive" "$d/pv.err"
+			continue
+		fi
+		if ! diff -u "$d/pv-want.folded" "$d/pv-got.folded" --label "perfconv --tid" --label "TraceEvent ($mode)" >"$d/diff"; then
+			fail "$fx/$name" "PerfView's samples differ from the folded output" "$d/diff"
+			continue
+		fi
+		read -r events cpus ss _ < <(sed 's/[a-z]*=//g' "$d/pv.out")
+		want=$(unzip -p "$d/$fx.trace.zip" "$fx.trace/perfcollect.log" | sed -n 's/^Samples: [0-9]* read, \([0-9]*\) written.*/\1/p')
+		if [ "$events" != "$want" ]; then
+			fail "$fx/$name" "TraceEvent read $events samples, perfconv wrote $want"
+		elif ! grep -q ' sched:' "$d/pv-got.folded" 2>/dev/null && ! unzip -p "$d/$fx.trace.zip" "$fx.trace/perf.data.txt" | grep -q -m1 ' sched:' &&
+			[ "$ss" != $((events - cpus)) ]; then
+			fail "$fx/$name" "the CPU stack view has $ss samples, not $events less one per CPU ($cpus)" "$d/pv.out"
+		else
+			ok "$fx/$name ($(cat "$d/pv.out"))"
+		fi
+	done
+}
+for fx in "${fixtures[@]}"; do
+	if selected "$fx/trace.zip-perfview"; then
+		interop
+		break
+	fi
+done

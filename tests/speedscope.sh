@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# tests/speedscope.sh - the speedscope writer against speedscope itself.
+#
+#   speedscope/FIXTURE/valid       every fixture converts to FILE.speedscope.json, which is UTF-8
+#                                  JSON, validates against the schema shipped in the npm package
+#                                  speedscope (ajv), passes the importer's semantic checks, and has
+#                                  per thread the total weight of perf's folded --tid output
+#                                  (expected/folded-tid.txt): tests/speedscope/check.cjs
+#   speedscope/FIXTURE/by-process  the same with --speedscope-by process (and -f speedscope): one
+#                                  profile per process, each the sum of its threads
+#   speedscope/multi-event/task-clock, speedscope/stdin, speedscope/deterministic,
+#   speedscope/hostile-names       --event, a pipe on stdin, the same bytes from the same input,
+#                                  frame names with quotes, control bytes and invalid UTF-8
+#   speedscope/bad-by, speedscope/unknown-event, speedscope/truncated   errors: exit status,
+#                                  message, no file left behind
+#   speedscope/app/NAME            the speedscope app (npm package) in headless Debian chromium
+#                                  loads the file and shows what it holds: tests/speedscope/app.cjs;
+#                                  its screenshot is kept in tests/out/
+#
+# The npm packages (tests/npm/package.json, exact versions) are installed with `npm ci` into
+# tests/npm/node_modules on first use.  Without node/npm, or when the install fails, the cases
+# that need them are skipped with a message; without chromium (scripts/install-deps.sh --test)
+# the app cases are.  Run by tests/run.sh; prints its lines ("ok", "FAIL", "skip").
+#
+#   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases whose name has a word
+#   CHROMIUM=/usr/bin/chromium   the browser;  SPEEDSCOPE_SHOTS=dir  where screenshots go
+#   SPEEDSCOPE_APP=0     skip the app cases (they take about 10 to 30 s)
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PERFCONV=${PERFCONV:-./perfconv}
+case $PERFCONV in
+*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
+esac
+FIX=${FIXTURES:-fixtures}
+ROOT=$FIX/root
+NPM_DIR=$top/tests/npm
+NM=$NPM_DIR/node_modules
+SHOTS=${SPEEDSCOPE_SHOTS:-$top/tests/out}
+export CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+read -r -a filters <<<"${FILTERS:-}"
+
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case $1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+pass() { echo "ok    $1${2:+ ($2)}"; }
+skip() { echo "skip  $1: $2"; }
+fail() {
+	echo "FAIL  $1: $2"
+	if [ -n "${3-}" ] && [ -s "$3" ]; then
+		head -n 20 "$3" | sed 's/^/      | /'
+		[ "$(wc -l <"$3")" -le 20 ] || echo "      | ..."
+	fi
+}
+
+if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
+	fail speedscope "'$PERFCONV' is not an executable file"
+	exit 0
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-speedscope.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+export HOME=$TMP/home
+mkdir -p "$HOME"
+
+# The npm packages: installed once, again when package-lock.json changes.
+tools=
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	tools="node and npm are needed (the machine's Node.js)"
+elif [ ! -f "$NM/.package-lock.json" ] || [ "$NPM_DIR/package-lock.json" -nt "$NM/.package-lock.json" ]; then
+	if ! (cd "$NPM_DIR" && npm ci --no-audit --no-fund --ignore-scripts) >"$TMP/npm.log" 2>&1 ||
+		[ ! -f "$NM/speedscope/dist/release/file-format-schema.json" ]; then
+		tools="'npm ci' in tests/npm failed: $(grep -m1 -i 'err' "$TMP/npm.log")"
+		rm -rf "$NM"
+	fi
+fi
+
+# run_pc DIR ARGS...: perfconv with stdout, stderr in DIR/out, DIR/err and the status in $rc.
+run_pc() {
+	local d=$1
+	shift
+	rm -rf "$d"
+	mkdir -p "$d"
+	"$PERFCONV" "$@" >"$d/out" 2>"$d/err" </dev/null
+	rc=$?
+}
+
+# check NAME FILE ARGS...: queue FILE (a conversion that exited $rc) for tests/speedscope/check.cjs,
+# which checks every queued file in one node process (run_checks).
+: >"$TMP/jobs"
+check() {
+	local name=$1 file=$2
+	shift 2
+	if [ "$rc" != 0 ] || [ ! -s "$file" ]; then
+		fail "$name" "exit status $rc, output $([ -s "$file" ] && echo written || echo missing)" "$TMP/case/err"
+	elif [ -n "$tools" ]; then
+		skip "$name" "$tools"
+	else
+		(IFS=$'\t' && echo "$name"$'\t'"$file"$'\t'"$*") >>"$TMP/jobs"
+	fi
+}
+run_checks() {
+	[ -s "$TMP/jobs" ] || return 0
+	node tests/speedscope/check.cjs "$NM" --batch "$TMP/jobs" 2>&1 ||
+		fail speedscope/check "tests/speedscope/check.cjs exited with status $?"
+	: >"$TMP/jobs"
+}
+
+# ---------------------------------------------------------------------------------------------------
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+C=$TMP/case
+for dir in "$FIX"/*/; do
+	dir=${dir%/}
+	fx=$(basename "$dir")
+	exp=$dir/expected
+	[ -d "$exp" ] || continue
+	if [ -f "$dir/pipe.data" ]; then
+		in=$dir/pipe.data
+	elif [ -f "$dir/perf.jit.data" ]; then
+		in=$dir/perf.jit.data
+	else
+		in=$dir/perf.data
+	fi
+	args=(-i "$in" "${S[@]}")
+	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
+	# cpu-clock and task-clock periods are nanoseconds; other events count
+	unit=none
+	grep -m1 '^# event : name = ' "$exp/header.txt" | grep -qE 'name = (cpu|task)-clock' && unit=nanoseconds
+	# stackcollapse-perf.pl sums periods, except when perf script prints no time: then it counts
+	# samples, and perf script's own periods are the reference
+	folded=()
+	if [ -f "$exp/perf-script-nocpu-notime.txt.xz" ]; then
+		xz -dc "$exp/perf-script-nocpu-notime.txt.xz" >"$TMP/$fx.script.txt"
+		folded+=(--script "$TMP/$fx.script.txt")
+	else
+		[ -f "$exp/folded-tid.txt" ] && folded+=(--folded-tid "$exp/folded-tid.txt")
+		[ -f "$exp/folded.txt" ] && folded+=(--folded "$exp/folded.txt")
+	fi
+
+	if selected "speedscope/$fx/valid" || selected "speedscope/$fx/by-process"; then
+		run_pc "$C" -q "${args[@]}" -o "$TMP/$fx.speedscope.json"
+		selected "speedscope/$fx/valid" &&
+			check "speedscope/$fx/valid" "$TMP/$fx.speedscope.json" --name "$(basename "$in")" --unit "$unit" "${folded[@]}"
+		if selected "speedscope/$fx/by-process"; then
+			[ -s "$TMP/$fx.speedscope.json" ] || run_pc "$C" -q "${args[@]}" -o "$TMP/$fx.speedscope.json"
+			run_pc "$C" -q "${args[@]}" -f speedscope --speedscope-by process -o "$TMP/$fx.process.json"
+			check "speedscope/$fx/by-process" "$TMP/$fx.process.json" --by process --unit "$unit" \
+				--threads-of "$TMP/$fx.speedscope.json"
+		fi
+	fi
+	if [ -f "$exp/folded-task-clock.txt" ] && selected "speedscope/$fx/task-clock"; then
+		run_pc "$C" -q "${args[@]}" --event task-clock -o "$TMP/$fx.task.speedscope.json"
+		check "speedscope/$fx/task-clock" "$TMP/$fx.task.speedscope.json" --unit nanoseconds \
+			--folded "$exp/folded-task-clock.txt"
+	fi
+done
+
+# A pipe-mode stream on stdin, written to stdout: the name is "stdin".
+PM=$FIX/pipe-mode
+if selected speedscope/stdin && [ -f "$PM/pipe.data" ]; then
+	rm -rf "$C" && mkdir -p "$C"
+	cat "$PM/pipe.data" | "$PERFCONV" -q -i - "${S[@]}" -f speedscope -o - >"$TMP/stdin.json" 2>"$C/err"
+	rc=$?
+	check speedscope/stdin "$TMP/stdin.json" --name stdin --folded-tid "$PM/expected/folded-tid.txt"
+fi
+
+# The same input gives the same bytes, whatever path names it and wherever the output goes.
+if selected speedscope/deterministic; then
+	why=
+	for fx in mt-threads cpu-systemwide; do
+		run_pc "$C" -q -i "$FIX/$fx/perf.data" "${S[@]}" -o "$TMP/a.speedscope.json"
+		cp "$FIX/$fx/perf.data" "$TMP/perf.data"
+		run_pc "$C" -q -i "$TMP/perf.data" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms" -f speedscope -o -
+		if [ ! -s "$TMP/a.speedscope.json" ] || ! cmp -s "$TMP/a.speedscope.json" "$C/out"; then
+			why="$fx: two conversions differ"
+			break
+		fi
+	done
+	if [ -z "$why" ]; then pass speedscope/deterministic; else fail speedscope/deterministic "$why"; fi
+fi
+
+# Frame names are untrusted bytes: a perf map whose names hold quotes, backslashes, control bytes,
+# invalid UTF-8 and U+2028 must still give valid UTF-8 JSON, with each bad byte as U+FFFD.
+NB=$FIX/node-perf-basic-prof
+if [ -d "$NB/maps" ] && { selected speedscope/hostile-names || selected speedscope/app/hostile-names; }; then
+	mkdir -p "$TMP/maps"
+	for m in "$NB"/maps/*.map; do
+		# "START SIZE name" -> "START SIZE name" + the suffix (on every line: the sampled ones get it)
+		python3 - "$m" "$TMP/maps/$(basename "$m")" <<'EOF'
+import sys
+suffix = b' "q" back\\slash \x01\x1f tab\t bad\xff\xc3( caf\xc3\xa9 \xe2\x80\xa8 end'
+with open(sys.argv[1], "rb") as f, open(sys.argv[2], "wb") as o:
+    for line in f:
+        o.write(line.rstrip(b"\n") + suffix + b"\n")
+EOF
+	done
+	run_pc "$C" -q -i "$NB/perf.data" "${S[@]}" --map-dir "$TMP/maps" -o "$TMP/hostile.speedscope.json"
+	if selected speedscope/hostile-names; then
+		# the suffix as it must read: each bad byte one U+FFFD, the rest as it was
+		want=$(printf '%s' ' "q" back\slash '$'\x01\x1f'' tab'$'\t'' bad'$'\xef\xbf\xbd\xef\xbf\xbd''( caf'$'\xc3\xa9'' '$'\xe2\x80\xa8'' end' |
+			od -An -tx1 | tr -d ' \n')
+		check speedscope/hostile-names "$TMP/hostile.speedscope.json" --folded-tid "$NB/expected/folded-tid.txt" \
+			--frame-suffix-hex "$want"
+	fi
+fi
+run_checks
+
+# Errors: a bad --speedscope-by is a usage error; an event that is not there, and a truncated
+# input, fail with a message and leave no file.
+if selected speedscope/bad-by; then
+	run_pc "$C" -q -i "$FIX/fp-callgraph/perf.data" --speedscope-by fibers -o "$C/x.speedscope.json"
+	if [ "$rc" = 2 ] && grep -q fibers "$C/err" && [ ! -e "$C/x.speedscope.json" ]; then
+		pass speedscope/bad-by
+	else
+		fail speedscope/bad-by "exit status $rc, expected 2 with 'fibers' named on stderr and no file" "$C/err"
+	fi
+fi
+if selected speedscope/unknown-event; then
+	run_pc "$C" -q -i "$FIX/fp-callgraph/perf.data" "${S[@]}" --event no-such-event -o "$C/x.speedscope.json"
+	if [ "$rc" = 1 ] && grep -q "no-such-event" "$C/err" && [ -z "$(ls "$C" | grep -v '^out$\|^err$')" ]; then
+		pass speedscope/unknown-event
+	else
+		fail speedscope/unknown-event "exit status $rc, expected 1, the event named and no file left" "$C/err"
+	fi
+fi
+if selected speedscope/truncated; then
+	in=$FIX/fp-callgraph/perf.data
+	head -c $(($(stat -c %s "$in") / 2)) "$in" >"$TMP/cut.data"
+	run_pc "$C" -q -i "$TMP/cut.data" "${S[@]}" -o "$C/x.speedscope.json"
+	if [ "$rc" = 1 ] && grep -q 'cut\.data' "$C/err" && grep -q offset "$C/err" &&
+		[ -z "$(ls "$C" | grep -v '^out$\|^err$')" ]; then
+		pass speedscope/truncated
+	else
+		fail speedscope/truncated "exit status $rc, expected 1, the file and offset named, no file left" "$C/err"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# The real app: speedscope's bundle in headless chromium loads the files and shows their profiles.
+app=()
+for name in mt-threads hostile-names; do
+	selected "speedscope/app/$name" || continue
+	f=$TMP/$name.speedscope.json
+	[ "$name" = hostile-names ] && f=$TMP/hostile.speedscope.json
+	if [ -n "$tools" ]; then
+		skip "speedscope/app/$name" "$tools"
+		continue
+	fi
+	if [ "${SPEEDSCOPE_APP:-1}" = 0 ]; then
+		skip "speedscope/app/$name" "SPEEDSCOPE_APP=0"
+		continue
+	fi
+	if [ ! -x "$CHROMIUM" ]; then
+		skip "speedscope/app/$name" "no $CHROMIUM (scripts/install-deps.sh --test installs chromium)"
+		continue
+	fi
+	if [ ! -s "$f" ]; then
+		run_pc "$C" -q -i "$FIX/$name/perf.data" "${S[@]}" -o "$f"
+		[ -s "$f" ] || { fail "speedscope/app/$name" "cannot convert $name" "$C/err"; continue; }
+	fi
+	mkdir -p "$SHOTS"
+	app+=("speedscope/app/$name" "$f" "$SHOTS/speedscope-$name.png")
+done
+if [ "${#app[@]}" -gt 0 ]; then
+	timeout 60 node tests/speedscope/app.cjs "$NM" "${app[@]}" 2>&1 | sed "s|; screenshot $top/|; screenshot |"
+	[ "${PIPESTATUS[0]}" = 124 ] && fail speedscope/app "tests/speedscope/app.cjs was stopped after 60 s"
+fi
+exit 0

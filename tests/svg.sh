@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# tests/svg.sh - the SVG flame graph writer.  For every fixture the SVG must convert, be well-formed
+# and self-contained XML, and show by value exactly the folded profile of the same conversion: the
+# count in each frame's <title> (written as flamegraph.pl writes it) must equal what the folded lines
+# give that frame path (tests/svg_check.py), both with the default --minwidth and with --minwidth 0.
+# Then: identical bytes from two runs, --pid/--tid/--event/--all (frame colors by kind), --inverted,
+# --title, --width, --minwidth in pixels and in percent, bad option values, hostile names from a perf
+# map, -o -, a corrupt input, and the page in headless Chromium (tests/svg_browser.py: no script
+# error, search with its matched share, zoom, reset, a screenshot; skipped without Chromium).
+#
+# Run by tests/run.sh; prints "ok    svg/NAME", "FAIL  svg/NAME: why" (with details indented) or
+# "skip  svg/NAME: why".
+#
+#   PERFCONV, FIXTURES   as for tests/run.sh
+#   FILTERS="w1 w2"      only cases whose name contains one of the words
+#   SVG_SCREENSHOT=FILE  where the Chromium test saves its screenshot (default build/svg-chromium.png)
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PERFCONV=${PERFCONV:-./perfconv}
+case $PERFCONV in
+*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
+esac
+FIX=${FIXTURES:-fixtures}
+ROOT=$FIX/root
+SHOT=${SVG_SCREENSHOT:-build/svg-chromium.png}
+CHECK=$top/tests/svg_check.py
+
+if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
+	echo "FAIL  svg: '$PERFCONV' is not an executable file"
+	exit 0
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "skip  svg: python3 is needed (scripts/install-deps.sh --test)"
+	exit 0
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-svg.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+export HOME=$TMP/home
+mkdir -p "$HOME"
+
+read -r -a filters <<<"${FILTERS-}"
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case $1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+pass() { echo "ok    $1"; }
+skip() { echo "skip  $1: $2"; }
+fail() {
+	echo "FAIL  $1: $2"
+	if [ -n "${3-}" ] && [ -s "$3" ]; then
+		head -n 12 "$3" | sed 's/^/      | /'
+	fi
+}
+
+# pc OUT ARGS...: run perfconv -q with ARGS writing OUT; its stderr goes to $TMP/err, status to $rc.
+pc() {
+	local out=$1
+	shift
+	rm -f "$out"
+	"$PERFCONV" -q "$@" -o "$out" 2>"$TMP/err" </dev/null
+	rc=$?
+}
+
+# by_value NAME MINWIDTH KINDS -- ARGS...: the SVG of ARGS (with --minwidth MINWIDTH when it is not
+# "-") and the SVG of ARGS --minwidth 0 against the folded output of ARGS.  KINDS=1 also checks the
+# colors against the frame kinds of the folded output of ARGS --all (JIT_NAMES: see svg_check.py).
+by_value() {
+	local name=$1 mw=$2 kinds=$3 mwargs=() cargs=()
+	shift 4
+	selected "$name" || return 0
+	pc "$TMP/f.folded" "$@"
+	if [ "$rc" != 0 ]; then
+		fail "$name" "folded conversion: exit status $rc" "$TMP/err"
+		return
+	fi
+	if [ "$kinds" = 1 ]; then
+		pc "$TMP/fa.folded" "$@" --all
+		cargs=(--kinds "$TMP/fa.folded")
+		[ -n "${JIT_NAMES-}" ] && cargs+=(--jit-names "$JIT_NAMES")
+	fi
+	[ "$mw" != - ] && mwargs=(--minwidth "$mw")
+	pc "$TMP/f.svg" "$@" "${mwargs[@]}"
+	if [ "$rc" != 0 ] || [ ! -s "$TMP/f.svg" ]; then
+		fail "$name" "exit status $rc, output $([ -s "$TMP/f.svg" ] && echo written || echo missing)" "$TMP/err"
+		return
+	fi
+	pc "$TMP/f0.svg" "$@" --minwidth 0
+	if [ "$rc" != 0 ] || [ ! -s "$TMP/f0.svg" ]; then
+		fail "$name" "with --minwidth 0: exit status $rc" "$TMP/err"
+		return
+	fi
+	if python3 "$CHECK" "$TMP/f.folded" "${cargs[@]}" "${mwargs[@]}" "$TMP/f.svg" --minwidth 0 "$TMP/f0.svg" \
+		>"$TMP/check" 2>&1; then
+		pass "$name"
+	else
+		fail "$name" "the SVG does not show the folded profile" "$TMP/check"
+	fi
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Every fixture, by value, with the colors checked against the frame kinds.
+for dir in "$FIX"/*/; do
+	dir=${dir%/}
+	fx=$(basename "$dir")
+	[ -d "$dir/expected" ] || continue
+	if [ -f "$dir/pipe.data" ]; then
+		in=$dir/pipe.data
+	elif [ -f "$dir/perf.jit.data" ]; then
+		in=$dir/perf.jit.data
+	else
+		in=$dir/perf.data
+	fi
+	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
+	# stackcollapse marks perf-map frames _[j], not perf inject's jitted-*.so: name those
+	JIT_NAMES=
+	[ "$fx" = node-jitdump ] && JIT_NAMES='^(JS|Builtin|BytecodeHandler|Bytecode|Stub|RegExp):'
+	by_value "svg/$fx" - 1 -- "${args[@]}"
+done
+JIT_NAMES=
+
+FP=$FIX/fp-callgraph
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+NODE=(-i "$FIX/node-perf-basic-prof/perf.data" "${S[@]}" --map-dir "$FIX/node-perf-basic-prof/maps")
+by_value svg/tid - 0 -- -i "$FIX/mt-threads/perf.data" "${S[@]}" --tid
+by_value svg/pid - 0 -- -i "$FIX/mt-threads/perf.data" "${S[@]}" --pid
+by_value svg/event - 0 -- -i "$FIX/multi-event/perf.data" "${S[@]}" --event task-clock
+by_value svg/addrs - 1 -- "${NODE[@]}" --addrs
+by_value svg/inverted - 1 -- "${NODE[@]}" --inverted
+by_value svg/minwidth-px 5 0 -- "${NODE[@]}"
+by_value svg/minwidth-pct 2.5% 0 -- "${NODE[@]}"
+by_value svg/width - 0 -- "${NODE[@]}" --width 640
+
+# No sample of the event asked for: an empty folded file, and an SVG that says so.
+by_value svg/no-samples - 0 -- -i "$FP/perf.data" "${S[@]}" --event no-such-event
+if selected svg/no-samples; then
+	pc "$TMP/empty.svg" -i "$FP/perf.data" "${S[@]}" --event no-such-event
+	if [ "$rc" = 0 ] && grep -q '>No samples<' "$TMP/empty.svg" && ! grep -q '<g><title>' "$TMP/empty.svg"; then
+		pass svg/no-samples/message
+	else
+		fail svg/no-samples/message "exit status $rc; expected an SVG without frames that says 'No samples'" "$TMP/err"
+	fi
+fi
+
+# The checker must be able to fail: one count changed in a good SVG.
+if selected svg/check-fails; then
+	pc "$TMP/good.svg" -i "$FP/perf.data" "${S[@]}"
+	pc "$TMP/good.folded" -i "$FP/perf.data" "${S[@]}"
+	python3 - "$TMP/good.svg" "$TMP/bad.svg" <<'EOF'
+import re, sys
+s = open(sys.argv[1], encoding="utf-8").read()
+# the last frame's count, one more
+last = s.rfind("<title>")
+m = re.compile(r" \(([\d,]+) samples").search(s, last)
+n = int(m.group(1).replace(",", "")) + 1
+open(sys.argv[2], "w", encoding="utf-8").write(s[:m.start(1)] + "{:,}".format(n) + s[m.end(1):])
+EOF
+	if python3 "$CHECK" "$TMP/good.folded" "$TMP/good.svg" >/dev/null 2>&1 &&
+		! python3 "$CHECK" "$TMP/good.folded" "$TMP/bad.svg" >"$TMP/check" 2>&1 && grep -q 'path' "$TMP/check"; then
+		pass svg/check-fails
+	else
+		fail svg/check-fails "svg_check.py did not catch a changed count" "$TMP/check"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+if selected svg/deterministic; then
+	pc "$TMP/a.svg" -i "$FIX/cpu-systemwide/perf.data" "${S[@]}"
+	pc "$TMP/b.svg" -i "$FIX/cpu-systemwide/perf.data" "${S[@]}"
+	if [ "$rc" = 0 ] && [ -s "$TMP/a.svg" ] && cmp -s "$TMP/a.svg" "$TMP/b.svg"; then
+		pass svg/deterministic
+	else
+		cmp "$TMP/a.svg" "$TMP/b.svg" >"$TMP/cmp" 2>&1
+		fail svg/deterministic "two conversions of the same input differ (exit status $rc)" "$TMP/cmp"
+	fi
+fi
+
+# --inverted: roots at the top, titled "Icicle Graph"; --title is escaped; --width sets the size.
+if selected svg/layout; then
+	pc "$TMP/i.svg" "${NODE[@]}" --inverted
+	pc "$TMP/t.svg" "${NODE[@]}" --title 'a <b> & "c" '\''d'\''' --width 640
+	python3 - "$TMP/i.svg" "$TMP/t.svg" >"$TMP/check" 2>&1 <<'EOF'
+import sys, xml.etree.ElementTree as ET
+NS = "{http://www.w3.org/2000/svg}"
+bad = []
+def frames(p):
+    r = ET.parse(p).getroot()
+    return r, [g.find(NS + "rect") for g in r.find(".//%sg[@id='frames']" % NS)]
+r, fr = frames(sys.argv[1])
+title = r.find(".//%stext[@id='title']" % NS).text
+if title != "Icicle Graph":
+    bad.append("inverted title %r" % title)
+ys = [float(x.get("y")) for x in fr]
+if ys[0] != 36 or ys[0] != min(ys):
+    bad.append("inverted: the root is at y=%s, not at the top (36); min %s" % (ys[0], min(ys)))
+r, fr = frames(sys.argv[2])
+title = r.find(".//%stext[@id='title']" % NS).text
+if title != 'a <b> & "c" \'d\'':
+    bad.append("--title gave %r" % title)
+if r.get("width") != "640" or fr[0].get("width") != "620.0":
+    bad.append("--width 640: svg width %s, root width %s" % (r.get("width"), fr[0].get("width")))
+ys = [float(x.get("y")) for x in fr]
+if ys[0] != max(ys):
+    bad.append("flame: the root is not at the bottom")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+	if [ $? = 0 ]; then
+		pass svg/layout
+	else
+		fail svg/layout "--inverted, --title or --width" "$TMP/check"
+	fi
+fi
+
+# Bad option values: usage error (2), the option named, no output file.
+for bad in "--width abc" "--width 10" "--width 1200px" "--minwidth -1" "--minwidth x" "--minwidth 200%"; do
+	name="svg/bad-option/${bad// /=}"
+	selected "$name" || continue
+	# shellcheck disable=SC2086
+	pc "$TMP/bad.svg" -i "$FP/perf.data" "${S[@]}" $bad
+	if [ "$rc" = 2 ] && grep -q -- "${bad%% *}" "$TMP/err" && [ ! -e "$TMP/bad.svg" ]; then
+		pass "$name"
+	else
+		fail "$name" "exit status $rc, expected 2 with ${bad%% *} named on stderr and no output" "$TMP/err"
+	fi
+done
+
+# Hostile names: a copy of the node perf map whose names carry markup, quotes, bytes that are not
+# UTF-8, a control character and great length.  The SVG must stay well-formed and show them.
+if selected svg/hostile-names; then
+	mkdir -p "$TMP/maps"
+	for m in "$FIX"/node-perf-basic-prof/maps/*.map; do
+		python3 - "$m" "$TMP/maps/$(basename "$m")" <<'EOF'
+import sys
+out = open(sys.argv[2], "wb")
+for i, line in enumerate(open(sys.argv[1], "rb")):
+    start, size, name = line.rstrip(b"\n").split(b" ", 2)
+    extra = [b"<&>]]>", b"\xff\xfe", b"\x01\x7f", b"\xe2\x82", b"&amp;", b"\xc3\xa9t\xc3\xa9", b"x" * 300][i % 7]
+    out.write(b"%s %s %s%s%s\n" % (start, size, extra, name, extra))
+EOF
+	done
+	by_value svg/hostile-names - 0 -- -i "$FIX/node-perf-basic-prof/perf.data" "${S[@]}" --map-dir "$TMP/maps"
+fi
+
+if selected svg/stdout; then
+	rm -f "$TMP/out"
+	"$PERFCONV" -q -i "$FP/perf.data" "${S[@]}" -f svg -o - >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	pc "$TMP/file.svg" -i "$FP/perf.data" "${S[@]}"
+	if [ "$rc" = 0 ] && [ -s "$TMP/out" ] && cmp -s "$TMP/out" "$TMP/file.svg"; then
+		pass svg/stdout
+	else
+		fail svg/stdout "exit status $rc; -f svg -o - must write the same SVG as -o x.svg" "$TMP/err"
+	fi
+fi
+
+# A corrupt input: exit 1, the file and the offset named, no SVG left behind.
+if selected svg/corrupt-input; then
+	head -c 3000 "$FP/perf.data" >"$TMP/cut.data"
+	printf '\377%.0s' $(seq 64) >>"$TMP/cut.data"
+	pc "$TMP/cut.svg" -i "$TMP/cut.data" "${S[@]}"
+	if [ "$rc" = 1 ] && grep -q 'cut\.data' "$TMP/err" && grep -q offset "$TMP/err" &&
+		[ -z "$(find "$TMP" -maxdepth 1 -name 'cut.svg*')" ]; then
+		pass svg/corrupt-input
+	else
+		fail svg/corrupt-input "exit status $rc, expected 1 naming the file and the offset, and no output" "$TMP/err"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# The page in a real browser.
+if selected svg/chromium; then
+	pc "$TMP/page.svg" "${NODE[@]}" --minwidth 0
+	pc "$TMP/page.folded" "${NODE[@]}"
+	mkdir -p "$(dirname "$SHOT")"
+	timeout 60 python3 "$top/tests/svg_browser.py" test "$TMP/page.svg" "$TMP/page.folded" "$SHOT" '^JS:.*hot\.js' \
+		>"$TMP/browser" 2>&1
+	case $? in
+	0) pass "svg/chromium (screenshot: $SHOT)" ;;
+	77) skip svg/chromium "$(head -n 1 "$TMP/browser")" ;;
+	*) fail svg/chromium "the page in headless Chromium" "$TMP/browser" ;;
+	esac
+fi
+exit 0
