@@ -29,7 +29,8 @@ struct cli {
 	int stats, header, header_full, quiet, verbose, force, jobs;
 	int progress;                /* stderr is a terminal and not -q */
 	mode_t umask;
-	char *cmdline;               /* as typed, for the writers that keep a log */
+	int argc;                    /* the command line as typed, for the writers that keep a log */
+	char **argv;
 };
 
 /* How one conversion went, as the batch workers report it to the parent. */

@@ -491,6 +491,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	struct progress prog;
 	struct timespec t0, t1;
 	struct warn_capture wc = { 0 };
+	char *cmdline = NULL;
 	FILE *logf = NULL, *log_to = c->opts.log;
 	size_t i;
 	int ret, single = !c->outdir, need_log = 0;
@@ -523,7 +524,8 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	}
 	/* writers that keep a log get the warnings as text; they still reach stderr (unless -q)
 	 * once the input is read */
-	if (need_log && capture_start(&wc, &o) < 0) {
+	if (need_log && (!(cmdline = command_line(c->argc, c->argv)) || capture_start(&wc, &o) < 0)) {
+		free(cmdline);
 		snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
 		if (logf)
 			fclose(logf);
@@ -580,7 +582,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		size_t len = out ? strlen(out) : 0;
 
 		wo.output = out;
-		wo.command_line = c->cmdline;
+		wo.command_line = cmdline;
 		wo.warnings = wc.f ? wc.buf : NULL;
 		/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
 		wo.gzip = ws[i] == &pfc_writer_perf_script && len > 3 && !strcmp(out + len - 3, ".gz");
@@ -601,6 +603,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	}
 	pfc_session_close(&s);
 	capture_end(&wc);
+	free(cmdline);
 	if (logf)
 		fclose(logf);
 	return ret;
@@ -672,11 +675,8 @@ int main(int argc, char **argv)
 	shortopts[k] = 0;
 	if (check_pid_tid_args(argc, argv) < 0)
 		return EXIT_USAGE;
-	c.cmdline = command_line(argc, argv);
-	if (!c.cmdline) {
-		fprintf(stderr, "perfconv: out of memory\n");
-		return EXIT_FAILED;
-	}
+	c.argc = argc;
+	c.argv = argv;
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': c.opts.input = optarg; break;
@@ -838,7 +838,6 @@ int main(int argc, char **argv)
 			"as ~ ] ^ { | } ` or non-ASCII ones\n", c.output);
 	ret = pfc_cli_convert(&c, c.opts.input, ws, &c.output, nws, &res);
 	pfc_filter_free(&c.filter);
-	free(c.cmdline);
 	if (ret != 0) {
 		fprintf(stderr, "perfconv: %s\n", res.msg);
 		return EXIT_FAILED;
