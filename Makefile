@@ -5,6 +5,7 @@
 #   make asan            the same tests with an ASan+UBSan build in build-asan/
 #   make demo            convert fixtures/fp-callgraph into demo/flame.folded and demo/flame.svg
 #   make bench           bench/bench.sh: perfconv against perf script on a large recording
+#   make fuzz            build the fuzz/fuzz_*.c targets with clang's libFuzzer, run each FUZZ_SECONDS
 #   make install         PREFIX=/usr/local DESTDIR= bindir= mandir=
 #   V=1 shows the commands; DEVELOPER=1 turns warnings into errors.
 PREFIX ?= /usr/local
@@ -48,6 +49,11 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# Fuzz targets: one file each, fuzz/fuzz_NAME.c.  make check links them with fuzz/standalone.c
+# (a main that runs the target on files) to replay tests/regress/; make fuzz links them with libFuzzer.
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_MAIN ?= fuzz/standalone.c
 
 # Everything is rebuilt when the compiler, the flags or the libraries change (CFLAGS=..., DEVELOPER=1).
 FLAGS_FILE := $(BUILD)/.flags
@@ -84,9 +90,13 @@ $(FLAGS_FILE): FORCE
 	@echo '$(subst ','\'',$(FLAGS_NOW))' >$@.new; \
 	if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
+$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_MAIN) $(LIB_OBJS) $(FLAGS_FILE)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(FUZZ_LINK_CFLAGS) $(ALL_LDFLAGS) -MMD -MP -MF $@.d -o $@ $(filter %.c %.o,$^) $(LIBS)
+
 unit: $(UNIT_BINS)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d)
 
 # --- dependencies -----------------------------------------------------------------------------------
 # One dpkg-query when everything is there; NO_DEPS=1 skips it (other distributions, no root).
@@ -103,14 +113,30 @@ check:
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) test-run
 
-test-run: $(PERFCONV) $(UNIT_BINS)
-	$(Q)PERFCONV='$(PERFCONV)' UNIT_DIR='$(BUILD)/tests' tests/run.sh
+test-run: $(PERFCONV) $(UNIT_BINS) $(FUZZ_BINS)
+	$(Q)PERFCONV='$(PERFCONV)' UNIT_DIR='$(BUILD)/tests' FUZZ_DIR='$(BUILD)/fuzz' tests/run.sh
 
 asan:
 	$(Q)$(MAKE) deps DEPS_ARGS=--test
 	$(Q)ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=99:detect_leaks=1$${ASAN_OPTIONS:+:$$ASAN_OPTIONS} \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=99$${UBSAN_OPTIONS:+:$$UBSAN_OPTIONS} \
 	$(MAKE) test-run BUILD=$(ASAN_BUILD) SAN_CFLAGS='$(ASAN_CFLAGS)' PERFCONV=$(ASAN_BUILD)/perfconv
+
+# --- fuzzing ---------------------------------------------------------------------------------------
+# clang-14 with libFuzzer (scripts/install-deps.sh --fuzz); objects in build-fuzz/.  The library is
+# compiled with -fsanitize=fuzzer-no-link so that coverage reaches every parser; each target is linked
+# with -fsanitize=fuzzer instead of fuzz/standalone.c.  fuzz/run.sh seeds and runs them.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang-14
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+
+fuzz:
+	$(Q)$(MAKE) deps DEPS_ARGS=--fuzz
+	$(Q)$(MAKE) fuzz-bins BUILD=build-fuzz CC=$(FUZZ_CC) FUZZ_MAIN= \
+		SAN_CFLAGS='$(FUZZ_SAN) -fsanitize=fuzzer-no-link' FUZZ_LINK_CFLAGS='-fsanitize=fuzzer'
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh build-fuzz $(FUZZ_TARGETS)
+
+fuzz-bins: $(FUZZ_BINS)
 
 # --- demo and bench ---------------------------------------------------------------------------------
 DEMO_IN := fixtures/fp-callgraph/perf.data
@@ -144,8 +170,8 @@ uninstall:
 	rm -f '$(DESTDIR)$(bindir)/perfconv' '$(DESTDIR)$(man1dir)/perfconv.1'
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) perfconv demo
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz perfconv demo
 
 FORCE:
 
-.PHONY: all clean unit deps check test-run asan demo bench install uninstall FORCE
+.PHONY: all clean unit deps check test-run asan demo bench fuzz fuzz-bins install uninstall FORCE

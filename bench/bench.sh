@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# bench/bench.sh - perfconv against `perf script` on one large frame-pointer recording.
+# bench/bench.sh - perfconv in every output format against `perf script` and `perf report` on large
+# frame-pointer recordings, in one run.
 #
-# Records (once; later runs reuse bench/work/perf.data) a cpu-clock recording with call graphs
-# of a CPU-bound workload (one copy per CPU, built from fixtures/bin-src/callgraph.c), until the
-# file holds at least BENCH_MB megabytes.  Only the workload's processes are recorded (no -a), so
-# whatever else the machine runs does not change the input.  Then it times, on the same file with a warm page cache,
-#   perfconv -q -i perf.data -o out.folded
+# Records (once; later runs reuse bench/work/perf-MB.data) cpu-clock recordings with call graphs of a
+# CPU-bound workload (one copy per CPU, built from fixtures/bin-src/callgraph.c) until each file holds
+# at least MB megabytes, for each MB of BENCH_SIZES.  Only the workload's processes are recorded (no
+# -a), so whatever else the machine runs does not change the input.  Then, on each file with a warm
+# page cache, it times
+#   perfconv -q -i perf.data -f FORMAT -o out      for every format of the registry (perfconv --help)
+#   perfconv -q -O dir -f ALL,FORMATS perf.data    every format from one read (batch mode)
 #   perf script -i perf.data > /dev/null
-# and prints both wall times, their ratio, perfconv's throughput and perfconv's peak RSS.
-# (stackcollapse-perf.pl is not shipped, so the full `perf script | stackcollapse-perf.pl`
-# pipeline is not timed; perf script alone is a lower bound for it.)
+#   perf report -i perf.data --stdio > /dev/null
+# and prints a table: wall and CPU seconds, MB/s and samples/s (by wall time), peak RSS, and how
+# many times faster than perf script each run is.  perf script alone is a lower bound for the
+# `perf script | stackcollapse-perf.pl` pipeline.  On a shared machine wall times vary with the load;
+# CPU seconds (user + system, all threads) vary less, and the ratios are given for both.
 #
-#   PERFCONV=./perfconv  BENCH_MB=50  BENCH_FRESH=1 (record again)  BENCH_PERIOD_NS=50000
+#   PERFCONV=./perfconv  BENCH_SIZES="50 200"  BENCH_FRESH=1 (record again)  BENCH_PERIOD_NS=20000
+#   BENCH_PERF=0 (skip perf script / perf report)
 # `make bench` builds perfconv, installs linux-perf when missing, and runs this.
 set -euo pipefail
 export LC_ALL=C
@@ -20,8 +26,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 PERFCONV=${PERFCONV:-./perfconv}
 WORK=bench/work
-DATA=$WORK/perf.data
-TARGET_MB=${BENCH_MB:-50}
+SIZES=${BENCH_SIZES:-${BENCH_MB:-50 200}}
 PERIOD_NS=${BENCH_PERIOD_NS:-20000} # cpu-clock period: 50 kHz per CPU
 mkdir -p "$WORK"
 
@@ -38,19 +43,25 @@ fi
 
 size_mb() { echo $(($(stat -c %s "$1") / 1000000)); }
 
-# record SECONDS: record the workload, one copy per CPU, for SECONDS.
+# record DATA SECONDS: record the workload, one copy per CPU, for SECONDS.
 record() {
-	local secs=$1 n
+	local data=$1 secs=$2 n
 	n=$(nproc 2>/dev/null || echo 2)
 	# shellcheck disable=SC2016 # the script is for the inner bash
-	perf record -q -N -g -e cpu-clock -c "$PERIOD_NS" -o "$DATA.new" -- \
+	perf record -q -N -g -e cpu-clock -c "$PERIOD_NS" -o "$data.new" -- \
 		bash -c 'for _ in $(seq "$2"); do
 				(end=$((SECONDS + $1)); while [ "$SECONDS" -lt "$end" ]; do "$3" 100; done) &
 			done; wait' workload "$secs" "$n" "$WORK/callgraph" >/dev/null 2>"$WORK/record.log"
-	mv -f "$DATA.new" "$DATA"
+	mv -f "$data.new" "$data"
 }
 
-if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$DATA" ]; then
+# get DATA MB: make sure DATA holds a recording of at least MB megabytes.
+get() {
+	local data=$1 target=$2 secs got
+	if [ -z "${BENCH_FRESH-}" ] && [ -s "$data" ]; then
+		say "reusing $data (BENCH_FRESH=1 records a new one)"
+		return
+	fi
 	if ! perf record -q -o "$WORK/probe.data" -e cpu-clock -g true >"$WORK/record.log" 2>&1; then
 		say "perf record does not work here, so there is nothing to benchmark:"
 		sed 's/^/    /' "$WORK/record.log" | head -n 5
@@ -58,30 +69,25 @@ if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$DATA" ]; then
 		exit 0
 	fi
 	rm -f "$WORK/probe.data"
-	gcc -O1 -fno-omit-frame-pointer -g -o "$WORK/callgraph" fixtures/bin-src/callgraph.c
+	[ -x "$WORK/callgraph" ] || gcc -O1 -fno-omit-frame-pointer -g -o "$WORK/callgraph" fixtures/bin-src/callgraph.c
 	secs=5
 	say "recording $secs s of $WORK/callgraph, one per CPU (cpu-clock every ${PERIOD_NS} ns, -g)"
-	record "$secs"
-	got=$(size_mb "$DATA")
-	if [ "$got" -lt "$TARGET_MB" ]; then
-		secs=$((secs * TARGET_MB * 12 / 10 / (got > 0 ? got : 1) + 1))
-		say "$got MB is less than $TARGET_MB MB: recording $secs s"
-		record "$secs"
-	fi
-else
-	say "reusing $DATA (BENCH_FRESH=1 records a new one)"
-fi
+	record "$data" "$secs"
+	got=$(size_mb "$data")
+	while [ "$got" -lt "$target" ]; do
+		secs=$((secs * target * 12 / 10 / (got > 0 ? got : 1) + 1))
+		say "$got MB is less than $target MB: recording $secs s"
+		record "$data" "$secs"
+		got=$(size_mb "$data")
+	done
+}
 
-bytes=$(stat -c %s "$DATA")
-say "input: $DATA, $((bytes / 1000000)) MB"
-cat "$DATA" >/dev/null # the same warm page cache for both
-
-# measure OUT CMD...: run CMD with stdout to OUT; prints "WALL_SECONDS MAXRSS_KB" (wall time to the
-# millisecond, peak RSS from getrusage(RUSAGE_CHILDREN) in a fresh python, so of CMD alone).
+# measure OUT CMD...: run CMD with stdout to OUT; prints "WALL CPU MAXRSS_KB" (wall and user+system
+# seconds, peak RSS from getrusage(RUSAGE_CHILDREN) in a fresh python, so of CMD alone).
 measure() {
 	local out=$1
 	shift
-	python3 - "$out" "$@" <<'EOF'
+	python3 - "$out" "$@" <<'EOF2'
 import resource, subprocess, sys, time
 out, cmd = sys.argv[1], sys.argv[2:]
 t = time.monotonic()
@@ -89,22 +95,55 @@ with open(out, "wb") as f:
     rc = subprocess.run(cmd, stdout=f).returncode
 wall = time.monotonic() - t
 if rc != 0:
-    sys.exit("bench: %s exited with status %d" % (cmd[0], rc))
-print("%.3f %d" % (wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
-EOF
+    sys.exit("bench: %s exited with status %d" % (" ".join(cmd), rc))
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.3f %.3f %d" % (wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
+EOF2
 }
 
-read -r pc_wall pc_rss < <(measure /dev/null "$PERFCONV" -q -i "$DATA" -o "$WORK/out.folded")
-read -r ps_wall ps_rss < <(measure /dev/null perf script -i "$DATA")
+formats=$("$PERFCONV" --help | sed -n 's/^Formats: *//p')
+all=${formats// /,}
+rows=$WORK/rows.txt
+: >"$rows"
+for mb in $SIZES; do
+	data=$WORK/perf-$mb.data
+	get "$data" "$mb"
+	bytes=$(stat -c %s "$data")
+	samples=$("$PERFCONV" --stats -i "$data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
+	say "input: $data, $((bytes / 1000000)) MB, $samples samples"
+	cat "$data" >/dev/null # the same warm page cache for all
+	for f in $formats; do
+		read -r w c r < <(measure /dev/null "$PERFCONV" -q -i "$data" -f "$f" -o "$WORK/out.$f")
+		echo "$mb $bytes $samples perfconv-$f $w $c $r" >>"$rows"
+	done
+	if [ "$formats" != folded ]; then
+		rm -rf "$WORK/batch"
+		read -r w c r < <(measure /dev/null "$PERFCONV" -q -O "$WORK/batch" -f "$all" "$data")
+		echo "$mb $bytes $samples perfconv-all-formats $w $c $r" >>"$rows"
+	fi
+	if [ "${BENCH_PERF:-1}" != 0 ]; then
+		read -r w c r < <(measure /dev/null perf script -i "$data")
+		echo "$mb $bytes $samples perf-script $w $c $r" >>"$rows"
+		read -r w c r < <(measure /dev/null perf report -i "$data" --stdio)
+		echo "$mb $bytes $samples perf-report $w $c $r" >>"$rows"
+	fi
+done
 
-python3 - "$bytes" "$pc_wall" "$pc_rss" "$ps_wall" "$ps_rss" "$WORK/out.folded" <<'EOF'
+python3 - "$rows" <<'EOF2'
 import sys
-size, pc_wall, pc_rss, ps_wall, ps_rss, folded = sys.argv[1:]
-size, pc_wall, ps_wall = int(size), max(float(pc_wall), 0.001), max(float(ps_wall), 0.001)
-stacks = sum(1 for _ in open(folded, encoding="latin-1"))
-print("bench: perfconv -q -i perf.data -o out.folded   %8.2f s  %7.1f MB/s  peak RSS %6.1f MB  (%d stacks)"
-      % (pc_wall, size / 1e6 / pc_wall, int(pc_rss) / 1024, stacks))
-print("bench: perf script -i perf.data > /dev/null      %8.2f s  %7.1f MB/s  peak RSS %6.1f MB"
-      % (ps_wall, size / 1e6 / ps_wall, int(ps_rss) / 1024))
-print("bench: perfconv is %.1fx faster than perf script alone" % (ps_wall / pc_wall))
-EOF
+rows = [l.split() for l in open(sys.argv[1])]
+print("bench: %-6s %-26s %8s %8s %9s %12s %9s %9s %9s" %
+      ("input", "command", "wall s", "CPU s", "MB/s", "samples/s", "RSS MB", "x wall", "x CPU"))
+for mb in dict.fromkeys(r[0] for r in rows):
+    rs = [r for r in rows if r[0] == mb]
+    ref = [r for r in rs if r[3] == "perf-script"]
+    rw, rc = (float(ref[0][4]), float(ref[0][5])) if ref else (None, None)
+    for r in rs:
+        size, samples, name = int(r[1]), int(r[2] or 0), r[3]
+        wall, cpu, rss = max(float(r[4]), 0.001), max(float(r[5]), 0.001), int(r[6]) / 1024
+        xw = "%8.1fx" % (rw / wall) if rw else "%9s" % "-"
+        xc = "%8.1fx" % (rc / cpu) if rc else "%9s" % "-"
+        print("bench: %-6s %-26s %8.2f %8.2f %9.1f %12.0f %9.1f %s %s" %
+              ("%d MB" % (size // 1000000), name, wall, cpu, size / 1e6 / wall, samples / wall, rss, xw, xc))
+print("bench: x wall / x CPU: how many times faster than perf script (wall time / CPU time)")
+EOF2

@@ -1,7 +1,8 @@
 /*
  * perfconv.c - the command line: the option table (which also generates --help),
- * messages, exit codes and atomic output files.  All conversion work is in converter/
- * and formats/; this file only wires them together and reports.
+ * messages, exit codes, progress and atomic output files.  All conversion work is in
+ * converter/ and formats/; this file only wires them together and reports.  Batch mode
+ * (-O DIR) is in batch.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "converter/dotnetname.h"
+#include "cli/cli.h"
 #include "converter/hdrprint.h"
 #include "converter/r2r.h"
 #include "converter/session.h"
@@ -22,12 +25,6 @@
 #ifndef PERFCONV_VERSION
 #define PERFCONV_VERSION "0.1.0"
 #endif
-
-enum {
-	EXIT_OK = 0,
-	EXIT_FAILED = 1,
-	EXIT_USAGE = 2,
-};
 
 enum {
 	OPT_STATS = 256,
@@ -58,13 +55,16 @@ enum {
 	OPT_DOTNET_NAMES,
 	OPT_STRIP_TIERS,
 	OPT_R2R_RVA,
+	OPT_FORCE,
+	OPT_COMM,
+	OPT_TIME,
 };
 
 struct opt_doc {
 	int val;
 	const char *name;
 	char shortopt;
-	int has_arg;
+	int has_arg;                 /* 0 none, 1 required, 2 optional (--name=ARG) */
 	const char *arg;
 	const char *help;
 };
@@ -73,12 +73,17 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script, speedscope, svg, trace.zip (PerfView)" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script, speedscope, svg, trace.zip (PerfView); with -O a list: folded,svg" },
+	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
+	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
+	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
 	{ OPT_STATS, "stats", 0, 0, NULL, "print record counts by type, like 'perf report --stats'" },
 	{ OPT_HEADER, "header", 0, 0, NULL, "print the header features, like 'perf report --header-only'" },
 	{ OPT_HEADER_FULL, "header-full", 0, 0, NULL, "print every header feature in full, like 'perf report --header-only -I'" },
-	{ OPT_PID, "pid", 0, 0, NULL, "folded: add the pid to the process name" },
-	{ OPT_TID, "tid", 0, 0, NULL, "folded: add the pid and tid to the process name" },
+	{ OPT_PID, "pid", 0, 2, "LIST", "--pid: folded, add the pid to the process name; --pid=LIST: keep only these processes" },
+	{ OPT_TID, "tid", 0, 2, "LIST", "--tid: folded, add the pid and tid to the process name; --tid=LIST: keep only these threads" },
+	{ OPT_COMM, "comm", 0, 1, "LIST", "keep only samples of threads with these names (comma-separated), like perf script --comm" },
+	{ OPT_TIME, "time", 0, 1, "RANGE", "keep only samples in START,END (seconds) or percent slices (10%/2, 0%-10%), like perf script --time" },
 	{ OPT_KERNEL, "kernel", 0, 0, NULL, "folded: mark kernel frames with _[k]" },
 	{ OPT_JIT, "jit", 0, 0, NULL, "folded: mark JIT frames (perf maps) with _[j]" },
 	{ OPT_ALL, "all", 0, 0, NULL, "folded: --kernel and --jit" },
@@ -102,7 +107,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
-	{ 'q', "quiet", 'q', 0, NULL, "print no summary or warnings" },
+	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
 	{ 'h', "help", 'h', 0, NULL, "show this help and exit" },
 	{ 'V', "version", 'V', 0, NULL, "show the version and exit" },
@@ -115,16 +120,20 @@ static void usage(FILE *fp)
 	size_t i;
 
 	fprintf(fp, "usage: perfconv [OPTION]... -i perf.data -o OUTPUT\n"
-		    "Convert a Linux perf.data recording into folded stacks and other formats.\n\n");
+		    "       perfconv [OPTION]... -O OUTDIR [-f FORMAT,...] [-j N] FILE|DIR...\n"
+		    "Convert Linux perf.data recordings into folded stacks and other formats.\n\n");
 	for (i = 0; i < NR_OPTS; i++) {
 		const struct opt_doc *d = &opt_table[i];
 		char left[64];
 
+		const char *sep = d->has_arg == 2 ? "[=" : d->arg ? " " : "";
+
 		if (d->shortopt)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", d->shortopt, d->name, d->arg ? " " : "",
-				 d->arg ? d->arg : "");
+			snprintf(left, sizeof(left), "-%c, --%s%s%s%s", d->shortopt, d->name, sep, d->arg ? d->arg : "",
+				 d->has_arg == 2 ? "]" : "");
 		else
-			snprintf(left, sizeof(left), "    --%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+			snprintf(left, sizeof(left), "    --%s%s%s%s", d->name, sep, d->arg ? d->arg : "",
+				 d->has_arg == 2 ? "]" : "");
 		fprintf(fp, "  %-26s %s\n", left, d->help);
 	}
 	fprintf(fp, "\nFormats:");
@@ -132,17 +141,6 @@ static void usage(FILE *fp)
 		fprintf(fp, " %s", pfc_writers[i]->name);
 	fprintf(fp, "\n\nExit status: 0 success, 1 conversion failed, 2 usage error.\n");
 }
-
-#define MAX_PID_MAP 256
-
-struct cli {
-	struct pfc_opts opts;
-	struct pfc_pidmap pid_map[MAX_PID_MAP];
-	struct pfc_wopts wopts;
-	const char *output;
-	const char *format;
-	int stats, header, header_full, quiet, verbose;
-};
 
 /* --pid-map HOST=NS */
 static int parse_pid_map(struct cli *c, const char *arg)
@@ -158,8 +156,8 @@ static int parse_pid_map(struct cli *c, const char *arg)
 	ns = strtol(arg, &end, 10);
 	if (end == arg || *end || errno || ns <= 0 || ns > 0x7fffffff)
 		goto bad;
-	if (c->opts.nr_pid_map == MAX_PID_MAP) {
-		fprintf(stderr, "perfconv: --pid-map: at most %d mappings\n", MAX_PID_MAP);
+	if (c->opts.nr_pid_map == PFC_CLI_MAX_PID_MAP) {
+		fprintf(stderr, "perfconv: --pid-map: at most %d mappings\n", PFC_CLI_MAX_PID_MAP);
 		return -1;
 	}
 	c->pid_map[c->opts.nr_pid_map].host = (int32_t)host;
@@ -173,16 +171,18 @@ bad:
 	return -1;
 }
 
-static void report_error(const struct cli *c, const struct pfc_error *e)
+/* "'FILE': what at offset N: detail", as one line without the newline; FILE is the file the
+ * error is in (a jitdump, say) when it is not the input */
+static void format_error(const struct cli *c, const char *input, const struct pfc_error *e, char *buf, size_t len)
 {
-	fprintf(stderr, "perfconv: '%s': %s", e->file[0] ? e->file : c->opts.input, pfc_strerror(e->code));
-	if (e->has_offset)
-		fprintf(stderr, " at offset %llu", (unsigned long long)e->offset);
-	if (e->detail[0])
-		fprintf(stderr, ": %s", e->detail);
-	if (c->verbose && e->src_file)
-		fprintf(stderr, " [%s:%d]", e->src_file, e->src_line);
-	fputc('\n', stderr);
+	size_t n = (size_t)snprintf(buf, len, "'%s': %s", e->file[0] ? e->file : input, pfc_strerror(e->code));
+
+	if (e->has_offset && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " at offset %llu", (unsigned long long)e->offset);
+	if (e->detail[0] && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ": %s", e->detail);
+	if (c->verbose && e->src_file && n < len)
+		snprintf(buf + n, len - n, " [%s:%d]", e->src_file, e->src_line);
 }
 
 static int print_stats(struct pfc_session *s)
@@ -294,12 +294,15 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 	if (c->quiet)
 		return;
 	fprintf(stderr, "perfconv: '%s': %llu samples read, %llu written (%zu unique stacks, %zu unique frames)\n",
-		c->opts.input, (unsigned long long)st->nr_samples, (unsigned long long)written,
+		s->opts->input, (unsigned long long)st->nr_samples, (unsigned long long)written,
 		s->stacks.nr_stacks, s->stacks.nr_frames);
 	if (c->verbose)
 		fprintf(stderr, "perfconv: %llu records, %llu samples aggregated from the callchain cache, %llu frames\n",
 			(unsigned long long)st->nr_records, (unsigned long long)s->nr_raw_hits,
 			(unsigned long long)st->nr_frames);
+	if (st->nr_samples_filtered)
+		fprintf(stderr, "perfconv: %llu samples left out by --comm, --pid=, --tid= or --time\n",
+			(unsigned long long)st->nr_samples_filtered);
 	if (st->nr_lost_events || st->nr_lost_samples)
 		fprintf(stderr, "perfconv: %llu events lost in %llu LOST records, %llu samples lost\n",
 			(unsigned long long)st->nr_lost_events, (unsigned long long)st->nr_lost_records,
@@ -325,23 +328,25 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 }
 
 /* Write through a temporary file in the target directory, renamed into place only when
- * everything was written: no half-written output is ever left under the final name. */
-static int convert(struct cli *c, struct pfc_session *s, const struct pfc_writer *w)
+ * everything was written: no half-written output is ever left under the final name, and
+ * a failed write removes the temporary file. */
+static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_writer *w, const char *output,
+			const struct pfc_wopts *wo)
 {
 	struct pfc_error *err = s->err;
 	char tmp[PATH_MAX];
 	FILE *out;
-	int fd = -1, ret, to_stdout = !c->output || !strcmp(c->output, "-");
+	int fd = -1, ret, to_stdout = !output || !strcmp(output, "-");
 
 	if (to_stdout) {
 		out = stdout;
 	} else {
-		if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", c->output) >= (int)sizeof(tmp))
+		if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", output) >= (int)sizeof(tmp))
 			return PFC_FAIL_NOOFF(err, USAGE, "output name is too long");
 		fd = mkstemp(tmp);
 		if (fd < 0)
 			return PFC_FAIL_NOOFF(err, WRITE, "cannot create '%s': %s", tmp, strerror(errno));
-		fchmod(fd, 0644 & ~(mode_t)0);
+		fchmod(fd, 0644 & ~c->umask);
 		out = fdopen(fd, "w");
 		if (!out) {
 			close(fd);
@@ -349,16 +354,16 @@ static int convert(struct cli *c, struct pfc_session *s, const struct pfc_writer
 			return PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", tmp, strerror(errno));
 		}
 	}
-	ret = w->write(out, s, &c->wopts, err);
+	ret = w->write(out, s, wo, err);
 	if (ret == 0 && (fflush(out) != 0 || ferror(out)))
-		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", to_stdout ? "<stdout>" : c->output, strerror(errno));
+		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", to_stdout ? "<stdout>" : output, strerror(errno));
 	if (!to_stdout) {
 		if (ret == 0 && fsync(fileno(out)) != 0 && errno != EINVAL)
-			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", c->output, strerror(errno));
+			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
 		if (fclose(out) != 0 && ret == 0)
-			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", c->output, strerror(errno));
-		if (ret == 0 && rename(tmp, c->output) != 0)
-			ret = PFC_FAIL_NOOFF(err, WRITE, "cannot rename '%s' to '%s': %s", tmp, c->output,
+			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
+		if (ret == 0 && rename(tmp, output) != 0)
+			ret = PFC_FAIL_NOOFF(err, WRITE, "cannot rename '%s' to '%s': %s", tmp, output,
 					     strerror(errno));
 		if (ret != 0)
 			unlink(tmp);
@@ -459,12 +464,12 @@ struct warn_capture {
 	size_t len;
 };
 
-static int capture_start(struct warn_capture *wc, struct cli *c)
+static int capture_start(struct warn_capture *wc, struct pfc_opts *o)
 {
 	wc->f = open_memstream(&wc->buf, &wc->len);
 	if (!wc->f)
 		return -1;
-	c->opts.log = wc->f;
+	o->log = wc->f;
 	return 0;
 }
 
@@ -476,33 +481,263 @@ static void capture_end(struct warn_capture *wc)
 	memset(wc, 0, sizeof(*wc));
 }
 
-static void apply_umask(void)
+/* ---- progress on a terminal ---- */
+
+struct progress {
+	const struct cli *c;
+	struct timespec start, last;
+	int shown;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
 {
-	mode_t m = umask(0);
-	umask(m);
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* Called every few thousand records: redraws one line at most five times a second, and
+ * only once the conversion has run for half a second, so short ones print nothing. */
+static void progress_cb(void *arg, const struct pfc_session *s)
+{
+	struct progress *p = arg;
+	struct timespec now;
+	double el, mb, rate;
+	uint64_t done = s->rd.bytes_done, total = s->rd.bytes_total;
+	uint64_t samples = s->st.nr_by_type[PERF_RECORD_SAMPLE];	/* read; some still wait to be ordered */
+	char line[256];
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	el = since(&p->start, &now);
+	if (el < 0.5 || (p->shown && since(&p->last, &now) < 0.2))
+		return;
+	p->last = now;
+	mb = (double)done / 1e6;
+	rate = mb / el;
+	if (total && done <= total) {
+		double left = rate > 0 ? ((double)(total - done) / 1e6) / rate : 0;
+		n = snprintf(line, sizeof(line), "perfconv: %.1f/%.1f MB (%d%%), %llu samples, %.1f MB/s, ETA %.0f s",
+			     mb, (double)total / 1e6, (int)(100.0 * (double)done / (double)total),
+			     (unsigned long long)samples, rate, left);
+	} else {
+		n = snprintf(line, sizeof(line), "perfconv: %.1f MB, %llu samples, %.1f MB/s", mb,
+			     (unsigned long long)samples, rate);
+	}
+	if (p->c->verbose && n > 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, ", %llu records, %zu stacks, %.0f samples/s",
+			 (unsigned long long)s->st.nr_records, s->stacks.nr_stacks, (double)samples / el);
+	fprintf(stderr, "\r\033[K%s", line);
+	fflush(stderr);
+	p->shown = 1;
+}
+
+/* Warnings written while a progress line is on the terminal erase it first: the session
+ * logs through this stream instead of stderr itself. */
+static ssize_t log_write(void *cookie, const char *buf, size_t len)
+{
+	struct progress *p = cookie;
+
+	if (p->shown) {
+		fputs("\r\033[K", stderr);
+		p->shown = 0;
+	}
+	return (ssize_t)fwrite(buf, 1, len, stderr);
+}
+
+static void progress_end(struct progress *p)
+{
+	if (p->shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		p->shown = 0;
+	}
+}
+
+static uint64_t count_unresolved(const struct pfc_session *s)
+{
+	return s->st.nr_unresolved_user + s->st.nr_unresolved_kernel + s->st.nr_unresolved_nomap;
+}
+
+int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *const *ws,
+		    const char *const *outs, size_t n, struct pfc_job_result *res)
+{
+	struct pfc_session s;
+	struct pfc_error err;
+	struct pfc_opts o = c->opts;
+	struct progress prog;
+	struct timespec t0, t1;
+	struct warn_capture wc = { 0 };
+	char *cmdline = NULL;
+	FILE *logf = NULL, *log_to = c->opts.log;
+	size_t i;
+	int ret, single = !c->outdir, need_log = 0;
+
+	memset(res, 0, sizeof(*res));
+	memset(&err, 0, sizeof(err));
+	memset(&prog, 0, sizeof(prog));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	o.input = input;
+	o.keep_stream = 0;
+	for (i = 0; i < n; i++)
+		if (ws[i]->needs & PFC_NEED_STREAM)
+			o.keep_stream = 1;
+	o.preload_kernel = n > 0;
+	if (pfc_filter_active(&c->filter))
+		o.filter = &c->filter;
+	for (i = 0; i < n; i++)
+		if (ws[i]->needs & PFC_NEED_LOG)
+			need_log = 1;
+	if (c->progress && n > 0) {
+		cookie_io_functions_t io = { .write = log_write };
+		prog.c = c;
+		prog.start = t0;
+		o.progress = progress_cb;
+		o.progress_arg = &prog;
+		if (o.log && (logf = fopencookie(&prog, "w", io)))
+			setvbuf(logf, NULL, _IONBF, 0);
+		if (logf)
+			o.log = log_to = logf;
+	}
+	/* writers that keep a log get the warnings as text; they still reach stderr (unless -q)
+	 * once the input is read */
+	if (need_log && (!(cmdline = command_line(c->argc, c->argv)) || capture_start(&wc, &o) < 0)) {
+		free(cmdline);
+		snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
+		if (logf)
+			fclose(logf);
+		return -PFC_ERR_NOMEM;
+	}
+	ret = pfc_session_open(&s, &o, &err);
+	/* a pipe stream carries its header features as records: read them first */
+	if (ret == 0 && (c->stats || n || (c->header && s.rd.pipe_mode)))
+		ret = pfc_session_process(&s);
+	if (ret == -PFC_ERR_RETRY) {
+		/* rare: kernel frames outside the kallsyms range came before the preloaded
+		 * symbols were in; the second pass loads them in line, exactly as perf does */
+		if (c->verbose)
+			fprintf(stderr, "perfconv: '%s': converting again with the kernel symbols read in line\n", input);
+		pfc_session_close(&s);
+		memset(&err, 0, sizeof(err));
+		o.preload_kernel = 0;
+		if (wc.f) {	/* the second pass warns again */
+			capture_end(&wc);
+			if (capture_start(&wc, &o) < 0) {
+				snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
+				if (logf)
+					fclose(logf);
+				return -PFC_ERR_NOMEM;
+			}
+		}
+		if (o.filter) {	/* percentages are resolved again from the same header */
+			c->filter.time_resolved = !c->filter.time_percent;
+			if (c->filter.time_percent) {
+				free(c->filter.ranges);
+				c->filter.ranges = NULL;
+				c->filter.nr_ranges = 0;
+			}
+		}
+		ret = pfc_session_open(&s, &o, &err);
+		if (ret == 0)
+			ret = pfc_session_process(&s);
+	}
+	progress_end(&prog);
+	if (ret == 0 && single && c->header)
+		ret = print_header(&s, c->header_full) < 0 ? PFC_FAIL_NOOFF(&err, IO, "cannot print the header") : 0;
+	if (ret == 0 && single && c->stats)
+		ret = print_stats(&s) < 0 ? PFC_FAIL_NOOFF(&err, NOMEM, "stats") : 0;
+	if (ret == 0 && n)
+		ret = pfc_session_symbolize(&s);
+	if (wc.f) {
+		fflush(wc.f);
+		if (log_to && wc.len)
+			fwrite(wc.buf, 1, wc.len, log_to);
+	}
+	for (i = 0; ret == 0 && i < n; i++) {
+		struct pfc_wopts wo = c->wopts;
+		const char *out = outs[i];
+		size_t len = out ? strlen(out) : 0;
+
+		wo.output = out;
+		wo.command_line = cmdline;
+		wo.warnings = wc.f ? wc.buf : NULL;
+		/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
+		wo.gzip = ws[i] == &pfc_writer_perf_script && len > 3 && !strcmp(out + len - 3, ".gz");
+		ret = write_output(c, &s, ws[i], out, &wo);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->seconds = since(&t0, &t1);
+	res->samples = s.st.nr_samples;
+	res->kept = s.st.nr_samples - s.st.nr_samples_filtered;
+	res->frames = s.stacks.nr_frames;
+	res->unresolved = count_unresolved(&s);
+	if (ret != 0) {
+		format_error(c, input, &err, res->msg, sizeof(res->msg));
+	} else {
+		res->ok = 1;
+		if (single && n)
+			print_summary(c, &s, res->kept);
+	}
+	pfc_session_close(&s);
+	capture_end(&wc);
+	free(cmdline);
+	if (logf)
+		fclose(logf);
+	return ret;
+}
+
+/* "--pid 123" reads as the folded flag followed by an input name: say what was meant. */
+static int check_pid_tid_args(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i + 1 < argc; i++) {
+		const char *a = argv[i], *v = argv[i + 1];
+		if (!strcmp(a, "--"))
+			break;
+		if ((!strcmp(a, "--pid") || !strcmp(a, "--tid")) && *v && strspn(v, "0123456789,") == strlen(v)) {
+			fprintf(stderr, "perfconv: '%s %s': to keep only these %s write %s=%s (%s alone is the folded "
+				"format's flag)\nTry 'perfconv --help' for more information.\n", a, v,
+				a[2] == 'p' ? "processes" : "threads", a, v, a);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("perfconv: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'perfconv --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int filter_error(const struct pfc_error *e)
+{
+	return usage_error("%s", e->detail);
 }
 
 int main(int argc, char **argv)
 {
 	struct option longopts[NR_OPTS + 1];
 	char shortopts[64];
+	static char bdir[PATH_MAX];
 	struct cli c;
-	struct pfc_session s;
 	struct pfc_error err;
-	struct warn_capture wc = { 0 };
-	char *cmdline = NULL;
-	const struct pfc_writer *w = NULL;
-	size_t i, k = 0;
+	struct pfc_job_result res;
+	const struct pfc_writer *ws[16];
+	size_t i, k = 0, nws = 0;
 	int opt, ret;
 
 	memset(&c, 0, sizeof(c));
 	memset(&err, 0, sizeof(err));
 	c.opts.input = "perf.data";
 	c.opts.max_stack = 127;
+	c.jobs = 1;
 	c.wopts.version = PERFCONV_VERSION;
 	for (i = 0; i < NR_OPTS; i++) {
 		longopts[i].name = opt_table[i].name;
-		longopts[i].has_arg = opt_table[i].has_arg ? required_argument : no_argument;
+		longopts[i].has_arg = opt_table[i].has_arg == 2 ? optional_argument :
+				      opt_table[i].has_arg ? required_argument : no_argument;
 		longopts[i].flag = NULL;
 		longopts[i].val = opt_table[i].val;
 		if (opt_table[i].shortopt) {
@@ -513,16 +748,48 @@ int main(int argc, char **argv)
 	}
 	memset(&longopts[NR_OPTS], 0, sizeof(longopts[0]));
 	shortopts[k] = 0;
+	if (check_pid_tid_args(argc, argv) < 0)
+		return EXIT_USAGE;
+	c.argc = argc;
+	c.argv = argv;
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': c.opts.input = optarg; break;
 		case 'o': c.output = optarg; break;
 		case 'f': c.format = optarg; break;
+		case 'O': c.outdir = optarg; break;
+		case 'j': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v < 1 || v > 1024)
+				return usage_error("-j '%s': expected a number of jobs from 1 to 1024", optarg);
+			c.jobs = (int)v;
+			break;
+		}
+		case OPT_FORCE: c.force = 1; break;
 		case OPT_STATS: c.stats = 1; break;
 		case OPT_HEADER: c.header = 1; break;
 		case OPT_HEADER_FULL: c.header = c.header_full = 1; break;
-		case OPT_PID: c.wopts.pid = 1; break;
-		case OPT_TID: c.wopts.tid = 1; break;
+		case OPT_PID:
+			if (!optarg)
+				c.wopts.pid = 1;
+			else if (pfc_filter_add_pids(&c.filter, optarg, 0, &err) < 0)
+				return filter_error(&err);
+			break;
+		case OPT_TID:
+			if (!optarg)
+				c.wopts.tid = 1;
+			else if (pfc_filter_add_pids(&c.filter, optarg, 1, &err) < 0)
+				return filter_error(&err);
+			break;
+		case OPT_COMM:
+			if (pfc_filter_add_comms(&c.filter, optarg, &err) < 0)
+				return filter_error(&err);
+			break;
+		case OPT_TIME:
+			if (pfc_filter_set_time(&c.filter, optarg, &err) < 0)
+				return filter_error(&err);
+			break;
 		case OPT_KERNEL: c.wopts.kernel = 1; break;
 		case OPT_JIT: c.wopts.jit = 1; break;
 		case OPT_ALL: c.wopts.kernel = c.wopts.jit = 1; break;
@@ -585,23 +852,68 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "perfconv: unexpected argument '%s'\nTry 'perfconv --help' for more information.\n",
-			argv[optind]);
-		return EXIT_USAGE;
-	}
-	apply_umask();
+	if (optind < argc && !c.outdir)
+		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
+	c.umask = umask(0);
+	umask(c.umask);
 	c.opts.verbose = c.verbose;
 	c.opts.log = c.quiet ? NULL : stderr;
+	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	if (!c.opts.buildid_dir) {
-		static char bdir[PATH_MAX];
 		const char *home = getenv("HOME");
 		if (home && *home) {
 			snprintf(bdir, sizeof(bdir), "%s/.debug", home);
 			c.opts.buildid_dir = bdir;
 		}
 	}
+	if (c.wopts.fields) {
+		struct pfc_ps_fields f;
+		char why[160];
+		if (pfc_ps_fields_parse(c.wopts.fields, &f, why, sizeof(why)) < 0) {
+			fprintf(stderr, "perfconv: --fields: %s\nTry 'perfconv --help' for more information.\n", why);
+			return EXIT_USAGE;
+		}
+	}
+	if (c.outdir) {
+		const char *f = c.format ? c.format : "folded";
+		if (c.output || c.stats || c.header)
+			return usage_error("%s cannot be used with -O (batch mode)",
+					   c.output ? "-o" : c.stats ? "--stats" : "--header");
+		if (optind >= argc)
+			return usage_error("-O '%s': no input files or directories given", c.outdir);
+		while (*f) {
+			size_t len = strcspn(f, ",");
+			char name[64];
+			const struct pfc_writer *w;
+			if (len && len < sizeof(name)) {
+				memcpy(name, f, len);
+				name[len] = 0;
+				if (!(w = pfc_writer_by_name(name))) {
+					fprintf(stderr, "perfconv: unknown format '%s'\nTry 'perfconv --help' for more information.\n", name);
+					return EXIT_USAGE;
+				}
+				for (i = 0; i < nws && ws[i] != w; i++)
+					;
+				if (i == nws) {
+					if (nws == sizeof(ws) / sizeof(ws[0]))
+						return usage_error("-f '%s': too many formats", c.format);
+					ws[nws++] = w;
+				}
+			} else if (len) {
+				return usage_error("unknown format in '%s'", c.format);
+			}
+			f += len + (f[len] == ',');
+		}
+		if (!nws)
+			return usage_error("-f '%s': no format", c.format);
+		ret = pfc_batch_run(&c, argv + optind, argc - optind, ws, nws);
+		pfc_filter_free(&c.filter);
+		return ret;
+	}
+	if (c.jobs > 1 || c.force)
+		return usage_error("%s needs -O OUTDIR (batch mode)", c.jobs > 1 ? "-j" : "--force");
 	if (!c.stats && !c.header) {
+		const struct pfc_writer *w = NULL;
 		if (c.format) {
 			w = pfc_writer_by_name(c.format);
 			if (!w) {
@@ -612,88 +924,17 @@ int main(int argc, char **argv)
 		} else if (c.output && strcmp(c.output, "-")) {
 			w = pfc_writer_by_filename(c.output);
 		}
-		if (!w)
-			w = &pfc_writer_folded;
+		ws[nws++] = w ? w : &pfc_writer_folded;
 	}
-	if (c.wopts.fields) {
-		struct pfc_ps_fields f;
-		char why[160];
-		if (pfc_ps_fields_parse(c.wopts.fields, &f, why, sizeof(why)) < 0) {
-			fprintf(stderr, "perfconv: --fields: %s\nTry 'perfconv --help' for more information.\n", why);
-			return EXIT_USAGE;
-		}
-	}
-	if (w == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet && !flamescope_name_ok(c.output))
+	if (nws && ws[0] == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet &&
+	    !flamescope_name_ok(c.output))
 		fprintf(stderr, "perfconv: warning: '%s': Flamescope does not open files whose path has characters such "
 			"as ~ ] ^ { | } ` or non-ASCII ones\n", c.output);
-	/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
-	if (w == &pfc_writer_perf_script && c.output && strlen(c.output) > 3 &&
-	    !strcmp(c.output + strlen(c.output) - 3, ".gz"))
-		c.wopts.gzip = 1;
-	c.opts.keep_stream = w && (w->needs & PFC_NEED_STREAM);
-	if (w && (w->needs & PFC_NEED_LOG)) {
-		cmdline = command_line(argc, argv);
-		if (!cmdline || capture_start(&wc, &c) < 0) {
-			fprintf(stderr, "perfconv: out of memory\n");
-			free(cmdline);
-			return EXIT_FAILED;
-		}
-		c.wopts.output = c.output;
-		c.wopts.command_line = cmdline;
-	}
-	c.opts.preload_kernel = w != NULL;
-	ret = pfc_session_open(&s, &c.opts, &err);
-	/* a pipe stream carries its header features as records: read them first */
-	if (ret == 0 && (c.stats || w || (c.header && s.rd.pipe_mode)))
-		ret = pfc_session_process(&s);
-	if (ret == -PFC_ERR_RETRY) {
-		/* rare: kernel frames outside the kallsyms range came before the preloaded
-		 * symbols were in; the second pass loads them in line, exactly as perf does */
-		if (c.verbose)
-			fprintf(stderr, "perfconv: '%s': converting again with the kernel symbols read in line\n",
-				c.opts.input);
-		pfc_session_close(&s);
-		memset(&err, 0, sizeof(err));
-		c.opts.preload_kernel = 0;
-		if (wc.f) {	/* the second pass warns again */
-			capture_end(&wc);
-			if (capture_start(&wc, &c) < 0) {
-				fprintf(stderr, "perfconv: out of memory\n");
-				free(cmdline);
-				return EXIT_FAILED;
-			}
-		}
-		ret = pfc_session_open(&s, &c.opts, &err);
-		if (ret == 0)
-			ret = pfc_session_process(&s);
-	}
-	if (ret == 0 && c.header)
-		ret = print_header(&s, c.header_full) < 0 ? PFC_FAIL_NOOFF(&err, IO, "cannot print the header") : 0;
-	if (ret == 0 && c.stats)
-		ret = print_stats(&s) < 0 ? PFC_FAIL_NOOFF(&err, NOMEM, "stats") : 0;
-	if (ret == 0 && w)
-		ret = pfc_session_symbolize(&s);
-	if (wc.f) {
-		fflush(wc.f);
-		c.wopts.warnings = wc.buf;
-		if (!c.quiet && wc.len)
-			fwrite(wc.buf, 1, wc.len, stderr);
-	}
-	if (ret == 0 && w)
-		ret = convert(&c, &s, w);
+	ret = pfc_cli_convert(&c, c.opts.input, ws, &c.output, nws, &res);
+	pfc_filter_free(&c.filter);
 	if (ret != 0) {
-		report_error(&c, &err);
-		pfc_session_close(&s);
-		capture_end(&wc);
-		free(cmdline);
+		fprintf(stderr, "perfconv: %s\n", res.msg);
 		return EXIT_FAILED;
 	}
-	if (w) {
-		uint64_t written = s.st.nr_samples;
-		print_summary(&c, &s, written);
-	}
-	pfc_session_close(&s);
-	capture_end(&wc);
-	free(cmdline);
 	return EXIT_OK;
 }

@@ -298,7 +298,7 @@ int pfc_machine_comm(struct pfc_machine *m, int32_t pid, int32_t tid, const char
 
 int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t ppid, int32_t ptid)
 {
-	struct pfc_thread *th = find_thread(m, tid), *parent;
+	struct pfc_thread *th, *parent, pcopy;
 
 	/* A fork of a thread into itself (clone of the group leader seen twice) changes nothing. */
 	if (pid == ppid && tid == ptid)
@@ -312,6 +312,12 @@ int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t pp
 		if (!parent)
 			return -1;
 	}
+	/* perf keeps its reference to the parent while the thread at the child's tid is
+	 * replaced, and that thread can be the parent itself (tid == ptid in another
+	 * process): keep what the child inherits before it may be freed. */
+	pcopy = *parent;
+	parent = &pcopy;
+	th = find_thread(m, tid);
 	if (th)
 		remove_thread(m, th);
 	th = findnew(m, pid, tid);

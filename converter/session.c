@@ -512,6 +512,30 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 	return 0;
 }
 
+/* 1: keep the sample, 0: filtered out, < 0: error (percentages without sample times).
+ * perf script filters in the same place: after the thread is found, before anything is
+ * resolved or counted as printed. */
+static int filter_sample(struct pfc_session *s, const struct pfc_sample *smp, const struct pfc_thread *th)
+{
+	struct pfc_filter *f = s->opts->filter;
+	uint64_t t = smp->flags & PFC_S_HAS_TIME ? smp->time : 0;
+
+	if (f->time_str && !f->time_resolved) {
+		uint64_t first = 0, last = 0;
+		const struct pfc_blob *b = &s->rd.feat[PFC_FEAT_SAMPLE_TIME];
+		if (pfc_feat_has(&s->rd, PFC_FEAT_SAMPLE_TIME) && b->data && b->size >= 16) {
+			first = pfc_ld64(b->data, s->rd.swap);
+			last = pfc_ld64(b->data + 8, s->rd.swap);
+		}
+		int ret = pfc_filter_resolve_time(f, first, last, s->err);
+		if (ret < 0)
+			return ret;
+	}
+	if (!pfc_filter_time_keep(f, t))
+		return 0;
+	return pfc_filter_thread_keep(f, th->pid, th->tid, pfc_intern_str(&s->strings, th->comm));
+}
+
 static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t *data, uint32_t size,
 			  uint64_t off)
 {
@@ -528,12 +552,17 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	smp.misc = pfc_ld16(data + 4, swap);
 	s->st.nr_samples++;
 	ev->nr_samples++;
-	if ((size_t)ev->idx < s->nr_evsel_first && s->evsel_first_seq[ev->idx] == UINT64_MAX)
-		s->evsel_first_seq[ev->idx] = s->sample_seq;
-	s->sample_seq++;
 	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp.pid, (int32_t)smp.tid);
 	if (!th)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "thread");
+	if (s->opts->filter && (ret = filter_sample(s, &smp, th)) <= 0) {
+		if (ret == 0)
+			s->st.nr_samples_filtered++;
+		return ret;
+	}
+	if ((size_t)ev->idx < s->nr_evsel_first && s->evsel_first_seq[ev->idx] == UINT64_MAX)
+		s->evsel_first_seq[ev->idx] = s->sample_seq;
+	s->sample_seq++;
 	period = (smp.flags & PFC_S_HAS_PERIOD) && smp.period ? smp.period : 1;
 	s->cur_time = smp.time;
 	s->cur_have_time = !!(smp.flags & PFC_S_HAS_TIME);
@@ -782,6 +811,8 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 	s->st.nr_records++;
 	if (r->type < PFC_REC_MAX)
 		s->st.nr_by_type[r->type]++;
+	if (s->opts->progress && !(s->st.nr_records & 255))
+		s->opts->progress(s->opts->progress_arg, s);
 	if (r->type >= 64) {
 		switch (r->type) {
 		case PFC_REC_FINISHED_ROUND:

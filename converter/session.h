@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdint.h>
 #include "converter/error.h"
+#include "converter/filter.h"
 #include "converter/intern.h"
 #include "converter/jitsym.h"
 #include "converter/machine.h"
 #include "converter/order.h"
 #include "converter/reader.h"
 #include "converter/stacks.h"
+
+struct pfc_session;
 
 struct pfc_opts {
 	const char *input;
@@ -37,6 +40,10 @@ struct pfc_opts {
 	size_t nr_pid_map;
 	int dotnet_names;            /* PFC_DOTNET_NAMES_* */
 	int strip_tiers;             /* drop .NET tier tags ([OptimizedTier1], ...) */
+	struct pfc_filter *filter;   /* samples to keep (perf script's --comm/--pid=/--tid=/--time); NULL: all */
+	/* called every few thousand records while reading (bytes done, samples); NULL: none */
+	void (*progress)(void *arg, const struct pfc_session *s);
+	void *progress_arg;
 };
 
 /* One sample of the time-ordered stream. */
@@ -59,6 +66,7 @@ struct pfc_session_stats {
 	uint64_t nr_by_type[PFC_REC_MAX];
 	uint64_t nr_samples;
 	uint64_t nr_samples_bad;      /* samples that could not be decoded */
+	uint64_t nr_samples_filtered; /* read, but left out by the filter */
 	uint64_t nr_lost_events, nr_lost_records, nr_lost_samples;
 	uint64_t nr_frames;           /* frames in all samples */
 	uint64_t nr_unresolved_user, nr_unresolved_kernel, nr_unresolved_nomap;

@@ -135,7 +135,7 @@ uint32_t pfc_stacks_add(struct pfc_stacks *s, uint32_t evsel, uint32_t comm, int
 		st = &s->stacks[i];
 		if (st->hash == h && st->nr == nr && st->evsel == evsel && st->comm == comm &&
 		    st->pid == pid && st->tid == tid &&
-		    !memcmp(s->frame_ids + st->first, frames, nr * sizeof(*frames))) {
+		    (!nr || !memcmp(s->frame_ids + st->first, frames, nr * sizeof(*frames)))) {
 			st->period += period;
 			st->count++;
 			return i;
@@ -162,7 +162,8 @@ uint32_t pfc_stacks_add(struct pfc_stacks *s, uint32_t evsel, uint32_t comm, int
 		s->frame_ids = n;
 		s->cap_ids = cap;
 	}
-	memcpy(s->frame_ids + s->nr_ids, frames, nr * sizeof(*frames));
+	if (nr)	/* a sample without frames may come before any frame buffer exists */
+		memcpy(s->frame_ids + s->nr_ids, frames, nr * sizeof(*frames));
 	st = &s->stacks[s->nr_stacks];
 	st->evsel = evsel;
 	st->comm = comm;

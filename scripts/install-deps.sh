@@ -4,6 +4,7 @@
 #   scripts/install-deps.sh            build dependencies
 #   scripts/install-deps.sh --test     build + test dependencies (make check, make asan)
 #   scripts/install-deps.sh --bench    build + benchmark dependencies (make bench)
+#   scripts/install-deps.sh --fuzz     build + fuzzing dependencies (make fuzz)
 #   scripts/install-deps.sh --list     print the packages that would be checked, install nothing
 #
 # When everything is installed this costs one dpkg-query call and prints nothing, so `make check` can
@@ -24,6 +25,9 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libj
 test_pkgs=(python3 mandoc chromium unzip)
 # bench/bench.sh records with perf.
 bench_pkgs=(linux-perf)
+# make fuzz builds the fuzz/ targets with clang's libFuzzer (-fsanitize=fuzzer), which Debian ships
+# apart from the compiler.
+fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 
 want=("${build_pkgs[@]}")
 list_only=0
@@ -31,9 +35,10 @@ for arg in "$@"; do
 	case $arg in
 	--test) want+=("${test_pkgs[@]}") ;;
 	--bench) want+=("${bench_pkgs[@]}") ;;
+	--fuzz) want+=("${fuzz_pkgs[@]}") ;;
 	--list) list_only=1 ;;
 	-h | --help)
-		sed -n '2,12s/^# \{0,1\}//p' "$0"
+		sed -n '2,13s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	*)

@@ -4,6 +4,7 @@
 #
 #   PERFCONV=path/to/perfconv   binary under test (default ./perfconv)
 #   UNIT_DIR=build/tests        run every executable there as a unit test (make check sets it)
+#   FUZZ_DIR=build/fuzz         the fuzz targets tests/fuzz.sh replays tests/regress/ through
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
 #   DOTNET_LIVE=0               skip the .NET end-to-end test (tests/dotnet-live.sh)
@@ -554,6 +555,8 @@ suite dotnet-baseline.sh
 if [ "${DOTNET_LIVE:-1}" != 0 ]; then
 	suite dotnet-live.sh
 fi
+suite batch.sh
+suite fuzz.sh
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
 if [ "${TRUNCATE:-1}" != 0 ]; then
 	suite truncate.sh

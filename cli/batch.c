@@ -1,0 +1,573 @@
+/*
+ * batch.c - batch mode (-O DIR): finds the recordings among the arguments, names each
+ * output after its input, skips inputs whose outputs are newer, and converts the rest in
+ * worker processes made with fork() (-j N at a time), so that one input that crashes the
+ * converter is reported as a failed file and the others go on.  Each worker reads its input
+ * once and writes every requested format from that one read.
+ *
+ * Output names: OUTDIR/REL.SUFFIX, SUFFIX being the format's file ending (.folded, ...).
+ * REL is the input's path relative to the directory argument it was found in
+ * (DIR/host1/perf.data -> OUTDIR/host1/perf.data.folded), or the file name of a file
+ * argument.  When two inputs would get the same REL, each of them uses its path as given
+ * instead, with a leading "/" and any "." or ".." components left out.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/cli.h"
+
+struct input {
+	char *path;                  /* as found: ARG or ARG/sub/name */
+	char *rel;                   /* names the outputs */
+	dev_t dev;
+	ino_t ino;
+	char *outs[16];
+	int todo[16];                /* this format's output is missing or older than the input */
+	int ntodo;
+	int failed_early;            /* could not be read at all: msg says why */
+	char msg[512];
+};
+
+struct batch {
+	struct cli *c;
+	const struct pfc_writer *const *ws;
+	size_t nws;
+	struct input *v;
+	size_t n, cap;
+	dev_t out_dev;
+	ino_t out_ino;
+	int have_out;
+};
+
+static struct input *add_input(struct batch *b, const char *path, const char *rel)
+{
+	struct input *in;
+
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		struct input *nv = realloc(b->v, cap * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		b->v = nv;
+		b->cap = cap;
+	}
+	in = &b->v[b->n];
+	memset(in, 0, sizeof(*in));
+	in->path = strdup(path);
+	in->rel = strdup(rel);
+	if (!in->path || !in->rel) {
+		free(in->path);
+		free(in->rel);
+		return NULL;
+	}
+	b->n++;
+	return in;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* perf.data, *.data, perf.data.*, or any file that starts with a perf.data magic (file or
+ * pipe mode, either byte order): a pipe capture can have any name. */
+static int is_recording(const char *path, const char *name)
+{
+	char magic[8];
+	int fd, ok = 0;
+
+	if (!strcmp(name, "perf.data") || ends_with(name, ".data") || !strncmp(name, "perf.data.", 10))
+		return 1;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (read(fd, magic, 8) == 8)
+		ok = !memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8);
+	close(fd);
+	return ok;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Walk dir in name order (the same inputs give the same order and the same lines). */
+static int walk(struct batch *b, const char *dir, const char *rel, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	int ret = 0;
+
+	if (depth > 64)
+		return 0;
+	if (!(d = opendir(dir))) {
+		struct input *in = add_input(b, dir, rel[0] ? rel : dir);
+		if (!in)
+			return -1;
+		in->failed_early = 1;
+		snprintf(in->msg, sizeof(in->msg), "'%s': cannot read the directory: %s", dir, strerror(errno));
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n == cap) {
+			char **nv = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*nv));
+			if (!nv) {
+				ret = -1;
+				break;
+			}
+			names = nv;
+		}
+		if (!(names[n] = strdup(e->d_name))) {
+			ret = -1;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
+	for (i = 0; i < n && ret == 0; i++) {
+		char path[PATH_MAX], sub[PATH_MAX];
+		struct stat st;
+
+		if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path) ||
+		    snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", names[i]) >= (int)sizeof(sub))
+			continue;
+		if (lstat(path, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {	/* symbolic links to directories are not followed: no loops */
+			if (b->have_out && st.st_dev == b->out_dev && st.st_ino == b->out_ino)
+				continue;	/* the output directory inside an input directory */
+			ret = walk(b, path, sub, depth + 1);
+		} else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_recording(path, names[i])) {
+			if (S_ISLNK(st.st_mode) && (stat(path, &st) < 0 || !S_ISREG(st.st_mode)))
+				continue;
+			if (!add_input(b, path, sub))
+				ret = -1;
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return ret;
+}
+
+/* The input's path without a leading "/" and without "." and ".." components. */
+static void path_as_rel(const char *path, char *out, size_t len)
+{
+	size_t o = 0;
+	const char *p = path;
+
+	while (*p && o + 1 < len) {
+		size_t n;
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (!n)
+			break;
+		if (!(n == 1 && p[0] == '.') && !(n == 2 && p[0] == '.' && p[1] == '.')) {
+			if (o && o + 1 < len)
+				out[o++] = '/';
+			if (o + n >= len)
+				n = len - o - 1;
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	out[o] = 0;
+	if (!o)
+		snprintf(out, len, "input");
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+	const struct input *x = *(struct input *const *)a, *y = *(struct input *const *)b;
+	return strcmp(x->rel, y->rel);
+}
+
+/* Two inputs with the same REL: both are named after their whole path instead. */
+static int resolve_collisions(struct batch *b)
+{
+	struct input **idx;
+	size_t i, j;
+
+	if (b->n < 2)
+		return 0;
+	if (!(idx = malloc(b->n * sizeof(*idx))))
+		return -1;
+	for (i = 0; i < b->n; i++)
+		idx[i] = &b->v[i];
+	qsort(idx, b->n, sizeof(*idx), cmp_rel);
+	for (i = 0; i < b->n; i = j) {
+		for (j = i + 1; j < b->n && !strcmp(idx[i]->rel, idx[j]->rel); j++)
+			;
+		if (j - i > 1) {
+			size_t k;
+			for (k = i; k < j; k++) {
+				char rel[PATH_MAX];
+				path_as_rel(idx[k]->path, rel, sizeof(rel));
+				free(idx[k]->rel);
+				if (!(idx[k]->rel = strdup(rel))) {
+					free(idx);
+					return -1;
+				}
+			}
+		}
+	}
+	free(idx);
+	return 0;
+}
+
+static const char *suffix_of(const struct pfc_writer *w, char *buf, size_t len)
+{
+	if (w->suffixes && w->suffixes[0])
+		return w->suffixes[0];
+	snprintf(buf, len, ".%s", w->name);
+	return buf;
+}
+
+static int newer(const struct stat *a, const struct stat *b)
+{
+	return a->st_mtim.tv_sec > b->st_mtim.tv_sec ||
+	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec > b->st_mtim.tv_nsec);
+}
+
+/* Output names, and which of them are missing or older than the input. */
+static int plan(struct batch *b, struct input *in)
+{
+	struct stat ist, ost;
+	size_t k;
+
+	if (in->failed_early)
+		return 0;
+	if (stat(in->path, &ist) < 0) {
+		in->failed_early = 1;
+		snprintf(in->msg, sizeof(in->msg), "'%s': cannot open: %s", in->path, strerror(errno));
+		return 0;
+	}
+	for (k = 0; k < b->nws; k++) {
+		char sbuf[64], path[PATH_MAX];
+		if (snprintf(path, sizeof(path), "%s/%s%s", b->c->outdir, in->rel, suffix_of(b->ws[k], sbuf, sizeof(sbuf))) >=
+		    (int)sizeof(path)) {
+			in->failed_early = 1;
+			snprintf(in->msg, sizeof(in->msg), "'%s': the output name is too long", in->path);
+			return 0;
+		}
+		if (!(in->outs[k] = strdup(path)))
+			return -1;
+		in->todo[k] = b->c->force || stat(path, &ost) < 0 || !newer(&ost, &ist);
+		in->ntodo += in->todo[k];
+	}
+	return 0;
+}
+
+static int mkdirs(char *path, mode_t mode)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, mode) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+/* Remove temporary files that a crashed worker left beside an output ("NAME.tmp.XXXXXX"). */
+static void remove_leftovers(const char *out)
+{
+	char dir[PATH_MAX], prefix[PATH_MAX];
+	const char *slash = strrchr(out, '/');
+	DIR *d;
+	struct dirent *e;
+
+	if (!slash)
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out), out);
+	snprintf(prefix, sizeof(prefix), "%s.tmp.", slash + 1);
+	if (!(d = opendir(dir)))
+		return;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, strlen(prefix)) && strlen(e->d_name) == strlen(prefix) + 6) {
+			char p[PATH_MAX];
+			if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p))
+				unlink(p);
+		}
+	closedir(d);
+}
+
+/* The worker: convert one input, send the result up the pipe, exit. */
+static void worker(struct batch *b, struct input *in, int fd)
+{
+	const struct pfc_writer *ws[16];
+	const char *outs[16];
+	struct pfc_job_result res;
+	const char *crash = getenv("PERFCONV_TEST_CRASH");	/* tests: a worker that crashes */
+	size_t k, n = 0;
+
+	memset(&res, 0, sizeof(res));
+	for (k = 0; k < b->nws; k++) {
+		if (!in->todo[k])
+			continue;
+		if (mkdirs(in->outs[k], 0777) < 0) {
+			snprintf(res.msg, sizeof(res.msg), "'%s': cannot create the directory of '%s': %s", in->path,
+				 in->outs[k], strerror(errno));
+			if (write(fd, &res, sizeof(res)) < 0)
+				_exit(3);
+			_exit(EXIT_FAILED);
+		}
+		ws[n] = b->ws[k];
+		outs[n++] = in->outs[k];
+	}
+	if (crash && *crash && strstr(in->path, crash))
+		abort();
+	pfc_cli_convert(b->c, in->path, ws, outs, n, &res);
+	if (write(fd, &res, sizeof(res)) != (ssize_t)sizeof(res))
+		_exit(3);
+	_exit(res.ok ? EXIT_OK : EXIT_FAILED);
+}
+
+struct running {
+	pid_t pid;
+	int fd;
+	size_t idx;
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+struct totals {
+	size_t converted, uptodate, failed;
+	uint64_t samples;
+};
+
+static void report(struct batch *b, struct input *in, const struct pfc_job_result *r, struct totals *t)
+{
+	const struct cli *c = b->c;
+
+	if (!r->ok) {
+		t->failed++;
+		fprintf(stderr, "perfconv: FAIL %s\n", r->msg);
+		return;
+	}
+	t->converted++;
+	t->samples += r->samples;
+	if (c->quiet)
+		return;
+	fprintf(stderr, "perfconv: ok   '%s': %llu samples", in->path, (unsigned long long)r->samples);
+	if (r->kept != r->samples)
+		fprintf(stderr, " (%llu kept)", (unsigned long long)r->kept);
+	fprintf(stderr, ", %.2f s, %.1f%% unresolved\n", r->seconds,
+		r->frames ? 100.0 * (double)r->unresolved / (double)r->frames : 0.0);
+	if (c->verbose) {
+		size_t k;
+		for (k = 0; k < b->nws; k++)
+			if (in->todo[k])
+				fprintf(stderr, "perfconv:      -> '%s'\n", in->outs[k]);
+	}
+}
+
+static void crashed(struct input *in, int status, struct pfc_job_result *r, int got)
+{
+	if (WIFSIGNALED(status)) {
+		r->ok = 0;
+		snprintf(r->msg, sizeof(r->msg), "'%s': the conversion crashed (signal %d, %s); no output written",
+			 in->path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else if (!got) {
+		r->ok = 0;
+		snprintf(r->msg, sizeof(r->msg), "'%s': the conversion ended without a result (exit status %d)",
+			 in->path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+}
+
+int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_writer *const *ws, size_t nws)
+{
+	struct batch b;
+	struct running *run;
+	struct totals t;
+	struct stat st;
+	size_t i, next = 0, nrun = 0;
+	double t0 = now_s();
+	int a;
+
+	memset(&b, 0, sizeof(b));
+	memset(&t, 0, sizeof(t));
+	b.c = c;
+	b.ws = ws;
+	b.nws = nws;
+	c->progress = 0;			/* workers share stderr: one line per file instead */
+	if (!c->verbose)
+		c->opts.log = NULL;		/* per-file warnings would interleave */
+	if (mkdir(c->outdir, 0777) < 0 && errno != EEXIST) {
+		fprintf(stderr, "perfconv: cannot create '%s': %s\n", c->outdir, strerror(errno));
+		return EXIT_FAILED;
+	}
+	if (stat(c->outdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "perfconv: '%s': not a directory\n", c->outdir);
+		return EXIT_FAILED;
+	}
+	b.out_dev = st.st_dev;
+	b.out_ino = st.st_ino;
+	b.have_out = 1;
+	for (a = 0; a < nargs; a++) {
+		const char *arg = args[a];
+		int ret = 0;
+		if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+			ret = walk(&b, arg, "", 0);
+		} else {
+			const char *base = strrchr(arg, '/');
+			struct input *in = add_input(&b, arg, base && base[1] ? base + 1 : arg);
+			if (!in)
+				ret = -1;
+		}
+		if (ret < 0) {
+			fprintf(stderr, "perfconv: out of memory\n");
+			return EXIT_FAILED;
+		}
+	}
+	/* the same file named twice (a file argument inside a directory argument): once */
+	for (i = 0; i < b.n; i++) {
+		size_t j;
+		if (stat(b.v[i].path, &st) < 0)
+			continue;
+		b.v[i].dev = st.st_dev;
+		b.v[i].ino = st.st_ino;
+		for (j = 0; j < i; j++)
+			if (b.v[j].ino == st.st_ino && b.v[j].dev == st.st_dev && !b.v[j].failed_early)
+				break;
+		if (j < i) {
+			free(b.v[i].path);
+			free(b.v[i].rel);
+			memmove(&b.v[i], &b.v[i + 1], (b.n - i - 1) * sizeof(b.v[0]));
+			b.n--;
+			i--;
+		}
+	}
+	if (resolve_collisions(&b) < 0) {
+		fprintf(stderr, "perfconv: out of memory\n");
+		return EXIT_FAILED;
+	}
+	for (i = 0; i < b.n; i++)
+		if (plan(&b, &b.v[i]) < 0) {
+			fprintf(stderr, "perfconv: out of memory\n");
+			return EXIT_FAILED;
+		}
+	if (!b.n && !c->quiet)
+		fprintf(stderr, "perfconv: no recordings found\n");
+	if (!(run = calloc((size_t)c->jobs, sizeof(*run)))) {
+		fprintf(stderr, "perfconv: out of memory\n");
+		return EXIT_FAILED;
+	}
+	for (;;) {
+		/* start workers while there are free slots */
+		while (nrun < (size_t)c->jobs && next < b.n) {
+			struct input *in = &b.v[next];
+			struct pfc_job_result r;
+			int fds[2];
+			pid_t pid;
+
+			memset(&r, 0, sizeof(r));
+			if (in->failed_early) {
+				snprintf(r.msg, sizeof(r.msg), "%s", in->msg);
+				report(&b, in, &r, &t);
+				next++;
+				continue;
+			}
+			if (!in->ntodo) {
+				t.uptodate++;
+				if (!c->quiet)
+					fprintf(stderr, "perfconv: skip '%s': up to date (--force converts it again)\n", in->path);
+				next++;
+				continue;
+			}
+			fflush(stdout);
+			fflush(stderr);
+			if (pipe2(fds, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+				snprintf(r.msg, sizeof(r.msg), "'%s': cannot start a worker: %s", in->path, strerror(errno));
+				report(&b, in, &r, &t);
+				next++;
+				continue;
+			}
+			if (pid == 0) {
+				close(fds[0]);
+				worker(&b, in, fds[1]);
+			}
+			close(fds[1]);
+			run[nrun].pid = pid;
+			run[nrun].fd = fds[0];
+			run[nrun].idx = next++;
+			nrun++;
+		}
+		if (!nrun)
+			break;
+		{
+			int status;
+			pid_t pid = waitpid(-1, &status, 0);
+			struct pfc_job_result r;
+			ssize_t got;
+			size_t k;
+
+			if (pid < 0) {
+				if (errno == EINTR)
+					continue;
+				break;
+			}
+			for (k = 0; k < nrun && run[k].pid != pid; k++)
+				;
+			if (k == nrun)
+				continue;
+			memset(&r, 0, sizeof(r));
+			got = read(run[k].fd, &r, sizeof(r));
+			close(run[k].fd);
+			r.msg[sizeof(r.msg) - 1] = 0;
+			crashed(&b.v[run[k].idx], status, &r, got == (ssize_t)sizeof(r));
+			if (!r.ok) {
+				size_t f;
+				for (f = 0; f < nws; f++)
+					if (b.v[run[k].idx].todo[f])
+						remove_leftovers(b.v[run[k].idx].outs[f]);
+			}
+			report(&b, &b.v[run[k].idx], &r, &t);
+			run[k] = run[--nrun];
+		}
+	}
+	free(run);
+	if (!c->quiet || t.failed)
+		fprintf(stderr, "perfconv: %zu file%s: %zu converted, %zu up to date, %zu failed; %llu samples in %.2f s\n",
+			b.n, b.n == 1 ? "" : "s", t.converted, t.uptodate, t.failed, (unsigned long long)t.samples,
+			now_s() - t0);
+	for (i = 0; i < b.n; i++) {
+		size_t k;
+		for (k = 0; k < nws; k++)
+			free(b.v[i].outs[k]);
+		free(b.v[i].path);
+		free(b.v[i].rel);
+	}
+	free(b.v);
+	return t.failed ? EXIT_FAILED : EXIT_OK;
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# fuzz/run.sh - run the libFuzzer targets that `make fuzz` built, each for FUZZ_SECONDS.
+#
+#   fuzz/run.sh BUILD_DIR [NAME...]     NAME: reader, perfmap, elf, ... (default: every target built)
+#   FUZZ_SECONDS=60  FUZZ_MAX_LEN=...   (libFuzzer's -max_len; default: the largest seed)
+#
+# A target is one file, fuzz/fuzz_NAME.c, defining LLVMFuzzerTestOneInput; its line
+#   // FUZZ_SEEDS: glob...
+# names the files that seed its corpus (paths from the top directory; globs that match nothing
+# are ignored).  The corpus is made at run time in BUILD_DIR/corpus/NAME and kept between runs, so
+# time spent fuzzing adds up; crashes go to BUILD_DIR/crashes/NAME/.  One line per target:
+#   fuzz NAME: N runs in S s (R exec/s), corpus C files, crashes K
+# An optional "// FUZZ_MAX_LEN: BYTES" line caps the input size (libFuzzer's -max_len) for parsers
+# whose large seeds would slow every run down; FUZZ_MAX_LEN overrides it for all targets.
+# and the exit status is 1 when a target found a crash: fix it, then copy the input into
+# tests/regress/NAME/ so that tests/fuzz.sh replays it in every `make check`.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+B=${1:?usage: fuzz/run.sh BUILD_DIR [NAME...]}
+shift
+SECS=${FUZZ_SECONDS:-60}
+names=("$@")
+if [ "${#names[@]}" -eq 0 ]; then
+	for f in fuzz/fuzz_*.c; do
+		n=${f#fuzz/fuzz_}
+		names+=("${n%.c}")
+	done
+fi
+status=0
+for n in "${names[@]}"; do
+	bin=$B/fuzz/fuzz_$n
+	if [ ! -x "$bin" ]; then
+		echo "fuzz $n: no binary $bin (make fuzz builds it)"
+		status=1
+		continue
+	fi
+	corpus=$B/corpus/$n crashes=$B/crashes/$n
+	mkdir -p "$corpus" "$crashes"
+	# shellcheck disable=SC2207 # the globs are meant to expand
+	seeds=($(sed -n 's|^// FUZZ_SEEDS:||p' "fuzz/fuzz_$n.c"))
+	for g in "${seeds[@]}"; do
+		for s in $g; do
+			[ -f "$s" ] || continue
+			# large seeds slow every run down: the small fixtures cover the same records
+			[ "$(stat -c %s "$s")" -le "${FUZZ_SEED_MAX:-400000}" ] || continue
+			cp -n "$s" "$corpus/seed-$(sha1sum "$s" | cut -c1-16)" 2>/dev/null
+		done
+	done
+	maxlen=()
+	ml=${FUZZ_MAX_LEN:-$(sed -n 's|^// FUZZ_MAX_LEN: *||p' "fuzz/fuzz_$n.c")}
+	[ -n "$ml" ] && maxlen=(-max_len="$ml")
+	log=$B/fuzz-$n.log
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin" -max_total_time="$SECS" -print_final_stats=1 \
+		-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$crashes/" "${maxlen[@]}" "$corpus" >"$log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+	ncrash=$(find "$crashes" -type f | wc -l)
+	echo "fuzz $n: ${runs:-0} runs in $SECS s (${rate:-0} exec/s), corpus $(find "$corpus" -type f | wc -l) files, crashes $ncrash"
+	echo "$(date -u +%FT%TZ) $n ${runs:-0} $SECS" >>"$B/fuzz-history.txt"
+	if [ "$rc" != 0 ] || [ "$ncrash" -gt 0 ]; then
+		echo "fuzz $n: FAILED (exit $rc), see $log and $crashes/"
+		grep -m 3 -E 'ERROR|SUMMARY|runtime error' "$log" | sed 's/^/    /'
+		status=1
+	fi
+done
+exit $status

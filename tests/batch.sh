@@ -1,0 +1,453 @@
+#!/usr/bin/env bash
+# tests/batch.sh - batch mode, sample filters, progress and atomic output, on the real fixtures.
+#
+#   batch/*     perfconv -O DIR [-j N] [-f LIST] FILE|DIR...: output names, one output per format
+#               equal to the single-file conversion, a bad input and a crashed worker reported while
+#               the others convert, up-to-date skipping and --force, inputs never modified
+#   filter/*    --pid=, --tid=, --comm, --time against `perf script` with the same filter (per-thread
+#               sums of the sample periods must be equal), and the "--pid N" usage error
+#   progress/*  the progress line under a pseudo-terminal: shown, rate-limited, erased, silenced by -q
+#   write/*     write errors: /dev/full, a full tmpfs, a read-only directory; partial files removed
+#
+# Run by tests/run.sh (one line per case in its format: ok / FAIL / skip).
+#   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2" only cases whose name has a word
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PERFCONV=${PERFCONV:-./perfconv}
+case $PERFCONV in
+*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
+esac
+FIX=${FIXTURES:-fixtures}
+ROOT=$FIX/root
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-batch.XXXXXX") || exit 1
+chmod 755 "$TMP"
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+export HOME=$TMP/home
+mkdir -p "$HOME"
+
+read -r -a filters <<<"${FILTERS-}"
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case $1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+pass() { echo "ok    $1"; }
+skip() { echo "skip  $1: $2"; }
+fail() {
+	echo "FAIL  $1: $2"
+	if [ -n "${3-}" ] && [ -s "$3" ]; then
+		head -n 15 "$3" | sed 's/^/      | /'
+	fi
+}
+
+if [ ! -x "$PERFCONV" ]; then
+	echo "FAIL  batch: '$PERFCONV' is not an executable file"
+	exit 0
+fi
+
+# The input tree of a transfer box: two hosts with the same file name, a pipe capture under a name
+# that only its magic identifies, a truncated recording, and files that are not recordings.
+IN=$TMP/in
+mkdir -p "$IN/host1" "$IN/host2" "$IN/host3/sub" "$IN/empty"
+cp "$FIX/fp-callgraph/perf.data" "$IN/host1/perf.data"
+cp "$FIX/mt-threads/perf.data" "$IN/host2/perf.data"
+cp "$FIX/pipe-mode/pipe.data" "$IN/host3/sub/capture-1"
+head -c 60000 "$FIX/cpu-systemwide/perf.data" >"$IN/host3/cut.data"
+echo "not a recording" >"$IN/host3/notes.txt"
+ln -s .. "$IN/host3/loop"
+sums() { find "$IN" -type f -print0 | sort -z | xargs -0 sha256sum; }
+sums >"$TMP/sums.before"
+
+# single IN OUT: the single-file conversion, the reference for the batch outputs
+single() { "$PERFCONV" -q -i "$1" "${S[@]}" -o "$2"; }
+
+O=$TMP/out
+if selected batch/tree; then
+	"$PERFCONV" -O "$O" -j 2 "${S[@]}" "$IN" >"$TMP/b.out" 2>"$TMP/b.err"
+	rc=$?
+	bad=
+	[ "$rc" = 1 ] || bad="exit status $rc, expected 1 (one input is truncated)"
+	for f in host1/perf.data host2/perf.data host3/sub/capture-1; do
+		if [ ! -f "$O/$f.folded" ]; then
+			bad="${bad:-no $O/$f.folded}"
+			continue
+		fi
+		single "$IN/$f" "$TMP/ref.folded"
+		cmp -s "$TMP/ref.folded" "$O/$f.folded" || bad="${bad:-$f.folded differs from the single-file conversion}"
+	done
+	[ -e "$O/host3/cut.data.folded" ] && bad="${bad:-an output was written for the truncated input}"
+	[ -e "$O/host3/notes.txt.folded" ] && bad="${bad:-notes.txt was taken for a recording}"
+	grep -q "FAIL '$IN/host3/cut.data': .*offset [0-9]" "$TMP/b.err" || bad="${bad:-no FAIL line naming cut.data and its offset}"
+	n_ok=$(grep -c "^perfconv: ok   '" "$TMP/b.err")
+	[ "$n_ok" = 3 ] || bad="${bad:-$n_ok ok lines, expected 3}"
+	grep -qE "^perfconv: ok   '$IN/host1/perf.data': 2121 samples, [0-9.]+ s, [0-9.]+% unresolved$" "$TMP/b.err" ||
+		bad="${bad:-the per-file line of host1 lacks samples, seconds or unresolved %}"
+	grep -q "^perfconv: 4 files: 3 converted, 0 up to date, 1 failed; " "$TMP/b.err" || bad="${bad:-wrong summary line}"
+	[ -s "$TMP/b.out" ] && bad="${bad:-batch mode wrote to stdout}"
+	[ -n "$(find "$O" -name '*.tmp.*')" ] && bad="${bad:-temporary files left behind}"
+	if [ -n "$bad" ]; then fail batch/tree "$bad" "$TMP/b.err"; else pass batch/tree; fi
+fi
+
+if selected batch/uptodate; then
+	rm -rf "$O"
+	"$PERFCONV" -q -O "$O" "${S[@]}" "$IN/host1" >/dev/null 2>&1
+	before=$(stat -c %Y.%y "$O/perf.data.folded" 2>/dev/null)
+	sleep 0.05
+	"$PERFCONV" -O "$O" "${S[@]}" "$IN/host1" 2>"$TMP/u.err"
+	rc1=$?
+	after=$(stat -c %Y.%y "$O/perf.data.folded" 2>/dev/null)
+	"$PERFCONV" -O "$O" --force "${S[@]}" "$IN/host1" 2>"$TMP/f.err"
+	forced=$(stat -c %Y.%y "$O/perf.data.folded" 2>/dev/null)
+	touch "$IN/host1/perf.data"
+	"$PERFCONV" -q -O "$O" "${S[@]}" "$IN/host1" 2>/dev/null
+	touched=$(stat -c %Y.%y "$O/perf.data.folded" 2>/dev/null)
+	cp -p "$FIX/fp-callgraph/perf.data" "$IN/host1/perf.data" # back to the recorded mtime
+	if [ -z "$before" ] || [ "$rc1" != 0 ] || [ "$before" != "$after" ] || ! grep -q "skip '.*': up to date" "$TMP/u.err"; then
+		fail batch/uptodate "an output newer than its input was converted again (exit $rc1)" "$TMP/u.err"
+	elif [ "$forced" = "$after" ] || ! grep -q "1 converted" "$TMP/f.err"; then
+		fail batch/uptodate "--force did not convert again" "$TMP/f.err"
+	elif [ "$touched" = "$forced" ]; then
+		fail batch/uptodate "an input newer than its output was not converted again"
+	else
+		pass batch/uptodate
+	fi
+fi
+
+if selected batch/crash; then
+	rm -rf "$O"
+	PERFCONV_TEST_CRASH=host2 "$PERFCONV" -O "$O" -j 2 "${S[@]}" "$IN/host1" "$IN/host2" 2>"$TMP/c.err"
+	rc=$?
+	# both directories hold a perf.data: the outputs are named after the whole paths
+	outs=$(find "$O" -type f)
+	if [ "$rc" = 1 ] && grep -q "FAIL '$IN/host2/perf.data': the conversion crashed (signal 6" "$TMP/c.err" &&
+		[ "$outs" = "$O/${IN#/}/host1/perf.data.folded" ] && [ -s "$outs" ]; then
+		pass batch/crash
+	else
+		fail batch/crash "exit $rc: a crashed worker must be a failed file with its signal while the others convert" "$TMP/c.err"
+	fi
+fi
+
+if selected batch/names; then
+	# file arguments with the same name: each is named after its whole path; a file given twice once
+	rm -rf "$O"
+	"$PERFCONV" -q -O "$O" "${S[@]}" "$IN/host1/perf.data" "$IN/host2/perf.data" "$IN/host2/../host2/perf.data" 2>"$TMP/n.err"
+	rc=$?
+	a=$O/${IN#/}/host1/perf.data.folded b=$O/${IN#/}/host2/perf.data.folded
+	n=$(find "$O" -type f | wc -l)
+	if [ "$rc" = 0 ] && [ -s "$a" ] && [ -s "$b" ] && [ "$n" = 2 ] && ! cmp -s "$a" "$b"; then
+		pass batch/names
+	else
+		fail batch/names "exit $rc, $n files; expected $a and $b" "$TMP/n.err"
+	fi
+fi
+
+if selected batch/jobs; then
+	rm -rf "$TMP/j1" "$TMP/j2"
+	"$PERFCONV" -q -O "$TMP/j1" -j 1 "${S[@]}" "$IN" "$FIX/multi-event/perf.data" 2>/dev/null
+	"$PERFCONV" -q -O "$TMP/j2" -j 3 "${S[@]}" "$IN" "$FIX/multi-event/perf.data" 2>/dev/null
+	if [ -s "$TMP/j1/perf.data.folded" ] && diff -r "$TMP/j1" "$TMP/j2" >"$TMP/j.diff" 2>&1; then
+		pass batch/jobs
+	else
+		fail batch/jobs "-j 3 and -j 1 give different files" "$TMP/j.diff"
+	fi
+fi
+
+# same A B: equal files; for zip archives (trace.zip), whose top directory is named after the output
+# and whose log holds the command line, equal entries apart from those two.
+same() {
+	cmp -s "$1" "$2" && return 0
+	python3 - "$1" "$2" <<'EOF' 2>/dev/null
+import sys, zipfile
+def entries(p):
+    z = zipfile.ZipFile(p)
+    return {i.filename.split("/", 1)[-1]: z.read(i) for i in z.infolist()
+            if not i.filename.endswith(".log") and not i.filename.endswith("/")}
+a, b = entries(sys.argv[1]), entries(sys.argv[2])
+sys.exit(0 if a and a == b else 1)
+EOF
+}
+
+if selected batch/formats; then
+	# every format of the registry from one read of each input, each equal to its single conversion
+	fmts=$("$PERFCONV" --help | sed -n 's/^Formats: *//p' | tr ' ' ',')
+	rm -rf "$O"
+	"$PERFCONV" -q -O "$O" -f "$fmts" "${S[@]}" "$IN/host1" 2>"$TMP/fm.err"
+	rc=$?
+	bad=
+	[ "$rc" = 0 ] || bad="exit status $rc"
+	for f in ${fmts//,/ }; do
+		out=$(find "$O" -type f -name "perf.data*" -newer "$TMP/sums.before" | while read -r p; do
+			"$PERFCONV" -q -i "$IN/host1/perf.data" "${S[@]}" -f "$f" -o "$TMP/one" 2>/dev/null
+			same "$TMP/one" "$p" && echo "$p"
+		done | head -n 1)
+		[ -n "$out" ] || bad="${bad:-no output equal to the single-file '$f' conversion}"
+	done
+	"$PERFCONV" -O "$O" -f folded,no-such-format "$IN/host1" >/dev/null 2>"$TMP/fm2.err"
+	rc2=$?
+	[ "$rc2" = 2 ] && grep -q no-such-format "$TMP/fm2.err" || bad="${bad:-an unknown format in the list: exit $rc2, expected 2}"
+	if [ -n "$bad" ]; then fail batch/formats "$bad (formats: $fmts)" "$TMP/fm.err"; else pass batch/formats; fi
+fi
+
+if selected batch/usage; then
+	bad=
+	"$PERFCONV" -O "$O" >/dev/null 2>&1
+	[ $? = 2 ] || bad="-O without inputs must be a usage error"
+	"$PERFCONV" -O "$O" -o x "$IN" >/dev/null 2>&1
+	[ $? = 2 ] || bad="${bad:--O with -o must be a usage error}"
+	"$PERFCONV" -j 2 -i "$IN/host1/perf.data" >/dev/null 2>&1
+	[ $? = 2 ] || bad="${bad:--j without -O must be a usage error}"
+	"$PERFCONV" -O "$O" -j 0 "$IN" >/dev/null 2>&1
+	[ $? = 2 ] || bad="${bad:--j 0 must be a usage error}"
+	"$PERFCONV" -i "$IN/host1/perf.data" "$IN/host2/perf.data" >/dev/null 2>&1
+	[ $? = 2 ] || bad="${bad:-several inputs without -O must be a usage error}"
+	if [ -n "$bad" ]; then fail batch/usage "$bad"; else pass batch/usage; fi
+fi
+
+if selected batch/inputs-unchanged; then
+	sums >"$TMP/sums.after"
+	if cmp -s "$TMP/sums.before" "$TMP/sums.after"; then
+		pass batch/inputs-unchanged
+	else
+		diff "$TMP/sums.before" "$TMP/sums.after" >"$TMP/sums.diff"
+		fail batch/inputs-unchanged "an input changed" "$TMP/sums.diff"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Filters against perf script.  perfconv's --tid output names each thread ("comm-pid/tid"); the
+# weight of each tid (sum of the folded counts) must be the sum of the periods of the samples that
+# `perf script` prints for that tid with the same filter.
+perf_ok=0
+if command -v perf >/dev/null 2>&1 && perf script -i "$FIX/mt-threads/perf.data" -F tid,period >/dev/null 2>&1; then
+	perf_ok=1
+fi
+filter_case() {
+	local name=$1 fx=$2 pflt=$3
+	shift 3
+	selected "filter/$name" || return 0
+	if [ "$perf_ok" != 1 ]; then
+		skip "filter/$name" "perf is not installed or cannot read the fixtures (scripts/install-deps.sh --bench)"
+		return
+	fi
+	local f=$FIX/$fx/perf.data
+	eval "perf script -i \"\$f\" $pflt -F tid,period" 2>/dev/null |
+		awk '{w[$1] += $2} END {for (t in w) print t, w[t]}' | sort >"$TMP/perf.w"
+	"$PERFCONV" -q -i "$f" "${S[@]}" --tid "$@" -o - 2>"$TMP/pc.err" |
+		awk '{split($1, a, ";"); n = split(a[1], b, "/"); w[b[n]] += $NF} END {for (t in w) print t, w[t]}' |
+		sort >"$TMP/pc.w"
+	if [ ! -s "$TMP/perf.w" ] && [ "$name" != pid-none ]; then
+		fail "filter/$name" "perf script printed no samples: the case tests nothing"
+	elif cmp -s "$TMP/perf.w" "$TMP/pc.w"; then
+		pass "filter/$name"
+	else
+		diff "$TMP/perf.w" "$TMP/pc.w" >"$TMP/w.diff"
+		cat "$TMP/pc.err" >>"$TMP/w.diff"
+		fail "filter/$name" "per-thread weights differ from perf script $pflt" "$TMP/w.diff"
+	fi
+}
+filter_case none mt-threads ""
+filter_case pid mt-threads "--pid=16988" --pid=16988
+filter_case pid-none mt-threads "--pid=16990" --pid=16990 # a thread, not a process: no samples
+filter_case tid-list mt-threads "--tid=16991,16993" --tid=16991,16993
+filter_case comm mt-threads "--comm w-alpha-0,w-beta-3" --comm w-alpha-0,w-beta-3
+filter_case comm-pid mt-threads "--comm mt --pid=16988" --comm mt --pid=16988
+filter_case time-abs mt-threads "--time 1291.5,1291.6" --time 1291.5,1291.6
+filter_case time-open mt-threads "--time 1291.7," --time 1291.7,
+filter_case time-ranges mt-threads "--time '1291.5,1291.55 1291.6,1291.62'" --time "1291.5,1291.55 1291.6,1291.62"
+filter_case time-slice mt-threads "--time 10%/2" --time 10%/2
+filter_case time-slices mt-threads "--time 10%/1,10%/3" --time 10%/1,10%/3
+filter_case time-pct-range mt-threads "--time 0%-25%,50%-60%" --time 0%-25%,50%-60%
+filter_case time-pct mt-threads "--time 30%" --time 30%
+filter_case cpu-pid cpu-systemwide "--pid=0" --pid=0
+
+if selected filter/batch; then
+	# filters apply in batch mode too, before any format sees the samples
+	rm -rf "$O"
+	"$PERFCONV" -q -O "$O" --tid=16991 "${S[@]}" "$IN/host2" 2>/dev/null
+	"$PERFCONV" -q -i "$IN/host2/perf.data" --tid=16991 "${S[@]}" -o "$TMP/ref.folded"
+	if [ -s "$TMP/ref.folded" ] && cmp -s "$TMP/ref.folded" "$O/perf.data.folded" &&
+		[ "$(wc -l <"$TMP/ref.folded")" -lt "$(wc -l <"$FIX/mt-threads/expected/folded.txt")" ]; then
+		pass filter/batch
+	else
+		fail filter/batch "batch output with --tid=16991 differs from the single conversion, or filtered nothing"
+	fi
+fi
+
+if selected filter/usage; then
+	bad=
+	for args in "--pid 16990" "--tid 16991,16993"; do
+		# shellcheck disable=SC2086
+		"$PERFCONV" -i "$FIX/mt-threads/perf.data" $args >/dev/null 2>"$TMP/u.err"
+		rc=$?
+		want=${args% *}=${args#* }
+		[ "$rc" = 2 ] && grep -qF -- "$want" "$TMP/u.err" || bad="${bad:-'$args': exit $rc, expected 2 and a hint to write $want}"
+	done
+	for t in "1291.6,1291.5" "abc" "10%/x" "120%-130%" "1,2,3"; do
+		"$PERFCONV" -i "$FIX/mt-threads/perf.data" --time "$t" -o - >/dev/null 2>"$TMP/u.err"
+		rc=$?
+		[ "$rc" = 2 ] && grep -qF -- "$t" "$TMP/u.err" || bad="${bad:---time '$t': exit $rc, expected 2 naming the value}"
+	done
+	"$PERFCONV" -i "$FIX/mt-threads/perf.data" --pid=x1 -o - >/dev/null 2>&1
+	[ $? = 2 ] || bad="${bad:---pid=x1 must be a usage error}"
+	# the bare flag is still the folded format's --pid
+	"$PERFCONV" -q -i "$FIX/mt-threads/perf.data" "${S[@]}" --pid -o "$TMP/p.folded"
+	cmp -s "$TMP/p.folded" "$FIX/mt-threads/expected/folded-pid.txt" || bad="${bad:---pid alone no longer gives folded-pid.txt}"
+	if [ -n "$bad" ]; then fail filter/usage "$bad" "$TMP/u.err"; else pass filter/usage; fi
+fi
+
+if selected filter/no-sample-time; then
+	# percentages need the SAMPLE_TIME feature, which a pipe stream does not have
+	"$PERFCONV" -q -i "$FIX/pipe-mode/pipe.data" --time 10%/1 -o "$TMP/nt.folded" 2>"$TMP/nt.err"
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q "pipe.data.*SAMPLE_TIME" "$TMP/nt.err" && [ ! -e "$TMP/nt.folded" ]; then
+		pass filter/no-sample-time
+	else
+		fail filter/no-sample-time "exit $rc, expected 1 with a message about the missing sample times" "$TMP/nt.err"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Progress under a pseudo-terminal.  The input is fed through a pipe over about two seconds, so
+# the conversion is long whatever the machine's speed.  With a large recording (bench/work or
+# PROGRESS_INPUT) the file mode with its ETA is tested as well.
+if selected progress; then
+	python3 - "$PERFCONV" "$FIX/pipe-mode/pipe.data" "${PROGRESS_INPUT:-bench/work/perf-50.data}" "$ROOT" <<'EOF'
+import os, pty, re, select, subprocess, sys, time
+
+perfconv, pipe_in, big, root = sys.argv[1:5]
+
+def run(args, feed=None, tty=True):
+    """run perfconv with stderr on a pty (or a pipe); returns (rc, stderr bytes, seconds)"""
+    if tty:
+        master, slave = pty.openpty()
+    else:
+        master, slave = os.pipe()
+    t = time.monotonic()
+    p = subprocess.Popen([perfconv] + args, stdin=subprocess.PIPE if feed else subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    if feed:
+        data = open(feed, "rb").read()
+        step = len(data) // 40 + 1
+        for i in range(0, len(data), step):
+            p.stdin.write(data[i:i + step]); p.stdin.flush(); time.sleep(0.05)
+        p.stdin.close()
+    out = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 30)
+        if not r:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    rc = p.wait()
+    os.close(master)
+    return rc, out, time.monotonic() - t
+
+def check(name, rc, out, secs, want_eta):
+    draws = out.count(b"\r\x1b[K")
+    lines = re.findall(rb"\r\x1b\[K(perfconv: [^\r\n]*)(?=\r(?!\n))", out)
+    why = None
+    if rc != 0:
+        why = "exit status %d" % rc
+    elif not lines:
+        why = "no progress line on the terminal"
+    elif not re.search(rb"[0-9.]+ MB.* [0-9]+ samples, [0-9.]+ MB/s", lines[-1]):
+        why = "the progress line lacks bytes, samples or rate: %r" % lines[-1]
+    elif want_eta and b"ETA" not in lines[-1]:
+        why = "no ETA for a file of known size: %r" % lines[-1]
+    elif draws > 5 * secs + 3:
+        why = "%d redraws in %.1f s: more than five a second" % (draws, secs)
+    else:
+        # the last line drawn must be erased ("\r ESC[K") before anything else is printed
+        end = list(re.finditer(rb"\r\x1b\[K(perfconv: [^\r\n]*)(?=\r(?!\n))", out))[-1].end()
+        if out[end:end + 4] != b"\r\x1b[K":
+            why = "the progress line is not erased at the end: %r" % out[end:end + 40]
+    print(("FAIL  %s: %s" % (name, why)) if why else "ok    %s" % name)
+
+rc, out, secs = run(["-i", "-", "--symfs", root, "-o", "/dev/null"], feed=pipe_in)
+check("progress/pipe", rc, out, secs, False)
+rc, out, _ = run(["-q", "-i", "-", "-o", "/dev/null"], feed=pipe_in)
+print("ok    progress/quiet" if rc == 0 and not out else "FAIL  progress/quiet: -q printed %r" % out[:80])
+rc, out, _ = run(["-i", "-", "-o", "/dev/null"], feed=pipe_in, tty=False)
+print("ok    progress/not-a-tty" if rc == 0 and b"\x1b[K" not in out else "FAIL  progress/not-a-tty: progress on a pipe")
+if os.path.exists(big) and os.path.getsize(big) > 20_000_000:
+    rc, out, secs = run(["-i", big, "-o", "/dev/null"])
+    check("progress/file-eta", rc, out, secs, True)
+else:
+    print("skip  progress/file-eta: no large recording at %s (make bench records one; or set PROGRESS_INPUT)" % big)
+EOF
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Write errors: the message names the path, the exit status is 1, no partial file stays.
+if selected write/dev-full; then
+	"$PERFCONV" -q -i "$FIX/fp-callgraph/perf.data" "${S[@]}" -o - >/dev/full 2>"$TMP/w.err"
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q "stdout.*No space left" "$TMP/w.err"; then
+		pass write/dev-full
+	else
+		fail write/dev-full "exit $rc, expected 1 and 'No space left' for stdout" "$TMP/w.err"
+	fi
+fi
+if selected write/tmpfs-full; then
+	mnt=$TMP/small
+	mkdir -p "$mnt"
+	if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$mnt" 2>/dev/null; then
+		# leave one page free: the first folded file (host1's, 728 bytes) fits, the second does not
+		mkdir -p "$mnt/out"
+		dd if=/dev/zero of="$mnt/fill" bs=4096 count=14 2>/dev/null
+		"$PERFCONV" -O "$mnt/out" "${S[@]}" "$IN/host1/perf.data" "$IN/host2/perf.data" "$IN/host3/sub/capture-1" 2>"$TMP/w.err"
+		rc=$?
+		left=$(find "$mnt" -name '*.tmp.*' | wc -l)
+		if [ "$rc" = 1 ] && grep -q "No space left" "$TMP/w.err" && grep -q "$mnt/out/.*folded" "$TMP/w.err" && [ "$left" = 0 ]; then
+			pass write/tmpfs-full
+		else
+			fail write/tmpfs-full "exit $rc, $left temporary files left; expected 1 and the path with 'No space left'" "$TMP/w.err"
+		fi
+		umount "$mnt"
+	else
+		skip write/tmpfs-full "cannot mount a small tmpfs here (needs root)"
+	fi
+fi
+if selected write/read-only; then
+	ro=$TMP/ro
+	mkdir -p "$ro"
+	chmod 555 "$ro"
+	as_user=()
+	if [ "$(id -u)" = 0 ]; then
+		if command -v setpriv >/dev/null 2>&1 && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+			as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+		fi
+	fi
+	if [ "$(id -u)" = 0 ] && [ "${#as_user[@]}" = 0 ]; then
+		skip write/read-only "running as root without setpriv: permissions do not apply"
+	else
+		"${as_user[@]}" "$PERFCONV" -q -i "$FIX/fp-callgraph/perf.data" "${S[@]}" -o "$ro/out.folded" 2>"$TMP/w.err"
+		rc=$?
+		"${as_user[@]}" "$PERFCONV" -q -O "$ro/batch" "${S[@]}" "$IN/host1" 2>"$TMP/w2.err"
+		rc2=$?
+		if [ "$rc" = 1 ] && grep -q "$ro/out.folded.*Permission denied" "$TMP/w.err" && [ "$rc2" = 1 ] &&
+			grep -q "$ro/batch.*Permission denied" "$TMP/w2.err" && [ -z "$(ls -A "$ro")" ]; then
+			pass write/read-only
+		else
+			cat "$TMP/w2.err" >>"$TMP/w.err"
+			fail write/read-only "exit $rc/$rc2, expected 1 with the path and 'Permission denied', nothing written" "$TMP/w.err"
+		fi
+	fi
+	chmod 755 "$ro"
+fi
+exit 0
