@@ -1,0 +1,27 @@
+/*
+ * fuzz_pe.c - the PE image parser of ReadyToRun .dll files: headers, sections, the debug
+ * directory, CLR metadata (MVID) and the R2R function table, and offset -> RVA.
+ */
+// FUZZ_MAX_LEN: 65536
+// FUZZ_SEEDS: tests/data/r2r/*.dll
+#include "converter/error.h"
+#include "converter/pe.h"
+#include "fuzz/fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pfc_pe pe;
+	struct pfc_error err;
+	uint64_t off;
+
+	memset(&err, 0, sizeof(err));
+	pfc_pe_sniff(data, size);
+	if (pfc_pe_parse(data, size, &pe, &err) == 0) {
+		for (off = 0; off < size; off += 512)
+			pfc_pe_offset_to_rva(&pe, off);
+		pfc_pe_free(&pe);
+	}
+	return 0;
+}
