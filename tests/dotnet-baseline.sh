@@ -34,7 +34,6 @@ selected() {
 # Known gaps of the converter: the case still has to convert, and is reported as xfail.
 xfail_why() {
 	case $1 in
-	dotnet-container) echo "the map is perf-1.map (pid in the container), the samples have the host pid: needs container pid mapping" ;;
 	esac
 }
 
@@ -42,6 +41,9 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-dotnet-baseline.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 export HOME=$TMP/home
 mkdir -p "$HOME"
+
+# "managed N%, framework N%" out of a dotnet-resolution.py line
+short() { sed -n '1s/^\([^:]*: \)\{0,1\}managed \([0-9.]*%\) resolved.*framework \([0-9.]*%\) resolved.*/managed \2, framework \3/p' <<<"$1"; }
 
 for dir in "$FIX"/dotnet-*/; do
 	dir=${dir%/}
@@ -74,27 +76,36 @@ for dir in "$FIX"/dotnet-*/; do
 	managed=$(sed -n 's/^managed \([0-9.]*\)% resolved.*/\1/p' <<<"$perf_line")
 	framework=$(sed -n 's/.*framework \([0-9.]*\)% resolved.*/\1/p' <<<"$perf_line")
 
-	args=(-q -i "$in" --symfs "$FIX/root" --kallsyms "$dir/kallsyms")
-	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
-	"$PERFCONV" "${args[@]}" -o "$TMP/out.folded" >"$TMP/out" 2>"$TMP/err" </dev/null
-	rc=$?
-	if [ "$rc" != 0 ] || [ ! -s "$TMP/out.folded" ]; then
-		echo "FAIL  $name: perfconv exited with status $rc"
-		head -n 5 "$TMP/err" | sed 's/^/      | /'
-		continue
-	fi
-	ours=$(python3 tests/dotnet-resolution.py --check-managed "$managed" --check-framework "$framework" "$TMP/out.folded" 2>&1)
-	st=$?
-	short() { sed -n '1s/^\([^:]*: \)\{0,1\}managed \([0-9.]*%\) resolved.*framework \([0-9.]*%\) resolved.*/managed \2, framework \3/p' <<<"$1"; }
-	detail="perf: $(short "$perf_line"), perfconv: $(short "$ours")"
-	why=$(xfail_why "$fx")
-	if [ "$st" = 0 ]; then
-		echo "ok    $name ($detail)"
-	elif [ -n "$why" ]; then
-		echo "xfail $name: $why ($detail)"
-	else
-		echo "FAIL  $name: perfconv resolves less than perf ($detail)"
-	fi
-	rm -f "$TMP/out.folded"
+	# as perf reads it (the injected file where there is one), and with --resolve-jit from the raw
+	# recording: the jitdump read directly, W^X code looked up in the perf map
+	for mode in default resolve-jit; do
+		if [ "$mode" = default ]; then
+			case_name=$name
+			args=(-q -i "$in" --symfs "$FIX/root" --kallsyms "$dir/kallsyms")
+		else
+			case_name=$name/resolve-jit
+			args=(-q -i "$dir/perf.data" --symfs "$FIX/root" --kallsyms "$dir/kallsyms" --resolve-jit)
+		fi
+		[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
+		"$PERFCONV" "${args[@]}" -o "$TMP/out.folded" >"$TMP/out" 2>"$TMP/err" </dev/null
+		rc=$?
+		if [ "$rc" != 0 ] || [ ! -s "$TMP/out.folded" ]; then
+			echo "FAIL  $case_name: perfconv exited with status $rc"
+			head -n 5 "$TMP/err" | sed 's/^/      | /'
+			continue
+		fi
+		ours=$(python3 tests/dotnet-resolution.py --check-managed "$managed" --check-framework "$framework" "$TMP/out.folded" 2>&1)
+		st=$?
+		detail="perf: $(short "$perf_line"), perfconv: $(short "$ours")"
+		why=$(xfail_why "$fx")
+		if [ "$st" = 0 ]; then
+			echo "ok    $case_name ($detail)"
+		elif [ -n "$why" ]; then
+			echo "xfail $case_name: $why ($detail)"
+		else
+			echo "FAIL  $case_name: perfconv resolves less than perf ($detail)"
+		fi
+		rm -f "$TMP/out.folded"
+	done
 done
 exit 0
