@@ -492,6 +492,13 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 	r->cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
 	r->misc = smp->misc;
 	r->flags = (uint16_t)smp->flags;
+	/* perf record -c N: no PERIOD field, every sample stands for the attr's fixed period,
+	 * which perf script prints (tracepoints excepted) */
+	if (!(smp->flags & PFC_S_HAS_PERIOD) && smp->evsel && smp->evsel->attr.type != PERF_TYPE_TRACEPOINT &&
+	    !smp->evsel->attr.freq && smp->evsel->attr.sample_period) {
+		r->period = smp->evsel->attr.sample_period;
+		r->flags |= PFC_S_HAS_PERIOD;
+	}
 	if (smp->raw_size) {
 		if (s->raw_data_len + smp->raw_size > s->raw_data_cap) {
 			size_t cap = s->raw_data_cap ? s->raw_data_cap * 2 : 1 << 16;
@@ -563,7 +570,12 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	if ((size_t)ev->idx < s->nr_evsel_first && s->evsel_first_seq[ev->idx] == UINT64_MAX)
 		s->evsel_first_seq[ev->idx] = s->sample_seq;
 	s->sample_seq++;
-	period = (smp.flags & PFC_S_HAS_PERIOD) && smp.period ? smp.period : 1;
+	/* without PERF_SAMPLE_PERIOD (perf record -c N) every sample stands for the fixed period,
+	 * which perf script prints and stackcollapse-perf.pl sums */
+	if (smp.flags & PFC_S_HAS_PERIOD)
+		period = smp.period ? smp.period : 1;
+	else
+		period = !ev->attr.freq && ev->attr.sample_period ? ev->attr.sample_period : 1;
 	s->cur_time = smp.time;
 	s->cur_have_time = !!(smp.flags & PFC_S_HAS_TIME);
 	s->cur_timed = 0;

@@ -138,7 +138,8 @@ static void build_header(struct pfc_sb *b, struct pfc_session *s, const struct p
 		pfc_sb_adds(b, "[000] ");
 	if (t & PERF_SAMPLE_TIME)
 		pfc_sb_addf(b, "%12s: ", "1.000000");
-	if ((t & PERF_SAMPLE_PERIOD) && !tracepoint)
+	/* perf prints attr.sample_period for samples without PERF_SAMPLE_PERIOD (perf record -c) */
+	if (!tracepoint)
 		pfc_sb_addf(b, "%10llu ", (unsigned long long)(st->period / (st->count ? st->count : 1)));
 	pfc_sb_addf(b, "%*s: ", name_width, pfc_session_evsel_name(s, st->evsel));
 	if (tracepoint && (t & PERF_SAMPLE_RAW))

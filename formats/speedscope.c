@@ -244,7 +244,8 @@ static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *
 			return 0;	/* no samples: a file without profiles */
 	}
 	ev = s->rd.evsels[evsel];
-	c->use_period = (ev->sample_type & PERF_SAMPLE_PERIOD) && ev->attr.type != PERF_TYPE_TRACEPOINT;
+	/* every non-tracepoint sample has a period: its own, or the fixed one of perf record -c */
+	c->use_period = ev->attr.type != PERF_TYPE_TRACEPOINT;
 
 	c->ids = malloc((s->stacks.nr_stacks + 1) * sizeof(*c->ids));
 	c->profs = malloc((s->stacks.nr_stacks + 1) * sizeof(*c->profs));
