@@ -4,7 +4,7 @@
  * blobs (each in an exactly sized allocation, so ASan sees any overread) check that nothing
  * crashes.  Last, a small stand-alone perf.data reader feeds every fixture and compares the
  * result with the expected header.txt / stats.txt made by perf 6.1 ("captured on" ignored).
- * Usage: test_hdrprint [FIXTURES_DIR...]   (default /work/shared/fixtures)
+ * Usage: test_hdrprint [FIXTURES_DIR...]   (default: $FIXTURES, else fixtures)
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -1503,7 +1503,7 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		const char *dir = getenv("FIXTURES");
 
-		test_fixtures(dir && *dir ? dir : "/work/shared/fixtures", &nh, &nhok, &ns, &nsok);
+		test_fixtures(dir && *dir ? dir : "fixtures", &nh, &nhok, &ns, &nsok);
 	} else {
 		for (i = 1; i < argc; i++)
 			CHECK(!test_fixtures(argv[i], &nh, &nhok, &ns, &nsok), "fixtures dir %s", argv[i]);
