@@ -486,6 +486,7 @@ static void capture_end(struct warn_capture *wc)
 struct progress {
 	const struct cli *c;
 	struct timespec start, last;
+	double delay;           /* seconds before the first line (PERFCONV_PROGRESS_DELAY; tests) */
 	int shown;
 };
 
@@ -501,14 +502,15 @@ static void progress_cb(void *arg, const struct pfc_session *s)
 	struct progress *p = arg;
 	struct timespec now;
 	double el, mb, rate;
-	uint64_t done = s->rd.bytes_done, total = s->rd.bytes_total;
-	uint64_t samples = s->st.nr_by_type[PERF_RECORD_SAMPLE];	/* read; some still wait to be ordered */
+	/* called by the thread that processes records, while another may read them */
+	uint64_t done = __atomic_load_n(&s->rd.bytes_done, __ATOMIC_RELAXED), total = s->rd.bytes_total;
+	uint64_t samples = s->st.nr_samples;
 	char line[256];
 	int n;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	el = since(&p->start, &now);
-	if (el < 0.5 || (p->shown && since(&p->last, &now) < 0.2))
+	if (el < p->delay || (p->shown && since(&p->last, &now) < 0.2))
 		return;
 	p->last = now;
 	mb = (double)done / 1e6;
@@ -523,8 +525,8 @@ static void progress_cb(void *arg, const struct pfc_session *s)
 			     (unsigned long long)samples, rate);
 	}
 	if (p->c->verbose && n > 0 && (size_t)n < sizeof(line))
-		snprintf(line + n, sizeof(line) - (size_t)n, ", %llu records, %zu stacks, %.0f samples/s",
-			 (unsigned long long)s->st.nr_records, s->stacks.nr_stacks, (double)samples / el);
+		snprintf(line + n, sizeof(line) - (size_t)n, ", %zu stacks, %.0f samples/s", s->stacks.nr_stacks,
+			 (double)samples / el);
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 	p->shown = 1;
@@ -588,8 +590,10 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 			need_log = 1;
 	if (c->progress && n > 0) {
 		cookie_io_functions_t io = { .write = log_write };
+		const char *d = getenv("PERFCONV_PROGRESS_DELAY");
 		prog.c = c;
 		prog.start = t0;
+		prog.delay = d && *d ? strtod(d, NULL) : 0.5;
 		o.progress = progress_cb;
 		o.progress_arg = &prog;
 		if (o.log && (logf = fopencookie(&prog, "w", io)))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "converter/mem.h"
 #include "converter/symtab.h"
 
 /* perf 6.1 KSYM_NAME_LEN; longer names are cut (perf overruns its buffer there) */
@@ -65,8 +66,8 @@ static int read_all(const char *file, char **out, size_t *outlen)
 				fclose(f);
 				return -EFBIG;
 			}
-			cap = cap ? cap * 2 : 1 << 20;
-			p = realloc(buf, cap);
+			cap = cap ? cap * 2 : 8u << 20;	/* /proc/kallsyms: 5 to 15 MB */
+			p = pfc_mem_realloc(buf, len, cap);
 			if (!p) {
 				free(buf);
 				fclose(f);

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "converter/mem.h"
 #include "converter/order.h"
 
 #define BLOCK_SIZE (1u << 20)
@@ -16,7 +17,7 @@ struct pfc_arena_block {
 	uint8_t data[];
 };
 
-static void arena_free(struct pfc_arena_block *b)
+void pfc_order_arena_free(struct pfc_arena_block *b)
 {
 	while (b) {
 		struct pfc_arena_block *n = b->next;
@@ -25,7 +26,7 @@ static void arena_free(struct pfc_arena_block *b)
 	}
 }
 
-static uint8_t *arena_copy(struct pfc_order *o, const uint8_t *src, size_t len)
+uint8_t *pfc_order_copy(struct pfc_order *o, const uint8_t *src, size_t len)
 {
 	struct pfc_arena_block *b = o->cur;
 	uint8_t *p;
@@ -57,8 +58,10 @@ void pfc_order_init(struct pfc_order *o, pfc_deliver_fn deliver, void *ctx)
 void pfc_order_exit(struct pfc_order *o)
 {
 	free(o->v);
-	arena_free(o->cur);
-	arena_free(o->prev);
+	free(o->tmp);
+	free(o->bounds);
+	pfc_order_arena_free(o->cur);
+	pfc_order_arena_free(o->prev);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -69,14 +72,14 @@ int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint3
 
 	if (o->n == o->cap) {
 		size_t cap = o->cap ? o->cap * 2 : 4096;
-		struct pfc_qev *n = realloc(o->v, cap * sizeof(*n));
+		struct pfc_qev *n = pfc_mem_realloc(o->v, o->n * sizeof(*n), cap * sizeof(*n));
 		if (!n)
 			return -1;
 		o->v = n;
 		o->cap = cap;
 	}
 	if (transient) {
-		data = arena_copy(o, data, size);
+		data = pfc_order_copy(o, data, size);
 		if (!data)
 			return -1;
 	}
@@ -94,59 +97,52 @@ int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint3
 	return 0;
 }
 
-static int cmp_qev(const void *a, const void *b)
-{
-	const struct pfc_qev *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 static int before(const struct pfc_qev *x, const struct pfc_qev *y)
 {
 	return x->ts < y->ts || (x->ts == y->ts && x->seq < y->seq);
 }
 
 /* Records arrive as a few sorted runs (one per CPU ring buffer per round), so the queue
- * is sorted by merging its natural runs, stable by arrival order; many runs fall back
- * to qsort. */
+ * is sorted by a bottom-up merge of its natural runs: stable, so ties keep arrival order.
+ * The merge buffer is kept from round to round and swapped with the queue. */
 static int sort_queue(struct pfc_order *o)
 {
-	size_t runs = 1, i, width;
-	struct pfc_qev *tmp, *src, *dst;
-	size_t *bounds, nb;
+	size_t runs = 1, i, width, nb;
+	struct pfc_qev *src, *dst;
 
 	for (i = 1; i < o->n; i++)
 		if (before(&o->v[i], &o->v[i - 1]))
 			runs++;
 	if (runs == 1)
 		return 0;
-	if (runs > 64) {
-		qsort(o->v, o->n, sizeof(*o->v), cmp_qev);
-		return 0;
+	if (o->tmp_cap < o->cap) {
+		struct pfc_qev *t = pfc_mem_realloc(o->tmp, 0, o->cap * sizeof(*t));
+		if (!t)
+			return -1;
+		o->tmp = t;
+		o->tmp_cap = o->cap;
 	}
-	tmp = malloc(o->n * sizeof(*tmp));
-	bounds = malloc((runs + 1) * sizeof(*bounds));
-	if (!tmp || !bounds) {
-		free(tmp);
-		free(bounds);
-		qsort(o->v, o->n, sizeof(*o->v), cmp_qev);
-		return 0;
+	if (o->bounds_cap < runs + 1) {
+		size_t *b = realloc(o->bounds, (runs + 1) * 2 * sizeof(*b));
+		if (!b)
+			return -1;
+		o->bounds = b;
+		o->bounds_cap = (runs + 1) * 2;
 	}
 	nb = 0;
-	bounds[nb++] = 0;
+	o->bounds[nb++] = 0;
 	for (i = 1; i < o->n; i++)
 		if (before(&o->v[i], &o->v[i - 1]))
-			bounds[nb++] = i;
-	bounds[nb] = o->n;
+			o->bounds[nb++] = i;
+	o->bounds[nb] = o->n;
 	src = o->v;
-	dst = tmp;
+	dst = o->tmp;
 	for (width = 1; width < nb; width *= 2) {
 		size_t r;
 		for (r = 0; r < nb; r += 2 * width) {
-			size_t a = bounds[r], m = bounds[r + width < nb ? r + width : nb];
-			size_t e = bounds[r + 2 * width < nb ? r + 2 * width : nb], x = a, y = m, k = a;
+			const size_t *bd = o->bounds;
+			size_t a = bd[r], m = bd[r + width < nb ? r + width : nb];
+			size_t e = bd[r + 2 * width < nb ? r + 2 * width : nb], x = a, y = m, k = a;
 			while (x < m && y < e)
 				dst[k++] = before(&src[y], &src[x]) ? src[y++] : src[x++];
 			while (x < m)
@@ -160,10 +156,13 @@ static int sort_queue(struct pfc_order *o)
 			dst = t;
 		}
 	}
-	if (src != o->v)
-		memcpy(o->v, src, o->n * sizeof(*o->v));
-	free(tmp);
-	free(bounds);
+	if (src != o->v) {
+		size_t c = o->cap;
+		o->tmp = o->v;
+		o->v = src;
+		o->cap = o->tmp_cap;
+		o->tmp_cap = c;
+	}
 	return 0;
 }
 
@@ -174,7 +173,8 @@ static int release(struct pfc_order *o, uint64_t limit, int all)
 
 	if (!o->n)
 		return 0;
-	sort_queue(o);
+	if (sort_queue(o) < 0)
+		return -1;
 	for (i = 0; i < o->n; i++) {
 		if (!all && o->v[i].ts > limit)
 			break;
@@ -189,6 +189,16 @@ static int release(struct pfc_order *o, uint64_t limit, int all)
 	return 0;
 }
 
+static void retire(struct pfc_order *o, struct pfc_arena_block *b)
+{
+	if (!b)
+		return;
+	if (o->retire)
+		o->retire(o->ctx, b);
+	else
+		pfc_order_arena_free(b);
+}
+
 int pfc_order_round(struct pfc_order *o)
 {
 	int ret = release(o, o->next_flush, 0);
@@ -197,7 +207,7 @@ int pfc_order_round(struct pfc_order *o)
 		return ret;
 	o->next_flush = o->max_ts;
 	/* everything copied before the previous round ended has been released */
-	arena_free(o->prev);
+	retire(o, o->prev);
 	o->prev = o->cur;
 	o->cur = NULL;
 	return 0;
@@ -207,8 +217,8 @@ int pfc_order_flush_all(struct pfc_order *o)
 {
 	int ret = release(o, UINT64_MAX, 1);
 
-	arena_free(o->prev);
-	arena_free(o->cur);
+	retire(o, o->prev);
+	retire(o, o->cur);
 	o->prev = o->cur = NULL;
 	return ret;
 }

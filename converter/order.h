@@ -26,6 +26,9 @@ struct pfc_arena_block;
 struct pfc_order {
 	struct pfc_qev *v;
 	size_t n, cap;
+	struct pfc_qev *tmp;        /* merge buffer, swapped with v */
+	size_t tmp_cap;
+	size_t *bounds, bounds_cap; /* run starts */
 	uint64_t next_flush;        /* release limit of the next FINISHED_ROUND */
 	uint64_t max_ts;
 	uint64_t seq;
@@ -33,6 +36,9 @@ struct pfc_order {
 	uint64_t nr_out_of_order;
 	struct pfc_arena_block *cur, *prev;   /* copies of transient records, per round */
 	pfc_deliver_fn deliver;
+	/* NULL: released copies are freed at once; else they are handed to retire, which
+	 * frees them (pfc_order_arena_free) once the records delivered so far are done with */
+	void (*retire)(void *ctx, struct pfc_arena_block *b);
 	void *ctx;
 };
 
@@ -42,6 +48,9 @@ void pfc_order_exit(struct pfc_order *o);
 int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
 		    uint64_t offset, int compressed, int transient);
 int pfc_order_round(struct pfc_order *o);   /* FINISHED_ROUND */
+/* A copy of a transient record that lives as long as the queued ones of this round. */
+uint8_t *pfc_order_copy(struct pfc_order *o, const uint8_t *src, size_t len);
+void pfc_order_arena_free(struct pfc_arena_block *b);
 int pfc_order_flush_all(struct pfc_order *o);
 
 #endif

@@ -664,6 +664,8 @@ static int dispatch(struct pfc_reader *r, const uint8_t *p, uint32_t type, uint1
 	struct pfc_rec rec;
 	int ret = 0;
 
+	if (r->sync && pfc_rec_changes_state(type) && (ret = r->sync(r->sync_ctx)) < 0)
+		return ret;
 	switch (type) {
 	case PFC_REC_HEADER_ATTR:
 		ret = on_header_attr(r, p, size, off);
@@ -807,7 +809,7 @@ static int run_mapped(struct pfc_reader *r, uint64_t start, uint64_t end, pfc_re
 		if (ret < 0)
 			return ret;
 		pos += extent;
-		r->bytes_done = pos;
+		__atomic_store_n(&r->bytes_done, pos, __ATOMIC_RELAXED);	/* progress reads it */
 	}
 	return 0;
 }
@@ -854,7 +856,7 @@ static int run_stream(struct pfc_reader *r, pfc_rec_fn fn, void *ctx)
 		if (ret < 0)
 			return ret;
 		r->sbuf_pos += (size_t)extent;
-		r->bytes_done = off + extent;
+		__atomic_store_n(&r->bytes_done, off + extent, __ATOMIC_RELAXED);
 	}
 }
 

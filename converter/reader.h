@@ -54,6 +54,10 @@ struct pfc_reader {
 	uint8_t *tracing_data_owned;
 	struct pfc_blob tracing_data;
 	uint64_t tracing_data_offset;   /* where it starts in the input, for error messages */
+	/* called before a header record changes the reader's or the session's state (events,
+	 * ids, features, build-ids), so that another thread can finish reading that state */
+	int (*sync)(void *ctx);
+	void *sync_ctx;
 	/* compression */
 	void *zstd;             /* ZSTD_DStream */
 	uint8_t *zbuf;
@@ -87,6 +91,23 @@ void pfc_reader_release(struct pfc_reader *r, uint64_t upto);
  * is at least one evsel. */
 struct pfc_evsel *pfc_reader_evsel_of(const struct pfc_reader *r, const struct pfc_rec *rec);
 struct pfc_evsel *pfc_reader_find_id(const struct pfc_reader *r, uint64_t id);
+
+/* Header records that change the events, ids, features or build-ids. */
+static inline int pfc_rec_changes_state(uint32_t type)
+{
+	switch (type) {
+	case PFC_REC_HEADER_ATTR:
+	case PFC_REC_HEADER_EVENT_TYPE:
+	case PFC_REC_HEADER_TRACING_DATA:
+	case PFC_REC_HEADER_BUILD_ID:
+	case PFC_REC_ID_INDEX:
+	case PFC_REC_EVENT_UPDATE:
+	case PFC_REC_HEADER_FEATURE:
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 static inline int pfc_feat_has(const struct pfc_reader *r, int feat)
 {

@@ -7,11 +7,13 @@
  * frames are kept, and each address is looked up as it was recorded.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include "converter/mem.h"
 #include "converter/bytes.h"
 #include "converter/session.h"
 #include "converter/dotnetname.h"
@@ -22,6 +24,7 @@
 #define PFC_REG_X86_IP 8
 
 static int deliver(void *ctx, const struct pfc_qev *ev);
+static int on_record(void *ctx, const struct pfc_rec *r);
 static int kernel_matches_running(struct pfc_session *s);
 
 /* ---- kernel symbols, read on a second thread while the records are processed ---- */
@@ -60,7 +63,8 @@ static const char *kernel_syms_path(struct pfc_session *s)
 }
 
 /* Reading and sorting a kallsyms file costs as much as decoding a large recording, and
- * needs nothing from it: start it now, take the table when the first kernel frame needs it. */
+ * needs nothing from it: it starts at the first kernel address (a recording without one
+ * never reads it), and its table is taken when a kernel frame needs it. */
 static void kpreload_start(struct pfc_session *s)
 {
 	struct pfc_kpreload *k;
@@ -163,7 +167,7 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 		load_build_ids(s, s->rd.feat[PFC_FEAT_BUILD_ID].data, s->rd.feat[PFC_FEAT_BUILD_ID].size);
 	/* a pipe stream's OSRELEASE comes later, as a record: that one loads when needed */
 	if (o->preload_kernel && !s->rd.pipe_mode && !(getenv("PERFCONV_PRELOAD") && !strcmp(getenv("PERFCONV_PRELOAD"), "0")))
-		kpreload_start(s);
+		s->kpreload_wanted = 1;
 	return 0;
 }
 
@@ -198,7 +202,10 @@ void pfc_session_close(struct pfc_session *s)
 	free(s->evsel_first_seq);
 	free(s->fbuf);
 	free(s->raw);
-	free(s->raw_ips);
+	for (size_t b = 0; b < s->raw_nblocks; b++)
+		free(s->raw_blocks[b]);
+	free(s->raw_blocks);
+	free(s->raw_block_used);
 	free(s->stream);
 	free(s->raw_data);
 }
@@ -229,14 +236,32 @@ uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx)
 
 /* ---- samples ---- */
 
-struct pfc_rawent {
-	uint64_t hash;
+/*
+ * The callchain cache.  An entry is a key header followed by the raw callchain words,
+ * both in one arena of 64-bit words; the open-addressing table holds 8 bytes a slot (the
+ * hash's high half as a tag, the entry's arena index), so that it stays small and
+ * cache-friendly however many distinct chains there are.
+ */
+struct pfc_rawkey {
 	const struct pfc_maps *maps;
 	uint64_t gen, kgen;
-	uint64_t ips;             /* offset in raw_ips */
-	uint32_t nr, stack, comm, evsel;
+	uint32_t comm, evsel;
 	int32_t pid, tid;
+	uint32_t nr;              /* callchain words that follow */
+	uint32_t stack;           /* the aggregated stack (from here on, not part of the key) */
+	uint64_t hash;
+	/* samples found here, added to the stack when processing ends (raw_settle): a hit
+	 * then touches no memory but this entry */
+	uint64_t period, count;
 };
+
+#define RAWKEY_WORDS (sizeof(struct pfc_rawkey) / 8)
+#define RAWKEY_CMP offsetof(struct pfc_rawkey, stack)
+#define RAW_TAG(h) (((h) >> 32 | 1) << 32)
+/* a slot's low half: arena block << RAW_BLOCK_SHIFT | word in the block */
+#define RAW_BLOCK_SHIFT 18
+#define RAW_BLOCK_WORDS ((uint64_t)1 << RAW_BLOCK_SHIFT)    /* 2 MiB */
+#define RAW_MAX_BLOCKS ((size_t)1 << (32 - RAW_BLOCK_SHIFT))
 
 static uint64_t hash_chain(const uint8_t *p, uint64_t nr, uint64_t seed)
 {
@@ -250,43 +275,80 @@ static uint64_t hash_chain(const uint8_t *p, uint64_t nr, uint64_t seed)
 	return h ^ (h >> 29);
 }
 
-static struct pfc_rawent *raw_lookup(struct pfc_session *s, uint64_t h, const struct pfc_sample *smp,
-				     const struct pfc_thread *th, uint32_t evsel, int *found)
+static void raw_key(struct pfc_rawkey *k, const struct pfc_session *s, const struct pfc_sample *smp,
+		    const struct pfc_thread *th, uint32_t evsel)
 {
+	memset(k, 0, sizeof(*k));
+	k->maps = th->maps;
+	k->gen = th->maps->gen;
+	k->kgen = s->machine.kgen;
+	k->comm = th->comm;
+	k->evsel = evsel;
+	k->pid = (int32_t)smp->pid;
+	k->tid = (int32_t)smp->tid;
+	k->nr = (uint32_t)smp->callchain_nr;
+}
+
+static struct pfc_rawkey *raw_entry(const struct pfc_session *s, uint64_t slot)
+{
+	uint32_t at = (uint32_t)slot;
+
+	return (struct pfc_rawkey *)(s->raw_blocks[at >> RAW_BLOCK_SHIFT] + (at & (RAW_BLOCK_WORDS - 1)));
+}
+
+/* Add the samples counted in the cache to their stacks. */
+static void raw_settle(struct pfc_session *s)
+{
+	size_t b;
+	uint64_t at;
+
+	for (b = 0; b < s->raw_nblocks; b++) {
+		for (at = 0; at < s->raw_block_used[b];) {
+			struct pfc_rawkey *k = (struct pfc_rawkey *)(s->raw_blocks[b] + at);
+			struct pfc_stack *st = &s->stacks.stacks[k->stack];
+			st->period += k->period;
+			st->count += k->count;
+			s->st.nr_frames += k->count * st->nr;
+			k->period = k->count = 0;
+			at += RAWKEY_WORDS + k->nr;
+		}
+	}
+}
+
+/* The slot of the entry equal to (k, chain), or the empty slot where it would go. */
+static uint64_t *raw_lookup(struct pfc_session *s, uint64_t h, const struct pfc_rawkey *k, const uint8_t *chain)
+{
+	uint64_t tag = RAW_TAG(h), mask = s->raw_cap - 1;
 	size_t i;
 
-	*found = 0;
-	if (!s->raw_cap)
-		return NULL;
-	for (i = h & (s->raw_cap - 1);; i = (i + 1) & (s->raw_cap - 1)) {
-		struct pfc_rawent *e = &s->raw[i];
-		if (!e->nr && !e->hash && !e->maps)
-			return e;
-		if (e->hash == h && e->nr == smp->callchain_nr && e->maps == th->maps && e->gen == th->maps->gen &&
-		    e->kgen == s->machine.kgen && e->comm == th->comm && e->evsel == evsel &&
-		    e->pid == (int32_t)smp->pid && e->tid == (int32_t)smp->tid &&
-		    !memcmp(s->raw_ips + e->ips, smp->callchain, smp->callchain_nr * 8)) {
-			*found = 1;
-			return e;
-		}
+	for (i = h & mask;; i = (i + 1) & mask) {
+		uint64_t *slot = &s->raw[i];
+		const uint64_t *e;
+		if (!*slot)
+			return slot;
+		if ((*slot & 0xffffffff00000000ULL) != tag)
+			continue;
+		e = (const uint64_t *)raw_entry(s, *slot);
+		if (!memcmp(e, k, RAWKEY_CMP) && !memcmp(e + RAWKEY_WORDS, chain, (size_t)k->nr * 8))
+			return slot;
 	}
 }
 
 static int raw_grow(struct pfc_session *s)
 {
 	size_t cap = s->raw_cap ? s->raw_cap * 2 : 4096, i;
-	struct pfc_rawent *n = calloc(cap, sizeof(*n));
+	uint64_t *n = pfc_mem_calloc(cap, sizeof(*n));
 
 	if (!n)
 		return -1;
 	for (i = 0; i < s->raw_cap; i++) {
-		struct pfc_rawent *e = &s->raw[i];
+		uint64_t v = s->raw[i];
 		size_t j;
-		if (!e->maps)
+		if (!v)
 			continue;
-		for (j = e->hash & (cap - 1); n[j].maps; j = (j + 1) & (cap - 1))
+		for (j = raw_entry(s, v)->hash & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
 			;
-		n[j] = *e;
+		n[j] = v;
 	}
 	free(s->raw);
 	s->raw = n;
@@ -294,42 +356,53 @@ static int raw_grow(struct pfc_session *s)
 	return 0;
 }
 
-static int raw_insert(struct pfc_session *s, uint64_t h, const struct pfc_sample *smp, const struct pfc_thread *th,
-		      uint32_t evsel, uint32_t stack)
+/* Remember that (k, chain) aggregates into stack.  A full arena is not an error: the
+ * chain is then resolved again the next time. */
+static int raw_insert(struct pfc_session *s, uint64_t h, struct pfc_rawkey *k, const uint8_t *chain, uint32_t stack)
 {
-	struct pfc_rawent *e;
-	int found;
-	uint64_t need = smp->callchain_nr;
+	uint64_t *slot, need = RAWKEY_WORDS + k->nr;
 
 	if ((s->raw_count + 1) * 2 > s->raw_cap && raw_grow(s) < 0)
 		return -1;
-	if (s->raw_ips_len + need > s->raw_ips_cap) {
-		size_t cap = s->raw_ips_cap ? s->raw_ips_cap * 2 : 1 << 16;
-		uint64_t *n;
-		while (cap < s->raw_ips_len + need)
-			cap *= 2;
-		n = realloc(s->raw_ips, cap * sizeof(*n));
-		if (!n)
-			return -1;
-		s->raw_ips = n;
-		s->raw_ips_cap = cap;
-	}
-	e = raw_lookup(s, h, smp, th, evsel, &found);
-	if (!e || found)
+	if (need > RAW_BLOCK_WORDS)
 		return 0;
-	memcpy(s->raw_ips + s->raw_ips_len, smp->callchain, need * 8);
-	e->hash = h;
-	e->maps = th->maps;
-	e->gen = th->maps->gen;
-	e->kgen = s->machine.kgen;
-	e->ips = s->raw_ips_len;
-	e->nr = (uint32_t)need;
-	e->stack = stack;
-	e->comm = th->comm;
-	e->evsel = evsel;
-	e->pid = (int32_t)smp->pid;
-	e->tid = (int32_t)smp->tid;
-	s->raw_ips_len += need;
+	if (!s->raw_nblocks || s->raw_block_used[s->raw_nblocks - 1] + need > RAW_BLOCK_WORDS) {
+		uint64_t *blk;
+		if (s->raw_nblocks == RAW_MAX_BLOCKS)
+			return 0;
+		if (s->raw_nblocks == s->raw_blocks_cap) {
+			size_t cap = s->raw_blocks_cap ? s->raw_blocks_cap * 2 : 16;
+			uint64_t **nb = realloc(s->raw_blocks, cap * sizeof(*nb));
+			uint32_t *nu;
+			if (!nb)
+				return -1;
+			s->raw_blocks = nb;
+			nu = realloc(s->raw_block_used, cap * sizeof(*nu));
+			if (!nu)
+				return -1;
+			s->raw_block_used = nu;
+			s->raw_blocks_cap = cap;
+		}
+		if (!(blk = pfc_mem_alloc(RAW_BLOCK_WORDS * sizeof(*blk))))
+			return -1;
+		s->raw_blocks[s->raw_nblocks] = blk;
+		s->raw_block_used[s->raw_nblocks++] = 0;
+	}
+	slot = raw_lookup(s, h, k, chain);
+	if (*slot)
+		return 0;
+	k->stack = stack;
+	k->hash = h;
+	k->period = 0;
+	k->count = 0;
+	{
+		size_t b = s->raw_nblocks - 1;
+		uint64_t *e = s->raw_blocks[b] + s->raw_block_used[b];
+		memcpy(e, k, sizeof(*k));
+		memcpy(e + RAWKEY_WORDS, chain, (size_t)k->nr * 8);
+		*slot = RAW_TAG(h) | (uint64_t)b << RAW_BLOCK_SHIFT | s->raw_block_used[b];
+		s->raw_block_used[b] += (uint32_t)need;
+	}
 	s->raw_count++;
 	return 0;
 }
@@ -416,6 +489,10 @@ static void kernel_stretch_pending(struct pfc_session *s)
 
 static void kernel_first_hit(struct pfc_session *s)
 {
+	if (s->kpreload_wanted) {
+		s->kpreload_wanted = 0;
+		kpreload_start(s);
+	}
 	if (s->kpreload && !kpreload_done(s)) {
 		s->kernel_pending = 1;
 		s->kernel_loaded = 1;
@@ -552,6 +629,7 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	int swap = s->rd.swap, ret, user_frames = 0, cacheable;
 	uint64_t period, rawhash = 0;
 	uint32_t stack;
+	struct pfc_rawkey rawkey;
 
 	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
 	if (ret < 0)
@@ -582,16 +660,17 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	cacheable = (smp.flags & PFC_S_HAS_CALLCHAIN) && !(ev->sample_type & PERF_SAMPLE_STACK_USER) &&
 		    smp.callchain_nr <= UINT32_MAX;
 	if (cacheable) {
-		struct pfc_rawent *e;
-		int found;
+		uint64_t *slot;
 		rawhash = hash_chain(smp.callchain, smp.callchain_nr,
 				     ((uint64_t)th->comm << 32 | (uint32_t)smp.tid) ^ (uint64_t)(uintptr_t)th->maps);
-		e = raw_lookup(s, rawhash, &smp, th, (uint32_t)ev->idx, &found);
-		if (found) {
+		raw_key(&rawkey, s, &smp, th, (uint32_t)ev->idx);
+		slot = s->raw_cap ? raw_lookup(s, rawhash, &rawkey, smp.callchain) : NULL;
+		if (slot && *slot) {
+			struct pfc_rawkey *e = raw_entry(s, *slot);
 			s->nr_raw_hits++;
-			s->st.nr_frames += s->stacks.stacks[e->stack].nr;
 			ev->period_total += period;
-			pfc_stacks_bump(&s->stacks, e->stack, period);
+			e->period += period;
+			e->count++;
 			return s->opts->keep_stream ? keep_sample(s, &smp, e->stack) : 0;
 		}
 	}
@@ -651,8 +730,11 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "stack table");
 	/* the kernel map may change while frames are resolved: cache only afterwards; a
 	 * chain whose JIT names depended on the time is never reused */
-	if (cacheable && !s->cur_timed && raw_insert(s, rawhash, &smp, th, (uint32_t)ev->idx, stack) < 0)
-		return PFC_FAIL_NOOFF(s->err, NOMEM, "callchain cache");
+	if (cacheable && !s->cur_timed) {
+		raw_key(&rawkey, s, &smp, th, (uint32_t)ev->idx);
+		if (raw_insert(s, rawhash, &rawkey, smp.callchain, stack) < 0)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "callchain cache");
+	}
 	return s->opts->keep_stream ? keep_sample(s, &smp, stack) : 0;
 }
 
@@ -785,9 +867,122 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
 	return 0;
 }
 
+/* ---- the pipeline ----
+ * With a mapped input, one thread reads and orders the records (pfc_reader_run, the
+ * ordering queue) and the calling thread processes them, in the order that the one-thread
+ * conversion processes them.  What the reading thread hands over goes through a pfc_chan:
+ * records, and when mapped bytes and copies of compressed records may be given back, so
+ * that this happens only after the records before it were processed.  Header records that
+ * change the events or build-ids wait until everything before them was processed
+ * (pfc_chan_barrier, through the reader's sync hook).
+ */
+enum { ITEM_RECORD, ITEM_RELEASE, ITEM_FREE };
+
 static int deliver(void *ctx, const struct pfc_qev *ev)
 {
-	return process_record(ctx, ev->data, ev->size, ev->offset);
+	struct pfc_session *s = ctx;
+
+	if (s->chan)
+		return pfc_chan_push(s->chan, ev->data, ev->offset, ev->size, ITEM_RECORD) < 0 ? -PFC_ERR_NOMEM : 0;
+	return process_record(s, ev->data, ev->size, ev->offset);
+}
+
+static void retire_copies(void *ctx, struct pfc_arena_block *b)
+{
+	struct pfc_session *s = ctx;
+
+	if (pfc_chan_push(s->chan, b, 0, 0, ITEM_FREE) < 0)
+		pfc_order_arena_free(b);	/* the processing thread has stopped: nothing reads b */
+}
+
+static int sync_reader(void *ctx)
+{
+	struct pfc_session *s = ctx;
+
+	return pfc_chan_barrier(s->chan) < 0 ? -PFC_ERR_NOMEM : 0;
+}
+
+static void *read_main(void *arg)
+{
+	struct pfc_session *s = arg;
+	int ret = pfc_reader_run(&s->rd, on_record, s);
+
+	if (ret == 0)
+		ret = pfc_order_flush_all(&s->order);
+	if (ret < 0 && !s->perr.code)
+		PFC_FAIL_NOOFF(&s->perr, NOMEM, "ordering queue");
+	s->pret = ret;
+	pfc_chan_close(s->chan);
+	return NULL;
+}
+
+/* 1: processed in two threads (*ret is the result), 0: not possible here. */
+static int process_pipelined(struct pfc_session *s, int *ret)
+{
+	const char *env = getenv("PERFCONV_PIPELINE");
+	struct pfc_chan chan;
+	pthread_t th;
+	const struct pfc_chan_item *items;
+	size_t n, i;
+	int cret = 0;
+	uint64_t nrec = 0;
+
+	if (s->rd.streaming || (env && !strcmp(env, "0")))
+		return 0;
+	if (pfc_chan_init(&chan, 1u << 15, 2048) < 0)
+		return 0;
+	s->chan = &chan;
+	memset(&s->perr, 0, sizeof(s->perr));
+	s->pret = 0;
+	s->rd.err = &s->perr;
+	s->rd.sync = sync_reader;
+	s->rd.sync_ctx = s;
+	s->order.retire = retire_copies;
+	if (pthread_create(&th, NULL, read_main, s)) {
+		s->chan = NULL;
+		s->rd.err = s->err;
+		s->rd.sync = NULL;
+		s->order.retire = NULL;
+		pfc_chan_exit(&chan);
+		return 0;
+	}
+	while ((n = pfc_chan_take(&chan, &items)) > 0) {
+		for (i = 0; i < n; i++) {
+			const struct pfc_chan_item *it = &items[i];
+			switch (it->kind) {
+			case ITEM_RECORD:
+				if (cret < 0)
+					break;
+				cret = process_record(s, it->data, it->size, it->offset);
+				if (cret < 0)
+					pfc_chan_stop(&chan);
+				else if (s->opts->progress && !(++nrec & 255))
+					s->opts->progress(s->opts->progress_arg, s);
+				break;
+			case ITEM_RELEASE:
+				pfc_reader_release(&s->rd, it->offset);
+				break;
+			case ITEM_FREE:
+				pfc_order_arena_free((struct pfc_arena_block *)it->data);
+				break;
+			}
+		}
+		pfc_chan_done(&chan, n);
+	}
+	pthread_join(th, NULL);
+	s->chan = NULL;
+	s->rd.err = s->err;
+	s->rd.sync = NULL;
+	s->order.retire = NULL;
+	pfc_chan_exit(&chan);
+	if (cret < 0)
+		*ret = cret;
+	else if (s->pret < 0) {
+		*s->err = s->perr;
+		*ret = s->pret;
+	} else
+		*ret = 0;
+	return 1;
 }
 
 /* The timestamp of a kernel record, or 0 when it has none. */
@@ -823,15 +1018,16 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 	s->st.nr_records++;
 	if (r->type < PFC_REC_MAX)
 		s->st.nr_by_type[r->type]++;
-	if (s->opts->progress && !(s->st.nr_records & 255))
+	if (s->opts->progress && !s->chan && !(s->st.nr_records & 255))
 		s->opts->progress(s->opts->progress_arg, s);
 	if (r->type >= 64) {
 		switch (r->type) {
 		case PFC_REC_FINISHED_ROUND:
-			if (s->ordered) {
+			/* (in the pipeline also without ordering: copies are given back per round) */
+			if (s->ordered || s->chan) {
 				int ret = pfc_order_round(&s->order);
 				if (ret < 0)
-					return ret;
+					return s->rd.err->code ? ret : PFC_FAIL_NOOFF(s->rd.err, NOMEM, "ordering queue");
 			}
 			/* mapped records before the oldest one still queued are done with */
 			if (!r->compressed && !s->rd.streaming) {
@@ -840,7 +1036,10 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 				for (i = 0; i < s->order.n; i++)
 					if (!s->order.v[i].compressed && s->order.v[i].offset < low)
 						low = s->order.v[i].offset;
-				pfc_reader_release(&s->rd, low);
+				if (!s->chan)
+					pfc_reader_release(&s->rd, low);
+				else if (pfc_chan_push(s->chan, NULL, low, 0, ITEM_RELEASE) < 0)
+					return -PFC_ERR_NOMEM;
 			}
 			break;
 		case PFC_REC_HEADER_BUILD_ID:
@@ -850,7 +1049,7 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 			if (s->nr_evsel_first < s->rd.nr_evsels) {
 				uint64_t *n = realloc(s->evsel_first_seq, s->rd.nr_evsels * sizeof(*n));
 				if (!n)
-					return PFC_FAIL_NOOFF(s->err, NOMEM, "evsels");
+					return PFC_FAIL_NOOFF(s->rd.err, NOMEM, "evsels");
 				while (s->nr_evsel_first < s->rd.nr_evsels)
 					n[s->nr_evsel_first++] = UINT64_MAX;
 				s->evsel_first_seq = n;
@@ -865,15 +1064,21 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 	if (r->type >= PFC_RECORD_KERNEL_MAX)
 		return 0;
 	if (!s->rd.nr_evsels)
-		return PFC_FAIL(s->err, CORRUPT, r->offset, "record of type %u before any event attribute", r->type);
+		return PFC_FAIL(s->rd.err, CORRUPT, r->offset, "record of type %u before any event attribute", r->type);
 	if (s->ordered) {
 		uint64_t ts = record_time(s, r);
 		/* perf delivers records without a usable timestamp at once */
 		if (ts && ts != UINT64_MAX) {
 			if (pfc_order_queue(&s->order, ts, r->data, r->size, r->offset, r->compressed, r->transient) < 0)
-				return PFC_FAIL_NOOFF(s->err, NOMEM, "ordering queue");
+				return PFC_FAIL_NOOFF(s->rd.err, NOMEM, "ordering queue");
 			return 0;
 		}
+	}
+	if (s->chan) {
+		const uint8_t *data = r->data;
+		if (r->transient && !(data = pfc_order_copy(&s->order, r->data, r->size)))
+			return PFC_FAIL_NOOFF(s->rd.err, NOMEM, "record copy");
+		return pfc_chan_push(s->chan, data, r->offset, r->size, ITEM_RECORD) < 0 ? -PFC_ERR_NOMEM : 0;
 	}
 	return process_record(s, r->data, r->size, r->offset);
 }
@@ -895,10 +1100,17 @@ int pfc_session_process(struct pfc_session *s)
 	if (!s->ordered && s->rd.nr_evsels && !s->rd.sample_id_all && s->opts->log && s->opts->verbose)
 		fprintf(s->opts->log, "perfconv: '%s': no sample_id_all, processing records in file order\n",
 			s->opts->input);
-	ret = pfc_reader_run(&s->rd, on_record, s);
+	if (!process_pipelined(s, &ret)) {
+		ret = pfc_reader_run(&s->rd, on_record, s);
+		if (ret == 0) {
+			ret = pfc_order_flush_all(&s->order);
+			if (ret < 0 && !s->err->code)
+				ret = PFC_FAIL_NOOFF(s->err, NOMEM, "ordering queue");
+		}
+	}
+	raw_settle(s);
 	if (ret < 0)
 		return ret;
-	ret = pfc_order_flush_all(&s->order);
 	s->st.nr_out_of_order = s->order.nr_out_of_order;
 	if (ret == 0 && s->kernel_pending)
 		kernel_stretch_pending(s);

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdint.h>
+#include "converter/chan.h"
 #include "converter/error.h"
 #include "converter/filter.h"
 #include "converter/intern.h"
@@ -79,7 +80,6 @@ struct pfc_session_stats {
 	uint64_t nr_out_of_order;
 };
 
-struct pfc_rawent;
 struct pfc_kpreload;
 struct pfc_perfinfo;
 
@@ -101,10 +101,11 @@ struct pfc_session {
 	int kernel_loaded;
 	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
 	 * aggregated without resolving its frames again */
-	struct pfc_rawent *raw;
+	uint64_t *raw;                /* slots: hash tag << 32 | arena index */
 	size_t raw_cap, raw_count;
-	uint64_t *raw_ips;
-	size_t raw_ips_len, raw_ips_cap;
+	uint64_t **raw_blocks;        /* arena: key headers and callchains, in 2 MiB blocks */
+	uint32_t *raw_block_used;     /* words used in each block */
+	size_t raw_nblocks, raw_blocks_cap;
 	uint64_t nr_raw_hits;
 	/* time-ordered sample stream (opts->keep_stream) */
 	struct pfc_srec *stream;
@@ -112,7 +113,12 @@ struct pfc_session {
 	uint8_t *raw_data;
 	size_t raw_data_len, raw_data_cap;
 	int symbolized;
+	/* the pipeline (session.c): the reading thread's queue to this one, and its result */
+	struct pfc_chan *chan;
+	struct pfc_error perr;
+	int pret;
 	struct pfc_kpreload *kpreload;
+	int kpreload_wanted;          /* start it at the first kernel address */
 	int kernel_pending;           /* first kernel frame seen, preload still running */
 	int kernel_preload_conflict;  /* a frame got a map perf would not have given it */
 	size_t kernel_pending_frame0;

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "converter/mem.h"
 #include "converter/stacks.h"
 
 static uint64_t mix64(uint64_t x)
@@ -47,7 +48,7 @@ static size_t frame_hash(const struct pfc_dso *dso, uint64_t addr, int kernel)
 static int grow_fhash(struct pfc_stacks *s)
 {
 	size_t cap = s->fhcap * 2, i;
-	uint32_t *h = calloc(cap, sizeof(*h));
+	uint32_t *h = pfc_mem_calloc(cap, sizeof(*h));
 
 	if (!h)
 		return -1;
@@ -80,7 +81,7 @@ uint32_t pfc_stacks_frame(struct pfc_stacks *s, const struct pfc_dso *dso, uint6
 	}
 	if (s->nr_frames == s->cap_frames) {
 		size_t cap = s->cap_frames ? s->cap_frames * 2 : 1024;
-		struct pfc_frame *n = realloc(s->frames, cap * sizeof(*n));
+		struct pfc_frame *n = pfc_mem_realloc(s->frames, s->nr_frames * sizeof(*n), cap * sizeof(*n));
 		if (!n)
 			return UINT32_MAX;
 		s->frames = n;
@@ -109,7 +110,7 @@ static uint32_t stack_hash(uint32_t evsel, uint32_t comm, int32_t pid, int32_t t
 static int grow_shash(struct pfc_stacks *s)
 {
 	size_t cap = s->shcap * 2, i;
-	uint32_t *h = malloc(cap * sizeof(*h));
+	uint32_t *h = pfc_mem_alloc(cap * sizeof(*h));
 
 	if (!h)
 		return -1;
@@ -145,7 +146,7 @@ uint32_t pfc_stacks_add(struct pfc_stacks *s, uint32_t evsel, uint32_t comm, int
 		return UINT32_MAX;
 	if (s->nr_stacks == s->cap_stacks) {
 		size_t cap = s->cap_stacks ? s->cap_stacks * 2 : 1024;
-		struct pfc_stack *n = realloc(s->stacks, cap * sizeof(*n));
+		struct pfc_stack *n = pfc_mem_realloc(s->stacks, s->nr_stacks * sizeof(*n), cap * sizeof(*n));
 		if (!n)
 			return UINT32_MAX;
 		s->stacks = n;
@@ -156,7 +157,7 @@ uint32_t pfc_stacks_add(struct pfc_stacks *s, uint32_t evsel, uint32_t comm, int
 		uint32_t *n;
 		while (cap < s->nr_ids + nr)
 			cap *= 2;
-		n = realloc(s->frame_ids, cap * sizeof(*n));
+		n = pfc_mem_realloc(s->frame_ids, s->nr_ids * sizeof(*n), cap * sizeof(*n));
 		if (!n)
 			return UINT32_MAX;
 		s->frame_ids = n;

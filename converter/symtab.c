@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "converter/mem.h"
 #include "converter/symtab.h"
 
 #define CHUNK_SIZE (64 * 1024)
@@ -34,14 +35,18 @@ char *pfc_symtab_strdup(struct pfc_symtab *t, const char *s, size_t len)
 	if (len >= SIZE_MAX / 2)
 		return NULL;
 	if (!c || c->size - c->used < len + 1) {
-		size_t size = len + 1 > CHUNK_SIZE / 4 ? len + 1 : CHUNK_SIZE;
+		size_t std = t->chunk_size ? t->chunk_size : CHUNK_SIZE;
+		size_t size = len + 1 > std / 4 ? len + 1 : std - sizeof(*c);
 
-		c = malloc(sizeof(*c) + size);
+		c = pfc_mem_alloc(sizeof(*c) + size);
 		if (!c)
 			return NULL;
 		c->used = 0;
 		c->size = size;
-		if (size == CHUNK_SIZE || !t->chunks) {
+		if (size == std - sizeof(*c) || !t->chunks) {
+			/* a large table (kallsyms) gets larger chunks, up to 2 MiB */
+			if (size == std - sizeof(*c) && std < PFC_MEM_HUGE)
+				t->chunk_size = std * 2;
 			c->next = t->chunks;
 			t->chunks = c;
 		} else {
@@ -335,11 +340,11 @@ int pfc_symtab_add(struct pfc_symtab *t, uint64_t start, uint64_t size, int bind
 
 		if (n > INT32_MAX || n > SIZE_MAX / sizeof(*p))
 			return -ENOMEM;
-		p = realloc(t->syms, n * sizeof(*p));
+		p = pfc_mem_realloc(t->syms, t->nr * sizeof(*p), n * sizeof(*p));
 		if (!p)
 			return -ENOMEM;
 		t->syms = p;
-		nodes = realloc(t->nodes, n * sizeof(*nodes));
+		nodes = pfc_mem_realloc(t->nodes, t->nr * sizeof(*nodes), n * sizeof(*nodes));
 		if (!nodes)
 			return -ENOMEM;
 		t->nodes = nodes;
@@ -522,8 +527,8 @@ int pfc_symtab_finish(struct pfc_symtab *t)
 	order[1] = tree_inorder(t, 1, &n[1]);
 	map = malloc(t->nr * sizeof(*map));
 	total = n[0] + n[1];
-	syms = malloc((total ? total : 1) * sizeof(*syms));
-	nodes = malloc((total ? total : 1) * sizeof(*nodes));
+	syms = pfc_mem_alloc((total ? total : 1) * sizeof(*syms));
+	nodes = pfc_mem_alloc((total ? total : 1) * sizeof(*nodes));
 	if (!order[0] || !order[1] || !map || !syms || !nodes) {
 		free(order[0]);
 		free(order[1]);

@@ -37,6 +37,7 @@ struct pfc_symtab {
 	size_t nr;
 	size_t alloc;
 	struct pfc_symtab_chunk *chunks;	/* string storage owned by the table */
+	size_t chunk_size;	/* of the next standard chunk: grows with the table */
 	struct pfc_symtab_node *nodes;	/* perf's rb-tree over syms, one node per symbol */
 	int32_t root, root_mod;	/* tree roots: symbols, kallsyms module symbols */
 };

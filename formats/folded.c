@@ -390,7 +390,13 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 	struct pfc_folded_piece *pv = NULL;
 	const char *filter = o->event;
 	size_t i, name_width = 0, cap_pv = 0;
-	int ret = 0;
+	int ret = 0, have_last = 0;
+	struct {
+		uint32_t evsel, comm;
+		int32_t tid;
+		uint64_t avg;
+		int keep, per;
+	} last = { 0 };
 
 	memset(&c, 0, sizeof(c));
 	c.s = s;
@@ -434,9 +440,25 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 		const struct pfc_stack *st = &s->stacks.stacks[i];
 		const char *pid, *tid, *per, *ev;
 		size_t comm_len, pid_len, tid_len, per_len, ev_len, k, p, nr = 0;
-		uint64_t weight = st->count;
+		uint64_t weight = st->count, avg = st->period / (st->count ? st->count : 1);
 		int java;
 
+		/* the header text depends on these only; consecutive stacks often share them */
+		if (have_last && st->evsel == last.evsel && st->comm == last.comm && st->tid == last.tid &&
+		    avg == last.avg) {
+			if (!last.keep)
+				continue;
+			if (last.per)
+				weight = st->period;
+			goto frames;
+		}
+		have_last = 1;
+		last.evsel = st->evsel;
+		last.comm = st->comm;
+		last.tid = st->tid;
+		last.avg = avg;
+		last.keep = 0;
+		last.per = 0;
 		pfc_sb_reset(&hdr);
 		build_header(&hdr, s, st, (int)name_width);
 		if (hdr.oom)
@@ -446,9 +468,12 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 		if (pfc_folded_match_event_name(hdr.buf, hdr.len, &per, &per_len, &ev, &ev_len)) {
 			if (filter && (strlen(filter) != ev_len || memcmp(filter, ev, ev_len)))
 				continue;
-			if (per)
+			if (per) {
 				weight = st->period;
+				last.per = 1;
+			}
 		}
+		last.keep = 1;
 		/* tid "0" or none: the script takes the number as the tid and "?" as the pid */
 		if (!tid || (tid_len == 1 && tid[0] == '0')) {
 			tid = pid;
@@ -472,6 +497,7 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 		for (k = 0; k < pname.len; k++)
 			if (pname.buf[k] == ' ')
 				pname.buf[k] = '_';
+frames:
 		java = pname.len >= 4 && !memcmp(pname.buf, "java", 4);
 		if (st->nr > cap_pv) {
 			struct pfc_folded_piece *n = realloc(pv, st->nr * sizeof(*pv));

@@ -1,0 +1,49 @@
+/*
+ * chan.h - a bounded single-producer, single-consumer queue of records between two
+ * threads.  The producer fills the ring and publishes in batches, so that the threads
+ * meet once every few thousand records; the consumer takes every published item in
+ * order.  pfc_chan_barrier lets the producer change state that the consumer reads: it
+ * returns when the consumer has finished every item and waits for more.
+ */
+#ifndef PFC_CHAN_H
+#define PFC_CHAN_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pfc_chan_item {
+	const void *data;
+	uint64_t offset;
+	uint32_t size;
+	uint32_t kind;             /* the users' own */
+};
+
+struct pfc_chan {
+	pthread_mutex_t mu;
+	pthread_cond_t more, room;     /* items were published / taken */
+	struct pfc_chan_item *ring;
+	size_t mask;
+	size_t head;                   /* first item the consumer has not finished */
+	size_t tail;                   /* published items end here */
+	size_t fill;                   /* producer's write position (>= tail) */
+	size_t batch;                  /* publish after this many */
+	int closed, stopped;
+};
+
+int pfc_chan_init(struct pfc_chan *c, size_t cap_pow2, size_t batch);
+void pfc_chan_exit(struct pfc_chan *c);
+
+/* Producer.  push and barrier return -1 once the consumer has stopped. */
+int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind);
+void pfc_chan_publish(struct pfc_chan *c);
+int pfc_chan_barrier(struct pfc_chan *c);
+void pfc_chan_close(struct pfc_chan *c);
+
+/* Consumer.  take waits for items and returns how many follow *items in the ring (0: the
+ * producer closed the queue and everything was taken); done says that many are finished. */
+size_t pfc_chan_take(struct pfc_chan *c, const struct pfc_chan_item **items);
+void pfc_chan_done(struct pfc_chan *c, size_t n);
+void pfc_chan_stop(struct pfc_chan *c);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * test_chan.c - unit tests of the queue between the reading and the processing thread
+ * (converter/chan.c): every item arrives once and in order through a ring much smaller
+ * than the stream, whatever the batch size; a barrier returns only when the consumer has
+ * finished everything before it (the producer then changes a value the consumer reads
+ * without a lock); a consumer that stops makes the producer's pushes fail instead of
+ * blocking it; a closed empty queue ends the consumer's loop.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "converter/chan.h"
+
+static unsigned long passed, failed;
+
+static void check(int ok, const char *what, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		passed++;
+		return;
+	}
+	failed++;
+	fputs("FAIL ", stdout);
+	va_start(ap, what);
+	vprintf(what, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+}
+
+struct run {
+	struct pfc_chan c;
+	uint64_t n;               /* items to push */
+	uint64_t barrier_every;   /* 0: none */
+	uint64_t stop_at;         /* the consumer stops after this many; UINT64_MAX: never */
+	/* written by the producer only while the consumer waits (after a barrier) */
+	uint64_t epoch;
+	/* results */
+	uint64_t got, bad_order, bad_epoch, push_failed_at;
+	int barrier_broken;
+};
+
+static void *producer(void *arg)
+{
+	struct run *r = arg;
+	uint64_t i;
+
+	r->push_failed_at = UINT64_MAX;
+	for (i = 0; i < r->n; i++) {
+		if (r->barrier_every && i && i % r->barrier_every == 0) {
+			if (pfc_chan_barrier(&r->c) < 0) {
+				r->push_failed_at = i;
+				break;
+			}
+			/* the consumer has taken every item so far and waits: nothing reads epoch now */
+			r->epoch = i / r->barrier_every;
+		}
+		if (pfc_chan_push(&r->c, NULL, i, (uint32_t)r->epoch, 7) < 0) {
+			r->push_failed_at = i;
+			break;
+		}
+	}
+	pfc_chan_close(&r->c);
+	return NULL;
+}
+
+static void run_case(const char *name, size_t cap, size_t batch, uint64_t n, uint64_t barrier_every,
+		     uint64_t stop_at)
+{
+	struct run r;
+	pthread_t th;
+	const struct pfc_chan_item *items;
+	size_t k, i;
+	int stopped = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.n = n;
+	r.barrier_every = barrier_every;
+	r.stop_at = stop_at;
+	if (pfc_chan_init(&r.c, cap, batch) < 0 || pthread_create(&th, NULL, producer, &r)) {
+		check(0, "%s: set-up", name);
+		return;
+	}
+	while ((k = pfc_chan_take(&r.c, &items)) > 0) {
+		for (i = 0; i < k; i++) {
+			if (stopped)
+				continue;
+			if (items[i].offset != r.got || items[i].kind != 7)
+				r.bad_order++;
+			/* the epoch in the item was read by the producer when it pushed; the one the
+			 * consumer sees now must be the same, since changes wait for a barrier */
+			if (barrier_every && items[i].size != (uint32_t)r.epoch)
+				r.bad_epoch++;
+			r.got++;
+			if (r.got == stop_at) {
+				stopped = 1;
+				pfc_chan_stop(&r.c);
+			}
+		}
+		pfc_chan_done(&r.c, k);
+	}
+	pthread_join(th, NULL);
+	pfc_chan_exit(&r.c);
+	if (stop_at == UINT64_MAX) {
+		check(r.got == n, "%s: %llu of %llu items arrived", name, (unsigned long long)r.got,
+		      (unsigned long long)n);
+		check(r.push_failed_at == UINT64_MAX, "%s: a push failed at %llu", name,
+		      (unsigned long long)r.push_failed_at);
+	} else {
+		check(r.got == stop_at, "%s: %llu items taken before the stop at %llu", name,
+		      (unsigned long long)r.got, (unsigned long long)stop_at);
+		check(r.push_failed_at != UINT64_MAX, "%s: the producer never saw the stop", name);
+	}
+	check(!r.bad_order, "%s: %llu items out of order", name, (unsigned long long)r.bad_order);
+	check(!r.bad_epoch, "%s: %llu items saw a change made before their barrier", name,
+	      (unsigned long long)r.bad_epoch);
+}
+
+int main(void)
+{
+	run_case("small ring", 8, 3, 100000, 0, UINT64_MAX);
+	run_case("batch 1", 16, 1, 20000, 0, UINT64_MAX);
+	run_case("large batch", 1024, 1000, 300000, 0, UINT64_MAX);
+	run_case("barriers", 64, 16, 50000, 997, UINT64_MAX);
+	run_case("barrier every item", 4, 2, 2000, 1, UINT64_MAX);
+	run_case("stop", 32, 8, 1000000, 0, 5000);
+	run_case("stop with barriers", 32, 8, 1000000, 100, 777);
+	run_case("empty", 8, 4, 0, 0, UINT64_MAX);
+	printf("test_chan: %lu passed, %lu failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
