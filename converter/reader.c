@@ -782,6 +782,9 @@ static int run_mapped(struct pfc_reader *r, uint64_t start, uint64_t end, pfc_re
 		const uint8_t *p = r->map + pos;
 		int ret;
 
+		/* the hardware prefetcher stops at page boundaries: ask for the next lines */
+		if (end - pos > 1024)
+			__builtin_prefetch(p + 1024);
 		if (end - pos < 8) {
 			if (r->pipe_mode) {
 				warn_junk(r, pos, end - pos, "partial record header");
