@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +353,7 @@ struct running {
 	pid_t pid;
 	int fd;
 	size_t idx;
+	double start;
 };
 
 static double now_s(void)
@@ -403,6 +405,57 @@ static void crashed(struct input *in, int status, struct pfc_job_result *r, int 
 		snprintf(r->msg, sizeof(r->msg), "'%s': the conversion ended without a result (exit status %d)",
 			 in->path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
+}
+
+/* The index of a worker that has finished, or (*timed_out) one past its --timeout;
+ * SIZE_MAX when waiting failed. */
+static size_t wait_worker(const struct cli *c, const struct running *run, size_t nrun, int *timed_out)
+{
+	struct pollfd pfd[64], *p = nrun <= 64 ? pfd : malloc(nrun * sizeof(*p));
+	size_t k, found = SIZE_MAX;
+
+	if (!p)
+		return SIZE_MAX;
+	*timed_out = 0;
+	for (k = 0; k < nrun; k++) {
+		p[k].fd = run[k].fd;
+		p[k].events = POLLIN;
+		p[k].revents = 0;
+	}
+	for (;;) {
+		int ms = -1, n;
+		double t = now_s();
+		if (c->timeout > 0) {
+			for (k = 0; k < nrun; k++) {
+				double left = run[k].start + c->timeout - t;
+				int m = left <= 0 ? 0 : left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
+				if (ms < 0 || m < ms)
+					ms = m;
+			}
+		}
+		n = poll(p, nrun, ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		for (k = 0; n > 0 && k < nrun; k++)
+			if (p[k].revents) {
+				found = k;
+				break;
+			}
+		if (found != SIZE_MAX)
+			break;
+		t = now_s();
+		for (k = 0; c->timeout > 0 && k < nrun; k++)
+			if (t >= run[k].start + c->timeout) {
+				*timed_out = 1;
+				found = k;
+				break;
+			}
+		if (found != SIZE_MAX)
+			break;
+	}
+	if (p != pfd)
+		free(p);
+	return found;
 }
 
 int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_writer *const *ws, size_t nws)
@@ -521,31 +574,37 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 			run[nrun].pid = pid;
 			run[nrun].fd = fds[0];
 			run[nrun].idx = next++;
+			run[nrun].start = now_s();
 			nrun++;
 		}
 		if (!nrun)
 			break;
 		{
-			int status;
-			pid_t pid = waitpid(-1, &status, 0);
+			int status, timed_out = 0;
 			struct pfc_job_result r;
 			ssize_t got;
 			size_t k;
 
-			if (pid < 0) {
-				if (errno == EINTR)
-					continue;
+			/* a worker is done when its result pipe is readable (the result, or the end
+			 * of the pipe when it died); with --timeout one that runs too long is killed */
+			k = wait_worker(c, run, nrun, &timed_out);
+			if (k == SIZE_MAX)
 				break;
-			}
-			for (k = 0; k < nrun && run[k].pid != pid; k++)
+			if (timed_out)
+				kill(run[k].pid, SIGKILL);
+			while (waitpid(run[k].pid, &status, 0) < 0 && errno == EINTR)
 				;
-			if (k == nrun)
-				continue;
 			memset(&r, 0, sizeof(r));
-			got = read(run[k].fd, &r, sizeof(r));
+			got = timed_out ? 0 : read(run[k].fd, &r, sizeof(r));
 			close(run[k].fd);
 			r.msg[sizeof(r.msg) - 1] = 0;
-			crashed(&b.v[run[k].idx], status, &r, got == (ssize_t)sizeof(r));
+			if (timed_out) {
+				r.ok = 0;
+				snprintf(r.msg, sizeof(r.msg), "'%s': stopped after %g s (--timeout); no output written",
+					 b.v[run[k].idx].path, c->timeout);
+			} else {
+				crashed(&b.v[run[k].idx], status, &r, got == (ssize_t)sizeof(r));
+			}
 			if (!r.ok) {
 				size_t f;
 				for (f = 0; f < nws; f++)

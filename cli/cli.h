@@ -30,6 +30,7 @@ struct cli {
 	const char *format;          /* -f, as given (a list in batch mode) */
 	const char *outdir;          /* -O: batch mode */
 	int stats, header, header_full, quiet, verbose, force, jobs;
+	double timeout;              /* batch mode: seconds a conversion may take (0: no limit) */
 	int progress;                /* stderr is a terminal and not -q */
 	mode_t umask;
 	int argc;                    /* the command line as typed, for the writers that keep a log */

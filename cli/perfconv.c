@@ -56,6 +56,7 @@ enum {
 	OPT_STRIP_TIERS,
 	OPT_R2R_RVA,
 	OPT_FORCE,
+	OPT_TIMEOUT,
 	OPT_COMM,
 	OPT_TIME,
 };
@@ -77,6 +78,7 @@ static const struct opt_doc opt_table[] = {
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
+	{ OPT_TIMEOUT, "timeout", 0, 1, "SECONDS", "batch mode: stop a conversion that takes longer, and count it as failed" },
 	{ OPT_STATS, "stats", 0, 0, NULL, "print record counts by type, like 'perf report --stats'" },
 	{ OPT_HEADER, "header", 0, 0, NULL, "print the header features, like 'perf report --header-only'" },
 	{ OPT_HEADER_FULL, "header-full", 0, 0, NULL, "print every header feature in full, like 'perf report --header-only -I'" },
@@ -287,7 +289,12 @@ static void print_r2r_summary(const struct pfc_session_stats *st)
 			"-p:PublishReadyToRunEmitSymbols=true' (NAME.ni.r2rmap): put them next to the DLL or in --map-dir\n");
 }
 
-static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t written)
+/* Seconds spent reading and processing records, resolving symbols and writing (-v). */
+struct phases {
+	double read, symbols, write;
+};
+
+static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t written, const struct phases *ph)
 {
 	const struct pfc_session_stats *st = &s->st;
 
@@ -300,6 +307,9 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 		fprintf(stderr, "perfconv: %llu records, %llu samples aggregated from the callchain cache, %llu frames\n",
 			(unsigned long long)st->nr_records, (unsigned long long)s->nr_raw_hits,
 			(unsigned long long)st->nr_frames);
+	if (c->verbose)
+		fprintf(stderr, "perfconv: %.3f s reading records, %.3f s resolving symbols, %.3f s writing\n", ph->read,
+			ph->symbols, ph->write);
 	if (st->nr_samples_filtered)
 		fprintf(stderr, "perfconv: %llu samples left out by --comm, --pid=, --tid= or --time\n",
 			(unsigned long long)st->nr_samples_filtered);
@@ -566,7 +576,8 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	struct pfc_error err;
 	struct pfc_opts o = c->opts;
 	struct progress prog;
-	struct timespec t0, t1;
+	struct timespec t0, t1, t_read, t_sym;
+	struct phases ph;
 	struct warn_capture wc = { 0 };
 	char *cmdline = NULL;
 	FILE *logf = NULL, *log_to = c->opts.log;
@@ -643,6 +654,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		if (ret == 0)
 			ret = pfc_session_process(&s);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t_read);
 	progress_end(&prog);
 	if (ret == 0 && single && c->header)
 		ret = print_header(&s, c->header_full) < 0 ? PFC_FAIL_NOOFF(&err, IO, "cannot print the header") : 0;
@@ -650,6 +662,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		ret = print_stats(&s) < 0 ? PFC_FAIL_NOOFF(&err, NOMEM, "stats") : 0;
 	if (ret == 0 && n)
 		ret = pfc_session_symbolize(&s);
+	clock_gettime(CLOCK_MONOTONIC, &t_sym);
 	if (wc.f) {
 		fflush(wc.f);
 		if (log_to && wc.len)
@@ -669,6 +682,9 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	res->seconds = since(&t0, &t1);
+	ph.read = since(&t0, &t_read);
+	ph.symbols = since(&t_read, &t_sym);
+	ph.write = since(&t_sym, &t1);
 	res->samples = s.st.nr_samples;
 	res->kept = s.st.nr_samples - s.st.nr_samples_filtered;
 	res->frames = s.stacks.nr_frames;
@@ -678,7 +694,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	} else {
 		res->ok = 1;
 		if (single && n)
-			print_summary(c, &s, res->kept);
+			print_summary(c, &s, res->kept, &ph);
 	}
 	pfc_session_close(&s);
 	capture_end(&wc);
@@ -771,6 +787,14 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_FORCE: c.force = 1; break;
+		case OPT_TIMEOUT: {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (end == optarg || *end || !(v > 0) || v > 1e7)
+				return usage_error("--timeout '%s': expected a number of seconds greater than 0", optarg);
+			c.timeout = v;
+			break;
+		}
 		case OPT_STATS: c.stats = 1; break;
 		case OPT_HEADER: c.header = 1; break;
 		case OPT_HEADER_FULL: c.header = c.header_full = 1; break;
@@ -914,8 +938,8 @@ int main(int argc, char **argv)
 		pfc_filter_free(&c.filter);
 		return ret;
 	}
-	if (c.jobs > 1 || c.force)
-		return usage_error("%s needs -O OUTDIR (batch mode)", c.jobs > 1 ? "-j" : "--force");
+	if (c.jobs > 1 || c.force || c.timeout > 0)
+		return usage_error("%s needs -O OUTDIR (batch mode)", c.jobs > 1 ? "-j" : c.force ? "--force" : "--timeout");
 	if (!c.stats && !c.header) {
 		const struct pfc_writer *w = NULL;
 		if (c.format) {

@@ -122,6 +122,35 @@ if selected batch/uptodate; then
 	fi
 fi
 
+# A conversion that hangs (here: a FIFO nobody writes, whose open blocks, as a stalled network
+# file system would) is stopped by --timeout; the files around it convert.
+if selected batch/timeout; then
+	rm -rf "$O"
+	rm -f "$TMP/stuck.data"
+	mkfifo "$TMP/stuck.data"
+	start=$SECONDS
+	"$PERFCONV" -O "$O" -j 2 --timeout 1 "${S[@]}" "$IN/host1/perf.data" "$TMP/stuck.data" "$IN/host3/sub/capture-1" 2>"$TMP/t.err"
+	rc=$?
+	secs=$((SECONDS - start))
+	nout=$(find "$O" -type f -name '*.folded' -size +0 | wc -l)
+	left=$(find "$O" -name '*.tmp.*' -o -name 'stuck*' | wc -l)
+	if [ "$rc" = 1 ] && grep -q "FAIL '$TMP/stuck.data': stopped after 1 s (--timeout)" "$TMP/t.err" &&
+		grep -q "3 files: 2 converted, 0 up to date, 1 failed" "$TMP/t.err" && [ "$nout" = 2 ] &&
+		[ "$left" = 0 ] && [ "$secs" -lt 10 ]; then
+		pass batch/timeout
+	else
+		fail batch/timeout "exit $rc, $nout outputs, $left leftovers in ${secs}s: expected 1, 2, 0, the stuck file stopped" "$TMP/t.err"
+	fi
+	rm -f "$TMP/stuck.data"
+	"$PERFCONV" -i "$FIX/fp-callgraph/perf.data" --timeout 5 -o /dev/null 2>"$TMP/t2.err"
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q -- "--timeout needs -O OUTDIR" "$TMP/t2.err"; then
+		pass batch/timeout-usage
+	else
+		fail batch/timeout-usage "exit $rc: --timeout without -O must be a usage error" "$TMP/t2.err"
+	fi
+fi
+
 if selected batch/crash; then
 	rm -rf "$O"
 	PERFCONV_TEST_CRASH=host2 "$PERFCONV" -O "$O" -j 2 "${S[@]}" "$IN/host1" "$IN/host2" 2>"$TMP/c.err"

@@ -330,6 +330,24 @@ for k in sorted(acc):
 		fi
 	fi
 
+	# A file is read on one thread and processed on another; on one thread (PERFCONV_PIPELINE=0)
+	# every output must be the same: the stacks with all their detail, and the time-ordered stream.
+	if selected "$fx/one-thread"; then
+		d=$TMP/case
+		rc2=0
+		run_pc "$d" -q "${args[@]}" --resolve-jit --tid --kernel --addrs -o "$TMP/two.folded"; [ "$rc" = 0 ] || rc2=$rc
+		run_pc "$d" -q "${args[@]}" --resolve-jit -f perf-script -o "$TMP/two.txt"; [ "$rc" = 0 ] || rc2=$rc
+		PERFCONV_PIPELINE=0 run_pc "$d" -q "${args[@]}" --resolve-jit --tid --kernel --addrs -o "$TMP/one.folded"; [ "$rc" = 0 ] || rc2=$rc
+		PERFCONV_PIPELINE=0 run_pc "$d" -q "${args[@]}" --resolve-jit -f perf-script -o "$TMP/one.txt"; [ "$rc" = 0 ] || rc2=$rc
+		if [ "$rc2" = 0 ] && [ -s "$TMP/one.folded" ] && cmp -s "$TMP/one.folded" "$TMP/two.folded" &&
+			cmp -s "$TMP/one.txt" "$TMP/two.txt"; then
+			pass "$fx/one-thread"
+		else
+			{ diff -u "$TMP/one.folded" "$TMP/two.folded"; diff -u "$TMP/one.txt" "$TMP/two.txt"; } >"$d/diff" 2>&1
+			fail "$fx/one-thread" "exit status $rc2, or one thread and two give different outputs" "$d/diff"
+		fi
+	fi
+
 	# Pipe mode through a real, unseekable pipe, as in `perf record -o - ... | perfconv -i -`.
 	if [ -f "$dir/pipe.data" ] && selected "$fx/stdin"; then
 		d=$TMP/case
