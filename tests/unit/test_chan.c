@@ -12,24 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "converter/chan.h"
-
-static unsigned long passed, failed;
-
-static void check(int ok, const char *what, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fputs("FAIL ", stdout);
-	va_start(ap, what);
-	vprintf(what, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-}
+#include "tests/unit/check.h"
 
 struct run {
 	struct pfc_chan c;
@@ -129,6 +112,5 @@ int main(void)
 	run_case("stop", 32, 8, 1000000, 0, 5000);
 	run_case("stop with barriers", 32, 8, 1000000, 100, 777);
 	run_case("empty", 8, 4, 0, 0, UINT64_MAX);
-	printf("test_chan: %lu passed, %lu failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_done("test_chan");
 }

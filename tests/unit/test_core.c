@@ -19,24 +19,7 @@
 #include "converter/order.h"
 #include "converter/strbuf.h"
 #include "formats/folded.h"
-
-static unsigned long passed, failed;
-
-static void check(int ok, const char *what, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fputs("FAIL ", stdout);
-	va_start(ap, what);
-	vprintf(what, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-}
+#include "tests/unit/check.h"
 
 /* ---------- a record builder ---------- */
 
@@ -555,6 +538,5 @@ int main(void)
 	test_order();
 	test_maps();
 	test_folded();
-	printf("test_core: %lu passed, %lu failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_done("test_core");
 }

@@ -9,24 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "converter/filter.h"
-
-static unsigned long passed, failed;
-
-static void check(int ok, const char *what, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fputs("FAIL ", stdout);
-	va_start(ap, what);
-	vprintf(what, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-}
+#include "tests/unit/check.h"
 
 #define S 1000000000ULL
 
@@ -146,6 +129,5 @@ int main(void)
 {
 	test_time();
 	test_lists();
-	printf("test_filter: %lu passed, %lu failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_done("test_filter");
 }

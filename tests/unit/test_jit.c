@@ -18,24 +18,7 @@
 #include "converter/jitsym.h"
 #include "converter/machine.h"
 #include "converter/perfmap.h"
-
-static unsigned long passed, failed;
-
-static void check(int ok, const char *what, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fputs("FAIL ", stdout);
-	va_start(ap, what);
-	vprintf(what, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-}
+#include "tests/unit/check.h"
 
 /* ---------- perf maps ---------- */
 
@@ -505,6 +488,5 @@ int main(void)
 	test_nstgid();
 	test_names();
 	test_kinds();
-	printf("test_jit: %lu passed, %lu failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_done("test_jit");
 }

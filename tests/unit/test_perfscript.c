@@ -18,24 +18,7 @@
 #include "converter/reader.h"
 #include "converter/tracedata.h"
 #include "formats/perfscript.h"
-
-static unsigned long passed, failed;
-
-static void check(int ok, const char *what, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fputs("FAIL ", stdout);
-	va_start(ap, what);
-	vprintf(what, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-}
+#include "tests/unit/check.h"
 
 static void test_fields(void)
 {
@@ -184,6 +167,5 @@ int main(int argc, char **argv)
 
 	test_fields();
 	test_tracedata(fixtures);
-	printf("%lu passed, %lu failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_done("test_perfscript");
 }
