@@ -5,12 +5,10 @@
  * last record cut short ends the file quietly (the writer had not finished it).  Line
  * tables and unwinding data are validated and counted; frames need only the names.
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "converter/bytes.h"
+#include "converter/fileio.h"
 #include "converter/jitdump.h"
 
 #define HDR_SIZE 40u          /* FileHeader */
@@ -372,16 +370,12 @@ int pfc_jitdump_parse(struct pfc_jitdump *jd, const uint8_t *buf, size_t len, st
 		jd->min_time = 0;
 	if (jd->n) {
 		size_t i;
-		uint64_t mx = 0;
 		qsort(jd->v, jd->n, sizeof(*jd->v), cmp_ent);
-		jd->max_end = malloc(jd->n * sizeof(*jd->max_end));
-		if (!jd->max_end)
+		if (pfc_ivindex_init(&jd->ix, jd->n) < 0)
 			goto nomem;
-		for (i = 0; i < jd->n; i++) {
-			if (jd->v[i].end > mx)
-				mx = jd->v[i].end;
-			jd->max_end[i] = mx;
-		}
+		for (i = 0; i < jd->n; i++)
+			pfc_ivindex_set(&jd->ix, i, jd->v[i].start, jd->v[i].end);
+		pfc_ivindex_finish(&jd->ix);
 	}
 	goto out;
 nomem:
@@ -396,31 +390,18 @@ out:
 
 int pfc_jitdump_load(struct pfc_jitdump *jd, const char *path, struct pfc_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
-	struct stat st;
-	uint8_t *buf;
-	size_t got = 0;
+	char *buf;
+	size_t got;
+	int ret = pfc_read_file(path, (uint64_t)1 << 34, &buf, &got);
 
 	memset(jd, 0, sizeof(*jd));
-	if (fd < 0)
+	if (ret == PFC_READ_OPEN)
 		return PFC_FAIL_NOOFF(err, OPEN, "cannot open '%s'", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ((uint64_t)1 << 34)) {
-		close(fd);
+	if (ret == PFC_READ_NOT_FILE)
 		return PFC_FAIL_NOOFF(err, OPEN, "'%s' is not a regular file of a plausible size", path);
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
+	if (ret < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "jitdump");
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	ret = pfc_jitdump_parse(jd, buf, got, err);
+	ret = pfc_jitdump_parse(jd, (const uint8_t *)buf, got, err);
 	free(buf);
 	return ret;
 }
@@ -428,7 +409,7 @@ int pfc_jitdump_load(struct pfc_jitdump *jd, const char *path, struct pfc_error 
 void pfc_jitdump_free(struct pfc_jitdump *jd)
 {
 	free(jd->v);
-	free(jd->max_end);
+	pfc_ivindex_free(&jd->ix);
 	free(jd->names);
 	memset(jd, 0, sizeof(*jd));
 }
@@ -436,21 +417,12 @@ void pfc_jitdump_free(struct pfc_jitdump *jd)
 const struct pfc_jitdump_ent *pfc_jitdump_find(const struct pfc_jitdump *jd, uint64_t addr, uint64_t time,
 					       int use_time)
 {
-	size_t lo = 0, hi = jd->n, i;
 	const struct pfc_jitdump_ent *best = NULL;
+	size_t i;
 
-	while (lo < hi) {	/* first entry starting above addr */
-		size_t mid = (lo + hi) / 2;
-		if (jd->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i-- > 0;) {
+	for (i = pfc_ivindex_first(&jd->ix, addr); i != SIZE_MAX; i = pfc_ivindex_next(&jd->ix, addr, i)) {
 		const struct pfc_jitdump_ent *e = &jd->v[i];
-		if (jd->max_end[i] <= addr)
-			break;	/* nothing at or before i reaches addr */
-		if (addr >= e->end || (use_time && e->time > time))
+		if (use_time && e->time > time)
 			continue;
 		/* the latest load wins: perf inject maps each load at its time, and a later
 		 * mapping covers what an earlier one had at the same addresses */

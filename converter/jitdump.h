@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "converter/error.h"
+#include "converter/ivindex.h"
 
 enum {
 	PFC_JIT_CODE_LOAD = 0,
@@ -41,7 +42,7 @@ struct pfc_jitdump {
 	int swap;
 	/* code loads, sorted by start then seq */
 	struct pfc_jitdump_ent *v;
-	uint64_t *max_end;          /* max end of v[0..i] */
+	struct pfc_ivindex ix;      /* the loads' ranges */
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "converter/jitdump.h"
+#include "converter/fileio.h"
 #include "converter/jitsym.h"
 #include "converter/perfmap.h"
 #include "converter/reader.h"
@@ -161,27 +162,9 @@ static int is_live(struct pfc_jitsyms *j, struct pfc_jitproc *p)
 /* Read a whole regular file; NULL when it cannot be read. */
 static uint8_t *read_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	uint8_t *buf;
-	size_t got = 0;
+	char *buf;
 
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_JIT_FILE ||
-	    !(buf = malloc((size_t)st.st_size + 1))) {
-		close(fd);
-		return NULL;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	*len = got;
-	return buf;
+	return pfc_read_file(path, MAX_JIT_FILE, &buf, len) == 0 ? (uint8_t *)buf : NULL;
 }
 
 /* Decompress an .xz file (maps and dumps are often kept compressed), at most MAX_JIT_FILE

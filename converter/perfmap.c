@@ -4,12 +4,10 @@
  * and skipped, and a last line without its newline is kept only when it is complete
  * enough to hold a name.
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "converter/perfmap.h"
+#include "converter/fileio.h"
 
 static int hexval(int c)
 {
@@ -129,47 +127,23 @@ bad:
 	if (!m->n)
 		return 0;
 	qsort(m->v, m->n, sizeof(*m->v), cmp_ent);
-	m->max_end = malloc(m->n * sizeof(*m->max_end));
-	if (!m->max_end)
+	if (pfc_ivindex_init(&m->ix, m->n) < 0)
 		return -1;
-	{
-		size_t i;
-		uint64_t mx = 0;
-		for (i = 0; i < m->n; i++) {
-			if (m->v[i].end > mx)
-				mx = m->v[i].end;
-			m->max_end[i] = mx;
-		}
-	}
+	for (size_t i = 0; i < m->n; i++)
+		pfc_ivindex_set(&m->ix, i, m->v[i].start, m->v[i].end);
+	pfc_ivindex_finish(&m->ix);
 	return 0;
 }
 
 int pfc_perfmap_load(struct pfc_perfmap *m, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
-	struct stat st;
 	char *buf;
-	size_t got = 0;
+	size_t got;
+	int ret;
 
 	memset(m, 0, sizeof(*m));
-	if (fd < 0)
+	if (pfc_read_file(path, (uint64_t)1 << 32, &buf, &got) < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1LL << 32)) {
-		close(fd);
-		return -1;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -1;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
 	ret = pfc_perfmap_parse(m, buf, got);
 	free(buf);
 	return ret;
@@ -178,7 +152,7 @@ int pfc_perfmap_load(struct pfc_perfmap *m, const char *path)
 void pfc_perfmap_free(struct pfc_perfmap *m)
 {
 	free(m->v);
-	free(m->max_end);
+	pfc_ivindex_free(&m->ix);
 	free(m->names);
 	memset(m, 0, sizeof(*m));
 }
@@ -199,22 +173,11 @@ static int better(const struct pfc_perfmap_ent *e, const struct pfc_perfmap_ent 
 
 const struct pfc_perfmap_ent *pfc_perfmap_find(const struct pfc_perfmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n, i;
 	const struct pfc_perfmap_ent *best = NULL;
+	size_t i;
 
-	while (lo < hi) {	/* first entry starting above addr */
-		size_t mid = (lo + hi) / 2;
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i-- > 0;) {
-		const struct pfc_perfmap_ent *e = &m->v[i];
-		if (m->max_end[i] <= addr)
-			break;	/* nothing at or before i reaches addr */
-		if (addr < e->end && (!best || better(e, best)))
-			best = e;
-	}
+	for (i = pfc_ivindex_first(&m->ix, addr); i != SIZE_MAX; i = pfc_ivindex_next(&m->ix, addr, i))
+		if (!best || better(&m->v[i], best))
+			best = &m->v[i];
 	return best;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "converter/ivindex.h"
 
 struct pfc_perfmap_ent {
 	uint64_t start, end;
@@ -17,7 +18,7 @@ struct pfc_perfmap_ent {
 
 struct pfc_perfmap {
 	struct pfc_perfmap_ent *v;  /* sorted by start, then line */
-	uint64_t *max_end;          /* max end of v[0..i] */
+	struct pfc_ivindex ix;      /* the entries' ranges */
 	size_t n;
 	char *names;
 	size_t names_len;

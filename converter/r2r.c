@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "converter/pe.h"
+#include "converter/fileio.h"
 #include "converter/r2r.h"
 
 static const char *const status_str[PFC_R2R__MAX] = {
@@ -29,43 +30,6 @@ static const char *const status_str[PFC_R2R__MAX] = {
 const char *pfc_r2r_status_str(int status)
 {
 	return status >= 0 && status < PFC_R2R__MAX ? status_str[status] : "?";
-}
-
-/* ---- reading whole small files ---- */
-
-static int slurp(const char *path, char **out, size_t *len)
-{
-	struct stat st;
-	char *buf;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	*out = NULL;
-	*len = 0;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -2;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = 0;
-	*out = buf;
-	*len = got;
-	return 0;
 }
 
 /* ---- map files ---- */
@@ -241,8 +205,14 @@ int pfc_r2rmap_parse(const char *buf, size_t len, struct pfc_r2rmap *m, struct p
 bad:
 		m->nr_bad_lines++;
 	}
-	if (m->n)
+	if (m->n) {
 		qsort(m->v, m->n, sizeof(*m->v), cmp_ent);
+		if (pfc_ivindex_init(&m->ix, m->n) < 0)
+			goto oom;
+		for (size_t i = 0; i < m->n; i++)
+			pfc_ivindex_set(&m->ix, i, m->v[i].rva, m->v[i].rva + m->v[i].len);
+		pfc_ivindex_finish(&m->ix);
+	}
 	return 0;
 oom:
 	pfc_r2rmap_free(m);
@@ -253,10 +223,10 @@ int pfc_r2rmap_load(const char *path, struct pfc_r2rmap *m, struct pfc_error *er
 {
 	char *buf;
 	size_t len;
-	int ret, r = slurp(path, &buf, &len);
+	int ret, r = pfc_read_file(path, UINT64_MAX, &buf, &len);
 
 	memset(m, 0, sizeof(*m));
-	if (r == -2)
+	if (r == PFC_READ_NOMEM)
 		return PFC_FAIL_NOOFF(err, NOMEM, "'%s'", path);
 	if (r < 0)
 		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));
@@ -269,28 +239,20 @@ void pfc_r2rmap_free(struct pfc_r2rmap *m)
 {
 	free(m->v);
 	free(m->names);
+	pfc_ivindex_free(&m->ix);
 	memset(m, 0, sizeof(*m));
 }
 
 const struct pfc_r2rmap_ent *pfc_r2rmap_find(const struct pfc_r2rmap *m, uint64_t rva)
 {
-	size_t lo = 0, hi = m->n, i, steps;
 	const struct pfc_r2rmap_ent *best = NULL;
+	size_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->v[mid].rva <= rva)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* maps from crossgen do not overlap; a hand-merged one might: look back a little for
-	 * the smallest entry that covers rva, the later line winning ties */
-	for (i = lo, steps = 0; i > 0 && steps < 64; i--, steps++) {
-		const struct pfc_r2rmap_ent *e = &m->v[i - 1];
-		if (rva - e->rva < e->len && (!best || e->len < best->len))
-			best = e;
-	}
+	/* maps from crossgen do not overlap; a hand-merged one might: the smallest entry that
+	 * covers rva, the later line winning ties */
+	for (i = pfc_ivindex_first(&m->ix, rva); i != SIZE_MAX; i = pfc_ivindex_next(&m->ix, rva, i))
+		if (!best || m->v[i].len < best->len)
+			best = &m->v[i];
 	return best;
 }
 
@@ -392,9 +354,9 @@ int pfc_perfinfo_load(const char *path, int pid, struct pfc_perfinfo *pi, struct
 {
 	char *buf;
 	size_t len;
-	int ret, r = slurp(path, &buf, &len);
+	int ret, r = pfc_read_file(path, UINT64_MAX, &buf, &len);
 
-	if (r == -2)
+	if (r == PFC_READ_NOMEM)
 		return PFC_FAIL_NOOFF(err, NOMEM, "'%s'", path);
 	if (r < 0)
 		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include "converter/error.h"
 #include "converter/symtab.h"
+#include "converter/ivindex.h"
 
 struct pfc_r2rmap_ent {
 	uint64_t rva;
@@ -28,6 +29,7 @@ struct pfc_r2rmap {
 	int os, arch, abi;         /* FFFFFFFD / FFFFFFFC / FFFFFFFB, -1 = absent */
 	struct pfc_r2rmap_ent *v;  /* sorted by rva, then line */
 	size_t n, cap;
+	struct pfc_ivindex ix;     /* the entries' ranges */
 	char *names;
 	size_t names_len, names_cap;
 	size_t nr_bad_lines;       /* lines that did not parse, skipped */
