@@ -124,17 +124,31 @@ static void rotate_right(struct pfc_symtab *t, int32_t *root, int32_t x)
 	N(x).parent = y;
 }
 
-/* perf's symbols__insert: equal starts go right, so they come after in address order */
+/*
+ * perf's symbols__insert: equal starts go right, so they come after in address order.
+ * Symbols mostly arrive in address order (kallsyms, ELF tables): a start not below the
+ * rightmost node's would walk right all the way down to it, so it is attached there
+ * directly; the tree is the same.
+ */
 static void tree_insert(struct pfc_symtab *t, int tree, int32_t x)
 {
 	int32_t *root = tree_root(t, tree), p = *root, parent = NIL, g, u;
 	uint64_t start = t->syms[x].start;
-	int left = 0;
+	int left = 0, rightmost = 1;
 
-	while (p != NIL) {
-		parent = p;
-		left = start < t->syms[p].start;
-		p = left ? N(p).left : N(p).right;
+	if (p != NIL && t->last_ok[tree] && start >= t->syms[t->last[tree]].start) {
+		parent = t->last[tree];
+	} else {
+		while (p != NIL) {
+			parent = p;
+			left = start < t->syms[p].start;
+			rightmost &= !left;
+			p = left ? N(p).left : N(p).right;
+		}
+	}
+	if (rightmost) {
+		t->last[tree] = x;
+		t->last_ok[tree] = 1;
 	}
 	N(x).left = N(x).right = NIL;
 	N(x).parent = parent;
@@ -259,6 +273,9 @@ static void tree_erase(struct pfc_symtab *t, int32_t z)
 {
 	int32_t *root = tree_root(t, N(z).tree), x, xparent, y;
 	int removed_black;
+
+	if (t->last[N(z).tree] == z)
+		t->last_ok[N(z).tree] = 0;	/* found again by the next insert's walk */
 
 	if (N(z).left == NIL || N(z).right == NIL) {
 		x = N(z).left != NIL ? N(z).left : N(z).right;
@@ -564,6 +581,8 @@ int pfc_symtab_finish(struct pfc_symtab *t)
 
 		if (*root != NIL)
 			*root = map[*root];
+		if (t->last_ok[tree])
+			t->last[tree] = map[t->last[tree]];
 	}
 	free(order[0]);
 	free(order[1]);

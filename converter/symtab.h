@@ -40,6 +40,8 @@ struct pfc_symtab {
 	size_t chunk_size;	/* of the next standard chunk: grows with the table */
 	struct pfc_symtab_node *nodes;	/* perf's rb-tree over syms, one node per symbol */
 	int32_t root, root_mod;	/* tree roots: symbols, kallsyms module symbols */
+	int32_t last[2];	/* each tree's rightmost node, where last_ok[tree] */
+	uint8_t last_ok[2];
 };
 
 /* Which end fixup pfc_symtab_fixup applies (perf's symbols__fixup_end is_kallsyms). */

@@ -769,6 +769,59 @@ static void unit_tree(struct counts *c)
 	}
 }
 
+/* Mostly ascending inserts take a shortcut to the rightmost node (symtab.c tree_insert):
+ * the tree must be the one the full walk from the root builds.  Tables with overlapping
+ * symbols, inserted in ascending runs with steps back, equal starts and module symbols
+ * (split into the second tree by the kallsyms fixup), are built twice, once with the
+ * shortcut forgotten before every insert, and every lookup must agree: perf's answer for
+ * overlapping symbols depends on the tree's shape. */
+static void unit_tree_shortcut(struct counts *c)
+{
+	uint64_t rs = 0x51ed2701f3a5c2d9ull;
+	int round;
+
+	for (round = 0; round < 200; round++) {
+		struct pfc_symtab a, b;
+		int n = 1 + (int)(rnd(&rs) % 600), i, same = 1;
+		uint64_t pos = 0x10000, addr;
+		int kall = round % 2;
+		char name[48];
+
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		for (i = 0; i < n; i++) {
+			uint64_t r = rnd(&rs), start, size;
+			if (r % 10 == 0)
+				pos -= pos > 0x10000 + 256 ? rnd(&rs) % 256 : 0;	/* a step back */
+			else if (r % 10 > 3)
+				pos += rnd(&rs) % 24;				/* else an equal start */
+			start = pos;
+			size = kall ? 0 : rnd(&rs) % 3 ? rnd(&rs) % 80 : 0;
+			if (kall && rnd(&rs) % 5 == 0)
+				snprintf(name, sizeof(name), "m%d\t[mod%d]", i, (int)(rnd(&rs) % 3));
+			else
+				snprintf(name, sizeof(name), "%.*sf%d", (int)(rnd(&rs) % 3), "__", i);
+			pfc_symtab_add(&a, start, size, (int)(rnd(&rs) % 3), name, strlen(name));
+			b.last_ok[0] = b.last_ok[1] = 0;
+			pfc_symtab_add(&b, start, size, a.syms[i].binding, name, strlen(name));
+		}
+		pfc_symtab_fixup(&a, kall ? PFC_SYMTAB_KALLSYMS : PFC_SYMTAB_ELF);
+		b.last_ok[0] = b.last_ok[1] = 0;
+		pfc_symtab_fixup(&b, kall ? PFC_SYMTAB_KALLSYMS : PFC_SYMTAB_ELF);
+		pfc_symtab_finish(&a);
+		pfc_symtab_finish(&b);
+		same = a.nr == b.nr && pfc_symtab_check(&a) == 0 && pfc_symtab_check(&b) == 0;
+		for (addr = 0xff00; same && addr < pos + 0x2100; addr++) {
+			const struct pfc_sym *x = pfc_symtab_find(&a, addr), *y = pfc_symtab_find(&b, addr);
+			if (!x != !y || (x && (x->start != y->start || strcmp(x->name, y->name))))
+				same = 0;
+		}
+		expect(c, same, "tree", "the rightmost-node shortcut built another tree");
+		pfc_symtab_free(&a);
+		pfc_symtab_free(&b);
+	}
+}
+
 /* names and what perf 6.1 printed for them (symbols renamed in a fixture binary) */
 static void unit_demangle(struct counts *c)
 {
@@ -1180,6 +1233,7 @@ next:
 
 		unit_aliases(&c);
 		unit_tree(&c);
+		unit_tree_shortcut(&c);
 		unit_demangle(&c);
 		unit_kallsyms(&c);
 		unit_elf_rules(&c, root);
