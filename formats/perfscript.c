@@ -7,14 +7,10 @@
  * unique frame's line is built once; gzip output goes through zlib.  Symbolization and
  * ordering are the session's business, not this file's.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
-#include <traceevent/event-parse.h>
-#include <traceevent/trace-seq.h>
 #include "converter/intern.h"
 #include "converter/symtab.h"
 #include "converter/tracedata.h"
@@ -219,12 +215,7 @@ struct ps_ctx {
 	size_t arena_len, arena_cap;
 	size_t *foff[8];             /* offset + 1; 0 = not built yet */
 	uint32_t *flen[8];
-	struct tep_handle *tep;      /* in the child that renders payloads */
-	char *ptext;                 /* rendered payloads: stream index -> text */
-	size_t *poff;
-	uint32_t *plen;
-	const struct pfc_symtab *ksyms;  /* for kernel addresses in payloads */
-	int ksyms_tried;
+	struct pfc_tptext tp;         /* rendered payloads: stream index -> text */
 };
 
 static int variant(unsigned fields)
@@ -429,169 +420,33 @@ static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_er
 	return 0;
 }
 
-/* libtraceevent's function resolver: kernel function pointers in payloads (%ps, %pS) are
- * named from the kernel's symbols, as perf's machine__resolve_kernel_addr names them. */
-static char *resolve_kernel_addr(void *priv, unsigned long long *addrp, char **modp)
+/* Payloads are printed for the samples whose event prints the trace field. */
+static int wants_trace(void *arg, const struct pfc_srec *r)
 {
-	struct ps_ctx *c = priv;
-	const struct pfc_sym *sym;
+	const struct ps_ctx *c = arg;
 
-	if (!c->ksyms_tried) {
-		c->ksyms_tried = 1;
-		c->ksyms = pfc_session_kernel_syms(c->s);
-	}
-	if (!c->ksyms || !(sym = pfc_symtab_find(c->ksyms, *addrp)))
-		return NULL;
-	*modp = (char *)sym->module;
-	*addrp = sym->start;
-	return (char *)sym->name;
-}
-
-static int wants_trace(const struct ps_ctx *c, const struct pfc_srec *r)
-{
-	const struct pfc_stack *st = &c->s->stacks.stacks[r->stack];
-
-	return r->raw_len && (c->ev[st->evsel].fields & PFC_PS_TRACE) &&
-	       c->s->rd.evsels[st->evsel]->attr.type == PERF_TYPE_TRACEPOINT;
-}
-
-/* The child: parse the formats, write "u32 length, text" for every payload to print, in
- * stream order. */
-static void render_child(struct ps_ctx *c, FILE *f)
-{
-	struct pfc_session *s = c->s;
-	struct pfc_error err;
-	struct trace_seq seq;
-	struct pfc_tracebuf tb = { 0 };
-	struct tep_event **evs;
-	size_t i;
-
-	memset(&err, 0, sizeof(err));
-	if (pfc_tracedata_parse(s->rd.tracing_data.data, s->rd.tracing_data.size, s->rd.tracing_data_offset,
-				&c->tep, &err) < 0)
-		_exit(3);
-	/* perf script sets its resolver when the session opens: a pipe stream's tracing data
-	 * comes later, as a record, and then kernel addresses stay numbers */
-	if (!s->rd.pipe_mode && tep_set_function_resolver(c->tep, resolve_kernel_addr, c) < 0)
-		_exit(4);
-	evs = calloc(s->rd.nr_evsels + 1, sizeof(*evs));
-	if (!evs)
-		_exit(4);
-	for (i = 0; i < s->rd.nr_evsels; i++)
-		evs[i] = pfc_tracedata_event(c->tep, s->rd.evsels[i]->attr.config);
-	trace_seq_init(&seq);
-	for (i = 0; i < s->nr_stream; i++) {
-		const struct pfc_srec *r = &s->stream[i];
-		struct tep_event *ev;
-		uint32_t n = 0;
-
-		if (!wants_trace(c, r))
-			continue;
-		ev = evs[s->stacks.stacks[r->stack].evsel];
-		trace_seq_reset(&seq);
-		if (ev) {
-			if (pfc_tracedata_print(ev, r->cpu == UINT32_MAX ? -1 : (int)r->cpu, s->raw_data + r->raw_off,
-						r->raw_len, &seq, &tb) < 0 || seq.state != TRACE_SEQ__GOOD)
-				_exit(4);
-			n = seq.len;
-		}
-		if (fwrite(&n, sizeof(n), 1, f) != 1 || (n && fwrite(seq.buffer, 1, n, f) != n))
-			_exit(5);
-	}
-	if (fflush(f) != 0)
-		_exit(5);
-	_exit(0);
+	return (c->ev[c->s->stacks.stacks[r->stack].evsel].fields & PFC_PS_TRACE) != 0;
 }
 
 /*
- * Tracepoint payloads, rendered before any output is written.  A malformed section is an
- * error with its offset; the formats themselves go to libtraceevent only in a child
- * process, because libtraceevent trusts format text (a hostile one can crash it or divide
- * by zero): then the payloads are lost, with a warning, not the conversion.
+ * Tracepoint payloads, rendered before any output is written (pfc_tptext_render).  A
+ * malformed section is an error with its offset; payloads the child process could not
+ * render are left out with a warning, and so are those of a recording without tracing
+ * data, as perf script leaves them out.
  */
 static int setup_trace(struct ps_ctx *c, struct pfc_error *err)
 {
 	struct pfc_session *s = c->s;
-	const char *why = NULL;
-	size_t i, nr = 0, pos;
-	FILE *f;
-	pid_t pid;
-	int status, ret;
-	long size;
+	const char *why;
+	int ret = pfc_tptext_render(s, wants_trace, c, &c->tp, &why, err);
 
-	for (i = 0; i < s->nr_stream; i++)
-		if (wants_trace(c, &s->stream[i]))
-			nr++;
-	if (!nr)
-		return 0;
-	if (!s->rd.tracing_data.data || !s->rd.tracing_data.size) {
-		if (s->opts->log)
-			fprintf(s->opts->log, "perfconv: '%s': tracepoint samples but no tracing data: their payloads "
-				"are left out\n", s->opts->input);
-		return 0;
-	}
-	ret = pfc_tracedata_check(s->rd.tracing_data.data, s->rd.tracing_data.size, s->rd.tracing_data_offset, err);
-	if (ret < 0)
+	if (ret < 0 || !why || !s->opts->log)
 		return ret;
-	if (!(f = tmpfile()))
-		return PFC_FAIL_NOOFF(err, IO, "cannot create a temporary file: %s", strerror(errno));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		fclose(f);
-		return PFC_FAIL_NOOFF(err, IO, "cannot start a process: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		alarm(60 + (unsigned)(nr / 20000));	/* a format that loops must not hang us */
-		render_child(c, f);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			why = "lost the process that rendered them";
-			break;
-		}
-	if (!why && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
-		why = WIFEXITED(status) && WEXITSTATUS(status) == 4 ? "out of memory"
-		      : "the recording's tracepoint formats made libtraceevent fail";
-	if (!why && (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0))
-		why = "cannot read back the rendered payloads";
-	if (!why) {
-		c->ptext = malloc((size_t)size + 1);
-		c->poff = calloc(s->nr_stream + 1, sizeof(*c->poff));
-		c->plen = calloc(s->nr_stream + 1, sizeof(*c->plen));
-		if (!c->ptext || !c->poff || !c->plen) {
-			fclose(f);
-			return PFC_FAIL_NOOFF(err, NOMEM, "tracepoint payloads");
-		}
-		if (size && fread(c->ptext, 1, (size_t)size, f) != (size_t)size)
-			why = "cannot read back the rendered payloads";
-	}
-	fclose(f);
-	if (why) {
-		if (s->opts->log)
-			fprintf(s->opts->log, "perfconv: '%s': tracepoint payloads are left out: %s\n", s->opts->input, why);
-		free(c->ptext);
-		free(c->poff);
-		free(c->plen);
-		c->ptext = NULL;
-		c->poff = NULL;
-		c->plen = NULL;
-		return 0;
-	}
-	for (i = pos = 0; i < s->nr_stream; i++) {
-		uint32_t n;
-		if (!wants_trace(c, &s->stream[i]))
-			continue;
-		if ((size_t)size - pos < sizeof(n))
-			break;
-		memcpy(&n, c->ptext + pos, sizeof(n));
-		pos += sizeof(n);
-		if ((size_t)size - pos < n)
-			break;
-		c->poff[i] = pos;
-		c->plen[i] = n;
-		pos += n;
-	}
+	if (!s->rd.tracing_data.data || !s->rd.tracing_data.size)
+		fprintf(s->opts->log, "perfconv: '%s': tracepoint samples but no tracing data: their payloads "
+			"are left out\n", s->opts->input);
+	else
+		fprintf(s->opts->log, "perfconv: '%s': tracepoint payloads are left out: %s\n", s->opts->input, why);
 	return 0;
 }
 
@@ -662,10 +517,10 @@ static int write_sample(struct ps_ctx *c, size_t idx)
 		put(o, name, name_len);
 		put(o, ": ", 2);
 	}
-	if ((f & PFC_PS_TRACE) && c->plen && c->plen[idx]) {
-		if (out_need(o, (size_t)c->plen[idx] + 64) < 0)
+	if ((f & PFC_PS_TRACE) && c->tp.len && c->tp.len[idx]) {
+		if (out_need(o, (size_t)c->tp.len[idx] + 64) < 0)
 			return -1;
-		put(o, c->ptext + c->poff[idx], c->plen[idx]);
+		put(o, c->tp.text + c->tp.off[idx], c->tp.len[idx]);
 	}
 	if (f & PFC_PS_ADDR)
 		put_x16(o, r->addr);
@@ -753,9 +608,7 @@ out:
 	free(c.arena);
 	free(c.ev);
 	free(c.out.buf);
-	free(c.ptext);
-	free(c.poff);
-	free(c.plen);
+	pfc_tptext_free(&c.tp);
 	return ret;
 }
 

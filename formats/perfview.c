@@ -20,7 +20,7 @@
 #include "converter/perfmap.h"
 #include "converter/strbuf.h"
 #include "converter/symtab.h"
-#include "converter/tpformat.h"
+#include "converter/tracedata.h"
 #include "formats/perfview.h"
 #include "formats/writer.h"
 
@@ -713,10 +713,13 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		ret = write_fail(&p, "the archive");
 		goto out;
 	}
-	if (pfc_tptext_render(s, &p.tp, &p.tp_why) < 0)
-		ret = PFC_FAIL_NOOFF(err, NOMEM, "tracepoint payloads");
-	else
+	/* the archive is written without payloads it cannot have (p.tp_why goes to the log),
+	 * even when the tracing data is malformed; only running out of memory stops it */
+	ret = pfc_tptext_render(s, NULL, NULL, &p.tp, &p.tp_why, err);
+	if (ret == 0 || p.tp_why) {
+		memset(err, 0, sizeof(*err));
 		ret = pack(&p);
+	}
 	errno = 0;
 	if (zipClose(p.zf, NULL) != ZIP_OK && ret == 0)
 		ret = write_fail(&p, "the archive's directory");

@@ -1,0 +1,195 @@
+/*
+ * test_tptext.c - tracedata.c's payload rendering against perf 6.1: the first sched_switch
+ * payload of the tracepoint fixture must render as `perf script` printed it, in process
+ * (pfc_tracedata_parse/print) and through the child process that conversions use
+ * (pfc_tptext_render).  An unknown event id has no format; payloads cut short are read
+ * from a padded copy.  Damaged tracing data (cut short, bytes flipped, punctuation written
+ * over the formats) must never take the conversion down: pfc_tptext_render returns 0, or
+ * an error that names the offset and a reason a writer may go on without the payloads.
+ * Run under `make asan` too.
+ * usage: test_tptext [FIXTURES_DIR]   (default $FIXTURES, else "fixtures")
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+#include "converter/session.h"
+#include "converter/tracedata.h"
+#include "tests/unit/check.h"
+
+static const char want[] = "prev_comm=sleeper prev_pid=14877 prev_prio=120 prev_state=S ==> "
+			   "next_comm=swapper/0 next_pid=0 next_prio=120";
+
+static unsigned long runs, rendered, refused;
+
+/* wants: every other sample of the stream */
+static int odd_only(void *arg, const struct pfc_srec *r)
+{
+	const struct pfc_session *s = arg;
+
+	return (size_t)(r - s->stream) % 2 == 1;
+}
+
+static int none(void *arg, const struct pfc_srec *r)
+{
+	(void)arg;
+	(void)r;
+	return 0;
+}
+
+/* Render with the tracing data replaced by data[0..n): the conversion must be able to go
+ * on (0, or an error with a reason), and no payload must come without a reason. */
+static void damaged(struct pfc_session *s, const uint8_t *data, uint64_t n, const char *how)
+{
+	struct pfc_blob keep = s->rd.tracing_data;
+	uint64_t base = s->rd.tracing_data_offset;
+	struct pfc_error err;
+	struct pfc_tptext t;
+	const char *why;
+	size_t i, nr = 0;
+	int ret;
+
+	memset(&err, 0, sizeof(err));
+	s->rd.tracing_data.data = data;
+	s->rd.tracing_data.size = n;
+	ret = pfc_tptext_render(s, NULL, NULL, &t, &why, &err);
+	s->rd.tracing_data = keep;
+	for (i = 0; t.len && i < s->nr_stream; i++)
+		nr += t.len[i] != 0;
+	pfc_tptext_free(&t);
+	runs++;
+	check(ret == 0 || (why && err.code != PFC_ERR_NOMEM), "%s at %llu: render failed (%d) with no reason", how,
+	      (unsigned long long)n, ret);
+	if (ret < 0 && err.code == PFC_ERR_BAD_FEATURE)
+		check(err.has_offset && err.offset >= base && err.offset <= base + n,
+		      "%s at %llu: offset %llu is outside the section", how, (unsigned long long)n,
+		      (unsigned long long)err.offset);
+	if (nr) {
+		rendered++;
+		check(ret == 0 && !why, "%s at %llu: payloads and a reason (%s)", how, (unsigned long long)n, why);
+	} else {
+		refused++;
+		check(why != NULL, "%s at %llu: no payload and no reason", how, (unsigned long long)n);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *fx = argc > 1 ? argv[1] : getenv("FIXTURES") ? getenv("FIXTURES") : "fixtures";
+	char in[4096];
+	struct pfc_opts o;
+	struct pfc_session s;
+	struct pfc_error err;
+	struct tep_handle *tep = NULL;
+	struct tep_event *ev;
+	struct pfc_tracebuf tb = { 0 };
+	struct trace_seq seq;
+	struct pfc_tptext tt;
+	const char *why;
+	const struct pfc_srec *r;
+	const struct pfc_evsel *evsel;
+	uint8_t *copy;
+	uint64_t size, n, step;
+	size_t k, nr;
+	int ret;
+
+	snprintf(in, sizeof(in), "%s/tracepoint-sched-switch/perf.data", fx);
+	memset(&o, 0, sizeof(o));
+	memset(&err, 0, sizeof(err));
+	o.input = in;
+	o.max_stack = 127;
+	o.keep_stream = 1;
+	if (pfc_session_open(&s, &o, &err) < 0 || pfc_session_process(&s) < 0) {
+		fprintf(stderr, "test_tptext: cannot read '%s': %s %s\n", in, pfc_strerror(err.code), err.detail);
+		return 1;
+	}
+	if (!s.nr_stream || !s.rd.tracing_data.size) {
+		fprintf(stderr, "test_tptext: '%s' has no samples or no tracing data\n", in);
+		return 1;
+	}
+	r = &s.stream[0];
+	evsel = s.rd.evsels[s.stacks.stacks[r->stack].evsel];
+
+	/* in process */
+	ret = pfc_tracedata_parse(s.rd.tracing_data.data, s.rd.tracing_data.size, s.rd.tracing_data_offset, &tep, &err);
+	if (ret < 0) {
+		fprintf(stderr, "test_tptext: the fixture's tracing data is refused: %s\n", err.detail);
+		return 1;
+	}
+	trace_seq_init(&seq);
+	ev = pfc_tracedata_event(tep, evsel->attr.config);
+	check(ev != NULL, "no format for the sample's event id %llu", (unsigned long long)evsel->attr.config);
+	if (ev) {
+		ret = pfc_tracedata_print(ev, (int)r->cpu, s.raw_data + r->raw_off, r->raw_len, &seq, &tb);
+		trace_seq_terminate(&seq);
+		check(ret == 0 && seq.buffer && !strcmp(seq.buffer, want), "payload rendered as '%s' (%d), perf printed '%s'",
+		      seq.buffer ? seq.buffer : "", ret, want);
+		for (n = 0; n <= r->raw_len; n++) {	/* payloads cut short */
+			trace_seq_reset(&seq);
+			check(pfc_tracedata_print(ev, 0, s.raw_data + r->raw_off, (uint32_t)n, &seq, &tb) == 0,
+			      "payload cut at %llu", (unsigned long long)n);
+		}
+	}
+	check(pfc_tracedata_event(tep, 0x7fffff00) == NULL, "an unknown event id has a format");
+	check(pfc_tracedata_event(tep, (uint64_t)1 << 40) == NULL, "an id past 32 bits has a format");
+	trace_seq_destroy(&seq);
+	pfc_tracebuf_free(&tb);
+	pfc_tracedata_free(tep);
+
+	/* through the child: every sample of the stream */
+	memset(&err, 0, sizeof(err));
+	ret = pfc_tptext_render(&s, NULL, NULL, &tt, &why, &err);
+	check(ret == 0 && !why && tt.len && tt.len[0] == strlen(want) && !memcmp(tt.text + tt.off[0], want, tt.len[0]),
+	      "the child did not render the first payload (%d, %s)", ret, why ? why : "");
+	for (k = 0; ret == 0 && tt.len && k < s.nr_stream; k++)
+		if (!tt.len[k]) {
+			check(0, "sample %zu has no payload", k);
+			break;
+		}
+	pfc_tptext_free(&tt);
+
+	/* only the samples the writer wants */
+	ret = pfc_tptext_render(&s, odd_only, &s, &tt, &why, &err);
+	for (k = nr = 0; ret == 0 && tt.len && k < s.nr_stream; k++)
+		nr += (tt.len[k] != 0) != (k % 2 == 1);
+	check(ret == 0 && !why && tt.len && !nr, "odd samples only: %d, %zu wrong", ret, nr);
+	pfc_tptext_free(&tt);
+	ret = pfc_tptext_render(&s, none, NULL, &tt, &why, &err);
+	check(ret == 0 && !why && !tt.len && !tt.text, "no sample wanted: nothing rendered, nothing said");
+	pfc_tptext_free(&tt);
+
+	/* no tracing data: a reason, no error */
+	{
+		struct pfc_blob keep = s.rd.tracing_data;
+		s.rd.tracing_data.data = NULL;
+		s.rd.tracing_data.size = 0;
+		ret = pfc_tptext_render(&s, NULL, NULL, &tt, &why, &err);
+		s.rd.tracing_data = keep;
+		check(ret == 0 && why && !tt.len, "no tracing data: %d, %s", ret, why ? why : "no reason");
+		pfc_tptext_free(&tt);
+	}
+
+	/* damaged tracing data */
+	size = s.rd.tracing_data.size;
+	copy = malloc(size);
+	if (!copy)
+		return 1;
+	step = size / 40 + 1;
+	for (n = 0; n < size; n += n < 64 ? 8 : step) {
+		memcpy(copy, s.rd.tracing_data.data, n);
+		damaged(&s, copy, n, "cut");
+	}
+	for (n = 0; n < size; n += step) {
+		static const char repl[] = "\xff(\"/";
+		for (k = 0; k < sizeof(repl) - 1; k++) {
+			memcpy(copy, s.rd.tracing_data.data, size);
+			copy[n] = (uint8_t)repl[k];
+			damaged(&s, copy, size, "byte written");
+		}
+	}
+	free(copy);
+	pfc_session_close(&s);
+	printf("test_tptext: %lu damaged inputs, %lu rendered, %lu refused\n", runs, rendered, refused);
+	return check_done("test_tptext");
+}
