@@ -11,48 +11,12 @@
 #
 # Run by tests/run.sh (one line per case in its format: ok / FAIL / skip).
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2" only cases whose name has a word
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-FIX=${FIXTURES:-fixtures}
-ROOT=$FIX/root
-S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-batch.XXXXXX") || exit 1
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" batch
+# write/read-only runs perfconv as another user, who needs to reach the files in TMP
 chmod 755 "$TMP"
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-export HOME=$TMP/home
-mkdir -p "$HOME"
-
-read -r -a filters <<<"${FILTERS-}"
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-pass() { echo "ok    $1"; }
-skip() { echo "skip  $1: $2"; }
-fail() {
-	echo "FAIL  $1: $2"
-	if [ -n "${3-}" ] && [ -s "$3" ]; then
-		head -n 15 "$3" | sed 's/^/      | /'
-	fi
-}
-
-if [ ! -x "$PERFCONV" ]; then
-	echo "FAIL  batch: '$PERFCONV' is not an executable file"
-	exit 0
-fi
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+need_perfconv batch
 
 # The input tree of a transfer box: two hosts with the same file name, a pipe capture under a name
 # that only its magic identifies, a truncated recording, and files that are not recordings.

@@ -10,37 +10,14 @@
 #
 #   PERFCONV, FIXTURES   as for tests/run.sh
 #   FILTERS="w1 w2"      only the cases whose name contains one of the words
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-FIX=${FIXTURES:-fixtures}
-read -r -a filters <<<"${FILTERS:-}"
-
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" dotnet-baseline
 
 # Known gaps of the converter: the case still has to convert, and is reported as xfail.
 xfail_why() {
 	case $1 in
 	esac
 }
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-dotnet-baseline.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-export HOME=$TMP/home
-mkdir -p "$HOME"
 
 # "managed N%, framework N%" out of a dotnet-resolution.py line
 short() { sed -n '1s/^\([^:]*: \)\{0,1\}managed \([0-9.]*%\) resolved.*framework \([0-9.]*%\) resolved.*/managed \2, framework \3/p' <<<"$1"; }
@@ -52,11 +29,11 @@ for dir in "$FIX"/dotnet-*/; do
 	selected "$name" || continue
 	[ -f "$dir/PROVENANCE.txt" ] || continue
 	if ! command -v python3 >/dev/null 2>&1; then
-		echo "skip  $name: python3 is needed (scripts/install-deps.sh --test)"
+		skip "$name" "python3 is needed (scripts/install-deps.sh --test)"
 		continue
 	fi
-	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
-		echo "skip  $name: needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
+	if why=$(missing_runtime "$dir"); then
+		skip "$name" "$why"
 		continue
 	fi
 	in=$dir/perf.data
@@ -68,9 +45,8 @@ for dir in "$FIX"/dotnet-*/; do
 	perf_line=$(python3 tests/dotnet-resolution.py "$exp" 2>&1 | sed 's/^[^:]*: //')
 	written=$(sed -n 's/^ *tests\/dotnet-resolution.py: //p' "$dir/PROVENANCE.txt")
 	if [ "$perf_line" != "$written" ]; then
-		echo "FAIL  $name: tests/dotnet-resolution.py on $exp gives another result than $dir/PROVENANCE.txt"
-		echo "      | now:     $perf_line"
-		echo "      | written: $written"
+		printf 'now:     %s\nwritten: %s\n' "$perf_line" "$written" >"$TMP/provenance"
+		fail "$name" "tests/dotnet-resolution.py on $exp gives another result than $dir/PROVENANCE.txt" "$TMP/provenance"
 		continue
 	fi
 	managed=$(sed -n 's/^managed \([0-9.]*\)% resolved.*/\1/p' <<<"$perf_line")
@@ -90,8 +66,7 @@ for dir in "$FIX"/dotnet-*/; do
 		"$PERFCONV" "${args[@]}" -o "$TMP/out.folded" >"$TMP/out" 2>"$TMP/err" </dev/null
 		rc=$?
 		if [ "$rc" != 0 ] || [ ! -s "$TMP/out.folded" ]; then
-			echo "FAIL  $case_name: perfconv exited with status $rc"
-			head -n 5 "$TMP/err" | sed 's/^/      | /'
+			fail "$case_name" "perfconv exited with status $rc" "$TMP/err"
 			continue
 		fi
 		ours=$(python3 tests/dotnet-resolution.py --check-managed "$managed" --check-framework "$framework" "$TMP/out.folded" 2>&1)
@@ -99,11 +74,11 @@ for dir in "$FIX"/dotnet-*/; do
 		detail="perf: $(short "$perf_line"), perfconv: $(short "$ours")"
 		why=$(xfail_why "$fx")
 		if [ "$st" = 0 ]; then
-			echo "ok    $case_name ($detail)"
+			pass "$case_name ($detail)"
 		elif [ -n "$why" ]; then
-			echo "xfail $case_name: $why ($detail)"
+			xfail "$case_name" "$why ($detail)"
 		else
-			echo "FAIL  $case_name: perfconv resolves less than perf ($detail)"
+			fail "$case_name" "perfconv resolves less than perf ($detail)"
 		fi
 		rm -f "$TMP/out.folded"
 	done

@@ -20,27 +20,10 @@
 #   FILTERS="w1 w2"      only the cases whose name contains one of the words
 #   DOTNET_LIVE_ROUNDS=200  work rounds of the workload (about 3.4 ms of CPU each)
 #   DOTNET_LIVE_TOLERANCE=5 allowed distance of each share from 50 / 30 / 20, in percentage points
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" dotnet-live
 ROUNDS=${DOTNET_LIVE_ROUNDS:-200}
 TOL=${DOTNET_LIVE_TOLERANCE:-5}
-read -r -a filters <<<"${FILTERS:-}"
-
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
 
 cases=()
 for c in dotnet-live/wxoff dotnet-live/default; do
@@ -51,7 +34,7 @@ done
 skip_all() {
 	local c
 	for c in "${cases[@]}"; do
-		echo "skip  $c: $1"
+		skip "$c" "$1"
 	done
 	exit 0
 }
@@ -62,13 +45,10 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed (scripts/insta
 dotnet --list-sdks 2>/dev/null | grep -q '^10\.' || skip_all "no .NET 10 SDK (dotnet --list-sdks)"
 if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
 	for c in "${cases[@]}"; do
-		echo "FAIL  $c: '$PERFCONV' is not an executable file"
+		fail "$c" "'$PERFCONV' is not an executable file"
 	done
 	exit 0
 fi
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-dotnet-live.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
 
 if ! perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >"$TMP/perf-probe.log" 2>&1; then
 	skip_all "perf record does not work here ($(grep -m 1 -v '^$' "$TMP/perf-probe.log"))"
@@ -85,9 +65,9 @@ if [ ! -x "$bin/Probe" ]; then
 	cp -R fixtures/bin-src/dotnet/Probe "$TMP/src"
 	if ! (cd "$TMP/src" && timeout 120 dotnet build -c Release -o "$TMP/bin" --disable-build-servers \
 		-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build.log" 2>&1; then
+		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
 		for c in "${cases[@]}"; do
-			echo "FAIL  $c: dotnet build of fixtures/bin-src/dotnet/Probe failed"
-			grep -E 'error|rror:' "$TMP/build.log" | head -n 5 | sed 's/^/      | /'
+			fail "$c" "dotnet build of fixtures/bin-src/dotnet/Probe failed" "$TMP/build.errors"
 		done
 		exit 0
 	fi
@@ -105,12 +85,11 @@ for c in "${cases[@]}"; do
 	if ! env DOTNET_PerfMapEnabled=1 DOTNET_PerfMapJitDumpPath="$d/maps" "${wx[@]}" \
 		timeout 60 perf record -q -F 2999 -g -e cpu-clock -o "$d/perf.data" "$bin/Probe" "$ROUNDS" \
 		>"$d/record.log" 2>&1; then
-		echo "FAIL  $c: perf record of Probe failed"
-		sed 's/^/      | /' "$d/record.log" | head -n 5
+		fail "$c" "perf record of Probe failed" "$d/record.log"
 		continue
 	fi
 	if ! ls "$d"/maps/perf-*.map >/dev/null 2>&1; then
-		echo "FAIL  $c: the runtime wrote no perf map into DOTNET_PerfMapJitDumpPath"
+		fail "$c" "the runtime wrote no perf map into DOTNET_PerfMapJitDumpPath"
 		continue
 	fi
 	# --resolve-jit: look memfd:doublemapper code up in the perf map and read the jitdump
@@ -119,8 +98,7 @@ for c in "${cases[@]}"; do
 	"$PERFCONV" -q -i "$d/perf.data" --map-dir "$d/maps" "${resolve[@]}" -o "$d/out.folded" >"$d/conv.log" 2>&1 </dev/null
 	rc=$?
 	if [ "$rc" != 0 ] || [ ! -s "$d/out.folded" ]; then
-		echo "FAIL  $c: perfconv exited with status $rc"
-		sed 's/^/      | /' "$d/conv.log" | head -n 5
+		fail "$c" "perfconv exited with status $rc" "$d/conv.log"
 		continue
 	fi
 	# Shares of the three paths among the samples on any of them, by weight.
@@ -155,14 +133,14 @@ EOF
 	res=$(python3 tests/dotnet-resolution.py "$d/out.folded" 2>&1 |
 		sed -n 's/^.*: managed \([0-9.]*%\) resolved.*framework \([0-9.]*%\) resolved.*/managed frames resolved \1, framework \2/p')
 	case $verdict in
-	good) echo "ok    $c ($detail; $res; build ${built} s, total $((SECONDS - start)) s)" ;;
-	bad) echo "FAIL  $c: path shares out of range: $detail; $res" ;;
+	good) pass "$c ($detail; $res; build ${built} s, total $((SECONDS - start)) s)" ;;
+	bad) fail "$c" "path shares out of range: $detail; $res" ;;
 	*)
 		if [ "$c" = dotnet-live/default ]; then
-			echo "xfail $c: no managed frame resolved: JIT code in /memfd:doublemapper is not looked up in the perf map yet ($res)"
+			xfail "$c" "no managed frame resolved: JIT code in /memfd:doublemapper is not looked up in the perf map yet ($res)"
 		else
-			echo "FAIL  $c: no sample on the known managed paths ($res)"
-			sort -t' ' -k2 -rn "$d/out.folded" 2>/dev/null | head -n 3 | cut -c1-300 | sed 's/^/      | /'
+			sort -t' ' -k2 -rn "$d/out.folded" 2>/dev/null | head -n 3 | cut -c1-300 >"$d/heaviest"
+			fail "$c" "no sample on the known managed paths ($res)" "$d/heaviest"
 		fi
 		;;
 	esac

@@ -9,25 +9,9 @@
 # replayed too, so a target that no longer builds or runs shows up here and not only in `make fuzz`.
 #
 #   FUZZ_DIR=build/fuzz    where the targets are (make check sets it);  PERFCONV, FILTERS as run.sh
-set -u
-export LC_ALL=C
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" fuzz
 FZ=${FUZZ_DIR:-build/fuzz}
-read -r -a filters <<<"${FILTERS-}"
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-fuzz.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-export HOME=$TMP/home
-mkdir -p "$HOME"
 
 for src in fuzz/fuzz_*.c; do
 	n=${src#fuzz/fuzz_}
@@ -36,7 +20,7 @@ for src in fuzz/fuzz_*.c; do
 	selected "$name" || continue
 	bin=$FZ/fuzz_$n
 	if [ ! -x "$bin" ]; then
-		echo "skip  $name: no $bin (make check builds it; set FUZZ_DIR)"
+		skip "$name" "no $bin (make check builds it; set FUZZ_DIR)"
 		continue
 	fi
 	inputs=()
@@ -49,7 +33,7 @@ for src in fuzz/fuzz_*.c; do
 		done
 	done
 	if [ "${#inputs[@]}" = 0 ]; then
-		echo "skip  $name: no regression inputs or seeds"
+		skip "$name" "no regression inputs or seeds"
 		continue
 	fi
 	bad=
@@ -60,8 +44,7 @@ for src in fuzz/fuzz_*.c; do
 		fi
 	done
 	if [ -n "$bad" ]; then
-		echo "FAIL  $name: $bin '$bad' crashed or failed"
-		head -n 15 "$TMP/out" | sed 's/^/      | /'
+		fail "$name" "$bin '$bad' crashed or failed" "$TMP/out"
 		continue
 	fi
 	# the reader's regression inputs through the command line as well
@@ -77,10 +60,9 @@ for src in fuzz/fuzz_*.c; do
 		done
 	fi
 	if [ -n "$bad" ]; then
-		echo "FAIL  $name: $bad"
-		head -n 15 "$TMP/err" | sed 's/^/      | /'
+		fail "$name" "$bad" "$TMP/err"
 	else
-		echo "ok    $name ($nreg regression inputs, $((${#inputs[@]} - nreg)) seeds)"
+		pass "$name ($nreg regression inputs, $((${#inputs[@]} - nreg)) seeds)"
 	fi
 done
 exit 0

@@ -16,49 +16,13 @@
 #
 # Run by tests/run.sh; prints "ok    jit/NAME", "FAIL  jit/NAME: why" or "skip  jit/NAME: why".
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases containing a word
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-FIX=${FIXTURES:-fixtures}
-ROOT=$FIX/root
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" jit
 S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
-read -r -a filters <<<"${FILTERS:-}"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-jit.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-export HOME=$TMP/home
-mkdir -p "$HOME"
 # keep the host's /tmp and /proc out of the lookups: only the files given here count
 export PERFCONV_TMP=$TMP/hosttmp PERFCONV_PROC=$TMP/proc
 mkdir -p "$PERFCONV_TMP" "$PERFCONV_PROC"
-
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case jit/$1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-ok() { echo "ok    jit/$1"; }
-skip() { echo "skip  jit/$1: $2"; }
-fail() {
-	echo "FAIL  jit/$1: $2"
-	if [ -n "${3-}" ] && [ -s "$3" ]; then
-		head -n 12 "$3" | sed 's/^/      | /'
-	fi
-}
-
-if [ ! -x "$PERFCONV" ]; then
-	echo "FAIL  jit: '$PERFCONV' is not an executable file"
-	exit 0
-fi
+need_perfconv jit
 
 # run NAME ARGS...: perfconv to $TMP/out.folded; sets rc, stderr in $TMP/err
 run() {
@@ -74,7 +38,7 @@ same() {
 	selected "$name" || return 0
 	run "$@"
 	if [ "$rc" = 0 ] && cmp -s "$exp" "$TMP/out.folded"; then
-		ok "$name"
+		pass "$name"
 	elif [ "$rc" != 0 ]; then
 		fail "$name" "exit status $rc" "$TMP/err"
 	else
@@ -90,31 +54,31 @@ if [ -f "$NJ/jit-15218.dump.xz" ] && [ -f "$NJ/perf.data" ]; then
 	D=$TMP/nj
 	mkdir -p "$D"
 	xz -dc "$NJ/jit-15218.dump.xz" >"$D/jit-15218.dump"
-	same node-jitdump/raw "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D"
+	same jit/node-jitdump/raw "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D"
 	for opt in pid tid kernel addrs jit; do
-		same "node-jitdump/raw-$opt" "$NJ/expected/folded-$opt.txt" -i "$NJ/perf.data" "${S[@]}" \
+		same "jit/node-jitdump/raw-$opt" "$NJ/expected/folded-$opt.txt" -i "$NJ/perf.data" "${S[@]}" \
 			--resolve-jit --map-dir "$D" "--$opt"
 	done
 
 	# perf inject's output keeps working: its jitted-*.so name the frames, with or without the dump.
-	same node-jitdump/injected-resolve "$NJ/expected/folded.txt" -i "$NJ/perf.jit.data" "${S[@]}" --resolve-jit --map-dir "$D"
+	same jit/node-jitdump/injected-resolve "$NJ/expected/folded.txt" -i "$NJ/perf.jit.data" "${S[@]}" --resolve-jit --map-dir "$D"
 
-	if selected node-jitdump/summary; then
+	if selected jit/node-jitdump/summary; then
 		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D"
 		if [ "$rc" = 0 ] && grep -qE 'JIT frames \(unique\): 0 named by perf maps, [1-9][0-9]* by jitdumps' "$TMP/err"; then
-			ok node-jitdump/summary
+			pass jit/node-jitdump/summary
 		else
-			fail node-jitdump/summary "no summary line counting jitdump frames" "$TMP/err"
+			fail jit/node-jitdump/summary "no summary line counting jitdump frames" "$TMP/err"
 		fi
 	fi
 
 	# Without --resolve-jit the raw file gives what perf script gives on it: no jitdump names.
-	if selected node-jitdump/default; then
+	if selected jit/node-jitdump/default; then
 		run -i "$NJ/perf.data" "${S[@]}" --map-dir "$D"
 		if [ "$rc" = 0 ] && ! grep -q 'JS:' "$TMP/out.folded" && grep -q 'JS:' "$NJ/expected/folded.txt"; then
-			ok node-jitdump/default
+			pass jit/node-jitdump/default
 		else
-			fail node-jitdump/default "exit status $rc, or jitdump names without --resolve-jit" "$TMP/err"
+			fail jit/node-jitdump/default "exit status $rc, or jitdump names without --resolve-jit" "$TMP/err"
 		fi
 	fi
 
@@ -128,31 +92,31 @@ b = bytearray(open(sys.argv[1], "rb").read())
 struct.pack_into("<I", b, 20, 1)          # header pid
 open(sys.argv[2], "wb").write(b)
 EOF
-	same node-jitdump/pid-map "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --pid-map 15218=1 --map-dir "$C"
-	if selected node-jitdump/pid-map-missing; then
+	same jit/node-jitdump/pid-map "$NJ/expected/folded.txt" -i "$NJ/perf.data" "${S[@]}" --pid-map 15218=1 --map-dir "$C"
+	if selected jit/node-jitdump/pid-map-missing; then
 		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$C"
 		if [ "$rc" = 0 ] && grep -q "jit-15218.dump" "$TMP/err" && grep -q "none was found" "$TMP/err" &&
 			! grep -q 'JS:' "$TMP/out.folded"; then
-			ok node-jitdump/pid-map-missing
+			pass jit/node-jitdump/pid-map-missing
 		else
-			fail node-jitdump/pid-map-missing "without --pid-map the container's dump must not be used, and the warning must name the files looked for" "$TMP/err"
+			fail jit/node-jitdump/pid-map-missing "without --pid-map the container's dump must not be used, and the warning must name the files looked for" "$TMP/err"
 		fi
 	fi
 	# The pid in the dump's header must be the process's.
-	if selected node-jitdump/wrong-pid; then
+	if selected jit/node-jitdump/wrong-pid; then
 		W=$TMP/wrongpid
 		mkdir -p "$W"
 		cp "$C/jit-1.dump" "$W/jit-15218.dump"
 		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$W"
 		if [ "$rc" = 0 ] && grep -q "written by pid 1, not by pid 15218" "$TMP/err" && ! grep -q 'JS:' "$TMP/out.folded"; then
-			ok node-jitdump/wrong-pid
+			pass jit/node-jitdump/wrong-pid
 		else
-			fail node-jitdump/wrong-pid "a dump written by another pid must be refused with a warning" "$TMP/err"
+			fail jit/node-jitdump/wrong-pid "a dump written by another pid must be refused with a warning" "$TMP/err"
 		fi
 	fi
 
 	# Hostile: the first record's total_size is 8 (smaller than a record header).
-	if selected node-jitdump/corrupt; then
+	if selected jit/node-jitdump/corrupt; then
 		B=$TMP/bad
 		mkdir -p "$B"
 		python3 - "$D/jit-15218.dump" "$B/jit-15218.dump" <<'EOF'
@@ -164,29 +128,29 @@ EOF
 		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$B"
 		if [ "$rc" = 1 ] && grep -q "'$B/jit-15218.dump': corrupt record at offset 40" "$TMP/err" &&
 			[ ! -e "$TMP/out.folded" ] && [ -z "$(ls "$TMP" | grep 'out.folded.tmp')" ]; then
-			ok node-jitdump/corrupt
+			pass jit/node-jitdump/corrupt
 		else
-			fail node-jitdump/corrupt "exit status $rc (want 1), the message must name the dump and offset 40, and no output may be left" "$TMP/err"
+			fail jit/node-jitdump/corrupt "exit status $rc (want 1), the message must name the dump and offset 40, and no output may be left" "$TMP/err"
 		fi
 	fi
 
 	# Unfinished: cut in the middle of the last record, as while the runtime still writes it.
-	if selected node-jitdump/unfinished; then
+	if selected jit/node-jitdump/unfinished; then
 		U=$TMP/unfinished
 		mkdir -p "$U"
 		size=$(stat -c %s "$D/jit-15218.dump")
 		head -c $((size - 100)) "$D/jit-15218.dump" >"$U/jit-15218.dump"
 		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$U"
 		if [ "$rc" = 0 ] && grep -q "is incomplete" "$TMP/err" && grep -q 'JS:' "$TMP/out.folded"; then
-			ok node-jitdump/unfinished
+			pass jit/node-jitdump/unfinished
 		else
-			fail node-jitdump/unfinished "an unfinished last record must be skipped with a warning" "$TMP/err"
+			fail jit/node-jitdump/unfinished "an unfinished last record must be skipped with a warning" "$TMP/err"
 		fi
 	fi
 
 	# Architecture time stamps cannot be matched with the samples: the latest load wins, and
 	# the warning says why.
-	if selected node-jitdump/untimed; then
+	if selected jit/node-jitdump/untimed; then
 		T=$TMP/untimed
 		mkdir -p "$T"
 		python3 - "$D/jit-15218.dump" "$T/jit-15218.dump" <<'EOF'
@@ -197,13 +161,13 @@ open(sys.argv[2], "wb").write(b)
 EOF
 		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$T"
 		if [ "$rc" = 0 ] && grep -q "without time.*architecture time stamps" "$TMP/err" && grep -q 'JS:' "$TMP/out.folded"; then
-			ok node-jitdump/untimed
+			pass jit/node-jitdump/untimed
 		else
-			fail node-jitdump/untimed "a time-less lookup must work and say why" "$TMP/err"
+			fail jit/node-jitdump/untimed "a time-less lookup must work and say why" "$TMP/err"
 		fi
 	fi
 else
-	skip node-jitdump "no fixtures/node-jitdump"
+	skip jit/node-jitdump "no fixtures/node-jitdump"
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -214,11 +178,11 @@ if [ -f "$NB/maps/perf-15051.map" ] && [ -f "$MJ/maps/perf-15917.map" ]; then
 	P=$TMP/pm
 	mkdir -p "$P"
 	cp "$NB/maps/perf-15051.map" "$P/perf-1.map"
-	same node-perf-basic-prof/pid-map "$NB/expected/folded.txt" -i "$NB/perf.data" "${S[@]}" --pid-map 15051=1 --map-dir "$P"
-	same node-perf-basic-prof/pid-map-jit "$NB/expected/folded-jit.txt" -i "$NB/perf.data" "${S[@]}" --pid-map 15051=1 \
+	same jit/node-perf-basic-prof/pid-map "$NB/expected/folded.txt" -i "$NB/perf.data" "${S[@]}" --pid-map 15051=1 --map-dir "$P"
+	same jit/node-perf-basic-prof/pid-map-jit "$NB/expected/folded-jit.txt" -i "$NB/perf.data" "${S[@]}" --pid-map 15051=1 \
 		--map-dir "$P" --jit
 
-	if selected mono-jitmap/foreign-map; then
+	if selected jit/mono-jitmap/foreign-map; then
 		F=$TMP/foreign
 		E=$TMP/empty
 		mkdir -p "$F" "$E"
@@ -227,26 +191,25 @@ if [ -f "$NB/maps/perf-15051.map" ] && [ -f "$MJ/maps/perf-15917.map" ]; then
 		run -i "$MJ/perf.data" "${S[@]}" --map-dir "$F"
 		if [ "$rc" = 0 ] && grep -q "'$F/perf-15917.map' is not the perf map of pid 15917" "$TMP/err" &&
 			cmp -s "$TMP/nomap.folded" "$TMP/out.folded"; then
-			ok mono-jitmap/foreign-map
+			pass jit/mono-jitmap/foreign-map
 		else
-			fail mono-jitmap/foreign-map "another process's map must be refused with a warning and not used" "$TMP/err"
+			fail jit/mono-jitmap/foreign-map "another process's map must be refused with a warning and not used" "$TMP/err"
 		fi
 	fi
 
 	# --resolve-jit changes nothing where perf resolves every JIT frame.
-	same node-perf-basic-prof/resolve "$NB/expected/folded.txt" -i "$NB/perf.data" "${S[@]}" --resolve-jit --map-dir "$NB/maps"
-	same mono-jitmap/resolve "$MJ/expected/folded.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$MJ/maps"
-	same mono-jitmap/resolve-jit "$MJ/expected/folded-jit.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit \
+	same jit/node-perf-basic-prof/resolve "$NB/expected/folded.txt" -i "$NB/perf.data" "${S[@]}" --resolve-jit --map-dir "$NB/maps"
+	same jit/mono-jitmap/resolve "$MJ/expected/folded.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$MJ/maps"
+	same jit/mono-jitmap/resolve-jit "$MJ/expected/folded-jit.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit \
 		--map-dir "$MJ/maps" --jit
 else
-	skip perf-maps "no node-perf-basic-prof or mono-jitmap fixture"
+	skip jit/perf-maps "no node-perf-basic-prof or mono-jitmap fixture"
 fi
 # ---------------------------------------------------------------------------------------------
 # The .NET fixtures (fixtures/dotnet-*).  One recorded with a jitdump and perf inject: its raw
 # perf.data plus the dump (kept as .xz, read as is) must give perf's files made from perf.jit.data.
 # The others have perf maps only for memfd:doublemapper code, which perf leaves unresolved: with
 # --resolve-jit their managed stacks must be resolved (tests/dotnet-resolution.py's measure).
-expected_text() { if [ -f "$1" ]; then cat "$1"; elif [ -f "$1.xz" ]; then xz -dc "$1.xz"; else return 1; fi; }
 for dir in "$FIX"/dotnet-*/; do
 	[ -d "$dir/maps" ] || continue
 	dir=${dir%/}
@@ -256,9 +219,9 @@ for dir in "$FIX"/dotnet-*/; do
 	DS=(-i "$dir/perf.data" --symfs "$ROOT" --kallsyms "$ks" --map-dir "$dir/maps" --resolve-jit)
 	if [ -f "$dir/perf.jit.data" ]; then
 		for opt in "" pid tid kernel addrs jit; do
-			name=$fx/raw${opt:+-$opt}
+			name=jit/$fx/raw${opt:+-$opt}
 			selected "$name" || continue
-			expected_text "$dir/expected/folded${opt:+-$opt}.txt" >"$TMP/exp.txt" || { skip "$name" "no expected file"; continue; }
+			expected "$dir/expected/folded${opt:+-$opt}.txt" >"$TMP/exp.txt" || { skip "$name" "no expected file"; continue; }
 			same "$name" "$TMP/exp.txt" "${DS[@]}" ${opt:+--$opt}
 		done
 		continue
@@ -266,17 +229,17 @@ for dir in "$FIX"/dotnet-*/; do
 	case $fx in
 	dotnet-aspnet) continue ;;	# its managed stacks pass through ReadyToRun images (no R2R symbols here)
 	esac
-	selected "$fx/resolve" || continue
+	selected "jit/$fx/resolve" || continue
 	if ! command -v python3 >/dev/null 2>&1 || [ ! -f tests/dotnet-resolution.py ]; then
-		skip "$fx/resolve" "needs python3 and tests/dotnet-resolution.py"
+		skip "jit/$fx/resolve" "needs python3 and tests/dotnet-resolution.py"
 		continue
 	fi
 	run "${DS[@]}"
 	if [ "$rc" = 0 ] && python3 tests/dotnet-resolution.py --check-managed 95 "$TMP/out.folded" >"$TMP/share" 2>&1; then
-		ok "$fx/resolve ($(grep -o 'managed [0-9.]*%' "$TMP/share" | head -1) resolved)"
+		pass "jit/$fx/resolve ($(grep -o 'managed [0-9.]*%' "$TMP/share" | head -1) resolved)"
 	else
 		cat "$TMP/share" >>"$TMP/err"
-		fail "$fx/resolve" "exit status $rc, or under 95% of the managed stacks resolved with --resolve-jit" "$TMP/err"
+		fail "jit/$fx/resolve" "exit status $rc, or under 95% of the managed stacks resolved with --resolve-jit" "$TMP/err"
 	fi
 done
 
@@ -293,7 +256,7 @@ if [ -f "$DC/perf.data" ]; then
 	xz -dc "$DC/maps/jit-3.dump.xz" >"$M/jit-3.dump"
 	xz -dc "$DC/maps/perf-3.map.xz" >"$M/perf-3.map"
 	DA=(-i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$M")
-	if selected dotnet-pidns/marker-pid; then
+	if selected jit/dotnet-pidns/marker-pid; then
 		run "${DA[@]}" --resolve-jit
 		cp "$TMP/out.folded" "$TMP/dc.folded" 2>/dev/null
 		missing=
@@ -303,42 +266,42 @@ if [ -f "$DC/perf.data" ]; then
 			grep -qF "$f" "$TMP/out.folded" || missing="$missing '$f'"
 		done
 		if [ "$rc" = 0 ] && [ -z "$missing" ] && grep -qE 'JIT frames \(unique\): .* [1-9][0-9]* by jitdumps, .* 0 unresolved' "$TMP/err"; then
-			ok dotnet-pidns/marker-pid
+			pass jit/dotnet-pidns/marker-pid
 		else
-			fail dotnet-pidns/marker-pid "exit status $rc; managed frames missing:${missing:- none}; or JIT frames left unresolved" "$TMP/err"
+			fail jit/dotnet-pidns/marker-pid "exit status $rc; managed frames missing:${missing:- none}; or JIT frames left unresolved" "$TMP/err"
 		fi
 	fi
-	if selected dotnet-pidns/pid-map; then
+	if selected jit/dotnet-pidns/pid-map; then
 		run "${DA[@]}" --resolve-jit --pid-map 22534=3
 		if [ "$rc" = 0 ] && [ -s "$TMP/dc.folded" ] && cmp -s "$TMP/dc.folded" "$TMP/out.folded"; then
-			ok dotnet-pidns/pid-map
+			pass jit/dotnet-pidns/pid-map
 		else
-			fail dotnet-pidns/pid-map "--pid-map 22534=3 must give what the marker gives" "$TMP/err"
+			fail jit/dotnet-pidns/pid-map "--pid-map 22534=3 must give what the marker gives" "$TMP/err"
 		fi
 	fi
 	# perf's own result: memfd:doublemapper frames stay unresolved without --resolve-jit.
-	if selected dotnet-pidns/default; then
+	if selected jit/dotnet-pidns/default; then
 		run "${DA[@]}"
 		if [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" && grep -qE 'JIT frames .* [1-9][0-9]* unresolved' "$TMP/err"; then
-			ok dotnet-pidns/default
+			pass jit/dotnet-pidns/default
 		else
-			fail dotnet-pidns/default "without --resolve-jit the memfd frames must stay as perf shows them" "$TMP/err"
+			fail jit/dotnet-pidns/default "without --resolve-jit the memfd frames must stay as perf shows them" "$TMP/err"
 		fi
 	fi
-	if selected dotnet-pidns/short-names; then
+	if selected jit/dotnet-pidns/short-names; then
 		run "${DA[@]}" --resolve-jit --dotnet-names short --strip-tiers
 		if [ "$rc" = 0 ] && grep -qF ';app!Demo.Work.Program::Outer;app!Demo.Work.Program::Inner' "$TMP/out.folded" &&
 			grep -qF 'System.Private.CoreLib!System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::FindValue' "$TMP/out.folded" &&
 			! grep -q 'int64 \[app\]' "$TMP/out.folded"; then
-			ok dotnet-pidns/short-names
+			pass jit/dotnet-pidns/short-names
 		else
-			fail dotnet-pidns/short-names "short names missing" "$TMP/err"
+			fail jit/dotnet-pidns/short-names "short names missing" "$TMP/err"
 		fi
 	fi
 	# While the process runs, its files are under /proc/PID/root/tmp and its pid inside the
 	# container is the last NStgid field of /proc/PID/status.  A /proc tree made here stands in
 	# for the live one (PERFCONV_PROC), with the container's /tmp under root/.
-	if selected dotnet-pidns/live; then
+	if selected jit/dotnet-pidns/live; then
 		L=$TMP/live-proc
 		mkdir -p "$L/22534/root/tmp"
 		printf 'Name:\tdotnet\nTgid:\t22534\nPid:\t22534\nNStgid:\t22534\t3\nNSpid:\t22534\t3\n' >"$L/22534/status"
@@ -355,13 +318,13 @@ if [ -f "$DC/perf.data" ]; then
 		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
 		if [ "$perfmap_ok" = 1 ] && [ "$dump_ok" = 1 ] && [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" &&
 			grep -q "looked for.*'$PERFCONV_TMP/jit-22534.dump'" "$TMP/err"; then
-			ok dotnet-pidns/live
+			pass jit/dotnet-pidns/live
 		else
-			fail dotnet-pidns/live "the live process's perf map ($perfmap_ok) and jitdump ($dump_ok) must be found through /proc/PID/root/tmp and NStgid, and not when the pid runs another program" "$TMP/err"
+			fail jit/dotnet-pidns/live "the live process's perf map ($perfmap_ok) and jitdump ($dump_ok) must be found through /proc/PID/root/tmp and NStgid, and not when the pid runs another program" "$TMP/err"
 		fi
 	fi
 	# The maps of another run with the same in-container pid: refused, never used.
-	if selected dotnet-pidns/stale; then
+	if selected jit/dotnet-pidns/stale; then
 		X=$TMP/dc-stale
 		mkdir -p "$X"
 		python3 - "$M/jit-3.dump" "$M/perf-3.map" "$X" <<'EOF2'
@@ -385,12 +348,12 @@ EOF2
 		run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$X" --resolve-jit
 		if [ "$rc" = 0 ] && grep -q "jit-3.dump' is not the jitdump of pid 22534" "$TMP/err" &&
 			grep -q "perf-3.map' is not the perf map of pid 22534" "$TMP/err" && ! grep -q 'Demo.Work' "$TMP/out.folded"; then
-			ok dotnet-pidns/stale
+			pass jit/dotnet-pidns/stale
 		else
-			fail dotnet-pidns/stale "maps of another process must be refused with a warning" "$TMP/err"
+			fail jit/dotnet-pidns/stale "maps of another process must be refused with a warning" "$TMP/err"
 		fi
 	fi
 else
-	skip dotnet-pidns "no tests/data/dotnet-container"
+	skip jit/dotnet-pidns "no tests/data/dotnet-container"
 fi
 exit 0

@@ -15,46 +15,13 @@
 #     the offset, exits 1 and leaves no output file.
 # Run by tests/run.sh; prints lines in its format ("ok    NAME", "FAIL  NAME: why", "skip  ...",
 # "xfail ...").  PERFCONV, FIXTURES and FILTERS="w1 w2" as for tests/truncate.sh.
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-FIX=${FIXTURES:-fixtures}
-ROOT=$FIX/root
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-read -r -a filters <<<"${FILTERS:-}"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-ps.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-export HOME=$TMP/home
-mkdir -p "$HOME"
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" perf-script
 
 FULL=comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace
 DWARF_WHY="user stacks need DWARF unwinding"
 have_py=1
 command -v python3 >/dev/null 2>&1 || have_py=0
-
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-say_fail() {
-	echo "FAIL  $1: $2"
-	if [ -n "${3-}" ] && [ -s "$3" ]; then
-		head -n 12 "$3" | sed 's/^/      | /'
-	fi
-}
-expected() {
-	if [ -f "$1" ]; then cat "$1"; elif [ -f "$1.xz" ]; then xz -dc "$1.xz"; else return 1; fi
-}
 
 # flamescope NAME=FILE...: Flamescope's parse rules on each FILE, one python run for all of them;
 # prints an ok or FAIL line per NAME.
@@ -110,59 +77,41 @@ check() {
 	rm -rf "$d"
 	mkdir -p "$d"
 	if ! expected "$exp" >"$d/expected"; then
-		echo "skip  $name: no $exp"
+		skip "$name" "no $exp"
 		return
 	fi
 	"$PERFCONV" "$@" -o "$d/out.perf.txt" >"$d/stdout" 2>"$d/err" </dev/null
 	local rc=$?
 	if [ "$rc" != 0 ] || [ ! -f "$d/out.perf.txt" ]; then
-		say_fail "$name" "exit status $rc" "$d/err"
+		fail "$name" "exit status $rc" "$d/err"
 		return
 	fi
 	if ! cmp -s "$d/expected" "$d/out.perf.txt"; then
 		if [ -n "$xwhy" ]; then
-			echo "xfail $name: $xwhy"
+			xfail "$name" "$xwhy"
 		else
 			diff -u "$d/expected" "$d/out.perf.txt" --label "$exp" --label perfconv >"$d/diff"
-			say_fail "$name" "output differs from $exp" "$d/diff"
+			fail "$name" "output differs from $exp" "$d/diff"
 		fi
 		return
 	fi
 	grep -v '^perfconv: .*: [0-9]* samples read\|^perfconv: unresolved frames\|^perfconv: JIT frames\|^perfconv: ReadyToRun frames\|^perfconv: R2R maps come from' "$d/err" >"$d/err2"
 	if [ -z "$warn" ]; then
 		if [ -s "$d/err2" ]; then
-			say_fail "$name" "unexpected warnings" "$d/err2"
+			fail "$name" "unexpected warnings" "$d/err2"
 			return
 		fi
 	elif [ "$(grep -c -- "$warn" "$d/err2")" != 1 ]; then
-		say_fail "$name" "stderr must say once: $warn" "$d/err2"
+		fail "$name" "stderr must say once: $warn" "$d/err2"
 		return
 	fi
-	echo "ok    $name"
+	pass "$name"
 }
 
 fs_files=()
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
-	fx=$(basename "$dir")
-	exp=$dir/expected
-	[ -d "$exp" ] || continue
-	if [ -f "$dir/pipe.data" ]; then
-		in=$dir/pipe.data
-	elif [ -f "$dir/perf.jit.data" ]; then
-		in=$dir/perf.jit.data
-	else
-		in=$dir/perf.data
-	fi
-	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
-	# fixtures recorded on another kernel build carry their own kallsyms; the .NET ones need the
-	# runtime they were recorded with (root/usr/share/dotnet links to the installed one)
-	[ -f "$dir/kallsyms" ] && args=("${args[@]/#$ROOT\/kallsyms/$dir/kallsyms}")
-	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
-		skip "$fx/*" "needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
-		continue
-	fi
-	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
+	fixture_or_skip "$dir" || continue
 	xwhy=
 	[ "$fx" = dwarf-callgraph ] && xwhy=$DWARF_WHY
 
@@ -185,9 +134,7 @@ for dir in "$FIX"/*/; do
 	# fp-stripped-debuglink without any debug file: a symfs copy without the two .debug files
 	if [ -e "$exp/script-default-nodebug.txt.xz" ] && selected "$fx/script-default-nodebug"; then
 		nodebug=$TMP/symfs-nodebug
-		rm -rf "$nodebug"
-		cp -R "$ROOT" "$nodebug" && chmod -R u+w "$nodebug"
-		rm -f "$nodebug/tmp/probe/fx/bin/stripped/callgraph.debug" "$nodebug"/usr/lib/debug/.build-id/e1/*.debug
+		symfs_without_debug "$nodebug"
 		check "$fx/script-default-nodebug" "$exp/script-default-nodebug.txt" "" "" -i "$in" --symfs "$nodebug" \
 			--kallsyms "$ROOT/kallsyms"
 		rm -rf "$nodebug"
@@ -199,26 +146,26 @@ for dir in "$FIX"/*/; do
 		rm -rf "$d"
 		mkdir -p "$d"
 		if ! "$PERFCONV" -q "${args[@]}" -o "$d/out.perf.txt.gz" 2>"$d/err" </dev/null; then
-			say_fail "$fx/perf-script-gz" "exit status $?" "$d/err"
+			fail "$fx/perf-script-gz" "exit status $?" "$d/err"
 		elif ! "$PERFCONV" -q "${args[@]}" -f perf-script -o "$d/plain" 2>"$d/err" </dev/null; then
-			say_fail "$fx/perf-script-gz" "plain conversion failed" "$d/err"
+			fail "$fx/perf-script-gz" "plain conversion failed" "$d/err"
 		elif ! gzip -t "$d/out.perf.txt.gz" 2>"$d/err"; then
-			say_fail "$fx/perf-script-gz" "not a valid gzip file" "$d/err"
+			fail "$fx/perf-script-gz" "not a valid gzip file" "$d/err"
 		elif ! gzip -dc "$d/out.perf.txt.gz" | cmp -s - "$d/plain"; then
-			say_fail "$fx/perf-script-gz" "decompressed output differs from the plain output"
+			fail "$fx/perf-script-gz" "decompressed output differs from the plain output"
 		else
-			echo "ok    $fx/perf-script-gz"
+			pass "$fx/perf-script-gz"
 		fi
 	fi
 
 	# Flamescope reads perf script text with timestamps: checked below, all files at once
 	if selected "$fx/flamescope"; then
 		if [ "$fx" = notime-per-thread ]; then
-			echo "skip  $fx/flamescope: the recording has no timestamps, which Flamescope needs"
+			skip "$fx/flamescope" "the recording has no timestamps, which Flamescope needs"
 		else
 			mkdir -p "$TMP/fs"
 			if ! "$PERFCONV" -q "${args[@]}" --fields "$FULL" -f perf-script -o "$TMP/fs/$fx.txt" 2>"$TMP/fs/err" </dev/null; then
-				say_fail "$fx/flamescope" "conversion failed" "$TMP/fs/err"
+				fail "$fx/flamescope" "conversion failed" "$TMP/fs/err"
 			else
 				fs_files+=("$fx/flamescope=$TMP/fs/$fx.txt")
 			fi
@@ -227,7 +174,7 @@ for dir in "$FIX"/*/; do
 done
 if [ "${#fs_files[@]}" -gt 0 ]; then
 	if [ "$have_py" = 0 ]; then
-		echo "skip  flamescope: python3 is needed (scripts/install-deps.sh --test)"
+		skip flamescope "python3 is needed (scripts/install-deps.sh --test)"
 	else
 		flamescope "${fs_files[@]}"
 	fi
@@ -246,9 +193,9 @@ if selected perf-script/fields-usage; then
 		fi
 	done
 	if [ -n "$bad" ]; then
-		say_fail perf-script/fields-usage "$bad" "$TMP/u.err"
+		fail perf-script/fields-usage "$bad" "$TMP/u.err"
 	else
-		echo "ok    perf-script/fields-usage"
+		pass perf-script/fields-usage
 	fi
 fi
 
@@ -260,10 +207,10 @@ if selected perf-script/fields-relative; then
 	if "$PERFCONV" -q -i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms" --fields +pid,-symoff,+period \
 		-o "$d/out.perf.txt" 2>"$d/err" </dev/null &&
 		cmp -s "$d/out.perf.txt" "$FIX/tracepoint-sched-switch/expected/perf-script.txt"; then
-		echo "ok    perf-script/fields-relative"
+		pass perf-script/fields-relative
 	else
 		diff "$FIX/tracepoint-sched-switch/expected/perf-script.txt" "$d/out.perf.txt" >"$d/diff" 2>&1
-		say_fail perf-script/fields-relative "+pid,-symoff,+period on the defaults must give the perf-script.txt fields" "$d/diff"
+		fail perf-script/fields-relative "+pid,-symoff,+period on the defaults must give the perf-script.txt fields" "$d/diff"
 	fi
 fi
 
@@ -276,10 +223,10 @@ if selected perf-script/live-perf-tracepoints; then
 	wl=$ROOT/tmp/probe/fx/bin/sleeper
 	ev=sched:sched_switch,sched:sched_wakeup,timer:hrtimer_start
 	if ! command -v perf >/dev/null 2>&1; then
-		echo "skip  perf-script/live-perf-tracepoints: perf is not installed"
+		skip perf-script/live-perf-tracepoints "perf is not installed"
 	elif ! perf record -q -N -g -e "$ev" -o "$d/tp.data" -- "$wl" >/dev/null 2>"$d/rec.err" ||
 		! perf record -q -N -g -e "$ev" -o - -- "$wl" 2>>"$d/rec.err" >"$d/pipe.data"; then
-		echo "skip  perf-script/live-perf-tracepoints: perf cannot record tracepoints here ($(head -n 1 "$d/rec.err"))"
+		skip perf-script/live-perf-tracepoints "perf cannot record tracepoints here ($(head -n 1 "$d/rec.err"))"
 	else
 		bad=
 		for in in tp pipe; do
@@ -296,9 +243,9 @@ if selected perf-script/live-perf-tracepoints; then
 			done
 		done
 		if [ -n "$bad" ]; then
-			say_fail perf-script/live-perf-tracepoints "output differs from perf script on $bad" "$d/diff"
+			fail perf-script/live-perf-tracepoints "output differs from perf script on $bad" "$d/diff"
 		else
-			echo "ok    perf-script/live-perf-tracepoints"
+			pass perf-script/live-perf-tracepoints
 		fi
 	fi
 fi
@@ -308,7 +255,7 @@ if selected perf-script/no-tracing-data; then
 	d=$TMP/notd
 	mkdir -p "$d"
 	if [ "$have_py" = 0 ]; then
-		echo "skip  perf-script/no-tracing-data: python3 is needed"
+		skip perf-script/no-tracing-data "python3 is needed"
 	else
 		python3 - "$FIX/tracepoint-sched-switch/perf.data" "$d/notd.data" <<'EOF'
 import sys
@@ -320,9 +267,9 @@ EOF
 		rc=$?
 		if [ "$rc" = 0 ] && [ "$(grep -c 'no tracing data' "$d/err")" = 1 ] && [ "$(grep -c '^sleeper' "$d/out.txt")" = 60 ] &&
 			! grep -q 'prev_comm' "$d/out.txt"; then
-			echo "ok    perf-script/no-tracing-data"
+			pass perf-script/no-tracing-data
 		else
-			say_fail perf-script/no-tracing-data "exit $rc; want 0, one warning and 60 samples without payloads" "$d/err"
+			fail perf-script/no-tracing-data "exit $rc; want 0, one warning and 60 samples without payloads" "$d/err"
 		fi
 	fi
 fi
@@ -333,7 +280,7 @@ if selected perf-script/hostile-format; then
 	d=$TMP/hostile
 	mkdir -p "$d"
 	if [ "$have_py" = 0 ]; then
-		echo "skip  perf-script/hostile-format: python3 is needed"
+		skip perf-script/hostile-format "python3 is needed"
 	else
 		python3 - "$FIX/tracepoint-sched-switch/perf.data" "$d/div.data" <<'EOF'
 import sys
@@ -347,9 +294,9 @@ EOF
 		"$PERFCONV" -i "$d/div.data" --kallsyms "$ROOT/kallsyms" -f perf-script -o "$d/out.txt" 2>"$d/err" </dev/null
 		rc=$?
 		if [ "$rc" = 0 ] && grep -q "tracepoint payloads are left out" "$d/err" && [ "$(grep -c '^sleeper' "$d/out.txt")" = 60 ]; then
-			echo "ok    perf-script/hostile-format"
+			pass perf-script/hostile-format
 		else
-			say_fail perf-script/hostile-format "exit $rc; want 0, a warning and 60 samples" "$d/err"
+			fail perf-script/hostile-format "exit $rc; want 0, a warning and 60 samples" "$d/err"
 		fi
 	fi
 fi
@@ -364,10 +311,10 @@ if selected perf-script/flamescope-name; then
 	"$PERFCONV" -i "$in" --kallsyms "$ROOT/kallsyms" -o "$d/a b(1).perf.txt" 2>"$d/err2" </dev/null
 	rc2=$?
 	if [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && grep -q "a~b.perf.txt': Flamescope" "$d/err1" && ! grep -q Flamescope "$d/err2"; then
-		echo "ok    perf-script/flamescope-name"
+		pass perf-script/flamescope-name
 	else
 		cat "$d/err1" "$d/err2" >"$d/err"
-		say_fail perf-script/flamescope-name "'~' must be warned about, ' ', '(' and ')' not (exit $rc1, $rc2)" "$d/err"
+		fail perf-script/flamescope-name "'~' must be warned about, ' ', '(' and ')' not (exit $rc1, $rc2)" "$d/err"
 	fi
 fi
 
@@ -378,10 +325,10 @@ if selected perf-script/live-perf; then
 	mkdir -p "$d"
 	wl=$ROOT/tmp/probe/fx/bin/callgraph
 	if ! command -v perf >/dev/null 2>&1; then
-		echo "skip  perf-script/live-perf: perf is not installed (scripts/install-deps.sh --bench installs linux-perf)"
+		skip perf-script/live-perf "perf is not installed (scripts/install-deps.sh --bench installs linux-perf)"
 	elif ! perf record -q -N -e cpu-clock -c 200000 -o "$d/nog.data" -- "$wl" >/dev/null 2>"$d/rec.err" ||
 		! perf record -q -N -g -e cpu-clock -c 200000 -o "$d/g.data" -- "$wl" >/dev/null 2>>"$d/rec.err"; then
-		echo "skip  perf-script/live-perf: perf record is not allowed here ($(head -n 1 "$d/rec.err"))"
+		skip perf-script/live-perf "perf record is not allowed here ($(head -n 1 "$d/rec.err"))"
 	else
 		bad=
 		for in in nog g; do
@@ -396,9 +343,9 @@ if selected perf-script/live-perf; then
 			done
 		done
 		if [ -n "$bad" ]; then
-			say_fail perf-script/live-perf "output differs from perf script on $bad" "$d/diff"
+			fail perf-script/live-perf "output differs from perf script on $bad" "$d/diff"
 		else
-			echo "ok    perf-script/live-perf"
+			pass perf-script/live-perf
 		fi
 	fi
 fi
@@ -406,7 +353,7 @@ fi
 # corrupt tracing data: an error naming the file and the offset, no output file
 if selected perf-script/corrupt-tracing-data; then
 	if [ "$have_py" = 0 ]; then
-		echo "skip  perf-script/corrupt-tracing-data: python3 is needed"
+		skip perf-script/corrupt-tracing-data "python3 is needed"
 	else
 		d=$TMP/corrupt
 		mkdir -p "$d"
@@ -439,9 +386,9 @@ EOF
 			fi
 		done
 		if [ -n "$bad" ]; then
-			say_fail perf-script/corrupt-tracing-data "$bad" "$d/err"
+			fail perf-script/corrupt-tracing-data "$bad" "$d/err"
 		else
-			echo "ok    perf-script/corrupt-tracing-data"
+			pass perf-script/corrupt-tracing-data
 		fi
 	fi
 fi

@@ -17,48 +17,14 @@
 #
 # Run by tests/run.sh; prints "ok    NAME", "FAIL  NAME: why", "skip  NAME: why" or "xfail NAME: why".
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases containing one of the words
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-FIX=${FIXTURES:-fixtures}
-ROOT=$FIX/root
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" perfview
 CHECK=$top/tests/perfview_check.py
 # Debian's python3 when there is one: a version manager's shim costs seconds a call
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-read -r -a filters <<<"${FILTERS-}"
+need_perfconv trace.zip
 
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-ok() { echo "ok    $1"; }
-skip() { echo "skip  $1: $2"; }
-xfail() { echo "xfail $1: $2"; }
-fail() {
-	echo "FAIL  $1: $2"
-	if [ -n "${3-}" ] && [ -s "$3" ]; then
-		head -n 12 "$3" | sed 's/^/      | /'
-	fi
-}
-expected() {
-	if [ -f "$1" ]; then cat "$1"; elif [ -f "$1.xz" ]; then xz -dc "$1.xz"; else return 1; fi
-}
-
-if [ ! -x "$PERFCONV" ]; then
-	echo "FAIL  trace.zip: '$PERFCONV' is not an executable file"
-	exit 0
-fi
 for tool in python3 unzip zipinfo; do
 	if ! command -v $tool >/dev/null 2>&1; then
 		skip trace.zip "$tool is not installed (scripts/install-deps.sh --test installs it)"
@@ -66,10 +32,6 @@ for tool in python3 unzip zipinfo; do
 	fi
 done
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-pv.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-export HOME=$TMP/home # no build-id cache of this machine
-mkdir -p "$HOME"
 S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
 
 # the jitdump perf inject used, where perfconv looks for it (--map-dir)
@@ -82,30 +44,16 @@ fixtures=()
 declare -A fxargs
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
-	fx=$(basename "$dir")
-	exp=$dir/expected
-	[ -d "$exp" ] || continue
+	fixture "$dir" || continue
 	sel=0
 	for c in entries unzip fold fold-tid perfscript perfview; do selected "$fx/trace.zip-$c" && sel=1; done
 	[ $sel = 1 ] || continue
-	if [ -f "$dir/pipe.data" ]; then
-		in=$dir/pipe.data
-	elif [ -f "$dir/perf.jit.data" ]; then
-		in=$dir/perf.jit.data
-	else
-		in=$dir/perf.data
-	fi
-	args=(-i "$in" "${S[@]}")
-	# fixtures recorded on another kernel build carry their own kallsyms; the .NET ones need the
-	# runtime they were recorded with (root/usr/share/dotnet links to the installed one)
-	[ -f "$dir/kallsyms" ] && args=("${args[@]/#$ROOT\/kallsyms/$dir/kallsyms}")
-	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
-		skip "$fx/*" "needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
+	if why=$(missing_runtime "$dir"); then
+		skip "$fx/*" "$why"
 		continue
 	fi
 	entries=("$fx.trace/" "$fx.trace/perf.data.txt")
 	if [ -d "$dir/maps" ]; then
-		args+=(--map-dir "$dir/maps")
 		# the maps perf itself read (its text names them); W^X .NET code is not anonymous memory,
 		# so there perf, and perfconv without --resolve-jit, read none
 		for m in "$dir"/maps/perf-*.map; do
@@ -139,7 +87,7 @@ for dir in "$FIX"/*/; do
 		zipinfo -1 "$zip" >"$d/entries" 2>&1
 		printf '%s\n' "${entries[@]}" >"$d/want"
 		if diff -u "$d/want" "$d/entries" >"$d/diff"; then
-			ok "$fx/trace.zip-entries"
+			pass "$fx/trace.zip-entries"
 		else
 			fail "$fx/trace.zip-entries" "entry list differs" "$d/diff"
 		fi
@@ -156,7 +104,7 @@ for dir in "$FIX"/*/; do
 			zipinfo "$zip" >"$d/zipinfo" 2>&1
 			fail "$fx/trace.zip-unzip" "zipinfo does not show unx -rw-r--r--/drwxr-xr-x entries" "$d/zipinfo"
 		else
-			ok "$fx/trace.zip-unzip"
+			pass "$fx/trace.zip-unzip"
 		fi
 	fi
 
@@ -168,7 +116,7 @@ for dir in "$FIX"/*/; do
 		if ! "$PY" "$CHECK" fold "$zip" $opt >"$d/pv.folded" 2>"$d/err"; then
 			fail "$name" "PerfView's grammar does not read perf.data.txt" "$d/err"
 		elif diff -u "$d/ref.folded" "$d/pv.folded" --label "perfconv folded" --label "perf.data.txt via PerfView's grammar" >"$d/diff"; then
-			ok "$name"
+			pass "$name"
 		else
 			fail "$name" "samples of perf.data.txt differ from the folded output" "$d/diff"
 		fi
@@ -186,7 +134,7 @@ for dir in "$FIX"/*/; do
 		if [ -z "$ref" ]; then
 			skip "$fx/trace.zip-perfscript" "no expected/perf-script*.txt"
 		elif "$PY" "$CHECK" perfscript "$zip" "$d/perf.txt" >"$d/out" 2>"$d/err"; then
-			ok "$fx/trace.zip-perfscript"
+			pass "$fx/trace.zip-perfscript"
 		elif [ "$fx" = dwarf-callgraph ]; then
 			xfail "$fx/trace.zip-perfscript" "user stacks need DWARF unwinding"
 		else
@@ -215,7 +163,7 @@ if selected trace.zip-log; then
 	grep -q 'no cpu field: PerfView will weight' "$d/nocpu.log" || why="${why:+$why; }no cpu warning without cpu"
 	grep -q 'no cpu field' "$d/cpu.log" && why="${why:+$why; }cpu warning although samples have a cpu"
 	grep -q '^Fields: comm,pid,tid,cpu,time' "$d/cpu.log" || why="${why:+$why; }cpu missing from the fields"
-	if [ -z "$why" ]; then ok trace.zip-log; else fail trace.zip-log "$why" "$d/nocpu.log"; fi
+	if [ -z "$why" ]; then pass trace.zip-log; else fail trace.zip-log "$why" "$d/nocpu.log"; fi
 fi
 
 # The same input gives the same bytes (entry times come from the recording, not the clock).
@@ -234,7 +182,7 @@ if selected trace.zip-deterministic; then
 		zipinfo -T "$d/a/x.trace.zip" >"$d/zi"
 		fail trace.zip-deterministic "entry times are not the recording's (2024-05-06 07:08:10)" "$d/zi"
 	else
-		ok trace.zip-deterministic
+		pass trace.zip-deterministic
 	fi
 fi
 
@@ -253,12 +201,12 @@ if selected trace.zip-include-perf-data; then
 		zipinfo -1 "$d/x.trace.zip" >"$d/l"
 		fail trace.zip-include-perf-data "entries" "$d/l"
 	else
-		ok trace.zip-include-perf-data
+		pass trace.zip-include-perf-data
 	fi
 	cat "$FIX/pipe-mode/pipe.data" | "$PERFCONV" -q -i - "${S[@]}" --include-perf-data -o "$d/y.trace.zip" 2>"$d/err"
 	rc=$?
 	if [ $rc = 1 ] && grep -q 'include-perf-data' "$d/err" && [ -z "$(ls "$d" | grep '^y\.')" ]; then
-		ok trace.zip-include-perf-data-stdin
+		pass trace.zip-include-perf-data-stdin
 	else
 		fail trace.zip-include-perf-data-stdin "want exit 1, a message and no output file; got $rc" "$d/err"
 	fi
@@ -271,7 +219,7 @@ if selected trace.zip-stdout; then
 	"$PERFCONV" -q -i "$FIX/fp-callgraph/perf.data" "${S[@]}" -f trace.zip -o - 2>"$d/err" | cat >"$d/out.zip"
 	if unzip -t "$d/out.zip" >"$d/t" 2>&1 && [ "$(zipinfo -1 "$d/out.zip" | head -1)" = "perf.trace/" ] &&
 		"$PY" "$CHECK" fold "$d/out.zip" >/dev/null 2>>"$d/err"; then
-		ok trace.zip-stdout
+		pass trace.zip-stdout
 	else
 		cat "$d/t" >>"$d/err"
 		fail trace.zip-stdout "the archive written to a pipe is not valid" "$d/err"
@@ -286,7 +234,7 @@ if selected trace.zip-bad-input; then
 	"$PERFCONV" -q -i "$d/cut.data" "${S[@]}" -o "$d/out/x.trace.zip" 2>"$d/err"
 	rc=$?
 	if [ $rc = 1 ] && grep -q "cut.data.*offset" "$d/err" && [ -z "$(ls -A "$d/out")" ]; then
-		ok trace.zip-bad-input
+		pass trace.zip-bad-input
 	else
 		fail trace.zip-bad-input "want exit 1, the file and offset named, no file left; got $rc, $(ls -A "$d/out")" "$d/err"
 	fi
@@ -348,7 +296,7 @@ interop() {
 			[ "$ss" != $((events - cpus)) ]; then
 			fail "$fx/$name" "the CPU stack view has $ss samples, not $events less one per CPU ($cpus)" "$d/pv.out"
 		else
-			ok "$fx/$name ($(cat "$d/pv.out"))"
+			pass "$fx/$name ($(cat "$d/pv.out"))"
 		fi
 	done
 }

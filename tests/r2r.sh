@@ -19,46 +19,13 @@
 #
 #   PERFCONV          binary under test;  FILTERS="w1 w2"  only cases whose name has one of the words
 #   The data is regenerated with tests/data/r2r/make.sh (needs the .NET SDK and perf).
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" r2r
 DATA=$top/tests/data/r2r
 APPDIR=/tmp/r2rapp/out          # where the recording saw the app
 RT_VERSION=$(cat "$DATA/runtime-version" 2>/dev/null)
 RT_DIR=/usr/share/dotnet/shared/Microsoft.NETCore.App/$RT_VERSION
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-r2r.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-export HOME=$TMP/home
-mkdir -p "$HOME"
-
-selected() {
-	[ -z "${FILTERS-}" ] && return 0
-	local f
-	for f in $FILTERS; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-ok() { echo "ok    $1"; }
-skip() { echo "skip  $1: $2"; }
-fail() {
-	echo "FAIL  $1: $2"
-	if [ -n "${3-}" ] && [ -s "$3" ]; then
-		head -n 12 "$3" | sed 's/^/      | /'
-	fi
-}
-
-if ! command -v python3 >/dev/null 2>&1; then
-	skip r2r "python3 is needed (scripts/install-deps.sh --test)"
-	exit 0
-fi
+need_python r2r
 
 # tree NAME [FILES...]: a fresh symfs tree with the app directory; echoes its path
 tree() {
@@ -153,12 +120,12 @@ if selected r2r/map-next-to-dll; then
 	elif [ "$have_perf" = 1 ]; then
 		expect_from_perf "$T" >"$TMP/next.expect"
 		if diff -u "$TMP/next.expect" "$TMP/next.methods" >"$TMP/next.diff"; then
-			ok r2r/map-next-to-dll
+			pass r2r/map-next-to-dll
 		else
 			fail r2r/map-next-to-dll "per-method counts differ from perf's frames through the map" "$TMP/next.diff"
 		fi
 	else
-		ok "r2r/map-next-to-dll (perf not installed: counts not compared)"
+		pass "r2r/map-next-to-dll (perf not installed: counts not compared)"
 	fi
 fi
 
@@ -188,7 +155,7 @@ if selected r2r/map-dir; then
 	elif ! cmp -s "$TMP/root.folded" "$TMP/next3.folded"; then
 		fail r2r/map-dir "a map at the symfs root gives another output than the map next to the DLL" "$TMP/root.methods"
 	else
-		ok r2r/map-dir
+		pass r2r/map-dir
 	fi
 fi
 
@@ -222,7 +189,7 @@ if selected r2r/no-map; then
 	elif ! grep -Eq 'ReadyToRun frames \(unique\): 0 resolved, [0-9]+ unresolved \(.*[1-9][0-9]* no map found' "$TMP/nomap.folded.err"; then
 		fail r2r/no-map "the summary must say no map was found" "$TMP/nomap.folded.err"
 	else
-		ok r2r/no-map
+		pass r2r/no-map
 	fi
 fi
 
@@ -243,7 +210,7 @@ if selected r2r/signature-mismatch; then
 		grep -v '^FFFFFFF' "$DATA/r2rapp.ni.r2rmap" >"$T$APPDIR/r2rapp.ni.r2rmap"
 		conv "$TMP/nohdr.folded" --symfs "$T"
 		if cmp -s "$TMP/nohdr.folded" "$TMP/nomap2.folded" && grep -q 'no signature line' "$TMP/nohdr.folded.err"; then
-			ok r2r/signature-mismatch
+			pass r2r/signature-mismatch
 		else
 			fail r2r/signature-mismatch "a map without its header must not be used" "$TMP/nohdr.folded.err"
 		fi
@@ -281,7 +248,7 @@ if selected r2r/crossgen1-perfinfo; then
 	elif ! cmp -s "$TMP/pibadrva.folded" "$TMP/cg3.folded"; then
 		fail r2r/crossgen1-perfinfo "--r2r-rva must not name frames from a file other than the one that ran" "$TMP/pibadrva.folded.err"
 	else
-		ok r2r/crossgen1-perfinfo
+		pass r2r/crossgen1-perfinfo
 	fi
 fi
 
@@ -302,7 +269,7 @@ if selected r2r/rva; then
 	elif ! diff -u "$TMP/rva2.methods" "$TMP/rva.sorted" >"$TMP/rva.diff"; then
 		fail r2r/rva "frames by RVA do not match the map's methods" "$TMP/rva.diff"
 	else
-		ok r2r/rva
+		pass r2r/rva
 	fi
 fi
 
@@ -333,7 +300,7 @@ EOF
 	if [ -n "$bad" ]; then
 		fail r2r/damaged "$bad" "$TMP/damaged.folded.err"
 	else
-		ok r2r/damaged
+		pass r2r/damaged
 	fi
 fi
 
@@ -342,7 +309,7 @@ fi
 # gives after `perf inject --jit` (expected/folded.txt).  Names that JIT-compiled code also has are
 # left out: resolving those needs the jitdump itself.
 if selected r2r/prejit-fixture; then
-	FX=${FIXTURES:-fixtures}/dotnet-jitdump
+	FX=$FIX/dotnet-jitdump
 	case $FX in /*) ;; *) FX=$top/$FX ;; esac
 	dump=$(ls "$FX"/maps/jit-*.dump "$FX"/maps/jit-*.dump.xz 2>/dev/null | head -n 1)
 	if [ ! -f "$FX/perf.data" ] || [ -z "$dump" ]; then
@@ -384,7 +351,7 @@ EOF2
 		elif [ "$(wc -l <"$TMP/prejit.cmp")" != 1 ] || grep -q '^0 names' "$TMP/prejit.cmp"; then
 			fail r2r/prejit-fixture "R2R frames differ from perf inject's" "$TMP/prejit.cmp"
 		else
-			ok "r2r/prejit-fixture ($(cat "$TMP/prejit.cmp") of R2R methods, same weights as perf inject)"
+			pass "r2r/prejit-fixture ($(cat "$TMP/prejit.cmp") of R2R methods, same weights as perf inject)"
 		fi
 	fi
 fi
@@ -446,12 +413,12 @@ for k in sorted(c):
     print(c[k], k)
 ' >"$TMP/native.perf"
 				if diff -u "$TMP/native.perf" "$TMP/native.names" >"$TMP/native.diff"; then
-					ok r2r/native-debuglink
+					pass r2r/native-debuglink
 				else
 					fail r2r/native-debuglink "libcoreclr.so names differ from perf's on the same tree" "$TMP/native.diff"
 				fi
 			else
-				ok "r2r/native-debuglink (perf not installed: not compared)"
+				pass "r2r/native-debuglink (perf not installed: not compared)"
 			fi
 		fi
 	fi

@@ -13,74 +13,11 @@
 # One line per case: "ok NAME", "FAIL NAME: why" (with the first lines of a diff or of stderr),
 # "skip NAME: why", or "xfail NAME: why" for a known gap of the converter (counted as skipped).
 # The last line is "N passed, N failed, N skipped"; the exit status is 1 when anything failed.
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-FIX=${FIXTURES:-fixtures}
-ROOT=$FIX/root
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" test
 MAN=man/perfconv.1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-export PERFCONV FIXTURES=$FIX
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-test.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-# An empty HOME: no build-id cache (~/.debug) from this machine may reach the conversions.
-export HOME=$TMP/home
-mkdir -p "$HOME"
-
-npass=0 nfail=0 nskip=0
+# the words to select cases by are the arguments (the sub-suites get them as FILTERS)
 filters=("$@")
-
-# selected NAME: true when no filter was given or NAME contains one of the filter words.
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-
-pass() { npass=$((npass + 1)); echo "ok    $1"; }
-skip() { nskip=$((nskip + 1)); echo "skip  $1: $2"; }
-xfail() { nskip=$((nskip + 1)); echo "xfail $1: $2"; }
-# fail NAME WHY [FILE]: FILE (a diff or stderr) is shown, indented, up to 20 lines.
-fail() {
-	nfail=$((nfail + 1))
-	echo "FAIL  $1: $2"
-	if [ -n "${3-}" ] && [ -s "$3" ]; then
-		head -n 20 "$3" | sed 's/^/      | /'
-		[ "$(wc -l <"$3")" -le 20 ] || echo "      | ..."
-	fi
-}
-
-# expected FILE.txt: print the expected file, decompressing FILE.txt.xz; false when neither exists.
-expected() {
-	if [ -f "$1" ]; then
-		cat "$1"
-	elif [ -f "$1.xz" ]; then
-		xz -dc "$1.xz"
-	else
-		return 1
-	fi
-}
-
-# run_pc DIR ARGS...: run perfconv from the top directory; stdout, stderr and exit status go to
-# DIR/out, DIR/err and $rc.  DIR is emptied first, so DIR/out.folded is new when it exists.
-run_pc() {
-	local d=$1
-	shift
-	rm -rf "$d"
-	mkdir -p "$d"
-	"$PERFCONV" "$@" >"$d/out" 2>"$d/err" </dev/null
-	rc=$?
-}
 
 # outcome NAME WHY XFAIL_WHY DETAIL_FILE: report a mismatch.  With XFAIL_WHY set the mismatch is an
 # expected failure, as long as the conversion itself exited 0 and wrote something.
@@ -219,39 +156,20 @@ CONTAINER_WHY="the map is perf-1.map (pid in the container), the samples have th
 
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
-	fx=$(basename "$dir")
-	exp=$dir/expected
-	[ -d "$exp" ] || continue
-
-	# pipe.data for pipe mode; node-jitdump's expected files come from the injected perf.jit.data.
-	if [ -f "$dir/pipe.data" ]; then
-		in=$dir/pipe.data
-	elif [ -f "$dir/perf.jit.data" ]; then
-		in=$dir/perf.jit.data
-	else
-		in=$dir/perf.data
-	fi
-	args=(-i "$in" "${S[@]}")
-	# The .NET fixtures were recorded on another kernel build: each has its own kallsyms.  Their
-	# frames in libcoreclr.so and the framework resolve through root/usr/share/dotnet, a symlink to
-	# the installed runtime, so they need the runtime version they were recorded with.
-	if [ -f "$dir/kallsyms" ]; then
-		args=(-i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms")
-	fi
-	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
-		selected "$fx/" && skip "$fx/*" "needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
+	# fx, exp, in (node-jitdump's expected files come from the injected perf.jit.data) and args
+	fixture "$dir" || continue
+	if why=$(missing_runtime "$dir"); then
+		selected "$fx/" && skip "$fx/*" "$why"
 		continue
 	fi
 
 	xwhy=
 	[ "$fx" = dwarf-callgraph ] && xwhy=$DWARF_WHY
-	if [ -d "$dir/maps" ]; then
-		# perf read /tmp/perf-PID.map; perfconv reads the fixture's copy through --map-dir.
-		if has_option map-dir; then
-			args+=(--map-dir "$dir/maps")
-		else
-			xwhy=$MAP_WHY
-		fi
+	# perf read /tmp/perf-PID.map; perfconv reads the fixture's copy through --map-dir, the last
+	# two words of args.  A perfconv without the option cannot read it at all.
+	if [ -d "$dir/maps" ] && ! has_option map-dir; then
+		args=("${args[@]:0:${#args[@]}-2}")
+		xwhy=$MAP_WHY
 	fi
 
 	# dotnet-container: the runtime named its map for its pid inside the container (perf-1.map);
@@ -278,9 +196,7 @@ for dir in "$FIX"/*/; do
 	# fp-stripped-debuglink with no debug file at all: a symfs copy without the two .debug files.
 	if [ -f "$exp/folded-nodebug.txt" ] && selected "$fx/folded-nodebug"; then
 		nodebug=$TMP/symfs-nodebug
-		rm -rf "$nodebug"
-		cp -R "$ROOT" "$nodebug" && chmod -R u+w "$nodebug"
-		rm -f "$nodebug/tmp/probe/fx/bin/stripped/callgraph.debug" "$nodebug"/usr/lib/debug/.build-id/e1/*.debug
+		symfs_without_debug "$nodebug"
 		golden "$fx/folded-nodebug" "$exp/folded-nodebug.txt" "" -i "$in" --symfs "$nodebug" --kallsyms "$ROOT/kallsyms"
 		rm -rf "$nodebug"
 	fi

@@ -25,50 +25,13 @@
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases whose name has a word
 #   CHROMIUM=/usr/bin/chromium   the browser;  SPEEDSCOPE_SHOTS=dir  where screenshots go
 #   SPEEDSCOPE_APP=0     skip the app cases (they take about 10 to 30 s)
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-FIX=${FIXTURES:-fixtures}
-ROOT=$FIX/root
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" speedscope
 NPM_DIR=$top/tests/npm
 NM=$NPM_DIR/node_modules
 SHOTS=${SPEEDSCOPE_SHOTS:-$top/tests/out}
 export CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-read -r -a filters <<<"${FILTERS:-}"
-
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-pass() { echo "ok    $1${2:+ ($2)}"; }
-skip() { echo "skip  $1: $2"; }
-fail() {
-	echo "FAIL  $1: $2"
-	if [ -n "${3-}" ] && [ -s "$3" ]; then
-		head -n 20 "$3" | sed 's/^/      | /'
-		[ "$(wc -l <"$3")" -le 20 ] || echo "      | ..."
-	fi
-}
-
-if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
-	fail speedscope "'$PERFCONV' is not an executable file"
-	exit 0
-fi
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-speedscope.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-export HOME=$TMP/home
-mkdir -p "$HOME"
+need_perfconv speedscope
 
 # The npm packages: installed once, again when package-lock.json changes.
 tools=
@@ -81,16 +44,6 @@ elif [ ! -f "$NM/.package-lock.json" ] || [ "$NPM_DIR/package-lock.json" -nt "$N
 		rm -rf "$NM"
 	fi
 fi
-
-# run_pc DIR ARGS...: perfconv with stdout, stderr in DIR/out, DIR/err and the status in $rc.
-run_pc() {
-	local d=$1
-	shift
-	rm -rf "$d"
-	mkdir -p "$d"
-	"$PERFCONV" "$@" >"$d/out" 2>"$d/err" </dev/null
-	rc=$?
-}
 
 # check NAME FILE ARGS...: queue FILE (a conversion that exited $rc) for tests/speedscope/check.cjs,
 # which checks every queued file in one node process (run_checks).
@@ -118,25 +71,7 @@ S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
 C=$TMP/case
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
-	fx=$(basename "$dir")
-	exp=$dir/expected
-	[ -d "$exp" ] || continue
-	if [ -f "$dir/pipe.data" ]; then
-		in=$dir/pipe.data
-	elif [ -f "$dir/perf.jit.data" ]; then
-		in=$dir/perf.jit.data
-	else
-		in=$dir/perf.data
-	fi
-	args=(-i "$in" "${S[@]}")
-	# fixtures recorded on another kernel build carry their own kallsyms; the .NET ones need the
-	# runtime they were recorded with (root/usr/share/dotnet links to the installed one)
-	[ -f "$dir/kallsyms" ] && args=("${args[@]/#$ROOT\/kallsyms/$dir/kallsyms}")
-	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
-		skip "$fx/*" "needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
-		continue
-	fi
-	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
+	fixture_or_skip "$dir" || continue
 	# cpu-clock and task-clock periods are nanoseconds; other events count
 	unit=none
 	grep -m1 '^# event : name = ' "$exp/header.txt" | grep -qE 'name = (cpu|task)-clock' && unit=nanoseconds

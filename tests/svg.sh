@@ -14,52 +14,12 @@
 #   PERFCONV, FIXTURES   as for tests/run.sh
 #   FILTERS="w1 w2"      only cases whose name contains one of the words
 #   SVG_SCREENSHOT=FILE  where the Chromium test saves its screenshot (default build/svg-chromium.png)
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-FIX=${FIXTURES:-fixtures}
-ROOT=$FIX/root
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" svg
 SHOT=${SVG_SCREENSHOT:-build/svg-chromium.png}
 CHECK=$top/tests/svg_check.py
-
-if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
-	echo "FAIL  svg: '$PERFCONV' is not an executable file"
-	exit 0
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "skip  svg: python3 is needed (scripts/install-deps.sh --test)"
-	exit 0
-fi
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-svg.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-export HOME=$TMP/home
-mkdir -p "$HOME"
-
-read -r -a filters <<<"${FILTERS-}"
-selected() {
-	[ "${#filters[@]}" -eq 0 ] && return 0
-	local f
-	for f in "${filters[@]}"; do
-		case $1 in *"$f"*) return 0 ;; esac
-	done
-	return 1
-}
-pass() { echo "ok    $1"; }
-skip() { echo "skip  $1: $2"; }
-fail() {
-	echo "FAIL  $1: $2"
-	if [ -n "${3-}" ] && [ -s "$3" ]; then
-		head -n 12 "$3" | sed 's/^/      | /'
-	fi
-}
+need_perfconv svg
+need_python svg
 
 # pc OUT ARGS...: run perfconv -q with ARGS writing OUT; its stderr goes to $TMP/err, status to $rc.
 pc() {
@@ -110,24 +70,7 @@ by_value() {
 # Every fixture, by value, with the colors checked against the frame kinds.
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
-	fx=$(basename "$dir")
-	[ -d "$dir/expected" ] || continue
-	if [ -f "$dir/pipe.data" ]; then
-		in=$dir/pipe.data
-	elif [ -f "$dir/perf.jit.data" ]; then
-		in=$dir/perf.jit.data
-	else
-		in=$dir/perf.data
-	fi
-	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
-	# fixtures recorded on another kernel build carry their own kallsyms; the .NET ones need the
-	# runtime they were recorded with (root/usr/share/dotnet links to the installed one)
-	[ -f "$dir/kallsyms" ] && args=("${args[@]/#$ROOT\/kallsyms/$dir/kallsyms}")
-	if [ -f "$dir/DOTNET_RUNTIME" ] && [ ! -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$(cat "$dir/DOTNET_RUNTIME")" ]; then
-		skip "$fx/*" "needs the .NET runtime $(cat "$dir/DOTNET_RUNTIME") in /usr/share/dotnet (recorded with it)"
-		continue
-	fi
-	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
+	fixture_or_skip "$dir" || continue
 	# stackcollapse marks perf-map frames _[j], not perf inject's jitted-*.so: name those
 	JIT_NAMES=
 	[ "$fx" = node-jitdump ] && JIT_NAMES='^(JS|Builtin|BytecodeHandler|Bytecode|Stub|RegExp):'

@@ -20,31 +20,11 @@
 #   TRUNC_RANDOM=8       random cuts per input;  TRUNC_SEED=1 their seed
 #   TRUNC_TIMEOUT=10     seconds per run;  TRUNC_JOBS=nproc  runs in parallel
 #   FILTERS="w1 w2"      only fixtures whose "truncate/NAME" contains one of the words
-set -u
-export LC_ALL=C
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 1
-PERFCONV=${PERFCONV:-./perfconv}
-case $PERFCONV in
-*/*) PERFCONV=$(cd "$(dirname "$PERFCONV")" 2>/dev/null && pwd)/$(basename "$PERFCONV") ;;
-esac
-export PERFCONV FIXTURES=${FIXTURES:-fixtures}
-
-if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
-	echo "FAIL  truncate: '$PERFCONV' is not an executable file"
-	exit 0
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "skip  truncate: python3 is needed (scripts/install-deps.sh --test)"
-	exit 0
-fi
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-trunc.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-export TRUNC_TMP=$TMP HOME=$TMP/home
-mkdir -p "$HOME"
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" truncate
+need_perfconv truncate
+need_python truncate
+export TRUNC_TMP=$TMP
 
 python3 - <<'EOF'
 import concurrent.futures, os, random, re, struct, subprocess, sys

@@ -1,0 +1,156 @@
+# tests/lib.sh - what every test script of perfconv starts with, sourced as
+#   . "$(dirname "$0")/lib.sh" NAME
+# NAME names the temporary directory (perfconv-NAME.XXXXXX).  After it:
+#   - the shell runs with set -u and LC_ALL=C, in the top directory of the tree ($top);
+#   - PERFCONV (default ./perfconv) is absolute when it names a path, FIX is the fixture tree
+#     (FIXTURES, default fixtures) and ROOT its symfs root; PERFCONV and FIXTURES are exported;
+#   - TMP is a fresh directory, removed on exit (INT and TERM exit 130), and HOME an empty
+#     directory in it: no build-id cache (~/.debug) or configuration of this machine may reach
+#     the conversions;
+#   - filters holds the words of FILTERS (tests/run.sh passes its arguments so), and selected,
+#     pass, skip, xfail and fail print the result lines that tests/run.sh counts.
+# Below them: need_perfconv and need_python, which stop a script that cannot run, expected and
+# run_pc, and for the fixtures fixture, missing_runtime, fixture_or_skip and symfs_without_debug.
+
+# shellcheck shell=bash disable=SC2034  # rc, fx, exp, in and args are set for the scripts
+set -u
+export LC_ALL=C
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top" || exit 1
+PERFCONV=${PERFCONV:-./perfconv}
+if [[ $PERFCONV == */* ]] && [ -d "$(dirname "$PERFCONV")" ]; then
+	PERFCONV=$(cd "$(dirname "$PERFCONV")" && pwd)/$(basename "$PERFCONV")
+fi
+FIX=${FIXTURES:-fixtures}
+ROOT=$FIX/root
+export PERFCONV FIXTURES=$FIX
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-${1:-test}.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+export HOME=$TMP/home
+mkdir -p "$HOME"
+
+read -r -a filters <<<"${FILTERS-}"
+
+# selected NAME: true when no filter was given or NAME contains one of the filter words.
+selected() {
+	[ "${#filters[@]}" -eq 0 ] && return 0
+	local f
+	for f in "${filters[@]}"; do
+		case $1 in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+
+# The result lines: "ok    NAME", "skip  NAME: why", "xfail NAME: why" (a known gap of the
+# converter, counted as skipped) and "FAIL  NAME: why".  npass, nfail and nskip count them, for
+# tests/run.sh's summary.
+npass=0 nfail=0 nskip=0
+pass() { npass=$((npass + 1)); echo "ok    $1"; }
+skip() { nskip=$((nskip + 1)); echo "skip  $1: $2"; }
+xfail() { nskip=$((nskip + 1)); echo "xfail $1: $2"; }
+# fail NAME WHY [FILE]: FILE (a diff, stderr, a log) is shown below, indented, up to 20 lines.
+fail() {
+	nfail=$((nfail + 1))
+	echo "FAIL  $1: $2"
+	if [ -n "${3-}" ] && [ -s "$3" ]; then
+		head -n 20 "$3" | sed 's/^/      | /'
+		[ "$(wc -l <"$3")" -le 20 ] || echo "      | ..."
+	fi
+}
+
+# need_perfconv NAME: without an executable PERFCONV, one FAIL line for the whole script, which
+# then stops.
+need_perfconv() {
+	if [ ! -f "$PERFCONV" ] || [ ! -x "$PERFCONV" ]; then
+		fail "$1" "'$PERFCONV' is not an executable file"
+		exit 0
+	fi
+}
+
+# need_python NAME: without python3, one skip line for the whole script, which then stops.
+need_python() {
+	if ! command -v python3 >/dev/null 2>&1; then
+		skip "$1" "python3 is needed (scripts/install-deps.sh --test)"
+		exit 0
+	fi
+}
+
+# expected FILE.txt: print an expected file, decompressing FILE.txt.xz; false when neither exists.
+expected() {
+	if [ -f "$1" ]; then
+		cat "$1"
+	elif [ -f "$1.xz" ]; then
+		xz -dc "$1.xz"
+	else
+		return 1
+	fi
+}
+
+# run_pc DIR ARGS...: run perfconv; its stdout, stderr and exit status go to DIR/out, DIR/err and
+# $rc.  DIR is emptied first, so an output file written into it is new when it exists.
+run_pc() {
+	local d=$1
+	shift
+	rm -rf "$d"
+	mkdir -p "$d"
+	"$PERFCONV" "$@" >"$d/out" 2>"$d/err" </dev/null
+	rc=$?
+}
+
+# fixture DIR: for a fixture (a directory of FIX with expected/ files: false for any other), the
+# conversion its expected files were made from.  Sets
+#   fx    its name;  exp  DIR/expected
+#   in    pipe.data for pipe mode, else perf.jit.data (after perf inject --jit), else perf.data
+#   args  -i IN --symfs ROOT --kallsyms KALLSYMS, where KALLSYMS is the fixture's own kallsyms when
+#         it has one (recorded on another kernel build), else ROOT/kallsyms; then --map-dir DIR/maps
+#         when it has the perf maps perf read from /tmp (always the last two words)
+# A .NET fixture may need a runtime that is not installed here: see missing_runtime.
+fixture() {
+	local dir=$1 ks=$ROOT/kallsyms
+	fx=$(basename "$dir")
+	exp=$dir/expected
+	[ -d "$exp" ] || return 1
+	if [ -f "$dir/pipe.data" ]; then
+		in=$dir/pipe.data
+	elif [ -f "$dir/perf.jit.data" ]; then
+		in=$dir/perf.jit.data
+	else
+		in=$dir/perf.data
+	fi
+	[ -f "$dir/kallsyms" ] && ks=$dir/kallsyms
+	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ks")
+	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
+	return 0
+}
+
+# missing_runtime DIR: the .NET fixtures' frames in libcoreclr.so and the framework resolve
+# through ROOT/usr/share/dotnet, a link to the installed runtime, so they need the runtime version
+# they were recorded with (DIR/DOTNET_RUNTIME).  When it is not installed, print why and succeed.
+missing_runtime() {
+	[ -f "$1/DOTNET_RUNTIME" ] || return 1
+	local version
+	version=$(cat "$1/DOTNET_RUNTIME")
+	[ -d "/usr/share/dotnet/shared/Microsoft.NETCore.App/$version" ] && return 1
+	echo "needs the .NET runtime $version in /usr/share/dotnet (recorded with it)"
+}
+
+# fixture_or_skip DIR: fixture DIR, but false, after a skip line for all of the fixture's cases
+# (FX/*), when it needs a .NET runtime that is not installed.
+fixture_or_skip() {
+	fixture "$1" || return 1
+	local why
+	why=$(missing_runtime "$1") || return 0
+	skip "$fx/*" "$why"
+	return 1
+}
+
+# symfs_without_debug DIR: DIR becomes a copy of ROOT without the two .debug files of
+# fp-stripped-debuglink, for its conversion with no debug file at all.
+symfs_without_debug() {
+	rm -rf "$1"
+	cp -R "$ROOT" "$1" && chmod -R u+w "$1"
+	rm -f "$1/tmp/probe/fx/bin/stripped/callgraph.debug" "$1"/usr/lib/debug/.build-id/e1/*.debug
+}
