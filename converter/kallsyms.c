@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "converter/mem.h"
@@ -50,11 +51,14 @@ static int hexdigit(int c)
 static int read_all(const char *file, char **out, size_t *outlen)
 {
 	FILE *f = fopen(file, "r");
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, first = 8u << 20;	/* /proc/kallsyms, whose size reads 0: 5 to 15 MB */
 	char *buf = NULL;
+	struct stat st;
 
 	if (!f)
 		return -errno;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (off_t)KALLSYMS_MAX_SIZE)
+		first = (size_t)st.st_size + 65536;	/* a copy of it (--kallsyms FILE) */
 	for (;;) {
 		size_t n;
 
@@ -66,7 +70,7 @@ static int read_all(const char *file, char **out, size_t *outlen)
 				fclose(f);
 				return -EFBIG;
 			}
-			cap = cap ? cap * 2 : 8u << 20;	/* /proc/kallsyms: 5 to 15 MB */
+			cap = cap ? cap * 2 : first;
 			p = pfc_mem_realloc(buf, len, cap);
 			if (!p) {
 				free(buf);
