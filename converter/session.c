@@ -916,6 +916,16 @@ static void *read_main(void *arg)
 	return NULL;
 }
 
+/* Back to one thread: the reader and the queue report and free as they do without it. */
+static void pipeline_end(struct pfc_session *s, struct pfc_chan *chan)
+{
+	s->chan = NULL;
+	s->rd.err = s->err;
+	s->rd.sync = NULL;
+	s->order.retire = NULL;
+	pfc_chan_exit(chan);
+}
+
 /* 1: processed in two threads (*ret is the result), 0: not possible here. */
 static int process_pipelined(struct pfc_session *s, int *ret)
 {
@@ -939,11 +949,7 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 	s->rd.sync_ctx = s;
 	s->order.retire = retire_copies;
 	if (pthread_create(&th, NULL, read_main, s)) {
-		s->chan = NULL;
-		s->rd.err = s->err;
-		s->rd.sync = NULL;
-		s->order.retire = NULL;
-		pfc_chan_exit(&chan);
+		pipeline_end(s, &chan);
 		return 0;
 	}
 	while ((n = pfc_chan_take(&chan, &items)) > 0) {
@@ -970,11 +976,7 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 		pfc_chan_done(&chan, n);
 	}
 	pthread_join(th, NULL);
-	s->chan = NULL;
-	s->rd.err = s->err;
-	s->rd.sync = NULL;
-	s->order.retire = NULL;
-	pfc_chan_exit(&chan);
+	pipeline_end(s, &chan);
 	if (cret < 0)
 		*ret = cret;
 	else if (s->pret < 0) {
