@@ -43,7 +43,7 @@ MAKEFLAGS += --no-print-directory
 endif
 
 BUILD ?= build
-LIB_SRCS := $(wildcard converter/*.c) $(wildcard formats/*.c)
+LIB_SRCS := $(wildcard converter/*.c) $(wildcard converter/*/*.c) $(wildcard formats/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)

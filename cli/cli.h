@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "converter/filter.h"
+#include "converter/machine/filter.h"
 #include "converter/session.h"
 #include "formats/writer.h"
 

@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "converter/dotnetname.h"
+#include "converter/jit/dotnetname.h"
 #include "cli/cli.h"
-#include "converter/hdrprint.h"
-#include "converter/r2r.h"
+#include "converter/perffile/hdrprint.h"
+#include "converter/jit/r2r.h"
 #include "converter/session.h"
-#include "converter/statsprint.h"
+#include "converter/perffile/statsprint.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
 

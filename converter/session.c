@@ -13,13 +13,13 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include "converter/mem.h"
-#include "converter/bytes.h"
+#include "converter/util/mem.h"
+#include "converter/util/bytes.h"
 #include "converter/session.h"
-#include "converter/dotnetname.h"
-#include "converter/perfmap.h"
-#include "converter/r2r.h"
-#include "converter/symtab.h"
+#include "converter/jit/dotnetname.h"
+#include "converter/jit/perfmap.h"
+#include "converter/jit/r2r.h"
+#include "converter/native/symtab.h"
 
 #define PFC_REG_X86_IP 8
 

@@ -9,15 +9,15 @@
 
 #include <stdio.h>
 #include <stdint.h>
-#include "converter/chan.h"
-#include "converter/error.h"
-#include "converter/filter.h"
-#include "converter/intern.h"
-#include "converter/jitsym.h"
-#include "converter/machine.h"
-#include "converter/order.h"
-#include "converter/reader.h"
-#include "converter/stacks.h"
+#include "converter/perffile/chan.h"
+#include "converter/util/error.h"
+#include "converter/machine/filter.h"
+#include "converter/machine/intern.h"
+#include "converter/jit/jitsym.h"
+#include "converter/machine/machine.h"
+#include "converter/perffile/order.h"
+#include "converter/perffile/reader.h"
+#include "converter/machine/stacks.h"
 
 struct pfc_session;
 

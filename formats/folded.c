@@ -10,8 +10,8 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include "converter/intern.h"
-#include "converter/strbuf.h"
+#include "converter/machine/intern.h"
+#include "converter/util/strbuf.h"
 #include "formats/folded.h"
 #include "formats/writer.h"
 

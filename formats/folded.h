@@ -7,7 +7,7 @@
 #define PFC_FOLDED_H
 
 #include <stddef.h>
-#include "converter/strbuf.h"
+#include "converter/util/strbuf.h"
 #include "formats/writer.h"
 
 /* ^(\S.+?)\s+(\d+)\/<star>(\d+)<star>\s+ on an event line (<star> = "*"); tid NULL = no tid. */

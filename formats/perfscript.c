@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "converter/intern.h"
-#include "converter/symtab.h"
-#include "converter/tracedata.h"
+#include "converter/machine/intern.h"
+#include "converter/native/symtab.h"
+#include "converter/perffile/tracedata.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
 

@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <minizip/zip.h>
-#include "converter/intern.h"
-#include "converter/machine.h"
-#include "converter/perfmap.h"
-#include "converter/strbuf.h"
-#include "converter/symtab.h"
-#include "converter/tracedata.h"
+#include "converter/machine/intern.h"
+#include "converter/machine/machine.h"
+#include "converter/jit/perfmap.h"
+#include "converter/util/strbuf.h"
+#include "converter/native/symtab.h"
+#include "converter/perffile/tracedata.h"
 #include "formats/perfview.h"
 #include "formats/writer.h"
 

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 #include "converter/session.h"
-#include "converter/strbuf.h"
+#include "converter/util/strbuf.h"
 
 /* "comm pid/tid [cpu] secs.usecs: period event: trace\n" (cpu and period only when recorded) */
 /* trace: the sample's tracepoint payload as text (trace_len 0: none). */

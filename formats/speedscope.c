@@ -8,8 +8,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "converter/intern.h"
-#include "converter/strbuf.h"
+#include "converter/machine/intern.h"
+#include "converter/util/strbuf.h"
 #include "formats/speedscope.h"
 #include "formats/writer.h"
 

@@ -6,7 +6,7 @@
 #define PFC_SPEEDSCOPE_H
 
 #include <stddef.h>
-#include "converter/strbuf.h"
+#include "converter/util/strbuf.h"
 
 /* Appends s[0..n) to out as a JSON string literal, quotes included.  Quotes, backslashes
  * and control bytes are escaped, U+2028/U+2029 too (so the text is also valid

@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "converter/intern.h"
+#include "converter/machine/intern.h"
 #include "formats/folded.h"
 #include "formats/svg.h"
 #include "formats/writer.h"

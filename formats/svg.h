@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "converter/stacks.h"
-#include "converter/machine.h"
+#include "converter/machine/stacks.h"
+#include "converter/machine/machine.h"
 
 #define PFC_SVG_DEFAULT_WIDTH 1200
 

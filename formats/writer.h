@@ -7,7 +7,7 @@
 #define PFC_WRITER_H
 
 #include <stdio.h>
-#include "converter/error.h"
+#include "converter/util/error.h"
 #include "converter/session.h"
 
 enum {

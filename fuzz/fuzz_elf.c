@@ -3,7 +3,7 @@
  * debug link of one file, then lookups over the table it built.
  */
 // FUZZ_SEEDS: fixtures/root/usr/lib/debug/.build-id/*/*.debug fixtures/root/tmp/probe/fx/run/node-jitdump/jitted-15218-80.so fixtures/root/tmp/probe/fx/run/node-jitdump/jitted-15218-681.so fuzz/seeds/elf/*
-#include "converter/symtab.h"
+#include "converter/native/symtab.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

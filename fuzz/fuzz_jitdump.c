@@ -3,8 +3,8 @@
  */
 // FUZZ_MAX_LEN: 65536
 // FUZZ_SEEDS: fixtures/dotnet-*/maps/jit-*.dump tests/data/*/maps/jit-*.dump
-#include "converter/error.h"
-#include "converter/jitdump.h"
+#include "converter/util/error.h"
+#include "converter/jit/jitdump.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

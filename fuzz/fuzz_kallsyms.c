@@ -4,7 +4,7 @@
  */
 // FUZZ_MAX_LEN: 16384
 // FUZZ_SEEDS: fixtures/root/kallsyms fuzz/seeds/kallsyms/*
-#include "converter/symtab.h"
+#include "converter/native/symtab.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

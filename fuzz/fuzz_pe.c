@@ -4,8 +4,8 @@
  */
 // FUZZ_MAX_LEN: 65536
 // FUZZ_SEEDS: tests/data/r2r/*.dll
-#include "converter/error.h"
-#include "converter/pe.h"
+#include "converter/util/error.h"
+#include "converter/jit/pe.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -3,7 +3,7 @@
  */
 // FUZZ_MAX_LEN: 16384
 // FUZZ_SEEDS: fixtures/*/maps/*.map fuzz/seeds/perfmap/*
-#include "converter/perfmap.h"
+#include "converter/jit/perfmap.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "converter/chan.h"
+#include "converter/perffile/chan.h"
 #include "tests/unit/check.h"
 
 struct run {

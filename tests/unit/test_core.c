@@ -12,12 +12,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "converter/bytes.h"
-#include "converter/evsel.h"
-#include "converter/intern.h"
-#include "converter/machine.h"
-#include "converter/order.h"
-#include "converter/strbuf.h"
+#include "converter/util/bytes.h"
+#include "converter/perffile/evsel.h"
+#include "converter/machine/intern.h"
+#include "converter/machine/machine.h"
+#include "converter/perffile/order.h"
+#include "converter/util/strbuf.h"
 #include "formats/folded.h"
 #include "tests/unit/check.h"
 

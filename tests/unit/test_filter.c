@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "converter/filter.h"
+#include "converter/machine/filter.h"
 #include "tests/unit/check.h"
 
 #define S 1000000000ULL

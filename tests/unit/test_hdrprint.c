@@ -16,8 +16,8 @@
 #include <time.h>
 #include <zstd.h>
 
-#include "converter/hdrprint.h"
-#include "converter/statsprint.h"
+#include "converter/perffile/hdrprint.h"
+#include "converter/perffile/statsprint.h"
 
 static int passed, failed;
 

@@ -12,12 +12,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "converter/dotnetname.h"
-#include "converter/intern.h"
-#include "converter/jitdump.h"
-#include "converter/jitsym.h"
-#include "converter/machine.h"
-#include "converter/perfmap.h"
+#include "converter/jit/dotnetname.h"
+#include "converter/machine/intern.h"
+#include "converter/jit/jitdump.h"
+#include "converter/jit/jitsym.h"
+#include "converter/machine/machine.h"
+#include "converter/jit/perfmap.h"
 #include "tests/unit/check.h"
 
 /* ---------- perf maps ---------- */

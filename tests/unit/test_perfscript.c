@@ -14,9 +14,9 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
-#include "converter/error.h"
-#include "converter/reader.h"
-#include "converter/tracedata.h"
+#include "converter/util/error.h"
+#include "converter/perffile/reader.h"
+#include "converter/perffile/tracedata.h"
 #include "formats/perfscript.h"
 #include "tests/unit/check.h"
 

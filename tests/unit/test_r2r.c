@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "converter/pe.h"
-#include "converter/r2r.h"
+#include "converter/jit/pe.h"
+#include "converter/jit/r2r.h"
 
 static int failed, passed;
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "converter/machine.h"
-#include "converter/stacks.h"
+#include "converter/machine/machine.h"
+#include "converter/machine/stacks.h"
 #include "formats/svg.h"
 
 static int passed, failed;

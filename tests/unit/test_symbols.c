@@ -21,8 +21,8 @@
 
 #include <lzma.h>
 
-#include "converter/perf_file.h"
-#include "converter/symtab.h"
+#include "converter/perffile/perf_file.h"
+#include "converter/native/symtab.h"
 
 #define MAX_SHOWN 20
 

@@ -1,0 +1,173 @@
+/*
+ * dotnetname.c - .NET method names from perf maps and jitdumps, shortened or without
+ * their tier tags.  The name grammar is CoreCLR's MethodDesc::GetFullMethodInfo; the
+ * traps are that parameter types carry their own "[Assembly]" prefixes (with no space),
+ * that "[]" can be an array rank and "[T1,T2]" an instantiation, so only the bracketed
+ * token right before the declaring type names the owning assembly.
+ */
+#include <string.h>
+#include "converter/jit/dotnetname.h"
+
+static int tag_char(int c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* "[Word]" with a capital first letter and only letters, digits, '-' and '_' inside:
+ * [OptimizedTier1], [QuickJitted], [PreJIT], [PreJit-cold], [OptimizedTier1OSR], ... */
+static int is_tag(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n < 3 || s[0] != '[' || s[n - 1] != ']' || !(s[1] >= 'A' && s[1] <= 'Z'))
+		return 0;
+	for (i = 1; i < n - 1; i++)
+		if (!tag_char((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+size_t pfc_dotnet_leading_tier(const char *s, size_t n)
+{
+	const char *e = memchr(s, ']', n);
+
+	if (!e || (size_t)(e - s) + 1 >= n || e[1] != ' ' || !is_tag(s, (size_t)(e - s) + 1))
+		return 0;
+	return (size_t)(e - s) + 2;
+}
+
+size_t pfc_dotnet_trailing_tier(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n < 4 || s[n - 1] != ']')
+		return 0;
+	for (i = n - 1; i-- > 0;)
+		if (s[i] == '[')
+			break;
+		else if (!tag_char((unsigned char)s[i]))
+			return 0;
+	if (s[i] != '[' || !is_tag(s + i, n - i) || i == 0 || s[i - 1] != ')')
+		return 0;	/* a tier follows the parameter list */
+	return n - i;
+}
+
+struct out {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->len + n >= o->cap)
+		n = o->cap - 1 - o->len;
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+/* Parameters with "class "/"valuetype " and "[Assembly]" type prefixes dropped. */
+static void put_params(struct out *o, const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		char prev = i ? s[i - 1] : '(';
+		int at_type = prev == '(' || prev == ',' || prev == '<' || prev == ' ';
+		if (at_type && n - i > 6 && !memcmp(s + i, "class ", 6)) {
+			i += 6;
+			continue;
+		}
+		if (at_type && n - i > 10 && !memcmp(s + i, "valuetype ", 10)) {
+			i += 10;
+			continue;
+		}
+		if (at_type && s[i] == '[') {
+			const char *e = memchr(s + i, ']', n - i);
+			if (e && (size_t)(e - s) + 1 < n && e[1] != ' ' && e[1] != ',' && e[1] != ')' && e[1] != '[' &&
+			    !memchr(s + i + 1, ',', (size_t)(e - s - i - 1)) && e > s + i + 1) {
+				i = (size_t)(e - s) + 1;	/* an assembly prefix */
+				continue;
+			}
+		}
+		put(o, s + i, 1);
+		i++;
+	}
+}
+
+size_t pfc_dotnet_name(char *out, size_t cap, const char *in, size_t n, int names, int strip_tiers)
+{
+	struct out o = { out, 0, cap };
+	size_t lead, trail, i, sep = 0, tstart, depth;
+	const char *asm_s = NULL;
+	size_t asm_n = 0;
+	int found = 0;
+
+	if (!cap)
+		return 0;
+	lead = pfc_dotnet_leading_tier(in, n);
+	trail = pfc_dotnet_trailing_tier(in + lead, n - lead);
+	if (names != PFC_DOTNET_NAMES_SHORT)
+		goto verbatim;
+	/* the "::" between the declaring type and the method, outside any parameter list */
+	for (i = lead, depth = 0; i + 1 < n - trail; i++) {
+		if (in[i] == '(')
+			depth++;
+		else if (in[i] == ')' && depth)
+			depth--;
+		else if (!depth && in[i] == ':' && in[i + 1] == ':') {
+			sep = i;
+			found = 1;
+			break;
+		}
+	}
+	if (!found || sep == lead)
+		goto verbatim;
+	/* the declaring type starts after the last space outside brackets before it */
+	for (tstart = sep, depth = 0; tstart > lead; tstart--) {
+		char c = in[tstart - 1];
+		if (c == ']' || c == '>')
+			depth++;
+		else if ((c == '[' || c == '<') && depth)
+			depth--;
+		else if (c == ' ' && !depth)
+			break;
+	}
+	/* "[Assembly] " right before it */
+	if (tstart >= lead + 3 && in[tstart - 1] == ' ' && in[tstart - 2] == ']') {
+		size_t k = tstart - 2;
+		while (k > lead && in[k - 1] != '[')
+			k--;
+		if (k > lead && (k - 1 == lead || in[k - 2] == ' ')) {
+			asm_s = in + k;
+			asm_n = tstart - 2 - k;
+		}
+	}
+	if (lead && !strip_tiers)
+		put(&o, in, lead);
+	if (asm_s) {
+		put(&o, asm_s, asm_n);
+		put(&o, "!", 1);
+	}
+	put(&o, in + tstart, sep + 2 - tstart);
+	{
+		const char *m = in + sep + 2, *end = in + n - trail, *lp = memchr(m, '(', (size_t)(end - m));
+		if (lp) {
+			put(&o, m, (size_t)(lp - m));
+			put_params(&o, lp, (size_t)(end - lp));
+		} else {
+			put(&o, m, (size_t)(end - m));
+		}
+	}
+	if (trail && !strip_tiers)
+		put(&o, in + n - trail, trail);
+	out[o.len] = 0;
+	return o.len;
+verbatim:
+	if (strip_tiers) {
+		put(&o, in + lead, n - lead - trail);
+	} else {
+		put(&o, in, n);
+	}
+	out[o.len] = 0;
+	return o.len;
+}

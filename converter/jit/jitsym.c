@@ -1,0 +1,697 @@
+/*
+ * jitsym.c - per-process JIT symbol sources.  A runtime names its perf-PID.map and
+ * jit-PID.dump with its pid as it sees it, which inside a container is not the pid perf
+ * recorded; the files may have been copied elsewhere, or left by an earlier process with
+ * the same pid.  This file finds the pid the runtime used, looks for the files in a fixed
+ * order (--map-dir, the live process's /proc/PID/root, the host), refuses a file whose
+ * code does not lie in the process's recorded JIT mappings, and answers lookups.  It does
+ * not parse the files (perfmap.c, jitdump.c) nor decide when to look (session.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <lzma.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "converter/jit/jitdump.h"
+#include "converter/util/fileio.h"
+#include "converter/jit/jitsym.h"
+#include "converter/jit/perfmap.h"
+#include "converter/perffile/reader.h"
+
+struct jrange {
+	uint64_t start, end;
+};
+
+struct pfc_jitproc {
+	int32_t pid;                /* as recorded (host) */
+	int32_t nspid;              /* as the runtime named its files */
+	const char *nspid_src;      /* how nspid was found; NULL: it is the host pid */
+	char *marker;               /* the jitdump marker mapping's path */
+	struct jrange *ranges;      /* executable JIT regions and PE images, as mapped */
+	size_t nr_ranges, cap_ranges;
+	int pm_tried, jd_tried, live_checked, live;
+	struct pfc_perfmap *pm;
+	char *pm_path;
+	struct pfc_jitdump *jd;
+	char *jd_path;
+	char *jd_dir;               /* perf inject writes jitted-*.so next to the marker */
+	int jd_timed;
+	int jd_provisional;         /* none of its loads was old enough to be checked yet */
+};
+
+void pfc_jitsyms_init(struct pfc_jitsyms *j, const struct pfc_jitsym_opts *o, struct pfc_machine *m,
+		      const struct pfc_reader *rd, struct pfc_error *err)
+{
+	memset(j, 0, sizeof(*j));
+	j->o = *o;
+	if (!j->o.proc)
+		j->o.proc = "/proc";
+	if (!j->o.tmp)
+		j->o.tmp = "/tmp";
+	j->m = m;
+	j->rd = rd;
+	j->err = err;
+}
+
+void pfc_jitsyms_exit(struct pfc_jitsyms *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nr_procs; i++) {
+		struct pfc_jitproc *p = j->procs[i];
+		if (p->pm) {
+			pfc_perfmap_free(p->pm);
+			free(p->pm);
+		}
+		if (p->jd) {
+			pfc_jitdump_free(p->jd);
+			free(p->jd);
+		}
+		free(p->marker);
+		free(p->ranges);
+		free(p->pm_path);
+		free(p->jd_path);
+		free(p->jd_dir);
+		free(p);
+	}
+	free(j->procs);
+	memset(j, 0, sizeof(*j));
+}
+
+int pfc_jitsyms_parse_nstgid(const char *st, size_t len)
+{
+	const char *p = st, *end = st + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if ((size_t)(le - p) > 7 && !memcmp(p, "NStgid:", 7)) {
+			/* tab-separated, outermost namespace first: the last field is the pid
+			 * the process sees itself as */
+			const char *q = le;
+			long v = 0;
+			int digits = 0;
+			while (q > p + 7 && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\r'))
+				q--;
+			while (q > p + 7 && q[-1] >= '0' && q[-1] <= '9')
+				q--;
+			for (; q < le && *q >= '0' && *q <= '9'; q++) {
+				v = v * 10 + (*q - '0');
+				if (v > 0x7fffffff)
+					return -1;
+				digits++;
+			}
+			return digits ? (int)v : -1;
+		}
+		p = le + 1;
+	}
+	return -1;
+}
+
+static char *read_small(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = malloc(8192);
+	if (!buf) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, 8191, f);
+	fclose(f);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* Whether the recorded process still runs: /proc/PID exists and has the recorded comm
+ * (a pid reused by an unrelated process must not lend its files). */
+static int is_live(struct pfc_jitsyms *j, struct pfc_jitproc *p)
+{
+	char path[4096];
+	size_t len;
+	char *comm;
+	struct pfc_thread *t;
+
+	if (p->live_checked)
+		return p->live;
+	p->live_checked = 1;
+	snprintf(path, sizeof(path), "%s/%d/comm", j->o.proc, p->pid);
+	comm = read_small(path, &len);
+	if (!comm)
+		return 0;
+	while (len && (comm[len - 1] == '\n'))
+		comm[--len] = 0;
+	t = pfc_machine_findnew_thread(j->m, p->pid, p->pid);
+	p->live = !t || !t->comm_set || !strcmp(comm, pfc_intern_str(j->m->strings, t->comm));
+	free(comm);
+	return p->live;
+}
+
+
+#define MAX_JIT_FILE ((uint64_t)1 << 32)
+
+/* Read a whole regular file; NULL when it cannot be read. */
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	char *buf;
+
+	return pfc_read_file(path, MAX_JIT_FILE, &buf, len) == 0 ? (uint8_t *)buf : NULL;
+}
+
+/* Decompress an .xz file (maps and dumps are often kept compressed), at most MAX_JIT_FILE
+ * bytes of output; NULL when it is not a complete .xz stream. */
+static uint8_t *read_xz(const char *path, size_t *len)
+{
+	size_t in_len, cap = 1 << 20;
+	uint8_t *in = read_file(path, &in_len), *out = NULL;
+	lzma_stream strm = LZMA_STREAM_INIT;
+	lzma_ret r = LZMA_OK;
+
+	if (!in)
+		return NULL;
+	if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK || !(out = malloc(cap)))
+		goto fail;
+	strm.next_in = in;
+	strm.avail_in = in_len;
+	strm.next_out = out;
+	strm.avail_out = cap;
+	while ((r = lzma_code(&strm, LZMA_FINISH)) == LZMA_OK) {
+		if (!strm.avail_out) {
+			uint8_t *n;
+			if ((uint64_t)cap * 2 > MAX_JIT_FILE || !(n = realloc(out, cap * 2)))
+				goto fail;
+			out = n;
+			strm.next_out = out + cap;
+			strm.avail_out = cap;
+			cap *= 2;
+		}
+	}
+	if (r != LZMA_STREAM_END)
+		goto fail;
+	*len = (size_t)strm.total_out;
+	lzma_end(&strm);
+	free(in);
+	return out;
+fail:
+	lzma_end(&strm);
+	free(in);
+	free(out);
+	return NULL;
+}
+
+/* A file of the runtime's, or else the same name with .xz; *path_used says which. */
+static uint8_t *read_jit_file(const char *path, size_t *len, char *path_used, size_t cap)
+{
+	uint8_t *b = read_file(path, len);
+
+	snprintf(path_used, cap, "%s", path);
+	if (b)
+		return b;
+	snprintf(path_used, cap, "%s.xz", path);
+	return read_xz(path_used, len);
+}
+
+static struct pfc_jitproc *proc_findnew(struct pfc_jitsyms *j, int32_t pid)
+{
+	struct pfc_jitproc *p;
+	size_t i;
+
+	if (j->last && j->last->pid == pid)
+		return j->last;
+	for (i = 0; i < j->nr_procs; i++)
+		if (j->procs[i]->pid == pid)
+			return j->last = j->procs[i];
+	if (j->nr_procs == j->cap_procs) {
+		size_t cap = j->cap_procs ? j->cap_procs * 2 : 16;
+		struct pfc_jitproc **n = realloc(j->procs, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		j->procs = n;
+		j->cap_procs = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->nspid = pid;
+	for (i = 0; i < j->o.nr_pid_map; i++)
+		if (j->o.pid_map[i].host == pid) {
+			p->nspid = j->o.pid_map[i].ns;
+			p->nspid_src = "--pid-map";
+		}
+	j->procs[j->nr_procs++] = p;
+	return j->last = p;
+}
+
+/* The pid the runtime used, once the recording has been seen as far as it matters. */
+static void settle_nspid(struct pfc_jitsyms *j, struct pfc_jitproc *p)
+{
+	char path[4096];
+	size_t len;
+	char *st;
+	int ns;
+
+	if (p->nspid_src)
+		return;
+	if (!is_live(j, p))
+		return;
+	snprintf(path, sizeof(path), "%s/%d/status", j->o.proc, p->pid);
+	st = read_small(path, &len);
+	if (!st)
+		return;
+	ns = pfc_jitsyms_parse_nstgid(st, len);
+	free(st);
+	if (ns > 0) {
+		p->nspid = ns;
+		p->nspid_src = "NStgid";
+	}
+}
+
+int pfc_jitsyms_note_map(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map, const char *filename)
+{
+	struct pfc_jitproc *p;
+	int ns;
+
+	if (!map->dso || pid <= 0)
+		return 0;
+	if (map->dso->kind != PFC_DSO_JITMARK && map->dso->kind != PFC_DSO_PE &&
+	    !pfc_dso_is_jit_region(map->dso->kind))
+		return 0;
+	if (!(p = proc_findnew(j, pid)))
+		return -1;
+	if (map->dso->kind == PFC_DSO_JITMARK) {
+		if (!p->marker && !(p->marker = strdup(filename)))
+			return -1;
+		if (!p->jd)	/* looked for too early: look again, now with the marker's path */
+			p->jd_tried = 0;
+		/* the runtime named the dump with its own pid: unless the user said otherwise,
+		 * that is the pid of all its files */
+		if (pfc_machine_is_jitdump_name(filename, &ns) && ns > 0 && !p->nspid_src) {
+			p->nspid = ns;
+			p->nspid_src = "the jitdump marker";
+		}
+		return 0;
+	}
+	if (p->nr_ranges == p->cap_ranges) {
+		size_t cap = p->cap_ranges ? p->cap_ranges * 2 : 16;
+		struct jrange *n = realloc(p->ranges, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		p->ranges = n;
+		p->cap_ranges = cap;
+	}
+	p->ranges[p->nr_ranges].start = map->start;
+	p->ranges[p->nr_ranges].end = map->end;
+	p->nr_ranges++;
+	return 0;
+}
+
+static int in_ranges(const struct pfc_jitproc *p, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_ranges; i++)
+		if (addr >= p->ranges[i].start && addr < p->ranges[i].end)
+			return 1;
+	return 0;
+}
+
+/*
+ * A file left by an earlier process with the same pid (pid 1 in every container) names
+ * code at other addresses: ASLR places each process's code heaps elsewhere.  A file is
+ * taken as this process's when at least one of its entries lies in one of the process's
+ * recorded JIT mappings or PE images; a process without any recorded JIT mapping cannot
+ * have JIT frames, so nothing is checked.  Entries after `limit` (a time) are not
+ * counted: their mappings may not have been seen yet.
+ */
+static int belongs(const struct pfc_jitproc *p, const uint64_t *starts, size_t stride, size_t n,
+		   const uint64_t *times, uint64_t limit, uint64_t *checked)
+{
+	size_t i;
+
+	*checked = 0;
+	if (!p->nr_ranges)
+		return 1;
+	for (i = 0; i < n; i++) {
+		const uint64_t *a = (const uint64_t *)((const char *)starts + i * stride);
+		if (times && *(const uint64_t *)((const char *)times + i * stride) > limit)
+			continue;
+		(*checked)++;
+		if (in_ranges(p, *a))
+			return 1;
+	}
+	return !*checked;
+}
+
+static void warn(struct pfc_jitsyms *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct pfc_jitsyms *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!j->o.log)
+		return;
+	fputs("perfconv: warning: ", j->o.log);
+	va_start(ap, fmt);
+	vfprintf(j->o.log, fmt, ap);
+	va_end(ap);
+	fputc('\n', j->o.log);
+}
+
+/* A list of the paths tried, for the warning that says nothing was found. */
+struct tried {
+	char buf[2048];
+	size_t len;
+};
+
+static void tried_add(struct tried *t, const char *path)
+{
+	int n = snprintf(t->buf + t->len, sizeof(t->buf) - t->len, "%s'%s'", t->len ? ", " : "", path);
+
+	if (n > 0 && (size_t)n < sizeof(t->buf) - t->len)
+		t->len += (size_t)n;
+}
+
+struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
+{
+	struct pfc_jitproc *p = proc_findnew(j, pid);
+	char cand[4][4096];
+	size_t nc = 0, i;
+	struct tried t = { .len = 0 };
+
+	if (!p)
+		return NULL;
+	if (p->pm_tried)
+		return p->pm;
+	p->pm_tried = 1;
+	settle_nspid(j, p);
+	if (j->o.map_dir) {
+		snprintf(cand[nc++], sizeof(cand[0]), "%s/perf-%d.map", j->o.map_dir, p->nspid);
+		if (p->nspid != p->pid)
+			snprintf(cand[nc++], sizeof(cand[0]), "%s/perf-%d.map", j->o.map_dir, p->pid);
+	}
+	if (is_live(j, p))
+		snprintf(cand[nc++], sizeof(cand[0]), "%s/%d/root/tmp/perf-%d.map", j->o.proc, p->pid, p->nspid);
+	snprintf(cand[nc++], sizeof(cand[0]), "%s/perf-%d.map", j->o.tmp, p->pid);
+	for (i = 0; i < nc; i++) {
+		struct pfc_perfmap *pm;
+		uint64_t checked;
+		char used[4096 + 8];
+		size_t len;
+		uint8_t *buf;
+
+		tried_add(&t, cand[i]);
+		if (!(buf = read_jit_file(cand[i], &len, used, sizeof(used))))
+			continue;
+		if (!(pm = calloc(1, sizeof(*pm))) || pfc_perfmap_parse(pm, (const char *)buf, len) < 0 || !pm->n) {
+			free(buf);
+			if (pm)
+				pfc_perfmap_free(pm);
+			free(pm);
+			continue;
+		}
+		free(buf);
+		snprintf(cand[i], sizeof(cand[i]), "%.4095s", used);
+		if (!belongs(p, &pm->v[0].start, sizeof(pm->v[0]), pm->n, NULL, 0, &checked)) {
+			warn(j, "'%s' is not the perf map of pid %d: none of its %zu entries lies in the "
+				"process's JIT mappings (left by an earlier process with the same pid?); not used",
+			     cand[i], p->pid, pm->n);
+			pfc_perfmap_free(pm);
+			free(pm);
+			continue;
+		}
+		p->pm = pm;
+		p->pm_path = strdup(cand[i]);
+		if (j->o.verbose && j->o.log)
+			fprintf(j->o.log, "perfconv: pid %d: perf map '%s' (%zu entries%s%s)\n", p->pid, cand[i], pm->n,
+				p->nspid_src ? ", pid in its namespace from " : "", p->nspid_src ? p->nspid_src : "");
+		return pm;
+	}
+	warn(j, "no JIT symbols for pid %d: no perf map, looked for %s%s", p->pid, t.buf,
+	     j->o.map_dir ? "" : " (copy the map there or use --map-dir)");
+	return NULL;
+}
+
+const char *pfc_jitsyms_perfmap_path(struct pfc_jitsyms *j, int32_t pid)
+{
+	struct pfc_jitproc *p = proc_findnew(j, pid);
+	size_t n;
+
+	if (!p || !p->pm_path)
+		return NULL;
+	n = strlen(p->pm_path);
+	return n > 3 && !strcmp(p->pm_path + n - 3, ".xz") ? NULL : p->pm_path;
+}
+
+/* Whether the recording's clock is the jitdump's (CLOCK_MONOTONIC); *why when not. */
+static int clock_matches(struct pfc_jitsyms *j)
+{
+	size_t i;
+
+	if (j->clock_checked)
+		return j->clock_ok;
+	j->clock_checked = 1;
+	j->clock_ok = j->rd->nr_evsels > 0;
+	j->clock_why = "the recording has no events";
+	for (i = 0; i < j->rd->nr_evsels; i++) {
+		const struct perf_event_attr *a = &j->rd->evsels[i]->attr;
+		if (!(a->sample_type & PERF_SAMPLE_TIME)) {
+			j->clock_ok = 0;
+			j->clock_why = "the samples have no time stamps";
+			break;
+		}
+		if (!a->use_clockid || a->clockid != CLOCK_MONOTONIC) {
+			j->clock_ok = 0;
+			j->clock_why = "the recording's clock is not CLOCK_MONOTONIC (record with perf record -k 1)";
+			break;
+		}
+	}
+	return j->clock_ok;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	if (!s)
+		return strdup(".");
+	if (s == path)
+		return strdup("/");
+	return strndup(path, (size_t)(s - path));
+}
+
+static void stale_warning(struct pfc_jitsyms *j, struct pfc_jitproc *p, const char *path, uint64_t checked)
+{
+	warn(j, "'%s' is not the jitdump of pid %d: none of its %llu code loads lies in the "
+		"process's JIT mappings (left by an earlier process with the same pid?); not used",
+	     path, p->pid, (unsigned long long)checked);
+}
+
+/* Find, parse and check the jitdump of a process (once).  A corrupt one is an error. */
+static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t now, int have_time)
+{
+	char cand[8][4096];
+	size_t nc = 0, i;
+	struct tried t = { .len = 0 };
+	const char *base = p->marker ? strrchr(p->marker, '/') : NULL;
+
+	p->jd_tried = 1;
+	settle_nspid(j, p);
+	base = base ? base + 1 : p->marker;
+	if (j->o.map_dir) {
+		if (base)
+			snprintf(cand[nc++], sizeof(cand[0]), "%s/%s", j->o.map_dir, base);
+		snprintf(cand[nc++], sizeof(cand[0]), "%s/jit-%d.dump", j->o.map_dir, p->nspid);
+		if (p->nspid != p->pid)
+			snprintf(cand[nc++], sizeof(cand[0]), "%s/jit-%d.dump", j->o.map_dir, p->pid);
+	}
+	if (is_live(j, p)) {
+		if (p->marker)
+			snprintf(cand[nc++], sizeof(cand[0]), "%s/%d/root%s", j->o.proc, p->pid, p->marker);
+		snprintf(cand[nc++], sizeof(cand[0]), "%s/%d/root/tmp/jit-%d.dump", j->o.proc, p->pid, p->nspid);
+	}
+	if (p->marker)
+		snprintf(cand[nc++], sizeof(cand[0]), "%s", p->marker);
+	if (!p->pm_tried)
+		pfc_jitsyms_perfmap(j, p->pid);
+	if (p->pm_path) {	/* next to the perf map */
+		char *d = dir_of(p->pm_path);
+		if (d)
+			snprintf(cand[nc++], sizeof(cand[0]), "%s/jit-%d.dump", d, p->nspid);
+		free(d);
+	}
+	snprintf(cand[nc++], sizeof(cand[0]), "%s/jit-%d.dump", j->o.tmp, p->pid);
+	for (i = 0; i < nc; i++) {
+		struct pfc_jitdump *jd;
+		struct pfc_error e;
+		uint64_t checked;
+		size_t k, len;
+		int dup = 0, ret;
+		char used[4096 + 8];
+		uint8_t *buf;
+
+		for (k = 0; k < i; k++)
+			dup |= !strcmp(cand[k], cand[i]);
+		if (dup)
+			continue;
+		tried_add(&t, cand[i]);
+		if (!(buf = read_jit_file(cand[i], &len, used, sizeof(used))))
+			continue;
+		snprintf(cand[i], sizeof(cand[i]), "%.4095s", used);
+		if (!(jd = calloc(1, sizeof(*jd)))) {
+			free(buf);
+			return PFC_FAIL_NOOFF(j->err, NOMEM, "jitdump");
+		}
+		memset(&e, 0, sizeof(e));
+		ret = pfc_jitdump_parse(jd, buf, len, &e);
+		free(buf);
+		if (ret < 0) {
+			free(jd);
+			/* hostile or broken input: the conversion stops and names the file */
+			*j->err = e;
+			{
+				size_t fl = strnlen(cand[i], sizeof(j->err->file) - 1);
+				memcpy(j->err->file, cand[i], fl);
+				j->err->file[fl] = 0;
+			}
+			return ret;
+		}
+		if (jd->pid != (uint32_t)p->nspid && p->nspid_src) {
+			warn(j, "'%s' was written by pid %u, not by pid %d (pid %d in its namespace, from %s); not used",
+			     cand[i], jd->pid, p->pid, p->nspid, p->nspid_src);
+			pfc_jitdump_free(jd);
+			free(jd);
+			continue;
+		}
+		p->jd_timed = clock_matches(j) && have_time && !(jd->flags & PFC_JITDUMP_FLAG_ARCH_TIMESTAMP);
+		if (!belongs(p, &jd->v[0].start, sizeof(jd->v[0]), jd->n, p->jd_timed ? &jd->v[0].time : NULL, now,
+			     &checked)) {
+			stale_warning(j, p, cand[i], checked);
+			pfc_jitdump_free(jd);
+			free(jd);
+			continue;
+		}
+		/* no load is older than this sample: the check waits for one (until then
+		 * nothing can be found in it anyway) */
+		p->jd_provisional = p->jd_timed && !checked && jd->n;
+		if (!p->jd_timed)
+			warn(j, "'%s': JIT code is looked up without time (the latest load wins): %s", cand[i],
+			     !clock_matches(j) ? j->clock_why
+			     : !have_time ? "the samples have no time stamps"
+			     : "the jitdump has architecture time stamps");
+		if (jd->truncated)
+			warn(j, "'%s': the last record, at offset %llu, is incomplete (the runtime was still "
+				"writing it); the records before it are used", cand[i],
+			     (unsigned long long)jd->truncated_at);
+		p->jd = jd;
+		p->jd_path = strdup(cand[i]);
+		p->jd_dir = dir_of(p->marker ? p->marker : cand[i]);
+		if (!p->jd_path || !p->jd_dir)
+			return PFC_FAIL_NOOFF(j->err, NOMEM, "jitdump");
+		if (j->o.verbose && j->o.log)
+			fprintf(j->o.log, "perfconv: pid %d: jitdump '%s' (%zu code loads, %s)\n", p->pid, cand[i], jd->n,
+				p->jd_timed ? "looked up by time" : "without time");
+		return 0;
+	}
+	if (p->marker)
+		warn(j, "pid %d recorded a jitdump but none was found that belongs to it: looked for %s", p->pid, t.buf);
+	return 0;
+}
+
+int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map)
+{
+	struct pfc_jitproc *p;
+	size_t i;
+
+	if (pfc_dso_is_jit_region(map->dso->kind) || map->dso->kind == PFC_DSO_PE)
+		return 1;
+	if (j->last && j->last->pid == pid)
+		p = j->last;
+	else {
+		for (p = NULL, i = 0; i < j->nr_procs; i++)
+			if (j->procs[i]->pid == pid) {
+				p = j->last = j->procs[i];
+				break;
+			}
+	}
+	/* a process whose jitdump was read, or whose jitdump is known (from its marker) and
+	 * that has mapped JIT code: a jitdump names code outside JIT regions too (V8's
+	 * builtins in the node binary), which a sample may show before any JIT frame */
+	return p && (p->jd || (p->marker && !p->jd_tried && p->nr_ranges));
+}
+
+int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map, uint64_t ip,
+		       uint64_t time, int have_time, const struct pfc_dso **dso, uint64_t *addr, int *timed)
+{
+	struct pfc_jitproc *p = proc_findnew(j, pid);
+	int ret;
+
+	if (!p)
+		return PFC_FAIL_NOOFF(j->err, NOMEM, "JIT symbols");
+	if (!p->jd_tried && (ret = load_jitdump(j, p, time, have_time)) < 0)
+		return ret;
+	if (p->jd && p->jd_provisional && time >= p->jd->min_time) {
+		uint64_t checked;
+		if (!belongs(p, &p->jd->v[0].start, sizeof(p->jd->v[0]), p->jd->n, &p->jd->v[0].time, time, &checked)) {
+			stale_warning(j, p, p->jd_path, checked);
+			pfc_jitdump_free(p->jd);
+			free(p->jd);
+			p->jd = NULL;
+		}
+		p->jd_provisional = 0;
+	}
+	if (p->jd) {
+		const struct pfc_jitdump_ent *e = pfc_jitdump_find(p->jd, ip, time, p->jd_timed);
+		if (p->jd_timed)
+			*timed = 1;
+		j->nr_jitdump_lookups++;
+		if (e) {
+			/* the frame perf shows after perf inject --jit: the jitted-PID-N.so it
+			 * writes next to the dump for this load, mapped at the code address */
+			char name[4096 + 64];
+			struct pfc_dso *d;
+			int n = snprintf(name, sizeof(name), "%s/jitted-%u-%llu.so", p->jd_dir, e->pid,
+					 (unsigned long long)e->code_index);
+			d = pfc_machine_dso_findnew(j->m, name, (size_t)n, PFC_DSO_JITCODE, pid);
+			if (!d)
+				return PFC_FAIL_NOOFF(j->err, NOMEM, "JIT symbols");
+			if (d->kind == PFC_DSO_JITCODE && !d->jit_name) {
+				uint32_t id = pfc_intern(j->m->strings, pfc_jitdump_name(p->jd, e), e->name_len);
+				if (id == UINT32_MAX)
+					return PFC_FAIL_NOOFF(j->err, NOMEM, "JIT symbols");
+				d->jit_name = pfc_intern_str(j->m->strings, id);
+				d->jit_start = e->start;
+			}
+			*dso = d;
+			*addr = ip;
+			return 0;
+		}
+	}
+	/* R2R code of a PE image comes only through the jitdump ([PreJIT] loads); other
+	 * files are not JIT code */
+	if (!pfc_dso_is_jit_region(map->dso->kind))
+		return 0;
+	{
+		struct pfc_perfmap *pm = pfc_jitsyms_perfmap(j, pid);
+		char name[64];
+		struct pfc_dso *d;
+
+		if (!pm || !pfc_perfmap_find(pm, ip))
+			return 0;
+		snprintf(name, sizeof(name), "/tmp/perf-%d.map", pid);
+		d = pfc_machine_dso_findnew(j->m, name, strlen(name), PFC_DSO_PERFMAP, pid);
+		if (!d)
+			return PFC_FAIL_NOOFF(j->err, NOMEM, "JIT symbols");
+		*dso = d;
+		*addr = ip;
+	}
+	return 0;
+}

@@ -1,0 +1,83 @@
+/*
+ * jitsym.h - the JIT symbol sources of each process of a recording: which pid the runtime
+ * named its files with (containers), where its perf-PID.map and jit-PID.dump are, whether
+ * they belong to this process at all, and the lookups that turn a JIT address into a
+ * frame.  The files themselves are parsed by perfmap.c and jitdump.c.
+ */
+#ifndef PFC_JITSYM_H
+#define PFC_JITSYM_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "converter/util/error.h"
+#include "converter/machine/machine.h"
+
+struct pfc_perfmap;
+struct pfc_jitdump;
+struct pfc_reader;
+
+/* A user's --pid-map HOST=NS. */
+struct pfc_pidmap {
+	int32_t host, ns;
+};
+
+struct pfc_jitsym_opts {
+	const char *map_dir;        /* --map-dir */
+	const struct pfc_pidmap *pid_map;
+	size_t nr_pid_map;
+	int resolve;                /* look JIT code up where perf does not (see session.c) */
+	const char *proc;           /* "/proc" */
+	const char *tmp;            /* "/tmp" */
+	FILE *log;                  /* warnings; NULL = quiet */
+	int verbose;
+};
+
+struct pfc_jitproc;
+
+struct pfc_jitsyms {
+	struct pfc_jitsym_opts o;
+	struct pfc_machine *m;
+	const struct pfc_reader *rd;
+	struct pfc_error *err;
+	struct pfc_jitproc **procs;
+	size_t nr_procs, cap_procs;
+	struct pfc_jitproc *last;
+	int clock_checked, clock_ok;
+	const char *clock_why;
+	/* frames of unique (JIT) addresses looked up, by source */
+	uint64_t nr_jitdump_lookups, nr_timed_lookups;
+};
+
+void pfc_jitsyms_init(struct pfc_jitsyms *j, const struct pfc_jitsym_opts *o, struct pfc_machine *m,
+		      const struct pfc_reader *rd, struct pfc_error *err);
+void pfc_jitsyms_exit(struct pfc_jitsyms *j);
+
+/* A new executable mapping of process pid: remembers JIT regions, PE images and jitdump
+ * markers (which also give the pid inside the process's namespace). */
+int pfc_jitsyms_note_map(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map, const char *filename);
+
+/* Whether an address in this mapping of process pid may be JIT code worth a lookup: a JIT
+ * region or PE image, or any mapping of a process that has (or may have) a jitdump. */
+int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map);
+
+/*
+ * Resolve-mode lookup of a user address in a JIT region or PE image of process pid at
+ * `time`: the jitdump first (time-aware when the clocks allow it), then the perf map.
+ * On a hit *dso and *addr are replaced by the frame to record; *timed is set when the
+ * answer depended on the time (the caller must then not reuse it for another sample).
+ * Returns 0, or a negative error (a corrupt jitdump, out of memory).
+ */
+int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map, uint64_t ip,
+		       uint64_t time, int have_time, const struct pfc_dso **dso, uint64_t *addr, int *timed);
+
+/* The perf map of process pid (found, checked and parsed once), or NULL with a warning. */
+struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid);
+
+/* The file that perf map was read from, NULL when it was read from an .xz copy or not found. */
+const char *pfc_jitsyms_perfmap_path(struct pfc_jitsyms *j, int32_t pid);
+
+/* The pid inside the namespace of a process, read from a /proc/PID/status text: the last
+ * field of its NStgid line; -1 when there is none.  Exposed for the unit tests. */
+int pfc_jitsyms_parse_nstgid(const char *status, size_t len);
+
+#endif

@@ -1,0 +1,224 @@
+/*
+ * order.c - the round-based ordering queue of order.h.  Records in the mapped file are
+ * queued by pointer; records that will not stay in memory (pipe input, decompressed data)
+ * are copied into a per-round arena.  After the flush at the end of round N every record
+ * of round N-1 has been released, so round N-1's arena is freed then.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "converter/util/mem.h"
+#include "converter/perffile/order.h"
+
+#define BLOCK_SIZE (1u << 20)
+
+struct pfc_arena_block {
+	struct pfc_arena_block *next;
+	size_t used, size;
+	uint8_t data[];
+};
+
+void pfc_order_arena_free(struct pfc_arena_block *b)
+{
+	while (b) {
+		struct pfc_arena_block *n = b->next;
+		free(b);
+		b = n;
+	}
+}
+
+uint8_t *pfc_order_copy(struct pfc_order *o, const uint8_t *src, size_t len)
+{
+	struct pfc_arena_block *b = o->cur;
+	uint8_t *p;
+	size_t alloc = (len + 7) & ~(size_t)7;
+
+	if (!b || b->size - b->used < alloc) {
+		size_t sz = alloc > BLOCK_SIZE ? alloc : BLOCK_SIZE;
+		b = malloc(sizeof(*b) + sz);
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->size = sz;
+		b->next = o->cur;
+		o->cur = b;
+	}
+	p = b->data + b->used;
+	b->used += alloc;
+	memcpy(p, src, len);
+	return p;
+}
+
+void pfc_order_init(struct pfc_order *o, pfc_deliver_fn deliver, void *ctx)
+{
+	memset(o, 0, sizeof(*o));
+	o->deliver = deliver;
+	o->ctx = ctx;
+}
+
+void pfc_order_exit(struct pfc_order *o)
+{
+	free(o->v);
+	free(o->tmp);
+	free(o->bounds);
+	pfc_order_arena_free(o->cur);
+	pfc_order_arena_free(o->prev);
+	memset(o, 0, sizeof(*o));
+}
+
+int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
+		    uint64_t offset, int compressed, int transient)
+{
+	struct pfc_qev *e;
+
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 4096;
+		struct pfc_qev *n = pfc_mem_realloc(o->v, o->n * sizeof(*n), cap * sizeof(*n));
+		if (!n)
+			return -1;
+		o->v = n;
+		o->cap = cap;
+	}
+	if (transient) {
+		data = pfc_order_copy(o, data, size);
+		if (!data)
+			return -1;
+	}
+	if (ts < o->last_flushed)
+		o->nr_out_of_order++;
+	if (ts > o->max_ts)
+		o->max_ts = ts;
+	e = &o->v[o->n++];
+	e->ts = ts;
+	e->seq = o->seq++;
+	e->data = data;
+	e->offset = offset;
+	e->size = size;
+	e->compressed = (uint8_t)compressed;
+	return 0;
+}
+
+static int before(const struct pfc_qev *x, const struct pfc_qev *y)
+{
+	return x->ts < y->ts || (x->ts == y->ts && x->seq < y->seq);
+}
+
+/* Records arrive as a few sorted runs (one per CPU ring buffer per round), so the queue
+ * is sorted by a bottom-up merge of its natural runs: stable, so ties keep arrival order.
+ * The merge buffer is kept from round to round and swapped with the queue. */
+static int sort_queue(struct pfc_order *o)
+{
+	size_t runs = 1, i, width, nb;
+	struct pfc_qev *src, *dst;
+
+	for (i = 1; i < o->n; i++)
+		if (before(&o->v[i], &o->v[i - 1]))
+			runs++;
+	if (runs == 1)
+		return 0;
+	if (o->tmp_cap < o->cap) {
+		struct pfc_qev *t = pfc_mem_realloc(o->tmp, 0, o->cap * sizeof(*t));
+		if (!t)
+			return -1;
+		o->tmp = t;
+		o->tmp_cap = o->cap;
+	}
+	if (o->bounds_cap < runs + 1) {
+		size_t *b = realloc(o->bounds, (runs + 1) * 2 * sizeof(*b));
+		if (!b)
+			return -1;
+		o->bounds = b;
+		o->bounds_cap = (runs + 1) * 2;
+	}
+	nb = 0;
+	o->bounds[nb++] = 0;
+	for (i = 1; i < o->n; i++)
+		if (before(&o->v[i], &o->v[i - 1]))
+			o->bounds[nb++] = i;
+	o->bounds[nb] = o->n;
+	src = o->v;
+	dst = o->tmp;
+	for (width = 1; width < nb; width *= 2) {
+		size_t r;
+		for (r = 0; r < nb; r += 2 * width) {
+			const size_t *bd = o->bounds;
+			size_t a = bd[r], m = bd[r + width < nb ? r + width : nb];
+			size_t e = bd[r + 2 * width < nb ? r + 2 * width : nb], x = a, y = m, k = a;
+			while (x < m && y < e)
+				dst[k++] = before(&src[y], &src[x]) ? src[y++] : src[x++];
+			while (x < m)
+				dst[k++] = src[x++];
+			while (y < e)
+				dst[k++] = src[y++];
+		}
+		{
+			struct pfc_qev *t = src;
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != o->v) {
+		size_t c = o->cap;
+		o->tmp = o->v;
+		o->v = src;
+		o->cap = o->tmp_cap;
+		o->tmp_cap = c;
+	}
+	return 0;
+}
+
+static int release(struct pfc_order *o, uint64_t limit, int all)
+{
+	size_t i, k = 0;
+	int ret = 0;
+
+	if (!o->n)
+		return 0;
+	if (sort_queue(o) < 0)
+		return -1;
+	for (i = 0; i < o->n; i++) {
+		if (!all && o->v[i].ts > limit)
+			break;
+		ret = o->deliver(o->ctx, &o->v[i]);
+		if (ret < 0)
+			return ret;
+		o->last_flushed = o->v[i].ts;
+		k++;
+	}
+	memmove(o->v, o->v + k, (o->n - k) * sizeof(*o->v));
+	o->n -= k;
+	return 0;
+}
+
+static void retire(struct pfc_order *o, struct pfc_arena_block *b)
+{
+	if (!b)
+		return;
+	if (o->retire)
+		o->retire(o->ctx, b);
+	else
+		pfc_order_arena_free(b);
+}
+
+int pfc_order_round(struct pfc_order *o)
+{
+	int ret = release(o, o->next_flush, 0);
+
+	if (ret < 0)
+		return ret;
+	o->next_flush = o->max_ts;
+	/* everything copied before the previous round ended has been released */
+	retire(o, o->prev);
+	o->prev = o->cur;
+	o->cur = NULL;
+	return 0;
+}
+
+int pfc_order_flush_all(struct pfc_order *o)
+{
+	int ret = release(o, UINT64_MAX, 1);
+
+	retire(o, o->prev);
+	retire(o, o->cur);
+	o->prev = o->cur = NULL;
+	return ret;
+}
