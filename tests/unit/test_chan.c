@@ -1,6 +1,6 @@
 /*
  * test_chan.c - unit tests of the queue between the reading and the processing thread
- * (converter/chan.c): every item arrives once and in order through a ring much smaller
+ * (converter/perffile/chan.c): every item arrives once and in order through a ring much smaller
  * than the stream, whatever the batch size; a barrier returns only when the consumer has
  * finished everything before it (the producer then changes a value the consumer reads
  * without a lock); a consumer that stops makes the producer's pushes fail instead of

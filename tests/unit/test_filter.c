@@ -1,5 +1,5 @@
 /*
- * test_filter.c - unit tests of the sample filters (converter/filter.c): perf script's
+ * test_filter.c - unit tests of the sample filters (converter/machine/filter.c): perf script's
  * --time syntax with the ranges perf 6.1 computes for it (inclusive ends, percentage slices
  * that end one nanosecond before the next one starts), the strings perf refuses, and the
  * --comm/--pid=/--tid= lists.
