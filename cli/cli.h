@@ -1,7 +1,8 @@
 /*
- * cli.h - what the two command-line modes share: the settings the options fill in, one
- * conversion of one input into one or more output files (perfconv.c), and the batch mode
- * that runs many of them in worker processes (batch.c).  Only this layer prints or exits.
+ * cli.h - what the command line's files share: the settings the options fill in
+ * (perfconv.c), one conversion of one input into one or more output files (convert.c), and
+ * the batch mode that runs many of them in worker processes (batch.c).  perfconv.c calls
+ * both; batch.c calls convert.c; convert.c calls neither.  Only this layer prints or exits.
  */
 #ifndef PFC_CLI_H
 #define PFC_CLI_H
