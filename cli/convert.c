@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "cli/cli.h"
+#include "cli/convert.h"
 #include "converter/jit/r2r.h"
 #include "converter/perffile/hdrprint.h"
 #include "converter/perffile/statsprint.h"

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cli/cli.h"
+#include "cli/batch.h"
+#include "cli/convert.h"
 #include "converter/jit/dotnetname.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
