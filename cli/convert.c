@@ -173,7 +173,7 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			"%llu by perf inject's jitted-*.so, %llu unresolved%s\n",
 			(unsigned long long)st->nr_jit_perfmap, (unsigned long long)st->nr_jit_jitdump,
 			(unsigned long long)st->nr_jit_jitted, (unsigned long long)st->nr_jit_unresolved,
-			st->nr_jit_unresolved && !c->opts.resolve_jit ? " (--resolve-jit looks further)" : "");
+			st->nr_jit_unresolved && c->opts.perf_compat ? " (without --perf-compat perfconv looks further)" : "");
 	if (s->symbolized)
 		print_r2r_summary(st);
 	if (st->nr_dwarf_not_unwound)

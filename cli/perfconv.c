@@ -47,6 +47,7 @@ enum {
 	OPT_INVERTED,
 	OPT_INCLUDE_PERF_DATA,
 	OPT_RESOLVE_JIT,
+	OPT_PERF_COMPAT,
 	OPT_PID_MAP,
 	OPT_DOTNET_NAMES,
 	OPT_STRIP_TIERS,
@@ -97,9 +98,10 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
 	{ OPT_BUILDID_DIR, "buildid-dir", 0, 1, "DIR", "perf's build-id cache (default: ~/.debug)" },
 	{ OPT_MAP_DIR, "map-dir", 0, 1, "DIR", "look for perf-PID.map and jit-PID.dump files in DIR first" },
-	{ OPT_RESOLVE_JIT, "resolve-jit", 0, 0, NULL, "name JIT code perf leaves unknown: .NET memfd:doublemapper code, jitdumps read directly" },
+	{ OPT_PERF_COMPAT, "perf-compat", 0, 0, NULL, "name frames exactly as perf 6.1 does: none of the names below that perf lacks, .NET names as it prints them" },
+	{ OPT_RESOLVE_JIT, "resolve-jit", 0, 0, NULL, "name JIT code perf leaves unknown (the default; --perf-compat turns it off)" },
 	{ OPT_PID_MAP, "pid-map", 0, 1, "HOST=NS", "process HOST named its JIT files with pid NS (containers; repeatable)" },
-	{ OPT_DOTNET_NAMES, "dotnet-names", 0, 1, "FORM", ".NET method names: keep (default, as perf prints them) or short" },
+	{ OPT_DOTNET_NAMES, "dotnet-names", 0, 1, "FORM", ".NET method names: short (default in folded, svg, speedscope) or keep (as the runtime writes them)" },
 	{ OPT_STRIP_TIERS, "strip-tiers", 0, 0, NULL, "drop .NET tier tags such as [OptimizedTier1] from method names" },
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
@@ -262,7 +264,7 @@ int main(int argc, char **argv)
 	struct pfc_job_result res;
 	const struct pfc_writer *ws[16];
 	size_t i, k = 0, nws = 0;
-	int opt, ret;
+	int opt, ret, want_resolve = 0, dotnet_names = -1;
 
 	memset(&c, 0, sizeof(c));
 	memset(&err, 0, sizeof(err));
@@ -366,17 +368,18 @@ int main(int argc, char **argv)
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;
 		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
 		case OPT_NO_SORT: c.opts.no_sort = 1; break;
-		case OPT_RESOLVE_JIT: c.opts.resolve_jit = 1; break;
+		case OPT_RESOLVE_JIT: want_resolve = 1; break;
+		case OPT_PERF_COMPAT: c.opts.perf_compat = 1; break;
 		case OPT_PID_MAP:
 			if (parse_pid_map(&c, optarg) < 0)
 				return EXIT_USAGE;
-			c.opts.resolve_jit = 1;
+			want_resolve = 1;
 			break;
 		case OPT_DOTNET_NAMES:
 			if (!strcmp(optarg, "short")) {
-				c.opts.dotnet_names = PFC_DOTNET_NAMES_SHORT;
+				dotnet_names = PFC_DOTNET_NAMES_SHORT;
 			} else if (!strcmp(optarg, "keep")) {
-				c.opts.dotnet_names = PFC_DOTNET_NAMES_KEEP;
+				dotnet_names = PFC_DOTNET_NAMES_KEEP;
 			} else {
 				fprintf(stderr, "perfconv: --dotnet-names: unknown form '%s' (keep or short)\n"
 						"Try 'perfconv --help' for more information.\n", optarg);
@@ -400,6 +403,22 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
 	c.umask = umask(0);
 	umask(c.umask);
+	/* The best names by default; --perf-compat gives perf's.  A .NET name is short where a
+	 * person reads it (folded, SVG, speedscope) and the runtime's own in the text formats,
+	 * which PerfView and perf-script readers parse, unless --dotnet-names says otherwise. */
+	if (c.opts.perf_compat && want_resolve) {
+		fprintf(stderr, "perfconv: --perf-compat names frames as perf does: it cannot go with %s\n"
+				"Try 'perfconv --help' for more information.\n",
+			c.opts.nr_pid_map ? "--pid-map" : "--resolve-jit");
+		return EXIT_USAGE;
+	}
+	c.opts.resolve_jit = !c.opts.perf_compat;
+	if (dotnet_names >= 0) {
+		c.opts.dotnet_names = c.opts.dotnet_names_text = dotnet_names;
+	} else {
+		c.opts.dotnet_names = c.opts.perf_compat ? PFC_DOTNET_NAMES_KEEP : PFC_DOTNET_NAMES_SHORT;
+		c.opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
+	}
 	c.opts.verbose = c.verbose;
 	c.opts.log = c.quiet ? NULL : stderr;
 	c.progress = !c.quiet && isatty(STDERR_FILENO);

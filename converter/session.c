@@ -1284,15 +1284,35 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 	d->syms = t;
 }
 
-/* Intern the name of a JIT frame, rewritten as --dotnet-names / --strip-tiers ask. */
-static uint32_t intern_jit_name(struct pfc_session *s, const char *name, size_t len)
+/* Intern a .NET or JIT name rewritten in one --dotnet-names form (and --strip-tiers). */
+static uint32_t intern_jit_form(struct pfc_session *s, const char *name, size_t len, int form)
 {
 	char buf[8192];
 
-	if (s->opts->dotnet_names == PFC_DOTNET_NAMES_KEEP && !s->opts->strip_tiers)
+	if (form == PFC_DOTNET_NAMES_KEEP && !s->opts->strip_tiers)
 		return pfc_intern(&s->strings, name, len);
-	len = pfc_dotnet_name(buf, sizeof(buf), name, len, s->opts->dotnet_names, s->opts->strip_tiers);
+	len = pfc_dotnet_name(buf, sizeof(buf), name, len, form, s->opts->strip_tiers);
 	return pfc_intern(&s->strings, buf, len);
+}
+
+/*
+ * Name a frame.  A JIT or .NET name (perf map, jitdump, ReadyToRun) is rewritten twice: in
+ * the display form of the aggregating writers (short by default: a frame starts with its
+ * assembly or namespace) and in the text form of perf-script and trace.zip (the runtime's
+ * own, which PerfView parses).  Other names are used as they are.
+ */
+static int name_frame(struct pfc_session *s, struct pfc_frame *f, const char *name, size_t len, int jit)
+{
+	f->sym = jit ? intern_jit_form(s, name, len, s->opts->dotnet_names) : pfc_intern(&s->strings, name, len);
+	if (f->sym == UINT32_MAX)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+	f->sym_text = jit && s->opts->dotnet_names_text != s->opts->dotnet_names
+			      ? intern_jit_form(s, name, len, s->opts->dotnet_names_text)
+			      : f->sym;
+	if (f->sym_text == UINT32_MAX)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+	f->resolved = 1;
+	return 0;
 }
 
 const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s)
@@ -1307,6 +1327,7 @@ const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s)
 int pfc_session_symbolize(struct pfc_session *s)
 {
 	size_t i;
+	int ret;
 
 	if (s->symbolized)
 		return 0;
@@ -1321,19 +1342,15 @@ int pfc_session_symbolize(struct pfc_session *s)
 			continue;
 		}
 		if (d->kind == PFC_DSO_KSYM) {	/* the map is the symbol */
-			f->sym = pfc_intern(&s->strings, d->name, strlen(d->name));
-			if (f->sym == UINT32_MAX)
-				return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+			if ((ret = name_frame(s, f, d->name, strlen(d->name), 0)) < 0)
+				return ret;
 			f->symoff = f->addr;
-			f->resolved = 1;
 			continue;
 		}
 		if (d->kind == PFC_DSO_JITCODE) {	/* one load of a jitdump: the load is the symbol */
-			f->sym = intern_jit_name(s, d->jit_name, strlen(d->jit_name));
-			if (f->sym == UINT32_MAX)
-				return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+			if ((ret = name_frame(s, f, d->jit_name, strlen(d->jit_name), 1)) < 0)
+				return ret;
 			f->symoff = f->addr - d->jit_start;
-			f->resolved = 1;
 			s->st.nr_jit_jitdump++;
 			continue;
 		}
@@ -1342,11 +1359,9 @@ int pfc_session_symbolize(struct pfc_session *s)
 		if (d->perfmap) {
 			const struct pfc_perfmap_ent *e = pfc_perfmap_find(d->perfmap, f->addr);
 			if (e) {
-				f->sym = intern_jit_name(s, pfc_perfmap_name(d->perfmap, e), e->name_len);
-				if (f->sym == UINT32_MAX)
-					return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+				if ((ret = name_frame(s, f, pfc_perfmap_name(d->perfmap, e), e->name_len, 1)) < 0)
+					return ret;
 				f->symoff = f->addr - e->start;
-				f->resolved = 1;
 				s->st.nr_jit_perfmap++;
 				continue;
 			}
@@ -1363,16 +1378,12 @@ int pfc_session_symbolize(struct pfc_session *s)
 				s->st.nr_jit_unresolved++;
 			continue;
 		}
-		if (d->jitted) {	/* perf inject's ELF for one jitdump load */
-			f->sym = intern_jit_name(s, sym->name, strlen(sym->name));
+		if (d->jitted)	/* perf inject's ELF for one jitdump load */
 			s->st.nr_jit_jitted++;
-		} else {
-			f->sym = pfc_intern(&s->strings, sym->name, strlen(sym->name));
-		}
-		if (f->sym == UINT32_MAX)
-			return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+		/* ReadyToRun method names are .NET names too */
+		if ((ret = name_frame(s, f, sym->name, strlen(sym->name), d->jitted || d->r2r != PFC_R2R_NONE)) < 0)
+			return ret;
 		f->symoff = f->addr - sym->start;
-		f->resolved = 1;
 	}
 	return 0;
 }

@@ -36,10 +36,15 @@ struct pfc_opts {
 	int r2r_funcs;               /* R2R images without a usable map: name frames by function RVA */
 	FILE *log;                   /* warnings; NULL = quiet */
 	/* JIT code */
+	/* Names beyond perf 6.1's (on by default; off with --perf-compat): W^X JIT code, jitdumps
+	 * read without perf inject, container pids, ReadyToRun methods.  Where perf names a
+	 * frame, the name is perf's in either mode. */
 	int resolve_jit;             /* also where perf does not: see add_ip in session.c */
+	int perf_compat;             /* perf 6.1's names exactly, none added (--perf-compat) */
 	const struct pfc_pidmap *pid_map; /* --pid-map HOST=NS */
 	size_t nr_pid_map;
-	int dotnet_names;            /* PFC_DOTNET_NAMES_* */
+	int dotnet_names;            /* PFC_DOTNET_NAMES_*: the display names of folded, SVG, speedscope */
+	int dotnet_names_text;       /* the same for the text formats (perf-script, trace.zip) */
 	int strip_tiers;             /* drop .NET tier tags ([OptimizedTier1], ...) */
 	struct pfc_filter *filter;   /* samples to keep (perf script's --comm/--pid=/--tid=/--time); NULL: all */
 	/* called every few thousand records while reading (bytes done, samples); NULL: none */

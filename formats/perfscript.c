@@ -270,7 +270,7 @@ static const char *frame_line(struct ps_ctx *c, uint32_t fid, unsigned fields, u
 	if (ok == 0 && (fields & PFC_PS_SYM)) {
 		ok = arena_add(c, " ", 1);
 		if (ok == 0 && f->resolved) {
-			ok = arena_add(c, pfc_intern_str(&c->s->strings, f->sym), pfc_intern_len(&c->s->strings, f->sym));
+			ok = arena_add(c, pfc_intern_str(&c->s->strings, f->sym_text), pfc_intern_len(&c->s->strings, f->sym_text));
 			if (ok == 0 && (fields & PFC_PS_SYMOFF)) {
 				{
 					static const char hex[] = "0123456789abcdef";

@@ -74,7 +74,7 @@ int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid)
 
 	pfc_sb_addf(b, "\t%16llx ", (unsigned long long)f->addr);
 	if (f->resolved)
-		add_name(b, pfc_intern_str(&s->strings, f->sym), pfc_intern_len(&s->strings, f->sym));
+		add_name(b, pfc_intern_str(&s->strings, f->sym_text), pfc_intern_len(&s->strings, f->sym_text));
 	else
 		pfc_sb_adds(b, "[unknown]");
 	pfc_sb_adds(b, " (");

@@ -105,7 +105,8 @@ run_pc() {
 #   fx    its name;  exp  DIR/expected
 #   in    pipe.data for pipe mode, else perf.jit.data (after perf inject --jit), else perf.data
 #   args  -i IN --symfs ROOT --kallsyms KALLSYMS, where KALLSYMS is the fixture's own kallsyms when
-#         it has one (recorded on another kernel build), else ROOT/kallsyms; then --map-dir DIR/maps
+#         it has one (recorded on another kernel build), else ROOT/kallsyms; --perf-compat for
+#         fixtures with JIT or .NET code (jit_fixture); then --map-dir DIR/maps
 #         when it has the perf maps perf read from /tmp (always the last two words)
 # A .NET fixture may need a runtime that is not installed here: see missing_runtime.
 fixture() {
@@ -122,8 +123,17 @@ fixture() {
 	fi
 	[ -f "$dir/kallsyms" ] && ks=$dir/kallsyms
 	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ks")
+	# perf's expected files: where perfconv names more than perf by default (JIT and .NET
+	# code), --perf-compat gives perf's names (tests/perf-identity.sh checks the default)
+	jit_fixture "$fx" && args+=(--perf-compat)
 	[ -d "$dir/maps" ] && args+=(--map-dir "$dir/maps")
 	return 0
+}
+
+# jit_fixture NAME: the fixture has JIT or .NET code, whose names perfconv's default adds to perf's.
+jit_fixture() {
+	case $1 in dotnet-* | node-* | mono-*) return 0 ;; esac
+	return 1
 }
 
 # missing_runtime DIR: the .NET fixtures' frames in libcoreclr.so and the framework resolve

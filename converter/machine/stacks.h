@@ -18,7 +18,8 @@ struct pfc_frame {
 	uint8_t kernel;             /* looked up in kernel context */
 	/* filled by symbolization */
 	uint8_t resolved;           /* a symbol was found */
-	uint32_t sym;               /* interned name when resolved */
+	uint32_t sym;               /* interned display name when resolved (folded, SVG, speedscope) */
+	uint32_t sym_text;          /* the name the text formats print (perf-script, trace.zip) */
 	uint64_t symoff;
 };
 

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""perf_identity.py - perfconv's default names never disagree with perf's (tests/perf-identity.sh).
+
+  perf_identity.py KIND COMPAT DEFAULT
+
+COMPAT is a conversion with --perf-compat (perf 6.1's names, which the golden tests hold to
+perf's own output), DEFAULT the same conversion without it.  The default may name frames that
+perf leaves unnamed; wherever perf has a name, the default must give the same one.
+
+  script   perf-script text or trace.zip's perf.data.txt: sample by sample, the header lines are
+           equal and so is the number of frames; a frame perf names ("[unknown]" is no name) is
+           the same line in both; an unnamed one may differ.
+  folded   folded stacks; the totals are equal and a frame name of COMPAT that is a name (not
+           [unknown] or a bare [dso]) has at least its COMPAT weight in DEFAULT (counted once per
+           stack): a name perf gives is never taken away, only added to.
+  speedscope, svg   the same as folded, on the stacks of a speedscope file (every profile, by
+           frame name) or on the frames of an SVG flame graph (a frame under another of the same
+           name is not counted again).
+
+Prints one summary line (frames compared, names added) and exits 0, or prints what disagrees
+(at most 10 lines) and exits 1.
+"""
+import json
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+UNNAMED = re.compile(r"^\[.*\]\s*(_\[[kwij]\])?$")
+
+
+def frame_name(line):
+    """The symbol of a frame line "ADDR SYM (DSO)"; the DSO may hold parentheses itself
+    ("/memfd:doublemapper (deleted)"), so its opening one is found by balance from the end."""
+    body = line.strip().split(b" ", 1)[-1]
+    if not body.endswith(b")"):
+        return body
+    depth = 0
+    for i in range(len(body) - 1, -1, -1):
+        depth += {41: 1, 40: -1}.get(body[i], 0)
+        if depth == 0:
+            return body[:i].rstrip(b" ")
+    return body
+
+
+def fail(errors):
+    for e in errors[:10]:
+        print(e)
+    if len(errors) > 10:
+        print("... and %d more" % (len(errors) - 10))
+    sys.exit(1)
+
+
+def samples(path):
+    """Blocks of lines separated by blank lines: (header lines, frame lines)."""
+    out, cur = [], []
+    with open(path, "rb") as f:
+        for line in f:
+            line = line.rstrip(b"\n")
+            if not line:
+                if cur:
+                    out.append(cur)
+                cur = []
+            else:
+                cur.append(line)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def check_script(compat, default):
+    a, b = samples(compat), samples(default)
+    errors = []
+    if len(a) != len(b):
+        fail(["%d samples with --perf-compat, %d by default" % (len(a), len(b))])
+    frames = added = 0
+    for n, (x, y) in enumerate(zip(a, b)):
+        fx = [l for l in x if l.startswith(b"\t")]
+        fy = [l for l in y if l.startswith(b"\t")]
+        hx = [l for l in x if not l.startswith(b"\t")]
+        hy = [l for l in y if not l.startswith(b"\t")]
+        if hx != hy or len(fx) != len(fy):
+            errors.append("sample %d: header or frame count differs: %r / %r" % (n + 1, x[:1], y[:1]))
+            continue
+        for lx, ly in zip(fx, fy):
+            frames += 1
+            if frame_name(lx) == b"[unknown]":
+                added += frame_name(ly) != b"[unknown]"
+                continue
+            if lx != ly:
+                errors.append("sample %d: perf names %s, the default %s" % (n + 1, lx.decode("latin-1").strip(),
+                                                                             ly.decode("latin-1").strip()))
+    if errors:
+        fail(errors)
+    print("%d samples, %d frames: every named frame the same, %d names added" % (len(a), frames, added))
+
+
+def named(name):
+    return not UNNAMED.match(name)
+
+
+def weights(stacks):
+    """Total weight, and inclusive weight per frame name (each name once per stack)."""
+    total, w = 0, {}
+    for frames, count in stacks:
+        total += count
+        for name in set(frames):
+            w[name] = w.get(name, 0) + count
+    return total, w
+
+
+def folded_stacks(path):
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            yield stack.split(";"), int(count)
+
+
+def speedscope_stacks(path):
+    doc = json.load(open(path, encoding="utf-8"))
+    names = [fr["name"] for fr in doc["shared"]["frames"]]
+    for p in doc["profiles"]:
+        for s, wt in zip(p["samples"], p["weights"]):
+            yield [names[i] for i in s], wt
+
+
+def svg_weights(path):
+    """Inclusive weight per name from the frames of an SVG (preorder, depth from y)."""
+    ns = "{http://www.w3.org/2000/svg}"
+    title = re.compile(r"^(.*) \(([\d,]+) samples, [\d.]+%\)$", re.S)
+    root = ET.parse(path).getroot()
+    w, total, path_ = {}, 0, []
+    for g in root.iter(ns + "g"):
+        t, r = g.find(ns + "title"), g.find(ns + "rect")
+        if t is None or r is None:
+            continue
+        m = title.match(t.text or "")
+        if not m:
+            continue
+        name, count = m.group(1), int(m.group(2).replace(",", ""))
+        y = float(r.get("y"))
+        while path_ and path_[-1][0] <= y:
+            path_.pop()
+        if name == "all" and not path_:
+            total = count
+        elif all(p[1] != name for p in path_):
+            w[name] = w.get(name, 0) + count
+        path_.append((y, name))
+    return total, w
+
+
+def check_weights(kind, ca, da):
+    (ta, wa), (tb, wb) = ca, da
+    errors = []
+    if ta != tb:
+        errors.append("totals differ: %d with --perf-compat, %d by default" % (ta, tb))
+    names = 0
+    for name, weight in sorted(wa.items()):
+        if not named(name):
+            continue
+        names += 1
+        if wb.get(name, 0) < weight:
+            errors.append("%s: perf's %r weighs %d, the default's %d" % (kind, name, weight, wb.get(name, 0)))
+    if errors:
+        fail(errors)
+    added = sum(1 for n in wb if named(n) and n not in wa)
+    print("%s: total %d, %d names of perf's kept, %d names added" % (kind, ta, names, added))
+
+
+def main(argv):
+    if len(argv) != 4:
+        sys.exit(__doc__)
+    kind, compat, default = argv[1:]
+    if kind == "script":
+        check_script(compat, default)
+    elif kind == "folded":
+        check_weights(kind, weights(folded_stacks(compat)), weights(folded_stacks(default)))
+    elif kind == "speedscope":
+        check_weights(kind, weights(speedscope_stacks(compat)), weights(speedscope_stacks(default)))
+    elif kind == "svg":
+        check_weights(kind, svg_weights(compat), svg_weights(default))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
