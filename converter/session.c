@@ -502,6 +502,40 @@ static void kernel_first_hit(struct pfc_session *s)
 	load_kernel(s);
 }
 
+static void load_dso(struct pfc_session *s, struct pfc_dso *d);
+
+/*
+ * Whether perf 6.1 names the code at ip of a user mapping by itself: from the ELF file's
+ * symbols (perf inject's jitted-*.so included) or from the perf map of an anonymous
+ * region.  A jitdump read directly is looked up only where perf has no name, so that the
+ * default never names a frame otherwise than perf does.  It loads the DSO's symbols, once,
+ * as symbolization would.
+ */
+static int perf_names(struct pfc_session *s, const struct pfc_map *map, uint64_t ip)
+{
+	struct pfc_dso *d = (struct pfc_dso *)map->dso;
+	const char *name;
+	size_t len;
+	uint64_t start;
+
+	switch (d->kind) {
+	case PFC_DSO_FILE:
+	case PFC_DSO_VDSO:
+		if (d->jitted)
+			return 1;
+		if (!d->loaded)
+			load_dso(s, d);
+		return d->r2r == PFC_R2R_NONE && d->syms &&
+		       pfc_symtab_find(d->syms, map->identity ? ip : ip - map->start + map->pgoff);
+	case PFC_DSO_PERFMAP:
+		if (!d->loaded)
+			load_dso(s, d);
+		return d->perfmap && pfc_perfmap_resolve(d->perfmap, ip, 0, &name, &len, &start) > 0;
+	default:
+		return 0;
+	}
+}
+
 static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
 {
 	const struct pfc_map *map = NULL;
@@ -533,7 +567,8 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 	 * The address looked up is the absolute ip: perf maps and jitdumps hold the
 	 * executable (RX) addresses.
 	 */
-	if (s->opts->resolve_jit && !kernel && map->dso && pfc_jitsyms_wants(&s->jit, th->pid, map)) {
+	if (s->opts->resolve_jit && !kernel && map->dso && pfc_jitsyms_wants(&s->jit, th->pid, map) &&
+	    !perf_names(s, map, ip)) {
 		const struct pfc_dso *dso = map->dso;
 		uint64_t addr = 0;
 		int ret = pfc_jitsyms_lookup(&s->jit, th->pid, map, ip, s->cur_time, s->cur_have_time, &dso, &addr,
@@ -1193,13 +1228,15 @@ static struct pfc_perfinfo *r2r_perfinfo(struct pfc_session *s)
 static int load_r2r(struct pfc_session *s, struct pfc_dso *d, struct pfc_symtab *t)
 {
 	const struct pfc_opts *o = s->opts;
-	struct pfc_r2r_opts ro = {
-		.symfs = o->symfs, .map_dir = o->map_dir, .perfinfo = r2r_perfinfo(s),
-		.funcs = o->r2r_funcs, .log = o->log, .verbose = o->verbose,
-	};
+	struct pfc_r2r_opts ro = { .symfs = o->symfs, .map_dir = o->map_dir, .funcs = o->r2r_funcs,
+				   .log = o->log, .verbose = o->verbose };
 	struct pfc_r2r_result res;
-	int ret = pfc_r2r_load(&ro, d->name, t, &res, s->err);
+	int ret;
 
+	if (o->perf_compat)	/* perf names no ReadyToRun code */
+		return 0;
+	ro.perfinfo = r2r_perfinfo(s);
+	ret = pfc_r2r_load(&ro, d->name, t, &res, s->err);
 	d->r2r = res.status;
 	return ret;
 }
@@ -1357,11 +1394,16 @@ int pfc_session_symbolize(struct pfc_session *s)
 		if (!d->loaded)
 			load_dso(s, d);
 		if (d->perfmap) {
-			const struct pfc_perfmap_ent *e = pfc_perfmap_find(d->perfmap, f->addr);
-			if (e) {
-				if ((ret = name_frame(s, f, pfc_perfmap_name(d->perfmap, e), e->name_len, 1)) < 0)
+			const char *name;
+			size_t len;
+			uint64_t start;
+			int found = pfc_perfmap_resolve(d->perfmap, f->addr, s->opts->resolve_jit, &name, &len, &start);
+			if (found < 0)
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+			if (found) {
+				if ((ret = name_frame(s, f, name, len, 1)) < 0)
 					return ret;
-				f->symoff = f->addr - e->start;
+				f->symoff = f->addr - start;
 				s->st.nr_jit_perfmap++;
 				continue;
 			}

@@ -52,7 +52,7 @@ for dir in "$FIX"/dotnet-*/; do
 	managed=$(sed -n 's/^managed \([0-9.]*\)% resolved.*/\1/p' <<<"$perf_line")
 	framework=$(sed -n 's/.*framework \([0-9.]*\)% resolved.*/\1/p' <<<"$perf_line")
 
-	# as perf reads it (the injected file where there is one), and with --resolve-jit from the raw
+	# with the default names: as perf reads it (the injected file where there is one), and from the raw
 	# recording: the jitdump read directly, W^X code looked up in the perf map
 	for mode in default resolve-jit; do
 		if [ "$mode" = default ]; then

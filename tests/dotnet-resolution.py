@@ -15,7 +15,8 @@ when FILE does not exist; '-' is stdin) and prints, weighted by the sample count
 How frames are told apart, in the default folded form (annotations _[j] _[k] _[i] are ignored):
 
   resolved managed    a CoreCLR method name, "... [Assembly] Namespace.Type::Method"; its assembly is
-                      the [Assembly] token right before the declaring type
+                      the [Assembly] token right before the declaring type; or perfconv's short
+                      form (its default), "Assembly!Namespace.Type::Method"
   unresolved managed  "[unknown] " (JIT code in /memfd:doublemapper: stackcollapse-perf.pl splits
                       the module name "/memfd:doublemapper (deleted)" at its last " (" and keeps
                       "[unknown] "), "[perf-N.map]" (anonymous JIT memory not in the map),
@@ -34,6 +35,7 @@ import sys
 
 ANNOT = re.compile(r"_\[[jki]\]$")
 METHOD = re.compile(r"\[([A-Za-z_][\w.]*)\] [^ ]*::")
+METHOD_SHORT = re.compile(r"^(?:\[\w+\] )?([A-Za-z_][\w.]*)![^ ]*::")
 JIT_UNRESOLVED = re.compile(r"^(\[unknown\] |\[perf-\d+\.map\]|\[jitted-\d+-\d+\.so\]|\[/?memfd:doublemapper.*\])$")
 IMAGE = re.compile(r"^\[([\w.]+?)(\.ni)?\.dll\]$")
 FRAMEWORK = re.compile(r"^(System|Microsoft)(\.|$)|^(netstandard|mscorlib)$")
@@ -45,6 +47,9 @@ def classify(frame):
     found = METHOD.findall(frame)
     if found:
         return "ok", found[-1]
+    m = METHOD_SHORT.match(frame)
+    if m:
+        return "ok", m.group(1)
     if JIT_UNRESOLVED.match(frame):
         return "bad", None
     m = IMAGE.match(frame)

@@ -4,13 +4,13 @@
 # .NET recordings under fixtures/dotnet-*/ when they are there.
 #
 #   - node-jitdump: its raw perf.data plus jit-15218.dump (before perf inject) must give, with
-#     --resolve-jit, exactly the folded files perf made from perf inject's perf.jit.data;
+#     by default, exactly the folded files perf made from perf inject's perf.jit.data;
 #   - the same with the dump renamed and rewritten as a container's (pid 1) and --pid-map;
 #   - node-perf-basic-prof's map as a container's perf-1.map with --pid-map;
 #   - a perf map of another process (node's map under mono's pid) is refused with a warning;
 #   - a corrupt jitdump stops the conversion naming the dump and the offset, with no output;
 #     a jitdump cut inside its last record is used up to that record, with a warning;
-#   - with --resolve-jit, fixtures that perf resolves completely still give perf's output;
+#   - by default, fixtures that perf resolves completely still give perf's output;
 #   - a real .NET 10 container recording (tests/data/dotnet-container): the pid from the jitdump
 #     marker, --pid-map, short names, and another run's files refused.
 #
@@ -72,13 +72,13 @@ if [ -f "$NJ/jit-15218.dump.xz" ] && [ -f "$NJ/perf.data" ]; then
 		fi
 	fi
 
-	# Without --resolve-jit the raw file gives what perf script gives on it: no jitdump names.
+	# With --perf-compat the raw file gives what perf script gives on it: no jitdump names.
 	if selected jit/node-jitdump/default; then
-		run -i "$NJ/perf.data" "${S[@]}" --map-dir "$D"
+		run -i "$NJ/perf.data" "${S[@]}" --perf-compat --map-dir "$D"
 		if [ "$rc" = 0 ] && ! grep -q 'JS:' "$TMP/out.folded" && grep -q 'JS:' "$NJ/expected/folded.txt"; then
 			pass jit/node-jitdump/default
 		else
-			fail jit/node-jitdump/default "exit status $rc, or jitdump names without --resolve-jit" "$TMP/err"
+			fail jit/node-jitdump/default "exit status $rc, or jitdump names with --perf-compat" "$TMP/err"
 		fi
 	fi
 
@@ -207,16 +207,17 @@ else
 fi
 # ---------------------------------------------------------------------------------------------
 # The .NET fixtures (fixtures/dotnet-*).  One recorded with a jitdump and perf inject: its raw
-# perf.data plus the dump (kept as .xz, read as is) must give perf's files made from perf.jit.data.
-# The others have perf maps only for memfd:doublemapper code, which perf leaves unresolved: with
-# --resolve-jit their managed stacks must be resolved (tests/dotnet-resolution.py's measure).
+# perf.data plus the dump (kept as .xz, read as is) must give perf's files made from perf.jit.data
+# (.NET names in the runtime's form, as perf prints them: --dotnet-names keep).
+# The others have perf maps only for memfd:doublemapper code, which perf leaves unresolved: by
+# default their managed stacks must be resolved (tests/dotnet-resolution.py's measure).
 for dir in "$FIX"/dotnet-*/; do
 	[ -d "$dir/maps" ] || continue
 	dir=${dir%/}
 	fx=$(basename "$dir")
 	ks=$ROOT/kallsyms
 	[ -f "$dir/kallsyms" ] && ks=$dir/kallsyms
-	DS=(-i "$dir/perf.data" --symfs "$ROOT" --kallsyms "$ks" --map-dir "$dir/maps" --resolve-jit)
+	DS=(-i "$dir/perf.data" --symfs "$ROOT" --kallsyms "$ks" --map-dir "$dir/maps" --dotnet-names keep)
 	if [ -f "$dir/perf.jit.data" ]; then
 		for opt in "" pid tid kernel addrs jit; do
 			name=jit/$fx/raw${opt:+-$opt}
@@ -239,7 +240,7 @@ for dir in "$FIX"/dotnet-*/; do
 		pass "jit/$fx/resolve ($(grep -o 'managed [0-9.]*%' "$TMP/share" | head -1) resolved)"
 	else
 		cat "$TMP/share" >>"$TMP/err"
-		fail "jit/$fx/resolve" "exit status $rc, or under 95% of the managed stacks resolved with --resolve-jit" "$TMP/err"
+		fail "jit/$fx/resolve" "exit status $rc, or under 95% of the managed stacks resolved by default" "$TMP/err"
 	fi
 done
 
@@ -257,7 +258,7 @@ if [ -f "$DC/perf.data" ]; then
 	xz -dc "$DC/maps/perf-3.map.xz" >"$M/perf-3.map"
 	DA=(-i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --map-dir "$M")
 	if selected jit/dotnet-pidns/marker-pid; then
-		run "${DA[@]}" --resolve-jit
+		run "${DA[@]}" --dotnet-names keep
 		cp "$TMP/out.folded" "$TMP/dc.folded" 2>/dev/null
 		missing=
 		for f in 'Demo.Work.Program::Main' 'Demo.Work.Program::Outer;int64 [app] Demo.Work.Program::Inner' \
@@ -272,20 +273,20 @@ if [ -f "$DC/perf.data" ]; then
 		fi
 	fi
 	if selected jit/dotnet-pidns/pid-map; then
-		run "${DA[@]}" --resolve-jit --pid-map 22534=3
+		run "${DA[@]}" --dotnet-names keep --pid-map 22534=3
 		if [ "$rc" = 0 ] && [ -s "$TMP/dc.folded" ] && cmp -s "$TMP/dc.folded" "$TMP/out.folded"; then
 			pass jit/dotnet-pidns/pid-map
 		else
 			fail jit/dotnet-pidns/pid-map "--pid-map 22534=3 must give what the marker gives" "$TMP/err"
 		fi
 	fi
-	# perf's own result: memfd:doublemapper frames stay unresolved without --resolve-jit.
+	# perf's own result: memfd:doublemapper frames stay unresolved with --perf-compat.
 	if selected jit/dotnet-pidns/default; then
-		run "${DA[@]}"
+		run "${DA[@]}" --perf-compat
 		if [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" && grep -qE 'JIT frames .* [1-9][0-9]* unresolved' "$TMP/err"; then
 			pass jit/dotnet-pidns/default
 		else
-			fail jit/dotnet-pidns/default "without --resolve-jit the memfd frames must stay as perf shows them" "$TMP/err"
+			fail jit/dotnet-pidns/default "with --perf-compat the memfd frames must stay as perf shows them" "$TMP/err"
 		fi
 	fi
 	if selected jit/dotnet-pidns/short-names; then

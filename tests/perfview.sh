@@ -55,7 +55,7 @@ for dir in "$FIX"/*/; do
 	entries=("$fx.trace/" "$fx.trace/perf.data.txt")
 	if [ -d "$dir/maps" ]; then
 		# the maps perf itself read (its text names them); W^X .NET code is not anonymous memory,
-		# so there perf, and perfconv without --resolve-jit, read none
+		# so there perf, and perfconv with --perf-compat, read none
 		for m in "$dir"/maps/perf-*.map; do
 			[ -f "$m" ] || continue
 			ptxt=$(ls "$dir"/expected/perf-script*.txt* "$dir"/expected/script-default.txt* 2>/dev/null | head -n 1)

@@ -251,10 +251,13 @@ for k in sorted(acc):
 	if selected "$fx/one-thread"; then
 		d=$TMP/case
 		rc2=0
-		run_pc "$d" -q "${args[@]}" --resolve-jit --tid --kernel --addrs -o "$TMP/two.folded"; [ "$rc" = 0 ] || rc2=$rc
-		run_pc "$d" -q "${args[@]}" --resolve-jit -f perf-script -o "$TMP/two.txt"; [ "$rc" = 0 ] || rc2=$rc
-		PERFCONV_PIPELINE=0 run_pc "$d" -q "${args[@]}" --resolve-jit --tid --kernel --addrs -o "$TMP/one.folded"; [ "$rc" = 0 ] || rc2=$rc
-		PERFCONV_PIPELINE=0 run_pc "$d" -q "${args[@]}" --resolve-jit -f perf-script -o "$TMP/one.txt"; [ "$rc" = 0 ] || rc2=$rc
+		# the default names (more than --perf-compat's), so that JIT lookups run on both paths
+		best=()
+		for a in "${args[@]}"; do [ "$a" = --perf-compat ] || best+=("$a"); done
+		run_pc "$d" -q "${best[@]}" --tid --kernel --addrs -o "$TMP/two.folded"; [ "$rc" = 0 ] || rc2=$rc
+		run_pc "$d" -q "${best[@]}" -f perf-script -o "$TMP/two.txt"; [ "$rc" = 0 ] || rc2=$rc
+		PERFCONV_PIPELINE=0 run_pc "$d" -q "${best[@]}" --tid --kernel --addrs -o "$TMP/one.folded"; [ "$rc" = 0 ] || rc2=$rc
+		PERFCONV_PIPELINE=0 run_pc "$d" -q "${best[@]}" -f perf-script -o "$TMP/one.txt"; [ "$rc" = 0 ] || rc2=$rc
 		if [ "$rc2" = 0 ] && [ -s "$TMP/one.folded" ] && cmp -s "$TMP/one.folded" "$TMP/two.folded" &&
 			cmp -s "$TMP/one.txt" "$TMP/two.txt"; then
 			pass "$fx/one-thread"
@@ -479,6 +482,7 @@ suite() {
 }
 
 suite layout.sh
+suite perf-identity.sh
 suite perfview.sh
 suite perf-script.sh
 suite speedscope.sh

@@ -151,6 +151,10 @@ int pfc_perfmap_load(struct pfc_perfmap *m, const char *path)
 
 void pfc_perfmap_free(struct pfc_perfmap *m)
 {
+	if (m->perf_tree) {
+		pfc_symtab_free(m->perf_tree);
+		free(m->perf_tree);
+	}
 	free(m->v);
 	pfc_ivindex_free(&m->ix);
 	free(m->names);
@@ -180,4 +184,63 @@ const struct pfc_perfmap_ent *pfc_perfmap_find(const struct pfc_perfmap *m, uint
 		if (!best || better(&m->v[i], best))
 			best = &m->v[i];
 	return best;
+}
+
+static int by_line(const void *a, const void *b)
+{
+	const struct pfc_perfmap_ent *x = *(const struct pfc_perfmap_ent *const *)a;
+	const struct pfc_perfmap_ent *y = *(const struct pfc_perfmap_ent *const *)b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* perf's tree: every entry inserted in file order, no fixups (perf applies none to maps). */
+static int build_perf_tree(struct pfc_perfmap *m)
+{
+	const struct pfc_perfmap_ent **order = malloc((m->n ? m->n : 1) * sizeof(*order));
+	struct pfc_symtab *t = calloc(1, sizeof(*t));
+	size_t i;
+
+	if (!order || !t)
+		goto fail;
+	for (i = 0; i < m->n; i++)
+		order[i] = &m->v[i];
+	qsort(order, m->n, sizeof(*order), by_line);
+	for (i = 0; i < m->n; i++)
+		if (pfc_symtab_add(t, order[i]->start, order[i]->end - order[i]->start, PFC_SYM_GLOBAL,
+				   pfc_perfmap_name(m, order[i]), order[i]->name_len) < 0)
+			goto fail;
+	free(order);
+	m->perf_tree = t;
+	return 0;
+fail:
+	free(order);
+	if (t) {
+		pfc_symtab_free(t);
+		free(t);
+	}
+	m->perf_tree_failed = 1;
+	return -1;
+}
+
+int pfc_perfmap_resolve(struct pfc_perfmap *m, uint64_t addr, int beyond_perf, const char **name, size_t *len,
+			uint64_t *start)
+{
+	const struct pfc_perfmap_ent *e;
+	const struct pfc_sym *sym;
+
+	if (!m->perf_tree && !m->perf_tree_failed && build_perf_tree(m) < 0)
+		return -1;
+	if (m->perf_tree && (sym = pfc_symtab_find(m->perf_tree, addr))) {
+		*name = sym->name;
+		*len = strlen(sym->name);
+		*start = sym->start;
+		return 1;
+	}
+	if (!beyond_perf || !(e = pfc_perfmap_find(m, addr)))
+		return 0;
+	*name = pfc_perfmap_name(m, e);
+	*len = e->name_len;
+	*start = e->start;
+	return 1;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "converter/native/symtab.h"
 #include "converter/util/ivindex.h"
 
 struct pfc_perfmap_ent {
@@ -23,6 +24,8 @@ struct pfc_perfmap {
 	char *names;
 	size_t names_len;
 	uint64_t nr_bad_lines;
+	struct pfc_symtab *perf_tree;   /* perf's symbol tree of the map, built on first lookup */
+	int perf_tree_failed;
 };
 
 /* Parse a perf map from memory.  Tolerant: optional 0x, any case, CR line ends, NUL
@@ -39,6 +42,17 @@ void pfc_perfmap_free(struct pfc_perfmap *m);
  *  - otherwise the smallest range wins (a block and an entry inside it), and on equal
  *    sizes the later line. */
 const struct pfc_perfmap_ent *pfc_perfmap_find(const struct pfc_perfmap *m, uint64_t addr);
+
+/*
+ * The symbol perf 6.1 gives addr: perf inserts the lines into its symbol tree in file order
+ * and takes the first symbol its search meets (dso__load_perf_map, symbols__find), which
+ * among entries that share a start (Mono writes several trampolines at one address) is
+ * neither the first nor the last line but what the tree's shape says.  With beyond_perf,
+ * an address perf's search misses is looked up by pfc_perfmap_find's rules.  Returns 1 with
+ * the name and its start, 0 when none covers addr, -1 when out of memory.
+ */
+int pfc_perfmap_resolve(struct pfc_perfmap *m, uint64_t addr, int beyond_perf, const char **name, size_t *len,
+			uint64_t *start);
 
 static inline const char *pfc_perfmap_name(const struct pfc_perfmap *m, const struct pfc_perfmap_ent *e)
 {
