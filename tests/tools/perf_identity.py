@@ -2,6 +2,7 @@
 """perf_identity.py - perfconv's default names never disagree with perf's (tests/perf-identity.sh).
 
   perf_identity.py KIND COMPAT DEFAULT
+  perf_identity.py --batch NAME CDIR DDIR BASE
 
 COMPAT is a conversion with --perf-compat (perf 6.1's names, which the golden tests hold to
 perf's own output), DEFAULT the same conversion without it.  The default may name frames that
@@ -18,12 +19,17 @@ perf leaves unnamed; wherever perf has a name, the default must give the same on
            name is not counted again).
 
 Prints one summary line (frames compared, names added) and exits 0, or prints what disagrees
-(at most 10 lines) and exits 1.
+(at most 10 lines) and exits 1.  With --batch, every kind is checked on the outputs a batch run
+wrote for BASE into CDIR (--perf-compat) and DDIR (the default), and one result line per kind is
+printed in tests/run.sh's format ("ok    NAME/KIND (summary)" or "FAIL  NAME/KIND: ..." with the
+disagreements below): one interpreter for a fixture instead of one per kind.
 """
 import json
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
+import zipfile
 
 UNNAMED = re.compile(r"^\[.*\]\s*(_\[[kwij]\])?$")
 
@@ -42,12 +48,15 @@ def frame_name(line):
     return body
 
 
+class Disagree(Exception):
+    pass
+
+
 def fail(errors):
-    for e in errors[:10]:
-        print(e)
+    lines = errors[:10]
     if len(errors) > 10:
-        print("... and %d more" % (len(errors) - 10))
-    sys.exit(1)
+        lines.append("... and %d more" % (len(errors) - 10))
+    raise Disagree("\n".join(lines))
 
 
 def samples(path):
@@ -91,7 +100,7 @@ def check_script(compat, default):
                                                                              ly.decode("latin-1").strip()))
     if errors:
         fail(errors)
-    print("%d samples, %d frames: every named frame the same, %d names added" % (len(a), frames, added))
+    return "%d samples, %d frames: every named frame the same, %d names added" % (len(a), frames, added)
 
 
 def named(name):
@@ -163,23 +172,63 @@ def check_weights(kind, ca, da):
     if errors:
         fail(errors)
     added = sum(1 for n in wb if named(n) and n not in wa)
-    print("%s: total %d, %d names of perf's kept, %d names added" % (kind, ta, names, added))
+    return "total %d, %d names of perf's kept, %d names added" % (ta, names, added)
+
+
+def check(kind, compat, default):
+    if kind == "script":
+        return check_script(compat, default)
+    if kind == "folded":
+        return check_weights(kind, weights(folded_stacks(compat)), weights(folded_stacks(default)))
+    if kind == "speedscope":
+        return check_weights(kind, weights(speedscope_stacks(compat)), weights(speedscope_stacks(default)))
+    if kind == "svg":
+        return check_weights(kind, svg_weights(compat), svg_weights(default))
+    sys.exit(__doc__)
+
+
+def trace_text(zip_path, out):
+    z = zipfile.ZipFile(zip_path)
+    entry = [x for x in z.namelist() if x.endswith("/perf.data.txt")][0]
+    with open(out, "wb") as f:
+        f.write(z.read(entry))
+    return out
+
+
+def batch(name, cdir, ddir, base):
+    files = {"script": ".perf.txt", "folded": ".folded", "speedscope": ".speedscope.json", "svg": ".svg"}
+    ok = True
+    for kind in ("script", "trace.zip", "folded", "speedscope", "svg"):
+        case = "%s/%s" % (name, kind)
+        try:
+            if kind == "trace.zip":
+                c = trace_text(os.path.join(cdir, base + ".trace.zip"), os.path.join(cdir, "trace.txt"))
+                d = trace_text(os.path.join(ddir, base + ".trace.zip"), os.path.join(ddir, "trace.txt"))
+                summary = check("script", c, d)
+            else:
+                summary = check(kind, os.path.join(cdir, base + files[kind]), os.path.join(ddir, base + files[kind]))
+            print("ok    %s (%s)" % (case, summary))
+        except Disagree as e:
+            ok = False
+            print("FAIL  %s: the default disagrees with perf's names" % case)
+            for line in str(e).splitlines():
+                print("      | " + line)
+        except (OSError, IndexError, ValueError, KeyError, ET.ParseError) as e:
+            ok = False
+            print("FAIL  %s: cannot compare the outputs: %s" % (case, e))
+    return ok
 
 
 def main(argv):
+    if len(argv) == 6 and argv[1] == "--batch":
+        sys.exit(0 if batch(*argv[2:]) else 1)
     if len(argv) != 4:
         sys.exit(__doc__)
-    kind, compat, default = argv[1:]
-    if kind == "script":
-        check_script(compat, default)
-    elif kind == "folded":
-        check_weights(kind, weights(folded_stacks(compat)), weights(folded_stacks(default)))
-    elif kind == "speedscope":
-        check_weights(kind, weights(speedscope_stacks(compat)), weights(speedscope_stacks(default)))
-    elif kind == "svg":
-        check_weights(kind, svg_weights(compat), svg_weights(default))
-    else:
-        sys.exit(__doc__)
+    try:
+        print(check(*argv[1:]))
+    except Disagree as e:
+        print(e)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
