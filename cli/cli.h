@@ -55,4 +55,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 /* Batch mode: convert every input found in args into c->outdir; returns the exit status. */
 int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_writer *const *ws, size_t nws);
 
+/* --r2r-dump IMAGE [--r2r-dump-style runtime|r2rmap] (r2rdump.c); returns the exit status. */
+int pfc_cli_r2r_dump(const char *image, const char *style, const char *output, int quiet);
+
 #endif

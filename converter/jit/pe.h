@@ -36,11 +36,13 @@ struct pfc_pe_func {               /* one RUNTIME_FUNCTION of the R2R image */
 struct pfc_pe {
 	uint16_t machine;          /* as in the file: R2R images XOR it with an OS value */
 	uint16_t machine_plain;    /* IMAGE_FILE_MACHINE_* with the OS override removed */
+	uint32_t timestamp;        /* TimeDateStamp (a hash of the contents in deterministic builds) */
 	int target_os;             /* r2rmap TargetOS numbering: 0 unknown, 1 Windows, 2 Linux, 3 OSX, ... */
 	int pe32plus;
 	uint64_t image_base;
 	uint32_t size_of_image, size_of_headers;
 	uint32_t nsections;
+	uint32_t export_rva, export_size;  /* data directory 0 (a composite's RTR_HEADER export) */
 	struct pfc_pe_section sec[PFC_PE_MAX_SECTIONS];
 	/* debug directory */
 	int has_codeview;
@@ -53,6 +55,9 @@ struct pfc_pe {
 	char perfmap_name[256];
 	/* CLR */
 	int is_managed;            /* has a CLR (COR20) header */
+	uint32_t cor_flags;        /* its Flags (0x4 IL_LIBRARY: ReadyToRun code or component stub) */
+	uint32_t md_rva, md_size;  /* its MetaData directory */
+	uint32_t native_rva, native_size;  /* its ManagedNativeHeader (the R2R header) */
 	int has_mvid;
 	uint8_t mvid[16];          /* the Module row's GUID, as stored */
 	int is_r2r;                /* the CLR header points at a READYTORUN header */
