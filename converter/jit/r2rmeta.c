@@ -905,8 +905,6 @@ int pfc_r2rmeta_format(struct pfc_r2rmeta *r, size_t mi, enum pfc_r2rmeta_style 
 		ctx = module_md(r, r->composite ? r->corelib : 0);
 		if (ms.flags & 0x80)
 			ctx = module_of_index(r, ctx, ms.ctx_index);
-		if (!ctx)
-			return -1;
 		mmd = ctx;
 		if (ms.owner && ms.owner < ms.owner_end && ms.owner[0] == 0x3F) {
 			const uint8_t *q = ms.owner + 1;
@@ -914,6 +912,12 @@ int pfc_r2rmeta_format(struct pfc_r2rmeta *r, size_t mi, enum pfc_r2rmeta_style 
 			if (pfc_ecma_uncompress(&q, ms.owner_end, &idx) < 0 || !(mmd = module_of_index(r, ctx, idx)))
 				return -1;
 		}
+		/* a composite without CoreLib among its components (framework-dependent): types
+		 * given without a module are primitives, which need no metadata */
+		if (!ctx)
+			ctx = mmd;
+		if (!ctx)
+			return -1;
 		rid = ms.rid;
 		if (!ms.owner)
 			owner_td = pfc_ecma_method_owner(mmd, rid);
