@@ -1420,11 +1420,9 @@ int pfc_session_symbolize(struct pfc_session *s)
 			const char *name;
 			uint64_t start;
 			if (pfc_r2rframes_name(s, d, f->addr, &name, &start) == 0) {
-				f->sym = intern_jit_name(s, name, strlen(name));
-				if (f->sym == UINT32_MAX)
-					return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+				if ((ret = name_frame(s, f, name, strlen(name), 1)) < 0)
+					return ret;
 				f->symoff = f->addr - start;
-				f->resolved = 1;
 				s->st.nr_r2r_resolved++;
 				s->st.nr_r2r_metadata++;
 				continue;
