@@ -308,15 +308,15 @@ if [ -f "$DC/perf.data" ]; then
 		printf 'Name:\tdotnet\nTgid:\t22534\nPid:\t22534\nNStgid:\t22534\t3\nNSpid:\t22534\t3\n' >"$L/22534/status"
 		echo dotnet >"$L/22534/comm"
 		cp "$M/perf-3.map" "$L/22534/root/tmp/"
-		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --dotnet-names keep
 		perfmap_ok=$(grep -cE 'JIT frames \(unique\): [1-9][0-9]* named by perf maps, 0 by jitdumps, .* 0 unresolved' "$TMP/err")
 		cp "$M/jit-3.dump" "$L/22534/root/tmp/"
-		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --dotnet-names keep
 		dump_ok=$(grep -cE 'JIT frames \(unique\): 0 named by perf maps, [1-9][0-9]* by jitdumps, .* 0 unresolved' "$TMP/err")
 		[ ! -s "$TMP/dc.folded" ] || cmp -s "$TMP/dc.folded" "$TMP/out.folded" || dump_ok=0
 		# the pid now belongs to another program: its files are not the recorded process's
 		echo bash >"$L/22534/comm"
-		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --resolve-jit
+		PERFCONV_PROC=$L run -i "$DC/perf.data" --symfs "$Y" --kallsyms /dev/null --dotnet-names keep
 		if [ "$perfmap_ok" = 1 ] && [ "$dump_ok" = 1 ] && [ "$rc" = 0 ] && ! grep -q 'Demo.Work' "$TMP/out.folded" &&
 			grep -q "looked for.*'$PERFCONV_TMP/jit-22534.dump'" "$TMP/err"; then
 			pass jit/dotnet-pidns/live
