@@ -59,6 +59,8 @@ enum {
 	OPT_TIMEOUT,
 	OPT_COMM,
 	OPT_TIME,
+	OPT_OFF_CPU,
+	OPT_THREAD_TIME,
 };
 
 struct opt_doc {
@@ -86,6 +88,8 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_TID, "tid", 0, 2, "LIST", "--tid: folded, add the pid and tid to the process name; --tid=LIST: keep only these threads" },
 	{ OPT_COMM, "comm", 0, 1, "LIST", "keep only samples of threads with these names (comma-separated), like perf script --comm" },
 	{ OPT_TIME, "time", 0, 1, "RANGE", "keep only samples in START,END (seconds) or percent slices (10%/2, 0%-10%), like perf script --time" },
+	{ OPT_OFF_CPU, "off-cpu", 0, 2, "all", "a profile of the time threads wait, in ns, from sched:sched_switch samples; =all: also preempted time" },
+	{ OPT_THREAD_TIME, "thread-time", 0, 0, NULL, "on-CPU samples (cpu-clock, task-clock) and off-CPU time in one profile, in ns" },
 	{ OPT_KERNEL, "kernel", 0, 0, NULL, "folded: mark kernel frames with _[k]" },
 	{ OPT_JIT, "jit", 0, 0, NULL, "folded: mark JIT frames (perf maps) with _[j]" },
 	{ OPT_ALL, "all", 0, 0, NULL, "folded: --kernel and --jit" },
@@ -289,6 +293,56 @@ static void print_r2r_summary(const struct pfc_session_stats *st)
 			"-p:PublishReadyToRunEmitSymbols=true' (NAME.ni.r2rmap): put them next to the DLL or in --map-dir\n");
 }
 
+/* --off-cpu and --thread-time weigh the aggregated stacks: the formats that print each
+ * sample (perf-script, trace.zip) have no place for an interval. */
+static int time_profile_check(const struct cli *c, const struct pfc_writer *const *ws, size_t n)
+{
+	const char *opt = c->opts.thread_time ? "--thread-time" : "--off-cpu";
+	size_t i;
+
+	if (!c->opts.offcpu && !c->opts.thread_time)
+		return 0;
+	if (c->stats || c->header) {
+		fprintf(stderr, "perfconv: %s cannot be used with --stats or --header\n", opt);
+		goto usage;
+	}
+	for (i = 0; i < n; i++)
+		if (ws[i]->needs & PFC_NEED_STREAM) {
+			fprintf(stderr, "perfconv: %s makes a profile, and the %s format prints samples: use folded, svg "
+				"or speedscope\n", opt, ws[i]->name);
+			goto usage;
+		}
+	return 0;
+usage:
+	fputs("Try 'perfconv --help' for more information.\n", stderr);
+	return -1;
+}
+
+/* The off-CPU intervals: how many, their total and how they ended. */
+static void print_offcpu_summary(const struct pfc_session *s)
+{
+	const struct pfc_offcpu_stats *o = pfc_offcpu_stats(s->offcpu);
+
+	fprintf(stderr, "perfconv: off-CPU: %llu sched_switch samples, %llu intervals, %.6f s; ended by switch-in %llu "
+		"(%.6f s), next sample %llu (%.6f s), exit %llu (%.6f s)\n",
+		(unsigned long long)o->nr_switch_samples, (unsigned long long)o->nr_intervals, (double)o->ns / 1e9,
+		(unsigned long long)o->nr_by_end[PFC_OC_END_SWITCH_IN], (double)o->ns_by_end[PFC_OC_END_SWITCH_IN] / 1e9,
+		(unsigned long long)o->nr_by_end[PFC_OC_END_SAMPLE], (double)o->ns_by_end[PFC_OC_END_SAMPLE] / 1e9,
+		(unsigned long long)o->nr_by_end[PFC_OC_END_EXIT], (double)o->ns_by_end[PFC_OC_END_EXIT] / 1e9);
+	if (o->nr_by_end[PFC_OC_END_RECORDING])
+		fprintf(stderr, "perfconv: off-CPU: %llu threads were still waiting when the recording ended: "
+			"%.6f s counted up to its last time stamp\n",
+			(unsigned long long)o->nr_by_end[PFC_OC_END_RECORDING], (double)o->ns_by_end[PFC_OC_END_RECORDING] / 1e9);
+	if (o->nr_runnable)
+		fprintf(stderr, "perfconv: off-CPU: %llu switches of runnable (preempted) threads left out (--off-cpu=all "
+			"counts them)\n", (unsigned long long)o->nr_runnable);
+	if (o->nr_no_time)
+		fprintf(stderr, "perfconv: off-CPU: %llu samples without a time stamp ignored\n",
+			(unsigned long long)o->nr_no_time);
+	if (pfc_offcpu_thread_time(s->offcpu))
+		fprintf(stderr, "perfconv: thread time: %llu on-CPU samples\n", (unsigned long long)o->nr_clock_samples);
+}
+
 /* Seconds spent reading and processing records, resolving symbols and writing (-v). */
 struct phases {
 	double read, symbols, write;
@@ -335,6 +389,8 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			(unsigned long long)st->nr_dwarf_not_unwound);
 	if (s->rd.junk_bytes)
 		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);
+	if (s->offcpu)
+		print_offcpu_summary(s);
 }
 
 /* Write through a temporary file in the target directory, renamed into place only when
@@ -818,6 +874,12 @@ int main(int argc, char **argv)
 			if (pfc_filter_set_time(&c.filter, optarg, &err) < 0)
 				return filter_error(&err);
 			break;
+		case OPT_OFF_CPU:
+			if (optarg && strcmp(optarg, "all"))
+				return usage_error("--off-cpu='%s': the only value is 'all'", optarg);
+			c.opts.offcpu = optarg ? PFC_OFFCPU_ALL : PFC_OFFCPU_BLOCKED;
+			break;
+		case OPT_THREAD_TIME: c.opts.thread_time = 1; break;
 		case OPT_KERNEL: c.wopts.kernel = 1; break;
 		case OPT_JIT: c.wopts.jit = 1; break;
 		case OPT_ALL: c.wopts.kernel = c.wopts.jit = 1; break;
@@ -934,6 +996,8 @@ int main(int argc, char **argv)
 		}
 		if (!nws)
 			return usage_error("-f '%s': no format", c.format);
+		if (time_profile_check(&c, ws, nws) < 0)
+			return EXIT_USAGE;
 		ret = pfc_batch_run(&c, argv + optind, argc - optind, ws, nws);
 		pfc_filter_free(&c.filter);
 		return ret;
@@ -954,6 +1018,8 @@ int main(int argc, char **argv)
 		}
 		ws[nws++] = w ? w : &pfc_writer_folded;
 	}
+	if (time_profile_check(&c, ws, nws) < 0)
+		return EXIT_USAGE;
 	if (nws && ws[0] == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet &&
 	    !flamescope_name_ok(c.output))
 		fprintf(stderr, "perfconv: warning: '%s': Flamescope does not open files whose path has characters such "

@@ -18,6 +18,7 @@
 #include "converter/perffile/order.h"
 #include "converter/perffile/reader.h"
 #include "converter/machine/stacks.h"
+#include "converter/offcpu.h"
 
 struct pfc_session;
 
@@ -41,6 +42,8 @@ struct pfc_opts {
 	size_t nr_pid_map;
 	int dotnet_names;            /* PFC_DOTNET_NAMES_* */
 	int strip_tiers;             /* drop .NET tier tags ([OptimizedTier1], ...) */
+	int offcpu;                  /* PFC_OFFCPU_*: weigh sched_switch callchains by the time slept */
+	int thread_time;             /* off-CPU intervals and cpu-clock/task-clock samples in one profile */
 	struct pfc_filter *filter;   /* samples to keep (perf script's --comm/--pid=/--tid=/--time); NULL: all */
 	/* called every few thousand records while reading (bytes done, samples); NULL: none */
 	void (*progress)(void *arg, const struct pfc_session *s);
@@ -127,6 +130,8 @@ struct pfc_session {
 	int cur_have_time;
 	int cur_timed;                /* and whether a frame's name depended on it */
 	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
+	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */
+	int offcpu_oom;               /* an interval was lost for memory: reported at the end */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);
