@@ -21,6 +21,17 @@
 #   offcpu/filters                          --comm, --tid= and --time keep only some intervals
 #   offcpu/errors                           no sched_switch samples, --thread-time without cpu-clock,
 #                                           a per-sample format, a bad --off-cpu value
+#   offcpu/dotnet-lock, offcpu/dotnet-frames  a .NET 10 app (tests/offcpu/dotnet: a thread blocked on a
+#                                           contended lock, the main thread waiting for an awaited
+#                                           Task.Delay; the app measures both): the blocked thread's
+#                                           off-CPU time within twice OFFCPU_TOLERANCE % of its lock waits
+#                                           (the runtime spins before it blocks, and the thread also
+#                                           waits for its start and the JIT),
+#                                           and the waits under the managed frames that waited.  The
+#                                           latter is an xfail where the call chains stop in glibc:
+#                                           its futex wait has no frame pointer, and perf record -g
+#                                           chains end there (DWARF unwinding would go further).
+#                                           Skipped without the .NET 10 SDK.
 #
 # Needs perf that can record sched:sched_switch (root, or perf_event_paranoid <= -1 and a readable
 # tracefs) and gcc; skips with the reason otherwise.
@@ -31,7 +42,8 @@ need_perfconv offcpu
 need_python offcpu
 
 all_cases=(offcpu/process offcpu/process-switch offcpu/system offcpu/system-switch offcpu/pipe offcpu/timehist
-	offcpu/timehist-all offcpu/all offcpu/thread-time offcpu/svg offcpu/speedscope offcpu/filters offcpu/errors)
+	offcpu/timehist-all offcpu/all offcpu/thread-time offcpu/svg offcpu/speedscope offcpu/filters offcpu/errors
+	offcpu/dotnet-lock offcpu/dotnet-frames)
 cases=()
 for c in "${all_cases[@]}"; do
 	selected "$c" && cases+=("$c")
@@ -260,5 +272,97 @@ if want offcpu/errors; then
 	else
 		fail offcpu/errors "$why" "$TMP/e1.err"
 	fi
+fi
+
+# .NET: build tests/offcpu/dotnet (kept in build/offcpu-dotnet/<hash of the sources and SDK>), record it
+# with its perf map, convert with --resolve-jit
+dotnet_skip() {
+	local c
+	for c in offcpu/dotnet-lock offcpu/dotnet-frames; do
+		want "$c" && skip "$c" "$1"
+	done
+}
+dotnet_fail() {
+	local c
+	for c in offcpu/dotnet-lock offcpu/dotnet-frames; do
+		want "$c" && fail "$c" "$1" "$2"
+	done
+}
+dotnet_run() {
+	local key bin
+	if ! command -v dotnet >/dev/null 2>&1 || ! dotnet --list-sdks 2>/dev/null | grep -q '^10\.'; then
+		dotnet_skip "no .NET 10 SDK (dotnet --list-sdks)"
+		return
+	fi
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
+	key=$({ cat tests/offcpu/dotnet/*; dotnet --version; } | sha256sum | cut -c1-16)
+	bin=$top/build/offcpu-dotnet/$key
+	if [ ! -x "$bin/OffCpu" ]; then
+		cp -R tests/offcpu/dotnet "$TMP/dnsrc"
+		if ! (cd "$TMP/dnsrc" && timeout 180 dotnet build -c Release -o "$TMP/dnbin" --disable-build-servers \
+			-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/dnbuild.log" 2>&1; then
+			grep -E 'error|rror:' "$TMP/dnbuild.log" >"$TMP/dnbuild.errors"
+			dotnet_fail "dotnet build of tests/offcpu/dotnet failed" "$TMP/dnbuild.errors"
+			return
+		fi
+		mkdir -p "$top/build/offcpu-dotnet"
+		rm -rf "$bin"
+		mv "$TMP/dnbin" "$bin" || bin=$TMP/dnbin
+	fi
+	mkdir -p "$TMP/dnmaps"
+	if ! env DOTNET_PerfMapEnabled=1 DOTNET_PerfMapJitDumpPath="$TMP/dnmaps" timeout 60 perf record -q \
+		-e sched:sched_switch -g -o "$TMP/dn.data" "$bin/OffCpu" "$TMP/dn.known" >"$TMP/dn.rec.log" 2>&1 ||
+		[ ! -s "$TMP/dn.known" ]; then
+		dotnet_fail "perf record of the .NET app failed" "$TMP/dn.rec.log"
+		return
+	fi
+	if ! "$PERFCONV" -i "$TMP/dn.data" --off-cpu --tid --resolve-jit --map-dir "$TMP/dnmaps" -o "$TMP/dn.folded" \
+		2>"$TMP/dn.err"; then
+		dotnet_fail "perfconv --off-cpu --resolve-jit failed" "$TMP/dn.err"
+		return
+	fi
+	python3 - "$TMP/dn.folded" "$TMP/dn.known" "$((TOL * 2))" >"$TMP/dn.check" 2>&1 <<'EOF'
+import sys
+known = {k: int(v) for k, v in (l.split() for l in open(sys.argv[2]) if l.strip())}
+tol = float(sys.argv[3])
+waiter = under_lock = under_delay = 0
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    stack, _, w = line.rstrip("\n").rpartition(" ")
+    w = int(w)
+    if stack.startswith("oc-waiter-"):
+        waiter += w
+    if "Program::WaitForLock" in stack:
+        under_lock += w
+    if "Program::RunDelays" in stack:
+        under_delay += w
+d = 100.0 * (waiter - known["lock"]) / known["lock"]
+print("lock %s oc-waiter off-CPU %.1f ms, its lock waits %.1f ms (%+.2f%%); under Program::WaitForLock %.1f ms, "
+      "under Program::RunDelays %.1f ms (awaited delays %.1f ms)"
+      % ("good" if abs(d) <= tol else "bad", waiter / 1e6, known["lock"] / 1e6, d, under_lock / 1e6,
+         under_delay / 1e6, known["delay"] / 1e6))
+ok = under_lock >= 0.9 * known["lock"] and under_delay >= 0.5 * known["delay"]
+print("frames", "good" if ok else "bad")
+EOF
+	if want offcpu/dotnet-lock; then
+		if grep -q '^lock good' "$TMP/dn.check"; then
+			pass "offcpu/dotnet-lock: $(head -n 1 "$TMP/dn.check" | cut -d' ' -f3- | sed 's/; under.*//')"
+		else
+			fail offcpu/dotnet-lock "$(head -n 1 "$TMP/dn.check")" "$TMP/dn.check"
+		fi
+	fi
+	if want offcpu/dotnet-frames; then
+		if grep -q '^frames good' "$TMP/dn.check"; then
+			pass "offcpu/dotnet-frames: $(head -n 1 "$TMP/dn.check" | sed 's/.*; under/under/')"
+		elif grep -q '^frames bad' "$TMP/dn.check" &&
+			grep -q '^oc-waiter-[^;]*;__futex_abstimed_wait_common;entry_SYSCALL' "$TMP/dn.folded"; then
+			xfail offcpu/dotnet-frames "the waits' call chains stop in glibc's futex wait, which keeps no frame pointer ($(head -n 1 "$TMP/dn.check" | sed 's/.*; under/under/')); DWARF unwinding would reach the managed frames"
+		else
+			fail offcpu/dotnet-frames "no managed frame over the waits" "$TMP/dn.check"
+		fi
+	fi
+}
+if want offcpu/dotnet-lock || want offcpu/dotnet-frames; then
+	dotnet_run
 fi
 exit 0
