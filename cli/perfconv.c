@@ -186,6 +186,11 @@ static int time_profile_check(const struct cli *c, const struct pfc_writer *cons
 		fprintf(stderr, "perfconv: %s cannot be used with --stats or --header\n", opt);
 		goto usage;
 	}
+	if (c->wopts.event) {
+		fprintf(stderr, "perfconv: %s chooses its events (sched:sched_switch%s): --event does not apply\n", opt,
+			c->opts.thread_time ? ", and cpu-clock or task-clock" : "");
+		goto usage;
+	}
 	for (i = 0; i < n; i++)
 		if (ws[i]->needs & PFC_NEED_STREAM) {
 			fprintf(stderr, "perfconv: %s makes a profile, and the %s format prints samples: use folded, svg "

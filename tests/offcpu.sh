@@ -20,7 +20,7 @@
 #                                           speedscope weights equal the folded profile
 #   offcpu/filters                          --comm, --tid= and --time keep only some intervals
 #   offcpu/errors                           no sched_switch samples, --thread-time without cpu-clock,
-#                                           a per-sample format, a bad --off-cpu value
+#                                           a per-sample format, a bad --off-cpu value, --event
 #   offcpu/dotnet-lock, offcpu/dotnet-frames  a .NET 10 app (tests/offcpu/dotnet: a thread blocked on a
 #                                           contended lock, the main thread waiting for an awaited
 #                                           Task.Delay; the app measures both): the blocked thread's
@@ -266,6 +266,9 @@ if want offcpu/errors; then
 		"$PERFCONV" -i "$TMP/proc.data" --off-cpu=some -o "$TMP/e4.folded" 2>"$TMP/e4.err"
 		rc=$?
 		[ $rc = 2 ] || why="--off-cpu=some: exit $rc"
+		"$PERFCONV" -i "$TMP/proc.data" --off-cpu --event cpu-clock -o "$TMP/e5.folded" 2>"$TMP/e5.err"
+		rc=$?
+		[ $rc = 2 ] || why="--off-cpu --event: exit $rc"
 	fi
 	if [ -z "$why" ]; then
 		pass offcpu/errors
