@@ -143,6 +143,31 @@ struct phases {
 	double read, symbols, write;
 };
 
+/* The off-CPU intervals: how many, their total and how they ended. */
+static void print_offcpu_summary(const struct pfc_session *s)
+{
+	const struct pfc_offcpu_stats *o = pfc_offcpu_stats(s->offcpu);
+
+	fprintf(stderr, "perfconv: off-CPU: %llu sched_switch samples, %llu intervals, %.6f s; ended by switch-in %llu "
+		"(%.6f s), next sample %llu (%.6f s), exit %llu (%.6f s)\n",
+		(unsigned long long)o->nr_switch_samples, (unsigned long long)o->nr_intervals, (double)o->ns / 1e9,
+		(unsigned long long)o->nr_by_end[PFC_OC_END_SWITCH_IN], (double)o->ns_by_end[PFC_OC_END_SWITCH_IN] / 1e9,
+		(unsigned long long)o->nr_by_end[PFC_OC_END_SAMPLE], (double)o->ns_by_end[PFC_OC_END_SAMPLE] / 1e9,
+		(unsigned long long)o->nr_by_end[PFC_OC_END_EXIT], (double)o->ns_by_end[PFC_OC_END_EXIT] / 1e9);
+	if (o->nr_by_end[PFC_OC_END_RECORDING])
+		fprintf(stderr, "perfconv: off-CPU: %llu threads were still waiting when the recording ended: "
+			"%.6f s counted up to its last time stamp\n",
+			(unsigned long long)o->nr_by_end[PFC_OC_END_RECORDING], (double)o->ns_by_end[PFC_OC_END_RECORDING] / 1e9);
+	if (o->nr_runnable)
+		fprintf(stderr, "perfconv: off-CPU: %llu switches of runnable (preempted) threads left out (--off-cpu=all "
+			"counts them)\n", (unsigned long long)o->nr_runnable);
+	if (o->nr_no_time)
+		fprintf(stderr, "perfconv: off-CPU: %llu samples without a time stamp ignored\n",
+			(unsigned long long)o->nr_no_time);
+	if (pfc_offcpu_thread_time(s->offcpu))
+		fprintf(stderr, "perfconv: thread time: %llu on-CPU samples\n", (unsigned long long)o->nr_clock_samples);
+}
+
 static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t written, const struct phases *ph)
 {
 	const struct pfc_session_stats *st = &s->st;
@@ -184,6 +209,8 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			(unsigned long long)st->nr_dwarf_not_unwound);
 	if (s->rd.junk_bytes)
 		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);
+	if (s->offcpu)
+		print_offcpu_summary(s);
 }
 
 /* Write through a temporary file in the target directory, renamed into place only when

@@ -58,6 +58,8 @@ enum {
 	OPT_R2R_DUMP,
 	OPT_R2R_DUMP_STYLE,
 	OPT_TIME,
+	OPT_OFF_CPU,
+	OPT_THREAD_TIME,
 };
 
 struct opt_doc {
@@ -85,6 +87,8 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_TID, "tid", 0, 2, "LIST", "--tid: folded, add the pid and tid to the process name; --tid=LIST: keep only these threads" },
 	{ OPT_COMM, "comm", 0, 1, "LIST", "keep only samples of threads with these names (comma-separated), like perf script --comm" },
 	{ OPT_TIME, "time", 0, 1, "RANGE", "keep only samples in START,END (seconds) or percent slices (10%/2, 0%-10%), like perf script --time" },
+	{ OPT_OFF_CPU, "off-cpu", 0, 2, "all", "a profile of the time threads wait, in ns, from sched:sched_switch samples; =all: also preempted time" },
+	{ OPT_THREAD_TIME, "thread-time", 0, 0, NULL, "on-CPU samples (cpu-clock, task-clock) and off-CPU time in one profile, in ns" },
 	{ OPT_KERNEL, "kernel", 0, 0, NULL, "folded: mark kernel frames with _[k]" },
 	{ OPT_JIT, "jit", 0, 0, NULL, "folded: mark JIT frames (perf maps) with _[j]" },
 	{ OPT_ALL, "all", 0, 0, NULL, "folded: --kernel and --jit" },
@@ -172,6 +176,36 @@ static int parse_pid_map(struct cli *c, const char *arg)
 bad:
 	fprintf(stderr, "perfconv: --pid-map: '%s' is not HOST=NS (two pids)\n"
 			"Try 'perfconv --help' for more information.\n", arg);
+	return -1;
+}
+
+/* --off-cpu and --thread-time weigh the aggregated stacks: the formats that print each
+ * sample (perf-script, trace.zip) have no place for an interval. */
+static int time_profile_check(const struct cli *c, const struct pfc_writer *const *ws, size_t n)
+{
+	const char *opt = c->opts.thread_time ? "--thread-time" : "--off-cpu";
+	size_t i;
+
+	if (!c->opts.offcpu && !c->opts.thread_time)
+		return 0;
+	if (c->stats || c->header) {
+		fprintf(stderr, "perfconv: %s cannot be used with --stats or --header\n", opt);
+		goto usage;
+	}
+	if (c->wopts.event) {
+		fprintf(stderr, "perfconv: %s chooses its events (sched:sched_switch%s): --event does not apply\n", opt,
+			c->opts.thread_time ? ", and cpu-clock or task-clock" : "");
+		goto usage;
+	}
+	for (i = 0; i < n; i++)
+		if (ws[i]->needs & PFC_NEED_STREAM) {
+			fprintf(stderr, "perfconv: %s makes a profile, and the %s format prints samples: use folded, svg "
+				"or speedscope\n", opt, ws[i]->name);
+			goto usage;
+		}
+	return 0;
+usage:
+	fputs("Try 'perfconv --help' for more information.\n", stderr);
 	return -1;
 }
 
@@ -341,6 +375,12 @@ int main(int argc, char **argv)
 			if (pfc_filter_set_time(&c.filter, optarg, &err) < 0)
 				return filter_error(&err);
 			break;
+		case OPT_OFF_CPU:
+			if (optarg && strcmp(optarg, "all"))
+				return usage_error("--off-cpu='%s': the only value is 'all'", optarg);
+			c.opts.offcpu = optarg ? PFC_OFFCPU_ALL : PFC_OFFCPU_BLOCKED;
+			break;
+		case OPT_THREAD_TIME: c.opts.thread_time = 1; break;
 		case OPT_KERNEL: c.wopts.kernel = 1; break;
 		case OPT_JIT: c.wopts.jit = 1; break;
 		case OPT_ALL: c.wopts.kernel = c.wopts.jit = 1; break;
@@ -478,6 +518,8 @@ int main(int argc, char **argv)
 		}
 		if (!nws)
 			return usage_error("-f '%s': no format", c.format);
+		if (time_profile_check(&c, ws, nws) < 0)
+			return EXIT_USAGE;
 		ret = pfc_batch_run(&c, argv + optind, argc - optind, ws, nws);
 		pfc_filter_free(&c.filter);
 		return ret;
@@ -498,6 +540,8 @@ int main(int argc, char **argv)
 		}
 		ws[nws++] = w ? w : &pfc_writer_folded;
 	}
+	if (time_profile_check(&c, ws, nws) < 0)
+		return EXIT_USAGE;
 	if (nws && ws[0] == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet &&
 	    !flamescope_name_ok(c.output))
 		fprintf(stderr, "perfconv: warning: '%s': Flamescope does not open files whose path has characters such "

@@ -161,6 +161,9 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 		pfc_jitsyms_init(&s->jit, &jo, &s->machine, &s->rd, err);
 	}
 	s->rd.warn = o->log;
+	if ((o->offcpu || o->thread_time) &&
+	    !(s->offcpu = pfc_offcpu_new(o->offcpu == PFC_OFFCPU_ALL ? PFC_OFFCPU_ALL : PFC_OFFCPU_BLOCKED, o->thread_time)))
+		return PFC_FAIL_NOOFF(err, NOMEM, "session");
 	/* perf's idle thread: pid/tid 0 is "swapper" */
 	if (pfc_machine_comm(&s->machine, 0, 0, "swapper", 7) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
@@ -191,6 +194,7 @@ void pfc_session_close(struct pfc_session *s)
 		}
 	}
 	pfc_jitsyms_exit(&s->jit);
+	pfc_offcpu_free(s->offcpu);
 	if (s->perfinfo) {
 		pfc_perfinfo_free(s->perfinfo);
 		free(s->perfinfo);
@@ -667,6 +671,7 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	uint64_t period, rawhash = 0;
 	uint32_t stack;
 	struct pfc_rawkey rawkey;
+	unsigned oc_start = 0;
 
 	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
 	if (ret < 0)
@@ -677,6 +682,9 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp.pid, (int32_t)smp.tid);
 	if (!th)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "thread");
+	/* off-CPU intervals end on any sign that the thread runs, filtered or not */
+	if (s->offcpu && (ret = pfc_offcpu_sample(s, ev, &smp, &oc_start)) < 0)
+		return ret;
 	if (s->opts->filter && (ret = filter_sample(s, &smp, th)) <= 0) {
 		if (ret == 0)
 			s->st.nr_samples_filtered++;
@@ -708,6 +716,8 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 			ev->period_total += period;
 			e->period += period;
 			e->count++;
+			if (oc_start && (ret = pfc_offcpu_start(s, &smp, e->stack, oc_start)) < 0)
+				return ret;
 			return s->opts->keep_stream ? keep_sample(s, &smp, e->stack) : 0;
 		}
 	}
@@ -772,6 +782,8 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 		if (raw_insert(s, rawhash, &rawkey, smp.callchain, stack) < 0)
 			return PFC_FAIL_NOOFF(s->err, NOMEM, "callchain cache");
 	}
+	if (oc_start && (ret = pfc_offcpu_start(s, &smp, stack, oc_start)) < 0)
+		return ret;
 	return s->opts->keep_stream ? keep_sample(s, &smp, stack) : 0;
 }
 
@@ -878,7 +890,22 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
 	case PERF_RECORD_EXIT:
 		if (blen < 16)
 			return bad_record(s, off, type, "short EXIT");
-		break;	/* perf keeps exited threads: nothing changes for later lookups */
+		/* perf keeps exited threads: nothing changes for later lookups; a thread's
+		 * off-CPU interval ends here at the latest */
+		if (s->offcpu && blen >= 24)
+			pfc_offcpu_exit(s, (int32_t)pfc_ld32(b + 8, swap), pfc_ld64(b + 16, swap));
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* --switch-events: the thread of the sample_id trailer switches in (out records
+		 * carry PERF_RECORD_MISC_SWITCH_OUT); without a trailer there is no thread */
+		if (s->offcpu && !(misc & PERF_RECORD_MISC_SWITCH_OUT) && ev->sample_id_all) {
+			struct pfc_sample id;
+			if (pfc_sample_parse_id(ev, data + 8, size - 8, swap, &id) == 0 && (id.flags & PFC_S_HAS_TIME) &&
+			    (id.flags & PFC_S_HAS_TID))
+				pfc_offcpu_switch_in(s, (int32_t)id.tid, id.time);
+		}
+		break;
 	case PERF_RECORD_KSYMBOL:
 		if (blen < 16)
 			return bad_record(s, off, type, "short KSYMBOL");
@@ -1150,6 +1177,8 @@ int pfc_session_process(struct pfc_session *s)
 	raw_settle(s);
 	if (ret < 0)
 		return ret;
+	if (s->offcpu && (ret = pfc_offcpu_finish(s)) < 0)
+		return ret;
 	s->st.nr_out_of_order = s->order.nr_out_of_order;
 	if (ret == 0 && s->kernel_pending)
 		kernel_stretch_pending(s);
@@ -1386,6 +1415,14 @@ int pfc_session_symbolize(struct pfc_session *s)
 			if ((ret = name_frame(s, f, d->name, strlen(d->name), 0)) < 0)
 				return ret;
 			f->symoff = f->addr;
+			continue;
+		}
+		if (d->kind == PFC_DSO_LABEL) {	/* a name, not code */
+			f->sym = pfc_intern(&s->strings, d->name, strlen(d->name));
+			if (f->sym == UINT32_MAX)
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+			f->symoff = 0;
+			f->resolved = 1;
 			continue;
 		}
 		if (d->kind == PFC_DSO_JITCODE) {	/* one load of a jitdump: the load is the symbol */

@@ -18,6 +18,7 @@
 #include "converter/perffile/order.h"
 #include "converter/perffile/reader.h"
 #include "converter/machine/stacks.h"
+#include "converter/offcpu.h"
 
 struct pfc_session;
 
@@ -46,6 +47,8 @@ struct pfc_opts {
 	int dotnet_names;            /* PFC_DOTNET_NAMES_*: the display names of folded, SVG, speedscope */
 	int dotnet_names_text;       /* the same for the text formats (perf-script, trace.zip) */
 	int strip_tiers;             /* drop .NET tier tags ([OptimizedTier1], ...) */
+	int offcpu;                  /* PFC_OFFCPU_*: weigh sched_switch callchains by the time slept */
+	int thread_time;             /* off-CPU intervals and cpu-clock/task-clock samples in one profile */
 	struct pfc_filter *filter;   /* samples to keep (perf script's --comm/--pid=/--tid=/--time); NULL: all */
 	/* called every few thousand records while reading (bytes done, samples); NULL: none */
 	void (*progress)(void *arg, const struct pfc_session *s);
@@ -136,6 +139,8 @@ struct pfc_session {
 	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
 	struct pfc_r2rmeta_slot *r2rmeta;  /* by DSO id: ReadyToRun code maps from image metadata */
 	size_t nr_r2rmeta;
+	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */
+	int offcpu_oom;               /* an interval was lost for memory: reported at the end */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);

@@ -415,8 +415,11 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 			name_width = l;
 	}
 	/* Without --event, the script keeps the event of the first sample line whose event
-	 * name it can parse. */
-	if (!filter) {
+	 * name it can parse.  A time profile (--off-cpu, --thread-time) chooses its events
+	 * itself and weighs stacks by their nanoseconds. */
+	if (s->offcpu)
+		filter = NULL;
+	else if (!filter) {
 		uint64_t best = UINT64_MAX;
 		for (i = 0; i < s->stacks.nr_stacks; i++) {
 			const struct pfc_stack *st = &s->stacks.stacks[i];
@@ -443,6 +446,8 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 		uint64_t weight = st->count, avg = st->period / (st->count ? st->count : 1);
 		int java;
 
+		if (s->offcpu && (!st->period || !pfc_offcpu_in_profile(s->offcpu, st->evsel)))
+			continue;
 		/* the header text depends on these only; consecutive stacks often share them */
 		if (have_last && st->evsel == last.evsel && st->comm == last.comm && st->tid == last.tid &&
 		    avg == last.avg) {
@@ -518,6 +523,8 @@ frames:
 				nr++;
 			}
 		}
+		if (s->offcpu)
+			weight = st->period;
 		ret = fn(arg, st, pname.buf, pname.len, pv, nr, weight);
 		if (ret < 0)
 			goto out;

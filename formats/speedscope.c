@@ -226,7 +226,11 @@ static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *
 	const struct pfc_evsel *ev;
 	size_t i, evsel = SIZE_MAX;
 
-	if (o->event) {
+	/* a time profile (--off-cpu, --thread-time): its own events, weighed in nanoseconds */
+	if (s->offcpu) {
+		c->use_period = 1;
+		evsel = SIZE_MAX - 1;
+	} else if (o->event) {
 		for (i = 0; i < s->rd.nr_evsels && evsel == SIZE_MAX; i++)
 			if (!strcmp(pfc_session_evsel_name(s, i), o->event))
 				evsel = i;
@@ -243,9 +247,11 @@ static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *
 		if (evsel == SIZE_MAX)
 			return 0;	/* no samples: a file without profiles */
 	}
-	ev = s->rd.evsels[evsel];
-	/* every non-tracepoint sample has a period: its own, or the fixed one of perf record -c */
-	c->use_period = ev->attr.type != PERF_TYPE_TRACEPOINT;
+	if (!s->offcpu) {
+		ev = s->rd.evsels[evsel];
+		/* every non-tracepoint sample has a period: its own, or the fixed one of perf record -c */
+		c->use_period = ev->attr.type != PERF_TYPE_TRACEPOINT;
+	}
 
 	c->ids = malloc((s->stacks.nr_stacks + 1) * sizeof(*c->ids));
 	c->profs = malloc((s->stacks.nr_stacks + 1) * sizeof(*c->profs));
@@ -254,7 +260,8 @@ static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *
 	for (i = 0; i < s->stacks.nr_stacks; i++) {
 		const struct pfc_stack *st = &s->stacks.stacks[i];
 		/* speedscope ignores zero weights; none is written */
-		if (st->evsel == evsel && stack_weight(c, st) > 0)
+		if ((s->offcpu ? pfc_offcpu_in_profile(s->offcpu, st->evsel) : st->evsel == evsel) &&
+		    stack_weight(c, st) > 0)
 			c->ids[c->nr_ids++] = (uint32_t)i;
 	}
 	qsort_r(c->ids, c->nr_ids, sizeof(*c->ids), cmp_ids, c);
@@ -325,7 +332,9 @@ static int ss_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	}
 	if ((ret = build(&c, o, err)) < 0)
 		goto out;
-	if (c.nr_ids)
+	if (c.nr_ids && s->offcpu)
+		unit = "nanoseconds";
+	else if (c.nr_ids)
 		unit = unit_of(s->rd.evsels[s->stacks.stacks[c.ids[0]].evsel], c.use_period);
 
 	/* frames in first-seen order over the profiles as written, root first */
@@ -349,7 +358,13 @@ static int ss_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	if (base && base[1])
 		input = base + 1;
 	fputs("{\"$schema\":\"" SCHEMA_URL "\",\n\"name\":", out);
-	put_str(&c, out, input, strlen(input));
+	pfc_sb_reset(&c.tmp);
+	pfc_sb_adds(&c.tmp, input);
+	if (s->offcpu)	/* speedscope shows the name as the title */
+		pfc_sb_adds(&c.tmp, pfc_offcpu_thread_time(s->offcpu) ? " (thread time)" : " (off-CPU time)");
+	if (c.tmp.oom)
+		goto oom;
+	put_str(&c, out, c.tmp.buf, c.tmp.len);
 	fputs(",\n\"exporter\":", out);
 	pfc_sb_reset(&c.tmp);
 	pfc_sb_addf(&c.tmp, "perfconv@%s", o->version ? o->version : "unknown");

@@ -597,6 +597,7 @@ struct layout {
 	double min_value;               /* frames lighter than this are left out */
 	int inverted;
 	uint32_t maxdepth;
+	const char *countname;          /* flamegraph.pl's --countname: samples, or ns for time profiles */
 };
 
 static int kept(const struct layout *L, uint32_t i)
@@ -651,9 +652,9 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i, uint64_t st
 	fputs(" (", out);
 	put_count(out, nd->value);
 	if (i)
-		fprintf(out, " samples, %.2f%%)</title>", total ? 100.0 * (double)nd->value / (double)total : 0.0);
+		fprintf(out, " %s, %.2f%%)</title>", L->countname, total ? 100.0 * (double)nd->value / (double)total : 0.0);
 	else
-		fputs(" samples, 100%)</title>", out);
+		fprintf(out, " %s, 100%%)</title>", L->countname);
 	/* the width is taken between the printed ends, as flamegraph.pl does */
 	fprintf(out, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
 		x1, y1, round1(x2) - round1(x1), y2 - y1, color);
@@ -751,6 +752,11 @@ static int svg_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o
 	total = t.v[0].value;
 	L.t = &t;
 	L.width = width;
+	L.countname = s->offcpu ? "ns" : "samples";
+	/* a time profile says so, as Brendan Gregg's off-CPU flame graphs do */
+	if (!o->title && s->offcpu)
+		title = pfc_offcpu_thread_time(s->offcpu) ? o->inverted ? "Thread Time Icicle Graph" : "Thread Time Flame Graph"
+			: o->inverted ? "Off-CPU Time Icicle Graph" : "Off-CPU Time Flame Graph";
 	L.inverted = o->inverted;
 	L.per = total ? (width - 2.0 * XPAD) / (double)total : 0;
 	/* --minwidth is in pixels, or a percentage of the whole with a '%' */

@@ -490,6 +490,8 @@ suite svg.sh
 suite jit.sh
 suite r2r.sh
 suite dotnet-baseline.sh
+# off-CPU and thread time on recordings made here (skipped where perf cannot record sched_switch)
+suite offcpu.sh
 # .NET end to end on this machine: build, record and convert a .NET app
 if [ "${DOTNET_LIVE:-1}" != 0 ]; then
 	suite dotnet-live.sh

@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 
 NS = "{http://www.w3.org/2000/svg}"
 XPAD, FRAME_H, YPAD1, YPAD2, FRAME_PAD = 10, 16, 36, 34, 1
-TITLE = re.compile(r"^(.*) \(([\d,]+) samples, ([\d.]+)%\)$", re.S)
+TITLE = re.compile(r"^(.*) \(([\d,]+) (?:samples|ns), ([\d.]+)%\)$", re.S)
 ANNOT = re.compile(r"_\[[kwij]\]$")
 CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\ufffe\uffff]")
 

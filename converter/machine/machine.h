@@ -28,6 +28,8 @@ enum pfc_dso_kind {
 	PFC_DSO_JITMARK,     /* the marker mapping of a jitdump, jit-PID.dump */
 	PFC_DSO_JITCODE,     /* one code load of a jitdump read directly (not a mapping of
 			      * the recording): named as perf inject names its jitted-PID-N.so */
+	PFC_DSO_LABEL,       /* not code: a frame that names what a thread did ("[off-cpu: S]" of
+			      * --thread-time); the name is the symbol */
 };
 
 static inline int pfc_dso_is_jit_region(int kind)

@@ -27,6 +27,8 @@ struct td {
 	const uint8_t *start;
 	uint64_t base;
 	struct pfc_error *err;
+	pfc_tracedata_format_fn fmt_fn;   /* pfc_tracedata_formats: each format's text */
+	void *fmt_arg;
 };
 
 static uint64_t td_off(const struct td *t)
@@ -160,6 +162,10 @@ static int parse_format(struct td *t, struct tep_handle *tep, const char *sys)
 	/* a format libtraceevent cannot parse leaves that event undecoded, as in perf */
 	if (tep)
 		tep_parse_event(tep, text, size, sys);
+	if (t->fmt_fn && t->fmt_fn(t->fmt_arg, sys, text, size) < 0) {
+		free(text);
+		return PFC_FAIL_NOOFF(t->err, NOMEM, "tracing data");
+	}
 	free(text);
 	return 0;
 }
@@ -299,6 +305,7 @@ int pfc_tracedata_parse(const uint8_t *data, uint64_t len, uint64_t base, struct
 	tep = tep_alloc();
 	if (!tep)
 		return PFC_FAIL_NOOFF(err, NOMEM, "tracing data");
+	memset(&t, 0, sizeof(t));
 	pfc_cur_init(&t.c, data, len, 0);
 	t.start = data;
 	t.base = base;
@@ -314,14 +321,23 @@ int pfc_tracedata_parse(const uint8_t *data, uint64_t len, uint64_t base, struct
 
 int pfc_tracedata_check(const uint8_t *data, uint64_t len, uint64_t base, struct pfc_error *err)
 {
+	return pfc_tracedata_formats(data, len, base, NULL, NULL, err);
+}
+
+int pfc_tracedata_formats(const uint8_t *data, uint64_t len, uint64_t base, pfc_tracedata_format_fn fn, void *arg,
+			  struct pfc_error *err)
+{
 	struct td t;
 
 	if (!data || !len)
 		return PFC_FAIL_NOOFF(err, UNSUPPORTED, "tracepoint samples but no tracing data");
+	memset(&t, 0, sizeof(t));
 	pfc_cur_init(&t.c, data, len, 0);
 	t.start = data;
 	t.base = base;
 	t.err = err;
+	t.fmt_fn = fn;
+	t.fmt_arg = arg;
 	return parse_all(&t, NULL);
 }
 

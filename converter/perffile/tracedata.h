@@ -27,6 +27,12 @@ void pfc_tracedata_free(struct tep_handle *tep);
  * what is left), so that a malformed section is reported with its offset by a process
  * that never hands the format text to libtraceevent. */
 int pfc_tracedata_check(const uint8_t *data, uint64_t len, uint64_t base, struct pfc_error *err);
+/* The same check, handing each event format's text (system name, text, length; the text
+ * is NUL-terminated and valid only during the call) to fn; fn returns < 0 when out of
+ * memory.  For readers of format fields that never involve libtraceevent (tpformat.h). */
+typedef int (*pfc_tracedata_format_fn)(void *arg, const char *sys, const char *text, size_t len);
+int pfc_tracedata_formats(const uint8_t *data, uint64_t len, uint64_t base, pfc_tracedata_format_fn fn, void *arg,
+			  struct pfc_error *err);
 
 /* The event of a tracepoint attr (attr.config is the tracepoint id), or NULL. */
 struct tep_event *pfc_tracedata_event(struct tep_handle *tep, uint64_t config);

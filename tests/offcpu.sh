@@ -1,0 +1,371 @@
+#!/usr/bin/env bash
+# tests/offcpu.sh - off-CPU and thread time (--off-cpu, --thread-time) on recordings made here of a
+# workload with known blocked times (tests/offcpu/ocwork.c: sleeps of 20 and 50 ms in sleep_a and
+# sleep_b, a pipe read woken every 30 ms by another thread, a spinning thread as the control; the
+# program measures its own blocked times, which are the expected values).  tests/offcpu_check.py
+# compares; the measured values are printed on each ok / FAIL line.
+#
+#   offcpu/process, offcpu/process-switch   perf record -e sched:sched_switch -g -- ocwork, without and
+#                                           with --switch-events: each function's off-CPU time and
+#                                           sleep_a/sleep_b within OFFCPU_TOLERANCE % (5) of the
+#                                           known values, the spinner (preempted only) under 1 %
+#   offcpu/system, offcpu/system-switch     the same recorded system-wide (-a)
+#   offcpu/pipe                             the same from a pipe-mode stream (perf record -o -)
+#   offcpu/timehist, offcpu/timehist-all    perf sched record -g: per-thread totals of --off-cpu --tid
+#                                           (and --off-cpu=all) against perf sched timehist --state
+#   offcpu/all                              --off-cpu=all also counts the spinner's preempted time
+#   offcpu/thread-time                      -e sched:sched_switch -e cpu-clock: waits end in
+#                                           [off-cpu: S] with the known weights, the spinner is on-CPU
+#   offcpu/svg, offcpu/speedscope           titles and units say off-CPU time in ns; the SVG and the
+#                                           speedscope weights equal the folded profile
+#   offcpu/filters                          --comm, --tid= and --time keep only some intervals
+#   offcpu/errors                           no sched_switch samples, --thread-time without cpu-clock,
+#                                           a per-sample format, a bad --off-cpu value, --event
+#   offcpu/dotnet-lock, offcpu/dotnet-frames  a .NET 10 app (tests/offcpu/dotnet: a thread blocked on a
+#                                           contended lock, the main thread waiting for an awaited
+#                                           Task.Delay; the app measures both): the blocked thread's
+#                                           off-CPU time within twice OFFCPU_TOLERANCE % of its lock waits
+#                                           (the runtime spins before it blocks, and the thread also
+#                                           waits for its start and the JIT),
+#                                           and the waits under the managed frames that waited.  The
+#                                           latter is an xfail where the call chains stop in glibc:
+#                                           its futex wait has no frame pointer, and perf record -g
+#                                           chains end there (DWARF unwinding would go further).
+#                                           Skipped without the .NET 10 SDK.
+#
+# Needs perf that can record sched:sched_switch (root, or perf_event_paranoid <= -1 and a readable
+# tracefs) and gcc; skips with the reason otherwise.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" offcpu
+TOL=${OFFCPU_TOLERANCE:-5}
+need_perfconv offcpu
+need_python offcpu
+
+all_cases=(offcpu/process offcpu/process-switch offcpu/system offcpu/system-switch offcpu/pipe offcpu/timehist
+	offcpu/timehist-all offcpu/all offcpu/thread-time offcpu/svg offcpu/speedscope offcpu/filters offcpu/errors
+	offcpu/dotnet-lock offcpu/dotnet-frames)
+cases=()
+for c in "${all_cases[@]}"; do
+	selected "$c" && cases+=("$c")
+done
+[ "${#cases[@]}" -eq 0 ] && exit 0
+want() {
+	local c
+	for c in "${cases[@]}"; do
+		[ "$c" = "$1" ] && return 0
+	done
+	return 1
+}
+skip_all() {
+	local c
+	for c in "${cases[@]}"; do
+		skip "$c" "$1"
+	done
+	exit 0
+}
+
+command -v perf >/dev/null 2>&1 || skip_all "perf is not installed (scripts/install-deps.sh --bench)"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc is needed to build the workload"
+if ! perf record -q -e sched:sched_switch -o "$TMP/probe.data" -- true >"$TMP/probe.log" 2>&1; then
+	skip_all "perf cannot record sched:sched_switch here (perf_event_paranoid is $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown); needs root or -1 and a readable tracefs: $(grep -m 1 -v '^$' "$TMP/probe.log"))"
+fi
+if ! gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$TMP/ocwork" tests/offcpu/ocwork.c 2>"$TMP/gcc.log"; then
+	for c in "${cases[@]}"; do
+		fail "$c" "gcc could not build tests/offcpu/ocwork.c" "$TMP/gcc.log"
+	done
+	exit 0
+fi
+
+# record NAME ARGS...: perf record ARGS -g -- ocwork into $TMP/NAME.data, known values in $TMP/NAME.known.
+# Returns 1 (after a FAIL line for CASE) when perf fails.
+record() {
+	local name=$1 case=$2
+	shift 2
+	if ! perf record -q "$@" -g -o "$TMP/$name.data" -- "$TMP/ocwork" "$TMP/$name.known" >"$TMP/$name.rec.log" 2>&1 ||
+		[ ! -s "$TMP/$name.known" ]; then
+		fail "$case" "perf record $* failed" "$TMP/$name.rec.log"
+		return 1
+	fi
+}
+
+# convert CASE OUT ARGS...: perfconv ARGS -o OUT, stderr in OUT.err; a FAIL line when it fails.
+convert() {
+	local case=$1 out=$2
+	shift 2
+	if ! "$PERFCONV" "$@" -o "$out" 2>"$out.err"; then
+		fail "$case" "perfconv $* exited with status $?" "$out.err"
+		return 1
+	fi
+}
+
+# known CASE NAME ARGS...: record with ARGS, convert with --off-cpu, compare with the known values.
+known_case() {
+	local case=$1 name=$2
+	shift 2
+	want "$case" || return 0
+	record "$name" "$case" "$@" || return 0
+	convert "$case" "$TMP/$name.folded" -i "$TMP/$name.data" --off-cpu || return 0
+	if python3 tests/offcpu_check.py known "$TMP/$name.folded" "$TMP/$name.known" "$TOL" >"$TMP/$name.check" 2>&1; then
+		pass "$case: $(head -n 1 "$TMP/$name.check")"
+	else
+		fail "$case" "$(tail -n 1 "$TMP/$name.check")" "$TMP/$name.check"
+	fi
+}
+
+known_case offcpu/process proc -e sched:sched_switch
+known_case offcpu/process-switch procsw -e sched:sched_switch --switch-events
+known_case offcpu/system sys -a -e sched:sched_switch
+known_case offcpu/system-switch syssw -a -e sched:sched_switch --switch-events
+
+# a pipe-mode stream carries its tracing data as a record
+if want offcpu/pipe; then
+	if perf record -q -e sched:sched_switch -g -o - -- "$TMP/ocwork" "$TMP/pipe.known" 2>"$TMP/pipe.rec.log" |
+		"$PERFCONV" -i - --off-cpu -o "$TMP/pipe.folded" 2>"$TMP/pipe.err" && [ -s "$TMP/pipe.known" ]; then
+		if python3 tests/offcpu_check.py known "$TMP/pipe.folded" "$TMP/pipe.known" "$TOL" >"$TMP/pipe.check" 2>&1; then
+			pass "offcpu/pipe: $(head -n 1 "$TMP/pipe.check")"
+		else
+			fail offcpu/pipe "$(tail -n 1 "$TMP/pipe.check")" "$TMP/pipe.check"
+		fi
+	else
+		cat "$TMP/pipe.rec.log" "$TMP/pipe.err" >"$TMP/pipe.log"
+		fail offcpu/pipe "perf record -o - | perfconv -i - --off-cpu failed" "$TMP/pipe.log"
+	fi
+fi
+
+# perf sched timehist: its wait time is the time from a switch-out to the next switch-in
+if want offcpu/timehist || want offcpu/timehist-all; then
+	if ! perf sched record -g -o "$TMP/sched.data" -- "$TMP/ocwork" "$TMP/sched.known" >"$TMP/sched.rec.log" 2>&1; then
+		for c in offcpu/timehist offcpu/timehist-all; do
+			want "$c" && fail "$c" "perf sched record failed" "$TMP/sched.rec.log"
+		done
+	elif ! perf sched timehist -i "$TMP/sched.data" --state >"$TMP/timehist.txt" 2>"$TMP/timehist.err" ||
+		! perf script -i "$TMP/sched.data" -F tid,time,event,trace >"$TMP/sched.script" 2>>"$TMP/timehist.err"; then
+		for c in offcpu/timehist offcpu/timehist-all; do
+			want "$c" && fail "$c" "perf sched timehist or perf script failed" "$TMP/timehist.err"
+		done
+	else
+		for c in offcpu/timehist offcpu/timehist-all; do
+			want "$c" || continue
+			opt=--off-cpu mode=
+			[ "$c" = offcpu/timehist-all ] && opt=--off-cpu=all mode=all
+			convert "$c" "$TMP/$mode-th.folded" -i "$TMP/sched.data" "$opt" --tid || continue
+			if python3 tests/offcpu_check.py timehist "$TMP/$mode-th.folded" "$TMP/timehist.txt" "$TMP/sched.script" 1 $mode \
+				>"$TMP/$mode-th.check" 2>&1; then
+				pass "$c: perfconv/timehist $(head -n 1 "$TMP/$mode-th.check")"
+			else
+				fail "$c" "$(tail -n 1 "$TMP/$mode-th.check")" "$TMP/$mode-th.check"
+			fi
+		done
+	fi
+fi
+
+# the recording of offcpu/process, or a new one when that case was not selected
+proc_data() {
+	[ -s "$TMP/proc.data" ] || record proc "$1" -e sched:sched_switch
+}
+
+if want offcpu/all && proc_data offcpu/all &&
+	convert offcpu/all "$TMP/blocked.folded" -i "$TMP/proc.data" --off-cpu &&
+	convert offcpu/all "$TMP/all.folded" -i "$TMP/proc.data" --off-cpu=all; then
+	blocked=$(python3 tests/offcpu_check.py sum "$TMP/blocked.folded" '^oc-(sleeper|reader|writer);')
+	all_blocked=$(python3 tests/offcpu_check.py sum "$TMP/all.folded" '^oc-(sleeper|reader|writer);')
+	spin=$(python3 tests/offcpu_check.py sum "$TMP/all.folded" '^oc-spinner;')
+	# preempted time comes on top; the spinner only ever waits to run again
+	if [ "$all_blocked" -ge "$blocked" ] && [ "$spin" -gt 0 ] && grep -q 'runnable' "$TMP/blocked.folded.err"; then
+		pass "offcpu/all: spinner $((spin / 1000)) us runnable; the other threads $((blocked / 1000)) -> $((all_blocked / 1000)) us"
+	else
+		fail offcpu/all "spinner $spin ns runnable, the other threads $blocked -> $all_blocked ns" "$TMP/all.folded.err"
+	fi
+fi
+
+if want offcpu/thread-time && record tt offcpu/thread-time -e sched:sched_switch -e cpu-clock &&
+	convert offcpu/thread-time "$TMP/tt.folded" -i "$TMP/tt.data" --thread-time; then
+	if python3 tests/offcpu_check.py thread-time "$TMP/tt.folded" "$TMP/tt.known" "$TOL" >"$TMP/tt.check" 2>&1; then
+		pass "offcpu/thread-time: $(head -n 1 "$TMP/tt.check")"
+	else
+		fail offcpu/thread-time "$(tail -n 1 "$TMP/tt.check")" "$TMP/tt.check"
+	fi
+fi
+
+if want offcpu/svg && proc_data offcpu/svg &&
+	convert offcpu/svg "$TMP/oc.svg" -i "$TMP/proc.data" --off-cpu &&
+	convert offcpu/svg "$TMP/svg.folded" -i "$TMP/proc.data" --off-cpu &&
+	convert offcpu/svg "$TMP/tt.svg" -i "$TMP/proc.data" --off-cpu --title 'x<y' --inverted; then
+	why=
+	python3 tests/svg_check.py "$TMP/svg.folded" "$TMP/oc.svg" >"$TMP/svg.check" 2>&1 || why="svg_check.py: the SVG is not the folded profile"
+	grep -q '>Off-CPU Time Flame Graph</text>' "$TMP/oc.svg" || why="no off-CPU title"
+	grep -q '<title>all ([0-9,]* ns, 100%)</title>' "$TMP/oc.svg" || why="the root's title does not count ns"
+	grep -q '>x&lt;y</text>' "$TMP/tt.svg" || why="--title is not used"
+	if [ -z "$why" ]; then
+		pass offcpu/svg
+	else
+		fail offcpu/svg "$why" "$TMP/svg.check"
+	fi
+fi
+
+if want offcpu/speedscope && proc_data offcpu/speedscope &&
+	convert offcpu/speedscope "$TMP/oc.speedscope.json" -i "$TMP/proc.data" --off-cpu &&
+	convert offcpu/speedscope "$TMP/ss.folded" -i "$TMP/proc.data" --off-cpu; then
+	if python3 - "$TMP/oc.speedscope.json" "$TMP/ss.folded" >"$TMP/ss.check" 2>&1 <<'EOF'; then
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+units = {p["unit"] for p in d["profiles"]}
+total = sum(sum(p["weights"]) for p in d["profiles"])
+folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]))
+assert units == {"nanoseconds"}, units
+assert d["name"].endswith("(off-CPU time)"), d["name"]
+assert total == folded, (total, folded)
+assert all(p["endValue"] == sum(p["weights"]) for p in d["profiles"])
+EOF
+		pass offcpu/speedscope
+	else
+		fail offcpu/speedscope "unit, name or weights differ from the folded profile" "$TMP/ss.check"
+	fi
+fi
+
+if want offcpu/filters && proc_data offcpu/filters &&
+	convert offcpu/filters "$TMP/f-all.folded" -i "$TMP/proc.data" --off-cpu --tid &&
+	convert offcpu/filters "$TMP/f-comm.folded" -i "$TMP/proc.data" --off-cpu --comm oc-sleeper; then
+	why=
+	tid=$(sed -n 's/^oc-reader-[^/]*\/\([0-9]*\);.*/\1/p' "$TMP/f-all.folded" | head -n 1)
+	convert offcpu/filters "$TMP/f-tid.folded" -i "$TMP/proc.data" --off-cpu --tid="$tid" || tid=
+	# the second half of the recording: the sleeper is in sleep_b then, never in sleep_a
+	convert offcpu/filters "$TMP/f-time.folded" -i "$TMP/proc.data" --off-cpu --time 60%-100% --comm oc-sleeper || tid=
+	if [ -z "$tid" ]; then
+		:
+	else
+		[ -s "$TMP/f-comm.folded" ] && ! grep -qv '^oc-sleeper;' "$TMP/f-comm.folded" || why="--comm kept other threads"
+		[ -s "$TMP/f-tid.folded" ] && ! grep -qv '^oc-reader;' "$TMP/f-tid.folded" || why="--tid= kept other threads"
+		grep -q ';sleep_b;' "$TMP/f-time.folded" && ! grep -q ';sleep_a;' "$TMP/f-time.folded" ||
+			why="--time 60%-100% kept sleep_a or lost sleep_b"
+		a=$(python3 tests/offcpu_check.py sum "$TMP/f-all.folded" '^oc-sleeper')
+		b=$(python3 tests/offcpu_check.py sum "$TMP/f-comm.folded" '^oc-sleeper')
+		[ "$a" = "$b" ] || why="--comm changed the sleeper's total ($a, $b)"
+		if [ -z "$why" ]; then
+			pass offcpu/filters
+		else
+			fail offcpu/filters "$why"
+		fi
+	fi
+fi
+
+if want offcpu/errors; then
+	why=
+	perf record -q -e cpu-clock -g -o "$TMP/clock.data" -- "$TMP/ocwork" "$TMP/clock.known" >/dev/null 2>&1
+	"$PERFCONV" -i "$TMP/clock.data" --off-cpu -o "$TMP/e1.folded" 2>"$TMP/e1.err"
+	rc=$?
+	{ [ $rc = 1 ] && grep -q 'perf record -e sched:sched_switch' "$TMP/e1.err" && [ ! -e "$TMP/e1.folded" ]; } ||
+		why="no sched_switch: exit $rc, $(head -c 200 "$TMP/e1.err")"
+	if proc_data offcpu/errors; then
+		"$PERFCONV" -i "$TMP/proc.data" --thread-time -o "$TMP/e2.folded" 2>"$TMP/e2.err"
+		rc=$?
+		{ [ $rc = 1 ] && grep -q 'cpu-clock' "$TMP/e2.err"; } || why="thread-time without cpu-clock: exit $rc"
+		"$PERFCONV" -i "$TMP/proc.data" --off-cpu -f perf-script -o "$TMP/e3.txt" 2>"$TMP/e3.err"
+		rc=$?
+		[ $rc = 2 ] || why="--off-cpu -f perf-script: exit $rc"
+		"$PERFCONV" -i "$TMP/proc.data" --off-cpu=some -o "$TMP/e4.folded" 2>"$TMP/e4.err"
+		rc=$?
+		[ $rc = 2 ] || why="--off-cpu=some: exit $rc"
+		"$PERFCONV" -i "$TMP/proc.data" --off-cpu --event cpu-clock -o "$TMP/e5.folded" 2>"$TMP/e5.err"
+		rc=$?
+		[ $rc = 2 ] || why="--off-cpu --event: exit $rc"
+	fi
+	if [ -z "$why" ]; then
+		pass offcpu/errors
+	else
+		fail offcpu/errors "$why" "$TMP/e1.err"
+	fi
+fi
+
+# .NET: build tests/offcpu/dotnet (kept in build/offcpu-dotnet/<hash of the sources and SDK>), record it
+# with its perf map, convert with --resolve-jit
+dotnet_skip() {
+	local c
+	for c in offcpu/dotnet-lock offcpu/dotnet-frames; do
+		want "$c" && skip "$c" "$1"
+	done
+}
+dotnet_fail() {
+	local c
+	for c in offcpu/dotnet-lock offcpu/dotnet-frames; do
+		want "$c" && fail "$c" "$1" "$2"
+	done
+}
+dotnet_run() {
+	local key bin
+	if ! command -v dotnet >/dev/null 2>&1 || ! dotnet --list-sdks 2>/dev/null | grep -q '^10\.'; then
+		dotnet_skip "no .NET 10 SDK (dotnet --list-sdks)"
+		return
+	fi
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
+	key=$({ cat tests/offcpu/dotnet/*; dotnet --version; } | sha256sum | cut -c1-16)
+	bin=$top/build/offcpu-dotnet/$key
+	if [ ! -x "$bin/OffCpu" ]; then
+		cp -R tests/offcpu/dotnet "$TMP/dnsrc"
+		if ! (cd "$TMP/dnsrc" && timeout 180 dotnet build -c Release -o "$TMP/dnbin" --disable-build-servers \
+			-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/dnbuild.log" 2>&1; then
+			grep -E 'error|rror:' "$TMP/dnbuild.log" >"$TMP/dnbuild.errors"
+			dotnet_fail "dotnet build of tests/offcpu/dotnet failed" "$TMP/dnbuild.errors"
+			return
+		fi
+		mkdir -p "$top/build/offcpu-dotnet"
+		rm -rf "$bin"
+		mv "$TMP/dnbin" "$bin" || bin=$TMP/dnbin
+	fi
+	mkdir -p "$TMP/dnmaps"
+	if ! env DOTNET_PerfMapEnabled=1 DOTNET_PerfMapJitDumpPath="$TMP/dnmaps" timeout 60 perf record -q \
+		-e sched:sched_switch -g -o "$TMP/dn.data" "$bin/OffCpu" "$TMP/dn.known" >"$TMP/dn.rec.log" 2>&1 ||
+		[ ! -s "$TMP/dn.known" ]; then
+		dotnet_fail "perf record of the .NET app failed" "$TMP/dn.rec.log"
+		return
+	fi
+	if ! "$PERFCONV" -i "$TMP/dn.data" --off-cpu --tid --resolve-jit --map-dir "$TMP/dnmaps" -o "$TMP/dn.folded" \
+		2>"$TMP/dn.err"; then
+		dotnet_fail "perfconv --off-cpu --resolve-jit failed" "$TMP/dn.err"
+		return
+	fi
+	python3 - "$TMP/dn.folded" "$TMP/dn.known" "$((TOL * 2))" >"$TMP/dn.check" 2>&1 <<'EOF'
+import sys
+known = {k: int(v) for k, v in (l.split() for l in open(sys.argv[2]) if l.strip())}
+tol = float(sys.argv[3])
+waiter = under_lock = under_delay = 0
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    stack, _, w = line.rstrip("\n").rpartition(" ")
+    w = int(w)
+    if stack.startswith("oc-waiter-"):
+        waiter += w
+    if "Program::WaitForLock" in stack:
+        under_lock += w
+    if "Program::RunDelays" in stack:
+        under_delay += w
+d = 100.0 * (waiter - known["lock"]) / known["lock"]
+print("lock %s oc-waiter off-CPU %.1f ms, its lock waits %.1f ms (%+.2f%%); under Program::WaitForLock %.1f ms, "
+      "under Program::RunDelays %.1f ms (awaited delays %.1f ms)"
+      % ("good" if abs(d) <= tol else "bad", waiter / 1e6, known["lock"] / 1e6, d, under_lock / 1e6,
+         under_delay / 1e6, known["delay"] / 1e6))
+ok = under_lock >= 0.9 * known["lock"] and under_delay >= 0.5 * known["delay"]
+print("frames", "good" if ok else "bad")
+EOF
+	if want offcpu/dotnet-lock; then
+		if grep -q '^lock good' "$TMP/dn.check"; then
+			pass "offcpu/dotnet-lock: $(head -n 1 "$TMP/dn.check" | cut -d' ' -f3- | sed 's/; under.*//')"
+		else
+			fail offcpu/dotnet-lock "$(head -n 1 "$TMP/dn.check")" "$TMP/dn.check"
+		fi
+	fi
+	if want offcpu/dotnet-frames; then
+		if grep -q '^frames good' "$TMP/dn.check"; then
+			pass "offcpu/dotnet-frames: $(head -n 1 "$TMP/dn.check" | sed 's/.*; under/under/')"
+		elif grep -q '^frames bad' "$TMP/dn.check" &&
+			grep -q '^oc-waiter-[^;]*;__futex_abstimed_wait_common;entry_SYSCALL' "$TMP/dn.folded"; then
+			xfail offcpu/dotnet-frames "the waits' call chains stop in glibc's futex wait, which keeps no frame pointer ($(head -n 1 "$TMP/dn.check" | sed 's/.*; under/under/')); DWARF unwinding would reach the managed frames"
+		else
+			fail offcpu/dotnet-frames "no managed frame over the waits" "$TMP/dn.check"
+		fi
+	fi
+}
+if want offcpu/dotnet-lock || want offcpu/dotnet-frames; then
+	dotnet_run
+fi
+exit 0
