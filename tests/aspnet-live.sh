@@ -26,6 +26,7 @@
 #   FILTERS="w1 w2"          only the cases whose name contains one of the words
 #   ASPNET_LIVE_SECONDS=6    seconds recorded;  ASPNET_LIVE_WARMUP=3  seconds of load before it
 #   ASPNET_LIVE_MAX=2        the largest unnamed share allowed, in percent
+#   ASPNET_LIVE_KEEP=DIR     keep each case's recording, maps and outputs in DIR/CASE
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" aspnet-live
 SECS=${ASPNET_LIVE_SECONDS:-6}
@@ -71,8 +72,6 @@ stop_app() {
 	local p
 	for p in "${app_pids[@]}"; do
 		kill -TERM "$p" 2>/dev/null
-	done
-	for p in "${app_pids[@]}"; do
 		for _ in $(seq 50); do
 			kill -0 "$p" 2>/dev/null || break
 			sleep 0.1
@@ -82,7 +81,16 @@ stop_app() {
 	done
 	app_pids=()
 }
-trap 'stop_app; rm -f "${host_files[@]}"; rm -rf "$TMP"' EXIT
+# ASPNET_LIVE_KEEP: the recordings and outputs are copied out before TMP goes
+keep() {
+	[ -n "${ASPNET_LIVE_KEEP-}" ] || return 0
+	local k
+	for k in host namespace; do
+		[ -d "$TMP/$k" ] && mkdir -p "$ASPNET_LIVE_KEEP" && rm -rf "${ASPNET_LIVE_KEEP:?}/$k" &&
+			cp -R "$TMP/$k" "$ASPNET_LIVE_KEEP/$k"
+	done
+}
+trap 'stop_app; keep; rm -f "${host_files[@]}"; rm -rf "$TMP"' EXIT
 
 # Build a copy of the sources, offline, so that no obj/ appears in the tree.
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
@@ -132,7 +140,7 @@ load() {
 		urls+=("$url")
 	done
 	while "$@" && [ "$n" -lt 100 ]; do
-		i=$(curl -s -m 30 -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \
+		i=$(curl -s -m 30 -w '\n%{http_code}\n' -H 'Content-Type: application/json' \
 			--data-binary @"$TMP/body.json" "${urls[@]}" 2>/dev/null | grep -c '^200$')
 		ok=$((ok + i))
 		n=$((n + 1))
@@ -164,7 +172,7 @@ run_case() {
 		app_pids+=("$hostpid")
 	else
 		# a private /tmp (tmpfs) in a mount namespace, and a pid namespace where the app is pid 1
-		DOTNET_PerfMapEnabled=1 unshare --pid --mount --fork --mount-proc --propagation private \
+		DOTNET_PerfMapEnabled=1 unshare --pid --mount --fork --mount-proc --propagation private --kill-child \
 			sh -c 'mount -t tmpfs -o size=256m perfconv-ctmp /tmp && exec "$0" "$@"' \
 			"$bin/ProbeApi" --urls "$url" >"$d/app.log" 2>&1 &
 		upid=$!
@@ -184,6 +192,8 @@ run_case() {
 			fail "$c" "no ProbeApi process under unshare (pid $upid)"
 			return 1
 		fi
+		# the app first: unshare does not pass SIGTERM on (--kill-child kills it if unshare dies)
+		app_pids=("$hostpid" "$upid")
 	else
 		host_files+=("/tmp/perf-$hostpid.map" "/tmp/jit-$hostpid.dump" "/tmp/perfinfo-$hostpid.map")
 	fi
@@ -217,7 +227,7 @@ convert() {
 
 # check CASE DIR NAME BEFORE: the verdict on DIR/NAME.folded, with the share BEFORE for the line.
 check() {
-	local c=$1 dir=$2 name=$3 before=$4 after samples
+	local c=$1 dir=$2 name=$3 before=$4 after samples jit
 	if [ "$(cat "$dir/$name.rc")" != 0 ] || [ ! -s "$dir/$name.folded" ]; then
 		fail "$c" "perfconv exited with status $(cat "$dir/$name.rc")" "$dir/$name.log"
 		return
@@ -226,6 +236,14 @@ check() {
 	samples=$(sed -n "s/^perfconv: '[^']*': \([0-9]*\) samples read.*/\1/p" "$dir/$name.log")
 	if [ -z "$after" ]; then
 		fail "$c" "tests/dotnet-resolution.py failed" "$dir/$name.folded.classes"
+	elif grep -q 'is above' "$dir/$name.folded.classes" && ! grep -q "named from the images' metadata" "$dir/$name.log"; then
+		# a perfconv that does not read ReadyToRun names from the images: its JIT frames still count
+		jit=$(python3 tests/dotnet-resolution.py --jit-only --check-unnamed "$MAX" "$dir/$name.folded" 2>&1)
+		if [ $? = 0 ]; then
+			xfail "$c" "$after of $samples samples, ReadyToRun frames are not named from the images' metadata yet ($(sed -n 's/^[^:]*: \(unnamed [0-9.]*%\) .*/\1/p' <<<"$jit") without them; perf's naming $before)"
+		else
+			fail "$c" "$after of $samples samples, and more than $MAX% without counting ReadyToRun frames" "$dir/$name.folded.classes"
+		fi
 	elif grep -q 'is above' "$dir/$name.folded.classes"; then
 		fail "$c" "$after of $samples samples (at most $MAX% allowed; perf's naming: $before)" "$dir/$name.folded.classes"
 	else

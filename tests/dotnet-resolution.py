@@ -39,7 +39,8 @@ fields): each sample then weighs 1, frames are classified by their DSO (a .dll/.
 /memfd:doublemapper, /tmp/perf-N.map, jitted-N-M.so, //anon with [unknown] as symbol), which the
 folded form does not carry, and only the unnamed measure is printed.  --check-unnamed PCT: exit status 1 when that share, rounded to one
 decimal, is above PCT.  --classify N lists the N heaviest kinds of unnamed frames (the image or
-region, with the samples whose stack holds one).
+region, with the samples whose stack holds one).  --jit-only: frames of PE images are not counted,
+for a converter that names JIT code but not yet ReadyToRun code.
 Stdlib only; run by tests/dotnet-live.sh and used for the baselines in fixtures/dotnet-*/PROVENANCE.txt.
 """
 import lzma
@@ -176,13 +177,13 @@ def stacks(text):
             yield int(count), [classify_folded(f) for f in stack.split(";")[1:]]
 
 
-def measure_unnamed(text):
+def measure_unnamed(text, jit_only=False):
     total = unnamed = 0
     classes = {}
     for n, frames in stacks(text):
         total += n
         idx = [i for i, (k, _) in enumerate(frames) if k in ("managed", "unnamed")]
-        found = set(c for k, c in frames if k == "unnamed")
+        found = set(c for k, c in frames if k == "unnamed" and not (jit_only and FOLDED_PE.match("[%s]" % c)))
         if idx and any(k == "unknown" for k, _ in frames[idx[0]:idx[-1] + 1]):
             found.add(BETWEEN)
         if found:
@@ -200,7 +201,7 @@ def main(argv):
     checks = {}
     files = []
     unnamed_max = None
-    show_unnamed = False
+    show_unnamed = jit_only = False
     nclasses = 0
     it = iter(argv)
     for a in it:
@@ -210,6 +211,9 @@ def main(argv):
             unnamed_max = float(next(it))
             show_unnamed = True
         elif a == "--unnamed":
+            show_unnamed = True
+        elif a == "--jit-only":
+            jit_only = True
             show_unnamed = True
         elif a == "--classify":
             nclasses = int(next(it))
@@ -245,7 +249,7 @@ def main(argv):
                 print("%s: %s share %.1f%% is below %.1f%%" % (path, what, shares[what], floor))
                 status = 1
         if show_unnamed:
-            all_, unnamed, classes = measure_unnamed(text)
+            all_, unnamed, classes = measure_unnamed(text, jit_only)
             share = pct(unnamed, all_)
             print("%s: unnamed %.1f%% (%d of %d %s an unnamed managed or ReadyToRun frame)"
                   % (path, share, unnamed, all_, "samples hold" if script else "by weight hold"))
