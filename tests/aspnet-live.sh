@@ -54,7 +54,8 @@ command -v dotnet >/dev/null 2>&1 || skip_all "dotnet is not installed (the .NET
 command -v perf >/dev/null 2>&1 || skip_all "perf is not installed (scripts/install-deps.sh --bench)"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed (scripts/install-deps.sh --test)"
 command -v curl >/dev/null 2>&1 || skip_all "curl is needed to load the app"
-dotnet --list-sdks 2>/dev/null | grep -q '^10\.' || skip_all "no .NET 10 SDK (dotnet --list-sdks)"
+sdk=$(dotnet --list-sdks 2>/dev/null | grep '^10\.' | tail -n 1)
+[ -n "$sdk" ] || skip_all "no .NET 10 SDK (dotnet --list-sdks)"
 dotnet --list-runtimes 2>/dev/null | grep -q '^Microsoft\.AspNetCore\.App 10\.' ||
 	skip_all "no ASP.NET Core 10 runtime (dotnet --list-runtimes)"
 need_perfconv aspnet-live
@@ -96,7 +97,7 @@ trap 'stop_app; keep; rm -f "${host_files[@]}"; rm -rf "$TMP"' EXIT
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
 src=fixtures/bin-src/dotnet/ProbeApi
-key=$({ cat "$src"/*; dotnet --version; } | sha256sum | cut -c1-16)
+key=$({ cat "$src"/*; echo "$sdk"; } | sha256sum | cut -c1-16)
 bin=$top/build/dotnet-live/api-$key
 start=$SECONDS
 if [ ! -x "$bin/ProbeApi" ]; then
@@ -126,9 +127,14 @@ orders = [{"id": i, "sku": "%s-%05d" % (cats[i * 7 % len(cats)], i * 7919 % 1000
 json.dump({"customer": "c-42", "orders": orders}, open(sys.argv[1], "w"))
 EOF
 
-# A free port on the loopback interface.
+# A port on the loopback interface that nothing listens on (bash's /dev/tcp tries to connect).
 free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || break
+	done
+	echo "$p"
 }
 
 # load URL UNTIL: POST the body to URL in batches of 200 requests on one keep-alive connection,

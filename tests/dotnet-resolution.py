@@ -43,6 +43,7 @@ region, with the samples whose stack holds one).  --jit-only: frames of PE image
 for a converter that names JIT code but not yet ReadyToRun code.
 Stdlib only; run by tests/dotnet-live.sh and used for the baselines in fixtures/dotnet-*/PROVENANCE.txt.
 """
+import functools
 import lzma
 import os
 import re
@@ -55,6 +56,7 @@ IMAGE = re.compile(r"^\[([\w.]+?)(\.ni)?\.dll\]$")
 FRAMEWORK = re.compile(r"^(System|Microsoft)(\.|$)|^(netstandard|mscorlib)$")
 
 
+@functools.lru_cache(maxsize=None)  # a profile repeats its frames
 def classify(frame):
     """Return (kind, assembly): kind is 'ok', 'bad', 'unknown' or 'native'."""
     frame = ANNOT.sub("", frame)
@@ -118,6 +120,7 @@ REGION_DSO = re.compile(r"^(perf-\d+\.map|jitted-\d+-\d+\.so|//anon|\[anon.*\]|a
 BETWEEN = "[unknown] between managed frames"
 
 
+@functools.lru_cache(maxsize=None)  # a profile repeats its frames
 def classify_folded(frame):
     frame = ANNOT.sub("", frame)
     if METHOD.search(frame) or SHORT_METHOD.search(frame):
@@ -135,6 +138,7 @@ def classify_folded(frame):
     return "native", None
 
 
+@functools.lru_cache(maxsize=None)  # a profile repeats its frames
 def classify_script(sym, dso):
     dso = dso.replace(" (deleted)", "")
     base = dso.rsplit("/", 1)[-1] if not dso.startswith("//") else dso
