@@ -37,4 +37,7 @@ struct cli {
 	char **argv;
 };
 
+/* --r2r-dump IMAGE [--r2r-dump-style runtime|r2rmap] (r2rdump.c); returns the exit status. */
+int pfc_cli_r2r_dump(const char *image, const char *style, const char *output, int quiet);
+
 #endif

@@ -54,6 +54,8 @@ enum {
 	OPT_FORCE,
 	OPT_TIMEOUT,
 	OPT_COMM,
+	OPT_R2R_DUMP,
+	OPT_R2R_DUMP_STYLE,
 	OPT_TIME,
 };
 
@@ -104,6 +106,8 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
+	{ OPT_R2R_DUMP, "r2r-dump", 0, 1, "IMAGE", "print the methods of a ReadyToRun image with their names from its metadata, as 'RVA LENGTH name' lines" },
+	{ OPT_R2R_DUMP_STYLE, "r2r-dump-style", 0, 1, "STYLE", "--r2r-dump names: runtime (default, as in the runtime's perf map) or r2rmap (as crossgen2 writes them)" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -261,6 +265,7 @@ int main(int argc, char **argv)
 	struct pfc_error err;
 	struct pfc_job_result res;
 	const struct pfc_writer *ws[16];
+	const char *r2r_dump = NULL, *r2r_dump_style = NULL;
 	size_t i, k = 0, nws = 0;
 	int opt, ret;
 
@@ -387,6 +392,8 @@ int main(int argc, char **argv)
 		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
 		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
 		case OPT_R2R_RVA: c.opts.r2r_funcs = 1; break;
+		case OPT_R2R_DUMP: r2r_dump = optarg; break;
+		case OPT_R2R_DUMP_STYLE: r2r_dump_style = optarg; break;
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
@@ -396,6 +403,8 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (r2r_dump)
+		return pfc_cli_r2r_dump(r2r_dump, r2r_dump_style, c.output, c.quiet);
 	if (optind < argc && !c.outdir)
 		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
 	c.umask = umask(0);

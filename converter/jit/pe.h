@@ -36,11 +36,13 @@ struct pfc_pe_func {               /* one RUNTIME_FUNCTION of the R2R image */
 struct pfc_pe {
 	uint16_t machine;          /* as in the file: R2R images XOR it with an OS value */
 	uint16_t machine_plain;    /* IMAGE_FILE_MACHINE_* with the OS override removed */
+	uint32_t timestamp;        /* TimeDateStamp (a hash of the contents in deterministic builds) */
 	int target_os;             /* r2rmap TargetOS numbering: 0 unknown, 1 Windows, 2 Linux, 3 OSX, ... */
 	int pe32plus;
 	uint64_t image_base;
 	uint32_t size_of_image, size_of_headers;
 	uint32_t nsections;
+	uint32_t export_rva, export_size;  /* data directory 0 (a composite's RTR_HEADER export) */
 	struct pfc_pe_section sec[PFC_PE_MAX_SECTIONS];
 	/* debug directory */
 	int has_codeview;
@@ -53,6 +55,9 @@ struct pfc_pe {
 	char perfmap_name[256];
 	/* CLR */
 	int is_managed;            /* has a CLR (COR20) header */
+	uint32_t cor_flags;        /* its Flags (0x4 IL_LIBRARY: ReadyToRun code or component stub) */
+	uint32_t md_rva, md_size;  /* its MetaData directory */
+	uint32_t native_rva, native_size;  /* its ManagedNativeHeader (the R2R header) */
 	int has_mvid;
 	uint8_t mvid[16];          /* the Module row's GUID, as stored */
 	int is_r2r;                /* the CLR header points at a READYTORUN header */
@@ -69,6 +74,9 @@ struct pfc_pe {
  * CLR metadata out of bounds) only leaves that part unset.  Free with pfc_pe_free.
  */
 int pfc_pe_parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err);
+/* The same without the ReadyToRun header (is_r2r stays 0, no funcs): for readers that
+ * decode it themselves (r2rmeta.c). */
+int pfc_pe_parse_headers(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err);
 /* Read a file and parse it; -PFC_ERR_OPEN when it cannot be read. */
 int pfc_pe_load(const char *path, struct pfc_pe *pe, struct pfc_error *err);
 void pfc_pe_free(struct pfc_pe *pe);
