@@ -233,7 +233,7 @@ convert() {
 
 # check CASE DIR NAME BEFORE: the verdict on DIR/NAME.folded, with the share BEFORE for the line.
 check() {
-	local c=$1 dir=$2 name=$3 before=$4 after samples jit
+	local c=$1 dir=$2 name=$3 before=$4 after samples
 	if [ "$(cat "$dir/$name.rc")" != 0 ] || [ ! -s "$dir/$name.folded" ]; then
 		fail "$c" "perfconv exited with status $(cat "$dir/$name.rc")" "$dir/$name.log"
 		return
@@ -242,14 +242,6 @@ check() {
 	samples=$(sed -n "s/^perfconv: '[^']*': \([0-9]*\) samples read.*/\1/p" "$dir/$name.log")
 	if [ -z "$after" ]; then
 		fail "$c" "tests/dotnet-resolution.py failed" "$dir/$name.folded.classes"
-	elif grep -q 'is above' "$dir/$name.folded.classes" && ! grep -q "named from the images' metadata" "$dir/$name.log"; then
-		# a perfconv that does not read ReadyToRun names from the images: its JIT frames still count
-		jit=$(python3 tests/dotnet-resolution.py --jit-only --check-unnamed "$MAX" "$dir/$name.folded" 2>&1)
-		if [ $? = 0 ]; then
-			xfail "$c" "$after of $samples samples, ReadyToRun frames are not named from the images' metadata yet ($(sed -n 's/^[^:]*: \(unnamed [0-9.]*%\) .*/\1/p' <<<"$jit") without them; perf's naming $before)"
-		else
-			fail "$c" "$after of $samples samples, and more than $MAX% without counting ReadyToRun frames" "$dir/$name.folded.classes"
-		fi
 	elif grep -q 'is above' "$dir/$name.folded.classes"; then
 		fail "$c" "$after of $samples samples (at most $MAX% allowed; perf's naming: $before)" "$dir/$name.folded.classes"
 	else
