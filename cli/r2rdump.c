@@ -54,8 +54,7 @@ int pfc_cli_r2r_dump(const char *image, const char *style, const char *output, i
 		return EXIT_FAILED;
 	}
 	if (!quiet)
-		fprintf(stderr, "perfconv: '%s': %zu methods in %zu runtime functions%s, %zu%s entries that did not decode, %d names not formatted\n",
-			image, st.nr_methods, st.nr_funcs, st.composite ? " (composite image)" : "", st.nr_bad_entries,
-			"", ret);
+		fprintf(stderr, "perfconv: '%s': %zu methods in %zu runtime functions%s, %zu entries that did not decode, %d names not formatted\n",
+			image, st.nr_methods, st.nr_funcs, st.composite ? " (composite image)" : "", st.nr_bad_entries, ret);
 	return EXIT_OK;
 }

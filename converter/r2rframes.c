@@ -112,8 +112,6 @@ static struct pfc_r2rmeta *load(struct pfc_session *s, const struct pfc_dso *d)
 				fprintf(o->log, "perfconv: warning: '%s': ReadyToRun metadata not read: %s; its frames stay unresolved\n",
 					path, err.detail);
 		}
-		if (ret == -PFC_ERR_NOMEM)
-			s->err->code = PFC_ERR_NOMEM;
 		return NULL;
 	}
 	if (check_layout(s, d, pfc_r2rmeta_pe(r), why, sizeof(why)) < 0) {

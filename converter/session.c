@@ -1357,9 +1357,10 @@ int pfc_session_symbolize(struct pfc_session *s)
 		}
 		sym = d->syms ? pfc_symtab_find(d->syms, f->addr) : NULL;
 		/* a ReadyToRun frame no matching map names (--r2r-rva's [image+0xRVA] names
-		 * are only a fallback): the method from the image's metadata */
-		if (d->r2r && s->opts->resolve_jit && (!sym || d->r2r != PFC_R2R_MAPPED) &&
-		    d->r2r != PFC_R2R_NO_FILE && d->r2r != PFC_R2R_NOT_R2R) {
+		 * are only a fallback): the method from the image's metadata.  Also where
+		 * r2r.c found no R2R header (a composite has its own) or no file under the
+		 * recorded path (a container's, under /proc/PID/root). */
+		if (d->r2r && s->opts->resolve_jit && (!sym || d->r2r != PFC_R2R_MAPPED)) {
 			const char *name;
 			uint64_t start;
 			if (pfc_r2rframes_name(s, d, f->addr, &name, &start) == 0) {
