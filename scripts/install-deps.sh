@@ -19,10 +19,10 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libj
 # mandoc lints man/perfconv.1; tests/speedscope.sh loads speedscope files into the speedscope app
 # in headless chromium (its npm packages come from tests/npm/package.json, with the machine's node/npm).
 # tests/svg.sh loads an SVG flame graph in headless chromium; unzip (unzip -t, zipinfo) checks the
-# trace.zip archives.
+# trace.zip archives; tests/aspnet-live.sh loads its ASP.NET Core app with curl.
 # `make asan` uses gcc's -fsanitize=address,undefined: libasan/libubsan come with gcc itself, so clang
 # is not needed.
-test_pkgs=(python3 mandoc chromium unzip)
+test_pkgs=(python3 mandoc chromium unzip curl)
 # bench/bench.sh records with perf.
 bench_pkgs=(linux-perf)
 # make fuzz builds the fuzz/ targets with clang's libFuzzer (-fsanitize=fuzzer), which Debian ships

@@ -245,6 +245,32 @@ for dir in "$FIX"/dotnet-*/; do
 done
 
 # ---------------------------------------------------------------------------------------------
+# dotnet-attach (perf record -p: no jitdump marker is recorded) as if the app had run in a pid
+# namespace as pid 1 and ended: its files, copied into --map-dir, are perf-1.map and jit-1.dump,
+# and nothing tells that pid.  The map whose code lies in the process's JIT mappings is taken, and
+# gives the same output as the files under the host pid; another process's map is not taken.
+DA=$FIX/dotnet-attach
+if [ -f "$DA/maps/perf-15572.map" ] && [ -f "$DA/maps/jit-15572.dump" ] && [ -f "$FIX/dotnet-perfmap-all/perf.data" ]; then
+	A=$TMP/attach-ns
+	O=$TMP/attach-other
+	mkdir -p "$A" "$O"
+	cp "$DA/maps/perf-15572.map" "$A/perf-1.map"
+	cp "$DA/maps/jit-15572.dump" "$A/jit-1.dump"
+	cp "$FIX"/dotnet-perfmap-all/maps/perf-*.map "$O/perf-1.map"
+	DAS=(-i "$DA/perf.data" --symfs "$ROOT" --kallsyms "$DA/kallsyms" --resolve-jit)
+	"$PERFCONV" -q "${DAS[@]}" --map-dir "$DA/maps" -o "$TMP/attach-host.folded" 2>/dev/null
+	same jit/dotnet-attach/nspid-from-map "$TMP/attach-host.folded" "${DAS[@]}" --map-dir "$A"
+	"$PERFCONV" -q "${DAS[@]}" --map-dir "$TMP/empty-maps" -o "$TMP/attach-nomap.folded" 2>/dev/null
+	same jit/dotnet-attach/nspid-foreign-map "$TMP/attach-nomap.folded" "${DAS[@]}" --map-dir "$O"
+	if selected jit/dotnet-attach/nspid-differs && cmp -s "$TMP/attach-host.folded" "$TMP/attach-nomap.folded"; then
+		fail jit/dotnet-attach/nspid-differs "the perf map names nothing in dotnet-attach: the two cases above prove nothing"
+	else
+		selected jit/dotnet-attach/nspid-differs && pass jit/dotnet-attach/nspid-differs
+	fi
+else
+	skip jit/dotnet-attach/nspid "no dotnet-attach or dotnet-perfmap-all fixture"
+fi
+# ---------------------------------------------------------------------------------------------
 # A real .NET 10 container recording (tests/data/dotnet-container/PROVENANCE.txt): the runtime was
 # pid 3 inside and wrote perf-3.map and jit-3.dump; perf recorded pid 22534.  No --pid-map: the
 # jitdump marker gives the pid.  The framework's own files are left out (an empty --symfs), so

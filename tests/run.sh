@@ -7,7 +7,7 @@
 #   FUZZ_DIR=build/fuzz         the fuzz targets tests/fuzz.sh replays tests/regress/ through
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
-#   DOTNET_LIVE=0               skip the .NET end-to-end test (tests/dotnet-live.sh)
+#   DOTNET_LIVE=0               skip the .NET end-to-end tests (tests/dotnet-live.sh, aspnet-live.sh)
 #   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
 #
 # One line per case: "ok NAME", "FAIL NAME: why" (with the first lines of a diff or of stderr),
@@ -492,9 +492,11 @@ suite r2r.sh
 suite dotnet-baseline.sh
 # off-CPU and thread time on recordings made here (skipped where perf cannot record sched_switch)
 suite offcpu.sh
-# .NET end to end on this machine: build, record and convert a .NET app
+# .NET end to end on this machine: build, record and convert a .NET app, and an ASP.NET Core app
+# under load, on the host and in a container
 if [ "${DOTNET_LIVE:-1}" != 0 ]; then
 	suite dotnet-live.sh
+	suite aspnet-live.sh
 fi
 suite batch.sh
 suite fuzz.sh

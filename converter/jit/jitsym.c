@@ -7,6 +7,7 @@
  * code does not lie in the process's recorded JIT mappings, and answers lookups.  It does
  * not parse the files (perfmap.c, jitdump.c) nor decide when to look (session.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lzma.h>
@@ -380,6 +381,89 @@ static void tried_add(struct tried *t, const char *path)
 		t->len += (size_t)n;
 }
 
+/* Read and parse a perf map (or its .xz); NULL when it cannot be read or holds no entry.
+ * *used gets the path actually read. */
+static struct pfc_perfmap *read_perfmap(const char *path, char *used, size_t cap)
+{
+	struct pfc_perfmap *pm;
+	size_t len;
+	uint8_t *buf = read_jit_file(path, &len, used, cap);
+
+	if (!buf)
+		return NULL;
+	if (!(pm = calloc(1, sizeof(*pm))) || pfc_perfmap_parse(pm, (const char *)buf, len) < 0 || !pm->n) {
+		if (pm)
+			pfc_perfmap_free(pm);
+		free(pm);
+		pm = NULL;
+	}
+	free(buf);
+	return pm;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A process recorded by attaching to it (perf record -p) inside a pid namespace, converted
+ * after it ended: no jitdump marker was recorded (the runtime does not keep it mapped) and
+ * /proc no longer tells its pid in the namespace, so its perf-NSPID.map copied into
+ * --map-dir goes by an unknown name.  Such a map is recognised by its code: the first
+ * perf-N.map there (in the order of N) one of whose entries lies in the process's recorded
+ * JIT mappings is taken, and N becomes the pid the runtime used, for its jitdump too.
+ * A process without recorded JIT mappings gives no evidence: nothing is taken.
+ */
+static struct pfc_perfmap *scan_map_dir(struct pfc_jitsyms *j, struct pfc_jitproc *p, char *path, size_t cap)
+{
+	DIR *dir;
+	struct dirent *e;
+	int32_t *pids = NULL, n = 0, cap_pids = 0, i;
+	struct pfc_perfmap *found = NULL;
+
+	if (!p->nr_ranges || !(dir = opendir(j->o.map_dir)))
+		return NULL;
+	while ((e = readdir(dir))) {
+		int pid, end = 0;
+		if (sscanf(e->d_name, "perf-%d.map%n", &pid, &end) != 1 || pid <= 0 || pid == p->nspid || pid == p->pid ||
+		    (e->d_name[end] && strcmp(e->d_name + end, ".xz")))
+			continue;
+		if (n == cap_pids) {
+			int32_t *np = realloc(pids, (size_t)(cap_pids ? cap_pids * 2 : 16) * sizeof(*np));
+			if (!np)
+				break;
+			pids = np;
+			cap_pids = cap_pids ? cap_pids * 2 : 16;
+		}
+		pids[n++] = pid;
+	}
+	closedir(dir);
+	if (n)
+		qsort(pids, (size_t)n, sizeof(*pids), cmp_i32);
+	for (i = 0; i < n && !found; i++) {
+		uint64_t checked;
+		char cand[4096];
+		if (i && pids[i] == pids[i - 1])	/* perf-N.map and perf-N.map.xz */
+			continue;
+		snprintf(cand, sizeof(cand), "%s/perf-%d.map", j->o.map_dir, pids[i]);
+		if (!(found = read_perfmap(cand, path, cap)))
+			continue;
+		if (!belongs(p, &found->v[0].start, sizeof(found->v[0]), found->n, NULL, 0, &checked)) {
+			pfc_perfmap_free(found);
+			free(found);
+			found = NULL;
+			continue;
+		}
+		p->nspid = pids[i];
+		p->nspid_src = "its perf map in --map-dir, whose code lies in its JIT mappings";
+	}
+	free(pids);
+	return found;
+}
+
 struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 {
 	struct pfc_jitproc *p = proc_findnew(j, pid);
@@ -405,20 +489,10 @@ struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 		struct pfc_perfmap *pm;
 		uint64_t checked;
 		char used[4096 + 8];
-		size_t len;
-		uint8_t *buf;
 
 		tried_add(&t, cand[i]);
-		if (!(buf = read_jit_file(cand[i], &len, used, sizeof(used))))
+		if (!(pm = read_perfmap(cand[i], used, sizeof(used))))
 			continue;
-		if (!(pm = calloc(1, sizeof(*pm))) || pfc_perfmap_parse(pm, (const char *)buf, len) < 0 || !pm->n) {
-			free(buf);
-			if (pm)
-				pfc_perfmap_free(pm);
-			free(pm);
-			continue;
-		}
-		free(buf);
 		snprintf(cand[i], sizeof(cand[i]), "%.4095s", used);
 		if (!belongs(p, &pm->v[0].start, sizeof(pm->v[0]), pm->n, NULL, 0, &checked)) {
 			warn(j, "'%s' is not the perf map of pid %d: none of its %zu entries lies in the "
@@ -434,6 +508,18 @@ struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 			fprintf(j->o.log, "perfconv: pid %d: perf map '%s' (%zu entries%s%s)\n", p->pid, cand[i], pm->n,
 				p->nspid_src ? ", pid in its namespace from " : "", p->nspid_src ? p->nspid_src : "");
 		return pm;
+	}
+	if (j->o.map_dir && !p->nspid_src) {
+		char used[4096 + 8];
+		struct pfc_perfmap *pm = scan_map_dir(j, p, used, sizeof(used));
+		if (pm) {
+			p->pm = pm;
+			p->pm_path = strdup(used);
+			if (j->o.verbose && j->o.log)
+				fprintf(j->o.log, "perfconv: pid %d: perf map '%s' (%zu entries, pid in its namespace from %s)\n",
+					p->pid, used, pm->n, p->nspid_src);
+			return pm;
+		}
 	}
 	warn(j, "no JIT symbols for pid %d: no perf map, looked for %s%s", p->pid, t.buf,
 	     j->o.map_dir ? "" : " (copy the map there or use --map-dir)");
