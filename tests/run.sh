@@ -484,6 +484,7 @@ suite speedscope.sh
 suite svg.sh
 suite jit.sh
 suite r2r.sh
+suite r2r-truth.sh
 suite dotnet-baseline.sh
 # .NET end to end on this machine: build, record and convert a .NET app
 if [ "${DOTNET_LIVE:-1}" != 0 ]; then
