@@ -558,6 +558,14 @@ def cmd_runtime(mp, dump, asm_rules):
     hot = {r for r in got if not got[r][1].endswith('[PreJit-cold]')}
     extra = ['perfconv line with no r2rmap entry: %08X %02X %s' % (r, got[r][0], got[r][1])
              for r in sorted(hot - set(want))]
+    # a cold part carries the name of a method's hot part, and lies outside every r2rmap range
+    hot_names = {got[r][1][:-len('[PreJIT]')] for r in hot if got[r][1].endswith('[PreJIT]')}
+    ranges = sorted((r, r + want[r][0]) for r in want)
+    for r in sorted(set(got) - hot):
+        if got[r][1][:-len('[PreJit-cold]')] not in hot_names:
+            extra.append('cold line whose name no hot line has: %08X %02X %s' % (r, got[r][0], got[r][1]))
+        if any(a < r + got[r][0] and r < b for a, b in ranges):
+            extra.append('cold line inside a method\'s hot range: %08X %02X %s' % (r, got[r][0], got[r][1]))
     return report('runtime style: %s entries naming the same method' % os.path.basename(mp),
                   len(want), good, classes, extra)
 
