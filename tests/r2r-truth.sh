@@ -32,8 +32,7 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 # the installed .NET 10 runtime, for the live runs and the framework's reference assemblies
 RTDIR=
 if command -v dotnet >/dev/null 2>&1; then
-	v=$(dotnet --list-runtimes 2>/dev/null | sed -n 's/^Microsoft.NETCore.App \(10\.[^ ]*\) .*/\1/p' | tail -n 1)
-	[ -n "$v" ] && RTDIR=$(dotnet --list-runtimes | sed -n "s/^Microsoft.NETCore.App $v \[\(.*\)\]/\1/p")/$v
+	RTDIR=$(dotnet --list-runtimes 2>/dev/null | sed -n 's/^Microsoft.NETCore.App \(10\.[^ ]*\) \[\(.*\)\]$/\2\/\1/p' | tail -n 1)
 fi
 [ -n "$RTDIR" ] && [ -d "$RTDIR" ] || RTDIR=
 
