@@ -433,6 +433,45 @@ namespace Truth.App
             var arr = Enumerable.Range(0, 1000).Select(i => (i * 7919) % 1000).ToArray();
             Array.Sort(arr);
             t += Array.BinarySearch(arr, 500) + arr.AsSpan().IndexOf(999);
+            return t + More();
+        }
+
+        // More framework images: XML, LINQ expressions, cryptography, compression, channels,
+        // immutable and concurrent collections, big integers, parallel loops, SIMD.
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static long More()
+        {
+            long t = 0;
+            var doc = System.Xml.Linq.XDocument.Parse("<r><p a='1'>x</p><p a='2'>y</p></r>");
+            t += doc.Root.Elements("p").Sum(e => (int)e.Attribute("a"));
+            var xs = new System.Xml.XmlDocument();
+            xs.LoadXml("<a><b>3</b></a>");
+            t += int.Parse(xs.SelectSingleNode("/a/b").InnerText);
+            var prm = System.Linq.Expressions.Expression.Parameter(typeof(int), "x");
+            var fn = System.Linq.Expressions.Expression.Lambda<Func<int, int>>(
+                System.Linq.Expressions.Expression.Multiply(prm, prm), prm).Compile();
+            t += fn(7);
+            t += System.Security.Cryptography.SHA256.HashData(Encoding.UTF8.GetBytes("truth"))[0];
+            using (var ms = new MemoryStream())
+            {
+                using (var gz = new System.IO.Compression.GZipStream(ms, System.IO.Compression.CompressionLevel.Fastest, true))
+                    gz.Write(Encoding.UTF8.GetBytes(new string('a', 1000)));
+                t += ms.Length;
+            }
+            var ch = System.Threading.Channels.Channel.CreateUnbounded<int>();
+            for (int i = 0; i < 10; i++) ch.Writer.TryWrite(i);
+            while (ch.Reader.TryRead(out var item)) t += item;
+            var im = System.Collections.Immutable.ImmutableList.Create(1, 2, 3).Add(4);
+            var imd = System.Collections.Immutable.ImmutableDictionary<string, int>.Empty.Add("a", 1);
+            t += im.Sum() + imd["a"];
+            var cd = new System.Collections.Concurrent.ConcurrentDictionary<int, string>();
+            System.Threading.Tasks.Parallel.For(0, 64, i => cd.TryAdd(i, i.ToString()));
+            t += cd.Count;
+            t += (long)(System.Numerics.BigInteger.Pow(3, 40) % 1000);
+            var va = new System.Numerics.Vector<int>(3);
+            t += System.Numerics.Vector.Sum(va * va);
+            t += new Uri("http://example.com:8080/a/b?q=1").Port + DateTimeOffset.Parse("2024-01-02T03:04:05+01:00").Hour;
+            t += string.Format(System.Globalization.CultureInfo.InvariantCulture, "{0:N2}", 1234.5).Length;
             return t;
         }
     }
