@@ -125,7 +125,7 @@ run() {
 
 # prejit NAME BUILD MIN [--only IMAGE]...: the records of BUILD's run; at least MIN of them
 prejit() {
-	local name=$1 b=$2 min=$3 n out
+	local name=$1 b=$2 min=$3 n out imgs
 	shift 3
 	selected "$name" || return 0
 	run "$b"
@@ -149,7 +149,8 @@ prejit() {
 	elif [ "$b" = split ] && ! grep -q '^cold parts: [1-9]' "$out"; then
 		fail "$name" "no [PreJit-cold] record in the run of the hot/cold split build" "$out"
 	else
-		pass "$name ($n byte for byte; $(sed -n 's/^images: //p' "$out" | cut -c1-150))"
+		imgs=$(sed -n 's/^images: //p' "$out")
+		pass "$name ($n byte for byte in $(($(tr -cd , <<<"$imgs" | wc -c) + 1)) images: $(cut -c1-120 <<<"$imgs")...)"
 	fi
 }
 
