@@ -121,8 +121,10 @@ static void print_r2r_summary(const struct pfc_session_stats *st)
 		unres += st->nr_r2r_unresolved[i];
 	if (!st->nr_r2r_resolved && !unres)
 		return;
-	fprintf(stderr, "perfconv: ReadyToRun frames (unique): %llu resolved, %llu unresolved",
-		(unsigned long long)st->nr_r2r_resolved, (unsigned long long)unres);
+	fprintf(stderr, "perfconv: ReadyToRun frames (unique): %llu resolved", (unsigned long long)st->nr_r2r_resolved);
+	if (st->nr_r2r_metadata)
+		fprintf(stderr, " (%llu named from the images' metadata)", (unsigned long long)st->nr_r2r_metadata);
+	fprintf(stderr, ", %llu unresolved", (unsigned long long)unres);
 	for (i = 1; i < 8; i++) {
 		if (!st->nr_r2r_unresolved[i])
 			continue;

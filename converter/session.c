@@ -19,6 +19,7 @@
 #include "converter/jit/dotnetname.h"
 #include "converter/jit/perfmap.h"
 #include "converter/jit/r2r.h"
+#include "converter/r2rframes.h"
 #include "converter/native/symtab.h"
 
 #define PFC_REG_X86_IP 8
@@ -194,6 +195,7 @@ void pfc_session_close(struct pfc_session *s)
 		pfc_perfinfo_free(s->perfinfo);
 		free(s->perfinfo);
 	}
+	pfc_r2rframes_free(s);
 	pfc_order_exit(&s->order);
 	pfc_stacks_exit(&s->stacks);
 	pfc_machine_exit(&s->machine);
@@ -1201,6 +1203,8 @@ static int load_r2r(struct pfc_session *s, struct pfc_dso *d, struct pfc_symtab 
 	int ret = pfc_r2r_load(&ro, d->name, t, &res, s->err);
 
 	d->r2r = res.status;
+	if (res.wrong_image)
+		pfc_r2rframes_refuse(s, d);
 	return ret;
 }
 
@@ -1352,6 +1356,23 @@ int pfc_session_symbolize(struct pfc_session *s)
 			}
 		}
 		sym = d->syms ? pfc_symtab_find(d->syms, f->addr) : NULL;
+		/* a ReadyToRun frame no matching map names (--r2r-rva's [image+0xRVA] names
+		 * are only a fallback): the method from the image's metadata */
+		if (d->r2r && s->opts->resolve_jit && (!sym || d->r2r != PFC_R2R_MAPPED) &&
+		    d->r2r != PFC_R2R_NO_FILE && d->r2r != PFC_R2R_NOT_R2R) {
+			const char *name;
+			uint64_t start;
+			if (pfc_r2rframes_name(s, d, f->addr, &name, &start) == 0) {
+				f->sym = intern_jit_name(s, name, strlen(name));
+				if (f->sym == UINT32_MAX)
+					return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
+				f->symoff = f->addr - start;
+				f->resolved = 1;
+				s->st.nr_r2r_resolved++;
+				s->st.nr_r2r_metadata++;
+				continue;
+			}
+		}
 		if (d->r2r)
 			r2r_count(s, d, sym != NULL);
 		if (!sym) {

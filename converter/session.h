@@ -77,11 +77,13 @@ struct pfc_session_stats {
 	/* unique frames in ReadyToRun (PE) images: resolved, and unresolved by enum pfc_r2r_status */
 	uint64_t nr_r2r_resolved;
 	uint64_t nr_r2r_unresolved[8];
+	uint64_t nr_r2r_metadata;     /* of the resolved: named from the image's own metadata */
 	uint64_t nr_out_of_order;
 };
 
 struct pfc_kpreload;
 struct pfc_perfinfo;
+struct pfc_r2rmeta_slot;
 
 struct pfc_session {
 	const struct pfc_opts *opts;
@@ -127,6 +129,8 @@ struct pfc_session {
 	int cur_have_time;
 	int cur_timed;                /* and whether a frame's name depended on it */
 	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
+	struct pfc_r2rmeta_slot *r2rmeta;  /* by DSO id: ReadyToRun code maps from image metadata */
+	size_t nr_r2rmeta;
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);

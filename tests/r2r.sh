@@ -273,6 +273,69 @@ if selected r2r/rva; then
 	fi
 fi
 
+# --- --resolve-jit without a map: names from the image's own metadata -------------------------------
+# The frames must fall into the same methods, with the same weights, as through crossgen2's map
+# (both named down to "Type::Method" to compare: folded output drops the parameters and the
+# runtime's tier tag); a map that matches still wins; an image laid
+# out otherwise than the process mapped it (another build) names nothing and says so.
+methodkey() {
+	python3 - "$1" <<'EOF'
+import sys, re, collections
+c = collections.Counter()
+for l in open(sys.argv[1]):
+    stack, n = l.rstrip('\n').rsplit(' ', 1)
+    fr = []
+    for f in stack.split(';'):
+        m = re.search(r'([^ \[\]]+::[^( ]+)', f)
+        fr.append(m.group(1) if m and 'Program::' in f else f)
+    c[';'.join(fr)] += int(n)
+for k in sorted(c):
+    print(k, c[k])
+EOF
+}
+if selected r2r/metadata; then
+	T=$(tree meta)
+	conv "$TMP/meta.folded" --symfs "$T" --resolve-jit
+	T2=$(tree metamap r2rapp.ni.r2rmap)
+	conv "$TMP/metamap.folded" --symfs "$T2" --resolve-jit
+	methodkey "$TMP/meta.folded" >"$TMP/meta.keys"
+	methodkey "$TMP/metamap.folded" >"$TMP/metamap.keys"
+	# another build: .text 4 KiB longer, the sections after it moved
+	T3=$(tree metaother)
+	python3 - "$DATA/r2rapp.dll" "$T3$APPDIR/r2rapp.dll" <<'EOF'
+import sys, struct
+d = bytearray(open(sys.argv[1], 'rb').read())
+lf = struct.unpack_from('<I', d, 0x3c)[0]
+ns, osz = struct.unpack_from('<H', d, lf + 6)[0], struct.unpack_from('<H', d, lf + 20)[0]
+text = lf + 24 + osz
+va, rsz, raw = struct.unpack_from('<III', d, text + 12)
+end = raw + rsz
+struct.pack_into('<I', d, text + 16, rsz + 0x1000)
+for i in range(1, ns):
+    o = text + 40 * i
+    struct.pack_into('<I', d, o + 20, struct.unpack_from('<I', d, o + 20)[0] + 0x1000)
+d[end:end] = bytes(0x1000)
+open(sys.argv[2], 'wb').write(d)
+EOF
+	conv "$TMP/metaother.folded" --symfs "$T3" --resolve-jit
+	if [ "$rc" != 0 ]; then
+		fail r2r/metadata "exit status $rc" "$TMP/metaother.folded.err"
+	elif grep -q 'r2rapp.dll' "$TMP/meta.folded" || ! grep -q ';int64 \[r2rapp\] Program::Leaf' "$TMP/meta.folded"; then
+		fail r2r/metadata "every frame of the app must be named from its metadata, in the runtime's style" "$TMP/meta.folded"
+	elif ! grep -Eq 'ReadyToRun frames \(unique\): [1-9][0-9]* resolved \([1-9][0-9]* named from the images. metadata\), [0-9]+ unresolved' "$TMP/meta.folded.err"; then
+		fail r2r/metadata "the summary must count the frames named from metadata" "$TMP/meta.folded.err"
+	elif ! diff -u "$TMP/metamap.keys" "$TMP/meta.keys" >"$TMP/meta.diff"; then
+		fail r2r/metadata "metadata names other methods than crossgen2's map" "$TMP/meta.diff"
+	elif grep -q '\[r2rapp\]' "$TMP/metamap.folded"; then
+		fail r2r/metadata "a matching map must win over the metadata" "$TMP/metamap.folded"
+	elif ! grep -q '\[r2rapp.dll\]' "$TMP/metaother.folded" ||
+	     ! grep -q "warning: '$T3$APPDIR/r2rapp.dll': not the image that ran: no section of the file is mapped at offset 0x0 for 0x2000 bytes" "$TMP/metaother.folded.err"; then
+		fail r2r/metadata "an image of another layout must name nothing, with a warning" "$TMP/metaother.folded.err"
+	else
+		pass r2r/metadata
+	fi
+fi
+
 # --- damaged images: a warning or nothing, never a crash -------------------------------------------
 if selected r2r/damaged; then
 	T=$(tree damaged r2rapp.ni.r2rmap)

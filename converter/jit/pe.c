@@ -320,7 +320,11 @@ static int parse_r2r(struct pfc_pe *pe, const uint8_t *buf, size_t len, uint32_t
 		pfc_cur_u32(&c);	/* unwind data */
 		pe->nr_funcs++;
 	}
-	qsort(pe->funcs, pe->nr_funcs, sizeof(*pe->funcs), cmp_func);
+	/* crossgen2 writes them sorted: check before paying for a sort */
+	for (i = 1; i < pe->nr_funcs && pe->funcs[i - 1].begin <= pe->funcs[i].begin; i++)
+		;
+	if (i < pe->nr_funcs)
+		qsort(pe->funcs, pe->nr_funcs, sizeof(*pe->funcs), cmp_func);
 	for (i = 0; i < pe->nr_funcs; i++) {
 		struct pfc_pe_func *f = &pe->funcs[i];
 		if (f->end <= f->begin)
@@ -345,7 +349,7 @@ const struct pfc_pe_func *pfc_pe_find_func(const struct pfc_pe *pe, uint32_t rva
 	return NULL;
 }
 
-int pfc_pe_parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err)
+static int parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err, int funcs)
 {
 	struct pfc_cursor c;
 	uint32_t lfanew, i, ndirs, opt_size;
@@ -471,11 +475,21 @@ int pfc_pe_parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_e
 			pe->native_rva = nh_rva;
 			pe->native_size = nh_size;
 			parse_mvid(pe, buf, len, md_rva, md_size);
-			if (nh_size && (ret = parse_r2r(pe, buf, len, nh_rva, nh_size)) < 0)
+			if (funcs && nh_size && (ret = parse_r2r(pe, buf, len, nh_rva, nh_size)) < 0)
 				return PFC_FAIL_NOOFF(err, NOMEM, "R2R runtime functions");
 		}
 	}
 	return 0;
+}
+
+int pfc_pe_parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err)
+{
+	return parse(buf, len, pe, err, 1);
+}
+
+int pfc_pe_parse_headers(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err)
+{
+	return parse(buf, len, pe, err, 0);
 }
 
 int pfc_pe_load(const char *path, struct pfc_pe *pe, struct pfc_error *err)

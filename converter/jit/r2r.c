@@ -635,6 +635,7 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 			pfc_pe_guid_str(pe.mvid, g2);
 			res->status = PFC_R2R_MISMATCH;
 			wrong_file = 1;
+			res->wrong_image = 1;
 			snprintf(res->why, sizeof(res->why), "pid %d loaded MVID %s (perfinfo-%d.map), the file has %s",
 				 e->pid, g1, e->pid, g2);
 			goto out;

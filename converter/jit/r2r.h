@@ -99,6 +99,7 @@ struct pfc_r2r_result {
 	int status;                /* enum pfc_r2r_status */
 	char map_path[4096];       /* the map used (or rejected) */
 	char why[512];             /* detail of a mismatch */
+	int wrong_image;           /* the file is not the image that ran (another MVID) */
 	size_t nr_syms;
 };
 

@@ -27,8 +27,9 @@ enum {
 	SEC_HOT_COLD_MAP = 120,
 };
 #define MAX_MODULES 4096		/* assemblies one image may name */
-#define COLD 0x80000000u		/* method_of[]: the fragment is a cold part */
 #define NONE 0xFFFFFFFFu
+#define INSTANCE (1ull << 63)		/* owner[]: an instance entry (its signature's offset) */
+#define MAX_FRAGMENTS 4096		/* runtime functions one method part may span */
 
 struct module {
 	char *name;                /* assembly simple name */
@@ -39,15 +40,6 @@ struct module {
 	size_t map_len;
 };
 
-struct method {
-	uint32_t rf, rf_end;       /* runtime functions of the hot part [rf, rf_end) */
-	uint32_t cold, cold_end;   /* of the cold part; equal when none */
-	uint32_t sig;              /* instance entry: image offset of its R2R method signature; 0 = MethodDef entry */
-	uint32_t rid;              /* MethodDef entry: the RID */
-	uint32_t module;           /* MethodDef entry: the module */
-	uint32_t seq;              /* order found, to keep the first of entries sharing code */
-};
-
 struct pfc_r2rmeta {
 	const uint8_t *buf;
 	size_t len;
@@ -56,17 +48,20 @@ struct pfc_r2rmeta {
 	struct pfc_pe pe;
 	int composite;
 	uint16_t major, minor;
-	uint32_t *fbegin, *fend;   /* runtime functions, in table order (sorted by begin) */
-	uint32_t nfuncs;
-	struct method *m;
-	size_t nm, capm;
-	uint32_t *method_of;       /* per runtime function: method index (| COLD), or NONE */
+	/* Memory first touched costs more than decoding here (a page fault per 4 KiB), so
+	 * the tables are read in place and the one array made is owner[]. */
+	const uint8_t *ftab;       /* RUNTIME_FUNCTIONS, sorted by begin */
+	uint32_t nfuncs, esz;
+	uint64_t *owner;           /* per runtime function that starts a method: its entry
+	                            * (module << 32 | MethodDef RID, or INSTANCE | signature offset); 0 */
+	size_t nm;
+	const uint8_t *hc;         /* HotColdMap pairs {cold, hot}, sorted */
+	uint32_t npairs, first_cold;
 	struct module *mods;
 	size_t nmods, capmods;
 	uint32_t corelib;          /* composite: module index of System.Private.CoreLib, or NONE */
 	struct pfc_ecma manifest;
 	int has_manifest;
-	char **names;              /* runtime-style names, 2 per method (hot, cold), made on demand */
 	size_t nr_bad_entries, nr_bad_names;
 	struct pfc_sb tmp;
 };
@@ -288,7 +283,7 @@ static const struct pfc_ecma *module_md(struct pfc_r2rmeta *r, uint32_t k)
 		if (n < 0 || (size_t)n >= sizeof(path) || strchr(mo->name, '/') ||
 		    map_file(path, &mo->map, &mo->map_len) < 0)
 			return NULL;
-		if (pfc_pe_parse(mo->map, mo->map_len, &pe, &e) == 0 && pe.is_managed && pe.md_size) {
+		if (pfc_pe_parse_headers(mo->map, mo->map_len, &pe, &e) == 0 && pe.is_managed && pe.md_size) {
 			int64_t off = pfc_pe_rva_to_offset(&pe, pe.md_rva);
 			if (off >= 0 && (uint64_t)off + pe.md_size <= mo->map_len &&
 			    pfc_ecma_open(&mo->md, (const uint8_t *)mo->map + off, pe.md_size, &e) == 0)
@@ -337,30 +332,16 @@ static const struct pfc_ecma *module_of_index(void *ctx, const struct pfc_ecma *
 							   pfc_ecma_col(&r->manifest, PFC_MD_ASSEMBLYREF, rid, 3))));
 }
 
-static int add_method(struct pfc_r2rmeta *r, uint32_t rf, uint32_t sig, uint32_t rid, uint32_t module)
+static void add_method(struct pfc_r2rmeta *r, uint32_t rf, uint64_t entry)
 {
-	struct method *m;
-
 	if (rf >= r->nfuncs) {
 		r->nr_bad_entries++;
-		return 0;
+		return;
 	}
-	if (r->nm == r->capm) {
-		size_t cap = r->capm ? r->capm * 2 : 1024;
-		struct method *v = realloc(r->m, cap * sizeof(*v));
-		if (!v)
-			return -PFC_ERR_NOMEM;
-		r->m = v;
-		r->capm = cap;
+	if (!r->owner[rf]) {		/* entries sharing code: the first found names it */
+		r->owner[rf] = entry;
+		r->nm++;
 	}
-	m = &r->m[r->nm];
-	memset(m, 0, sizeof(*m));
-	m->rf = rf;
-	m->sig = sig;
-	m->rid = rid;
-	m->module = module;
-	m->seq = (uint32_t)r->nm++;
-	return 0;
 }
 
 /* Entry-point value (§6.4): the runtime function index. */
@@ -379,7 +360,6 @@ static int methoddef_entries(struct pfc_r2rmeta *r, uint32_t rva, uint32_t size,
 	struct nf s;
 	size_t pos = 0, data;
 	uint32_t h, count, esz, i, rf;
-	int ret;
 
 	if (!size)
 		return 0;
@@ -401,8 +381,7 @@ static int methoddef_entries(struct pfc_r2rmeta *r, uint32_t rva, uint32_t size,
 			r->nr_bad_entries++;
 			continue;
 		}
-		if ((ret = add_method(r, rf, 0, i + 1, module)) < 0)
-			return ret;
+		add_method(r, rf, (uint64_t)module << 32 | (i + 1));
 	}
 	return 0;
 }
@@ -455,7 +434,6 @@ static int instance_entries(struct pfc_r2rmeta *r, uint32_t rva, uint32_t size)
 {
 	struct nf s;
 	uint32_t h, nb, esz, b, start, stop, prev = 0;
-	int ret;
 
 	if (!size)
 		return 0;
@@ -503,79 +481,77 @@ static int instance_entries(struct pfc_r2rmeta *r, uint32_t rva, uint32_t size)
 				r->nr_bad_entries++;
 				continue;
 			}
-			if ((ret = add_method(r, rf, (uint32_t)(s.p + rec - r->buf), 0, 0)) < 0)
-				return ret;
+			add_method(r, rf, INSTANCE | (uint64_t)(s.p + rec - r->buf));
 		}
 	}
 #undef CELL
 	return 0;
 }
 
-static int cmp_method(const void *a, const void *b)
+static uint32_t fbegin(const struct pfc_r2rmeta *r, uint32_t i)
 {
-	const struct method *x = a, *y = b;
-	if (x->rf != y->rf)
-		return x->rf < y->rf ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return pfc_ld32(r->ftab + (size_t)i * r->esz, 0);
 }
 
-/* Methods sorted by code, each owning its fragments up to the next entry (funclets), cold
- * parts through the HotColdMap; method_of[] for lookups. */
-static int build_map(struct pfc_r2rmeta *r, uint32_t hc_rva, uint32_t hc_size)
+/* x64 entries carry their end; the others end where the next one starts */
+static uint32_t fend(const struct pfc_r2rmeta *r, uint32_t i)
 {
-	size_t i, j, n = 0;
-	uint32_t first_cold = r->nfuncs;
-	struct nf hc = { NULL, 0 };
-	uint32_t npairs = 0;
+	uint32_t b = fbegin(r, i), e = r->esz == 12 ? pfc_ld32(r->ftab + (size_t)i * 12 + 4, 0) : 0;
 
-	if (r->nm)
-		qsort(r->m, r->nm, sizeof(*r->m), cmp_method);
-	for (i = 0; i < r->nm; i++)		/* entries sharing code: the first found names it */
-		if (!n || r->m[i].rf != r->m[n - 1].rf)
-			r->m[n++] = r->m[i];
-	r->nm = n;
-	r->method_of = malloc(((size_t)r->nfuncs + 1) * sizeof(*r->method_of));
-	if (!r->method_of)
-		return -PFC_ERR_NOMEM;
-	for (i = 0; i < r->nfuncs; i++)
-		r->method_of[i] = NONE;
-	if (hc_size && section_bytes(r, hc_rva, hc_size, &hc) == 0) {
-		npairs = hc_size / 8;
-		for (i = 0; i < npairs; i++) {
-			uint32_t cold = pfc_ld32(hc.p + 8 * i, 0);
-			if (cold >= r->nfuncs || (i && cold <= pfc_ld32(hc.p + 8 * (i - 1), 0))) {
-				npairs = 0;	/* not sorted or out of range: no cold parts */
-				r->nr_bad_entries++;
-				break;
-			}
-		}
-		if (npairs)
-			first_cold = pfc_ld32(hc.p, 0);
-	}
-	for (i = 0; i < r->nm; i++) {
-		struct method *m = &r->m[i];
-		uint32_t end = i + 1 < r->nm ? r->m[i + 1].rf : r->nfuncs;
-		if (end > first_cold && m->rf < first_cold)
-			end = first_cold;
-		m->rf_end = end > m->rf ? end : m->rf + 1;
-		m->cold = m->cold_end = 0;
-		for (j = m->rf; j < m->rf_end; j++)
-			r->method_of[j] = (uint32_t)i;
-	}
-	for (i = 0; i < npairs; i++) {
-		uint32_t cold = pfc_ld32(hc.p + 8 * i, 0), hot = pfc_ld32(hc.p + 8 * i + 4, 0);
-		uint32_t cend = i + 1 < npairs ? pfc_ld32(hc.p + 8 * (i + 1), 0) : r->nfuncs;
-		uint32_t mi;
-		if (hot >= r->nfuncs || (mi = r->method_of[hot]) == NONE || (mi & COLD) || r->m[mi].rf != hot) {
+	if (e > b)
+		return e;
+	return i + 1 < r->nfuncs && fbegin(r, i + 1) > b ? fbegin(r, i + 1) : b + 1;
+}
+
+static uint32_t pair_cold(const struct pfc_r2rmeta *r, uint32_t i)
+{
+	return pfc_ld32(r->hc + 8 * (size_t)i, 0);
+}
+
+static uint32_t pair_hot(const struct pfc_r2rmeta *r, uint32_t i)
+{
+	return pfc_ld32(r->hc + 8 * (size_t)i + 4, 0);
+}
+
+/* The HotColdMap (§5.5): kept only when its cold indexes are sorted, in range and after
+ * every hot fragment; a split method's cold part runs to the next pair's. */
+static void hot_cold(struct pfc_r2rmeta *r, uint32_t rva, uint32_t size)
+{
+	struct nf hc;
+	uint32_t i;
+
+	r->first_cold = r->nfuncs;
+	if (!size || section_bytes(r, rva, size, &hc) < 0)
+		return;
+	r->hc = hc.p;
+	r->npairs = size / 8;
+	for (i = 0; i < r->npairs; i++) {
+		uint32_t cold = pair_cold(r, i), hot = pair_hot(r, i);
+		if (cold >= r->nfuncs || hot >= r->nfuncs || (i && cold <= pair_cold(r, i - 1)) ||
+		    (i && hot <= pair_hot(r, i - 1))) {
+			r->npairs = 0;
 			r->nr_bad_entries++;
-			continue;
+			return;
 		}
-		r->m[mi].cold = cold;
-		r->m[mi].cold_end = cend;
-		for (j = cold; j < cend; j++)
-			r->method_of[j] = mi | COLD;
 	}
-	return 0;
+	if (r->npairs)
+		r->first_cold = pair_cold(r, 0);
+}
+
+/* The end of the hot part starting at rf: the next method's start, the cold fragments or
+ * the table's end. */
+static uint32_t hot_end(const struct pfc_r2rmeta *r, uint32_t rf)
+{
+	uint32_t j = rf + 1;
+
+	while (j < r->first_cold && j < r->nfuncs && !r->owner[j] && j - rf < MAX_FRAGMENTS)
+		j++;
+	return j;
+}
+
+static uint32_t cold_end(const struct pfc_r2rmeta *r, uint32_t pair)
+{
+	return pair + 1 < r->npairs ? pair_cold(r, pair + 1) : r->nfuncs;
 }
 
 static int find_export(const struct pfc_r2rmeta *r, const char *want, uint32_t *rva)
@@ -621,7 +597,7 @@ static int parse(struct pfc_r2rmeta *r, struct pfc_error *err)
 	uint32_t esz;
 	int ret;
 
-	if ((ret = pfc_pe_parse(r->buf, r->len, &r->pe, err)) < 0)
+	if ((ret = pfc_pe_parse_headers(r->buf, r->len, &r->pe, err)) < 0)
 		return ret;
 	if (r->len > UINT32_MAX)
 		return PFC_FAIL_NOOFF(err, UNSUPPORTED, "image larger than 4 GiB");
@@ -658,20 +634,15 @@ static int parse(struct pfc_r2rmeta *r, struct pfc_error *err)
 	if (section_bytes(r, sec.rva[SEC_RUNTIME_FUNCTIONS - 100], sec.size[SEC_RUNTIME_FUNCTIONS - 100], &s) < 0)
 		return PFC_FAIL_NOOFF(err, CORRUPT, "RUNTIME_FUNCTIONS outside the image");
 	r->nfuncs = (uint32_t)(s.len / esz);
-	r->fbegin = malloc(((size_t)r->nfuncs + 1) * sizeof(uint32_t));
-	r->fend = malloc(((size_t)r->nfuncs + 1) * sizeof(uint32_t));
-	if (!r->fbegin || !r->fend)
-		return PFC_FAIL_NOOFF(err, NOMEM, "ReadyToRun functions");
-	for (i = 0; i < r->nfuncs; i++) {
-		r->fbegin[i] = pfc_ld32(s.p + (size_t)i * esz, 0);
-		r->fend[i] = esz == 12 ? pfc_ld32(s.p + (size_t)i * esz + 4, 0) : 0;
-		if (i && r->fbegin[i] < r->fbegin[i - 1])
+	r->esz = esz;
+	r->ftab = s.p;
+	for (i = 1; i < r->nfuncs; i++)
+		if (fbegin(r, i) < fbegin(r, i - 1))
 			return PFC_FAIL(err, CORRUPT, (uint64_t)(s.p - r->buf) + (uint64_t)i * esz,
 					"RUNTIME_FUNCTIONS not sorted");
-	}
-	for (i = 0; i < r->nfuncs; i++)
-		if (esz != 12 || r->fend[i] <= r->fbegin[i])
-			r->fend[i] = i + 1 < r->nfuncs ? r->fbegin[i + 1] : r->fbegin[i] + 1;
+	r->owner = calloc((size_t)r->nfuncs + 1, sizeof(*r->owner));
+	if (!r->owner)
+		return PFC_FAIL_NOOFF(err, NOMEM, "ReadyToRun methods");
 	/* the manifest: module override indexes and composite components */
 	if (sec.size[SEC_MANIFEST_METADATA - 100] &&
 	    section_bytes(r, sec.rva[SEC_MANIFEST_METADATA - 100], sec.size[SEC_MANIFEST_METADATA - 100], &s) == 0) {
@@ -739,8 +710,7 @@ static int parse(struct pfc_r2rmeta *r, struct pfc_error *err)
 	}
 	if ((ret = instance_entries(r, sec.rva[SEC_INSTANCE_ENTRYPOINTS - 100], sec.size[SEC_INSTANCE_ENTRYPOINTS - 100])) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "ReadyToRun methods");
-	if ((ret = build_map(r, sec.rva[SEC_HOT_COLD_MAP - 100], sec.size[SEC_HOT_COLD_MAP - 100])) < 0)
-		return PFC_FAIL_NOOFF(err, NOMEM, "ReadyToRun methods");
+	hot_cold(r, sec.rva[SEC_HOT_COLD_MAP - 100], sec.size[SEC_HOT_COLD_MAP - 100]);
 	return 0;
 }
 
@@ -807,15 +777,8 @@ void pfc_r2rmeta_free(struct pfc_r2rmeta *r)
 		if (r->mods[i].map)
 			munmap(r->mods[i].map, r->mods[i].map_len);
 	}
-	if (r->names)
-		for (i = 0; i < 2 * r->nm; i++)
-			free(r->names[i]);
-	free(r->names);
 	free(r->mods);
-	free(r->m);
-	free(r->method_of);
-	free(r->fbegin);
-	free(r->fend);
+	free(r->owner);
 	free(r->dir);
 	free(r->tmp.buf);
 	pfc_pe_free(&r->pe);
@@ -839,30 +802,50 @@ void pfc_r2rmeta_stats(const struct pfc_r2rmeta *r, struct pfc_r2rmeta_stats *st
 	st->composite = r->composite;
 }
 
-static void part_range(const struct pfc_r2rmeta *r, const struct method *m, int cold, uint32_t *b, uint32_t *e)
-{
-	uint32_t first = cold ? m->cold : m->rf, last = (cold ? m->cold_end : m->rf_end) - 1;
-	*b = r->fbegin[first];
-	*e = r->fend[last] > *b ? r->fend[last] : *b + 1;
-}
-
 int pfc_r2rmeta_find(const struct pfc_r2rmeta *r, uint32_t rva, struct pfc_r2rmeta_hit *hit)
 {
-	size_t lo = 0, hi = r->nfuncs;
-	uint32_t mi;
+	uint32_t lo = 0, hi = r->nfuncs, i, j, end;
 
 	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->fbegin[mid] <= rva)
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (fbegin(r, mid) <= rva)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || rva >= r->fend[lo - 1] || (mi = r->method_of[lo - 1]) == NONE)
+	if (!lo || rva >= fend(r, lo - 1))
 		return -1;
-	hit->method = mi & ~COLD;
-	hit->cold = !!(mi & COLD);
-	part_range(r, &r->m[hit->method], hit->cold, &hit->begin, &hit->end);
+	i = lo - 1;
+	if (i >= r->first_cold) {
+		/* the pair whose cold range holds i */
+		lo = 0;
+		hi = r->npairs;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (pair_cold(r, mid) <= i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || !r->owner[pair_hot(r, lo - 1)])
+			return -1;
+		hit->method = pair_hot(r, lo - 1);
+		hit->cold = 1;
+		j = pair_cold(r, lo - 1);
+		end = cold_end(r, lo - 1);
+	} else {
+		/* back to the entry that owns the fragment: a funclet follows its method */
+		for (j = i; !r->owner[j]; j--)
+			if (!j || i - j >= MAX_FRAGMENTS)
+				return -1;
+		hit->method = j;
+		hit->cold = 0;
+		end = hot_end(r, j);
+	}
+	hit->begin = fbegin(r, j);
+	hit->end = fend(r, end - 1);
+	if (hit->end <= hit->begin)
+		hit->end = hit->begin + 1;
 	return 0;
 }
 
@@ -894,7 +877,7 @@ static uint32_t owner_args(const struct pfc_ecma *md, const uint8_t *p, const ui
 
 int pfc_r2rmeta_format(struct pfc_r2rmeta *r, size_t mi, enum pfc_r2rmeta_style style, int cold, struct pfc_sb *sb)
 {
-	const struct method *m;
+	uint64_t entry;
 	const struct pfc_ecma *ctx, *mmd;
 	struct pfc_sigfmt f = { .module = module_of_index, .ctx = r };
 	struct pfc_typearg targs[64], margs[64];
@@ -905,26 +888,23 @@ int pfc_r2rmeta_format(struct pfc_r2rmeta *r, size_t mi, enum pfc_r2rmeta_style 
 	size_t start = sb->len;
 	int ret = -1;
 
-	if (mi >= r->nm)
+	if (mi >= r->nfuncs || !(entry = r->owner[mi]))
 		return -1;
-	m = &r->m[mi];
 	memset(&ms, 0, sizeof(ms));
-	if (!m->sig) {
-		mmd = ctx = module_md(r, m->module);
-		rid = m->rid;
+	if (!(entry & INSTANCE)) {
+		mmd = ctx = module_md(r, (uint32_t)(entry >> 32));
+		rid = (uint32_t)entry;
 		if (!mmd)
 			return -1;
 		owner_td = pfc_ecma_method_owner(mmd, rid);
 	} else {
-		if (walk_msig(r->buf + m->sig, r->buf + r->len, &ms) < 0)
+		if (walk_msig(r->buf + (uint32_t)entry, r->buf + r->len, &ms) < 0)
 			return -1;
 		/* the token context: the image's module, or the composite's CoreLib for owners
 		 * given without a module (primitives, string, object) */
 		ctx = module_md(r, r->composite ? r->corelib : 0);
 		if (ms.flags & 0x80)
 			ctx = module_of_index(r, ctx, ms.ctx_index);
-		if (!ctx)
-			return -1;
 		mmd = ctx;
 		if (ms.owner && ms.owner < ms.owner_end && ms.owner[0] == 0x3F) {
 			const uint8_t *q = ms.owner + 1;
@@ -932,6 +912,12 @@ int pfc_r2rmeta_format(struct pfc_r2rmeta *r, size_t mi, enum pfc_r2rmeta_style 
 			if (pfc_ecma_uncompress(&q, ms.owner_end, &idx) < 0 || !(mmd = module_of_index(r, ctx, idx)))
 				return -1;
 		}
+		/* a composite without CoreLib among its components (framework-dependent): types
+		 * given without a module are primitives, which need no metadata */
+		if (!ctx)
+			ctx = mmd;
+		if (!ctx)
+			return -1;
 		rid = ms.rid;
 		if (!ms.owner)
 			owner_td = pfc_ecma_method_owner(mmd, rid);
@@ -995,23 +981,14 @@ out:
 
 const char *pfc_r2rmeta_name(struct pfc_r2rmeta *r, size_t mi, int cold)
 {
-	char **slot;
-
-	if (mi >= r->nm)
-		return NULL;
-	if (!r->names && !(r->names = calloc(2 * r->nm, sizeof(*r->names))))
-		return NULL;
-	slot = &r->names[2 * mi + !!cold];
-	if (*slot)
-		return **slot ? *slot : NULL;
 	r->tmp.len = 0;
+	if (r->tmp.buf)
+		r->tmp.buf[0] = 0;
 	if (pfc_r2rmeta_format(r, mi, PFC_R2RMETA_RUNTIME, cold, &r->tmp) < 0) {
 		r->nr_bad_names++;
-		*slot = strdup("");	/* failed once: not tried again */
 		return NULL;
 	}
-	*slot = strdup(r->tmp.buf);
-	return *slot;
+	return r->tmp.buf;
 }
 
 static const int arch_of_machine[][2] = {
@@ -1022,7 +999,6 @@ int pfc_r2rmeta_dump(struct pfc_r2rmeta *r, enum pfc_r2rmeta_style style, FILE *
 {
 	struct pfc_sb sb = { 0 };
 	size_t i, bad = 0;
-	int part;
 
 	if (style == PFC_R2RMETA_R2RMAP && r->pe.has_perfmap) {
 		int arch = 0;
@@ -1035,44 +1011,32 @@ int pfc_r2rmeta_dump(struct pfc_r2rmeta *r, enum pfc_r2rmeta_style style, FILE *
 		fprintf(out, "\nFFFFFFFE 00 %u\nFFFFFFFD 00 %d\nFFFFFFFC 00 %d\nFFFFFFFB 00 1\n", r->pe.perfmap_version,
 			r->pe.target_os, arch);
 	}
-	/* hot parts are in RVA order; cold parts all follow them, in the HotColdMap's order */
-	for (part = 0; part < 2; part++) {
-		size_t nc = 0;
-		struct { uint32_t rf; size_t m; } *cold = NULL;
-		if (part) {
-			if (style == PFC_R2RMETA_R2RMAP)
-				break;
-			for (i = 0; i < r->nm; i++)
-				nc += r->m[i].cold_end > r->m[i].cold;
-			if (!nc)
-				break;
-			if (!(cold = malloc(nc * sizeof(*cold))))
-				return -PFC_ERR_NOMEM;
-			nc = 0;
-			for (i = 0; i < r->nm; i++)
-				if (r->m[i].cold_end > r->m[i].cold) {
-					cold[nc].rf = r->m[i].cold;
-					cold[nc++].m = i;
-				}
-			/* insertion into RVA order: the map is sorted by cold index already */
+	/* hot parts in RVA order, then the cold parts, which all follow them */
+	for (i = 0; i < r->nfuncs + (size_t)r->npairs; i++) {
+		uint32_t j, end;
+		int cold = i >= r->nfuncs;
+		if (!cold) {
+			if (i >= r->first_cold || !r->owner[i])
+				continue;
+			j = (uint32_t)i;
+			end = hot_end(r, j);
+		} else {
+			uint32_t k = (uint32_t)(i - r->nfuncs);
+			if (style == PFC_R2RMETA_R2RMAP || !r->owner[pair_hot(r, k)])
+				continue;
+			j = pair_cold(r, k);
+			end = cold_end(r, k);
 		}
-		for (i = 0; i < (part ? nc : r->nm); i++) {
-			size_t mi = part ? cold[i].m : i;
-			uint32_t b, e;
-			part_range(r, &r->m[mi], part, &b, &e);
-			sb.len = 0;
-			if (pfc_r2rmeta_format(r, mi, style, part, &sb) < 0) {
-				bad++;
-				pfc_sb_adds(&sb, "?");
-			}
-			if (sb.oom) {
-				free(cold);
-				free(sb.buf);
-				return -PFC_ERR_NOMEM;
-			}
-			fprintf(out, "%08X %02X %s\n", b, e - b, sb.buf);
+		sb.len = 0;
+		if (pfc_r2rmeta_format(r, cold ? pair_hot(r, (uint32_t)(i - r->nfuncs)) : j, style, cold, &sb) < 0) {
+			bad++;
+			pfc_sb_adds(&sb, "?");
 		}
-		free(cold);
+		if (sb.oom) {
+			free(sb.buf);
+			return -PFC_ERR_NOMEM;
+		}
+		fprintf(out, "%08X %02X %s\n", fbegin(r, j), fend(r, end - 1) > fbegin(r, j) ? fend(r, end - 1) - fbegin(r, j) : 1, sb.buf);
 	}
 	free(sb.buf);
 	return (int)(bad > 0x7FFFFFFF ? 0x7FFFFFFF : bad);
