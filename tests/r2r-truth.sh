@@ -54,7 +54,7 @@ summary() { sed -n 's/.*: \([0-9]* of [0-9]* ([0-9.]*%)\)$/\1/p' "$1" | head -n 
 
 # static BUILD STYLE: each r2rmap of BUILD against perfconv's STYLE (r2rmap or runtime) output
 static() {
-	local b=$1 style=$2 name=r2r-truth/$1-$2 map img bad= gap= res=
+	local b=$1 style=$2 name=r2r-truth/$1-$2 map img bad= res=
 	selected "$name" || return 0
 	unpack "$b"
 	for map in "$TMP/$b"/*.ni.r2rmap; do
@@ -71,16 +71,10 @@ static() {
 			python3 "$TOOL" runtime "$map" "$img.$style" "${RULES[@]}" --ref-dir "$TMP/$b" \
 				${RTDIR:+--ref-dir "$RTDIR"} >"$img.$style.cmp" 2>&1
 		fi
-		case $?$b in
-		0*) ;;
-		2composite) gap="$gap $img.$style.cmp" ;;
-		*) bad="$bad $img.$style.cmp" ;;
-		esac
+		[ $? = 0 ] || bad="$bad $img.$style.cmp"
 		res="$res, $(basename "$img") $(summary "$img.$style.cmp")"
 	done
-	if [ -z "$bad" ] && [ -n "$gap" ]; then
-		xfail "$name" "$GAP (${res#, })"
-	elif [ -n "$bad" ]; then
+	if [ -n "$bad" ]; then
 		# shellcheck disable=SC2086
 		cat $bad >"$TMP/$b-$style.cmp"
 		fail "$name" "perfconv's $style style differs from crossgen2's r2rmap:${res#,}" "$TMP/$b-$style.cmp"
@@ -91,10 +85,6 @@ static() {
 	fi
 }
 
-# A known gap of the reader: in a composite image without CoreLib (framework-dependent), the
-# instance entries (generic instantiations) get no name.  Only that ("?" where crossgen2 has a
-# name) is an xfail; any wrong name or length fails.
-GAP='instance entries of a composite without CoreLib are printed as "?" (known gap of the reader)'
 for b in default split composite; do
 	static "$b" r2rmap
 	static "$b" runtime
@@ -140,9 +130,7 @@ prejit() {
 	PERFCONV=$PERFCONV python3 "$TOOL" prejit "$TMP/$b.dump" "$TMP/$b.maps" "$@" >"$out" 2>&1
 	rc=$?
 	n=$(summary "$out")
-	if [ "$rc" = 2 ] && [ "$b" = composite ]; then
-		xfail "$name" "$GAP ($n byte for byte, the rest \"?\")"
-	elif [ "$rc" != 0 ]; then
+	if [ "$rc" != 0 ]; then
 		fail "$name" "[PreJIT] names differ from perfconv's: $n" "$out"
 	elif [ "${n%% *}" -lt "$min" ]; then
 		fail "$name" "only ${n%% *} [PreJIT] records (at least $min expected): the run did not reach the code" "$out"
