@@ -489,6 +489,7 @@ suite speedscope.sh
 suite svg.sh
 suite jit.sh
 suite r2r.sh
+suite r2r-truth.sh
 suite dotnet-baseline.sh
 # off-CPU and thread time on recordings made here (skipped where perf cannot record sched_switch)
 suite offcpu.sh
