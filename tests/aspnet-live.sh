@@ -32,9 +32,8 @@
 SECS=${ASPNET_LIVE_SECONDS:-6}
 WARMUP=${ASPNET_LIVE_WARMUP:-3}
 MAX=${ASPNET_LIVE_MAX:-2}
-# The conversion "with no flag".  Until the best names are perfconv's default, that takes
-# --resolve-jit; once they are, this list becomes empty.
-DEFAULT_FLAGS=(--resolve-jit)
+# The conversion "with no flag": the best names are perfconv's default.
+DEFAULT_FLAGS=()
 
 cases=()
 for c in aspnet-live/host aspnet-live/namespace aspnet-live/namespace-proc; do
