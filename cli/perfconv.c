@@ -329,10 +329,7 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			st->nr_jit_unresolved && !c->opts.resolve_jit ? " (--resolve-jit looks further)" : "");
 	if (s->symbolized)
 		print_r2r_summary(st);
-	if (st->nr_dwarf_not_unwound)
-		fprintf(stderr, "perfconv: %llu samples recorded with --call-graph dwarf: user stacks were not unwound "
-			"(DWARF unwinding is not implemented yet); kept the kernel part and the user ip\n",
-			(unsigned long long)st->nr_dwarf_not_unwound);
+	pfc_session_dwarf_summary(s, stderr);
 	if (s->rd.junk_bytes)
 		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);
 }
