@@ -191,6 +191,7 @@ static int print_stats(struct pfc_session *s)
 {
 	struct pfc_stats st;
 	const char **names;
+	struct perf_event_attr *attrs;
 	uint64_t *nr, *lost;
 	size_t i, n = s->rd.nr_evsels;
 	int ret;
@@ -199,14 +200,19 @@ static int print_stats(struct pfc_session *s)
 	names = calloc(n + 1, sizeof(*names));
 	nr = calloc(n + 1, sizeof(*nr));
 	lost = calloc(n + 1, sizeof(*lost));
-	if (!names || !nr || !lost) {
+	attrs = calloc(n + 1, sizeof(*attrs));
+	if (!names || !nr || !lost || !attrs) {
 		free(names);
 		free(nr);
 		free(lost);
+		free(attrs);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		names[i] = pfc_session_evsel_name(s, i);
+		/* perf report --stats on a pipe names events from their attributes (cpu-clock:uH),
+		 * not by the names the stream's EVENT_UPDATE records give (cpu-clock:u) */
+		names[i] = s->rd.pipe_mode ? NULL : pfc_session_evsel_name(s, i);
+		attrs[i] = s->rd.evsels[i]->attr;
 		nr[i] = s->rd.evsels[i]->nr_samples;
 		lost[i] = s->rd.evsels[i]->nr_lost_samples;
 	}
@@ -215,10 +221,12 @@ static int print_stats(struct pfc_session *s)
 	st.lost_events = s->st.nr_lost_events;
 	st.lost_samples = s->st.nr_lost_samples;
 	st.evsel_names = names;
+	st.evsel_attrs = attrs;
 	st.evsel_nr_samples = nr;
 	st.evsel_nr_lost = lost;
 	st.nr_evsels = n;
 	ret = pfc_stats_print(stdout, &st);
+	free(attrs);
 	free(names);
 	free(nr);
 	free(lost);
