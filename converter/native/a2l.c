@@ -18,6 +18,8 @@
 
 #include "converter/native/a2l.h"
 
+#define MAX_NEST 64
+
 #ifndef STT_GNU_IFUNC
 #define STT_GNU_IFUNC 10
 #endif
@@ -34,7 +36,20 @@ struct a2l_sym {
 	uint8_t func;
 };
 
+/* BFD's per-function state (struct funcinfo): the name it prints, and whether that name
+ * is final.  A C++ function known only by DW_AT_name gets, the first time it is the
+ * innermost function of a lookup, the name of the symbol found at the address printed,
+ * and kept as its name when that symbol starts where the function does.  So the answers
+ * depend on the lookups before: perf asks one addr2line process per file all session. */
+struct a2l_func {
+	uint64_t off;		/* DIE offset + 1; 0 = empty slot */
+	const char *name;
+	uint8_t is_linkage;
+};
+
 struct pfc_a2l {
+	struct a2l_func *funcs;
+	size_t nfuncs, capfuncs;
 	int fd;
 	Elf *elf;
 	Dwarf *dw;
@@ -158,6 +173,7 @@ void pfc_a2l_close(struct pfc_a2l *a)
 		close(a->fd);
 	free(a->secs);
 	free(a->syms);
+	free(a->funcs);
 	free(a);
 }
 
@@ -167,7 +183,7 @@ uint64_t pfc_a2l_text_offset(const struct pfc_a2l *a)
 }
 
 /* elf_find_function with binutils 2.40's better_fit. */
-static const char *symtab_name(const struct pfc_a2l *a, size_t shndx, uint64_t addr)
+static const struct a2l_sym *symtab_pick(const struct pfc_a2l *a, size_t shndx, uint64_t addr)
 {
 	const struct a2l_sym *best = NULL;
 	uint64_t boff = 0, bsize = 0;
@@ -198,22 +214,147 @@ take:
 		boff = s->value;
 		bsize = s->size;
 	}
-	return best ? best->name : NULL;
+	return best;
+}
+
+static const char *symtab_name(const struct pfc_a2l *a, size_t shndx, uint64_t addr)
+{
+	const struct a2l_sym *s = symtab_pick(a, shndx, addr);
+	return s ? s->name : NULL;
+}
+
+/* BFD's mangle_style: languages whose DW_AT_name is not the symbol's name. */
+static int lang_mangles(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	Dwarf_Word lang;
+	Dwarf_Attribute at;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || !dwarf_attr(&cu, DW_AT_language, &at) ||
+	    dwarf_formudata(&at, &lang) != 0)
+		return 0;
+	switch (lang) {
+	case DW_LANG_C_plus_plus: case DW_LANG_C_plus_plus_03: case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14: case DW_LANG_ObjC_plus_plus: case DW_LANG_D: case DW_LANG_Rust:
+	case DW_LANG_Ada83: case DW_LANG_Ada95: case DW_LANG_Swift: case DW_LANG_Fortran77:
+	case DW_LANG_Fortran90: case DW_LANG_Fortran95: case DW_LANG_Fortran03: case DW_LANG_Fortran08:
+	case DW_LANG_Java:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* BFD's function name of a DIE: the linkage name before the plain one, through
  * DW_AT_abstract_origin and DW_AT_specification. */
-static const char *die_name(Dwarf_Die *die)
+static const char *die_name(Dwarf_Die *die, uint8_t *is_linkage)
 {
 	Dwarf_Attribute at;
 	const char *n;
 
+	*is_linkage = 1;
 	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
 	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at)) && (n = dwarf_formstring(&at)) != NULL)
 		return n;
-	if (dwarf_attr_integrate(die, DW_AT_name, &at) && (n = dwarf_formstring(&at)) != NULL)
+	if (dwarf_attr_integrate(die, DW_AT_name, &at) && (n = dwarf_formstring(&at)) != NULL) {
+		*is_linkage = !lang_mangles(die);
 		return n;
+	}
+	*is_linkage = 0;
 	return NULL;
+}
+
+static struct a2l_func *func_state(struct pfc_a2l *a, Dwarf_Die *die)
+{
+	uint64_t key = dwarf_dieoffset(die) + 1;
+	struct a2l_func *f;
+	size_t j;
+
+	if ((a->nfuncs + 1) * 2 > a->capfuncs) {
+		size_t cap = a->capfuncs ? a->capfuncs * 2 : 256, i;
+		struct a2l_func *nv = calloc(cap, sizeof(*nv));
+		if (!nv)
+			return NULL;
+		for (i = 0; i < a->capfuncs; i++)
+			if (a->funcs[i].off) {
+				size_t h = (size_t)(a->funcs[i].off * 0x9e3779b97f4a7c15ULL) & (cap - 1);
+				while (nv[h].off)
+					h = (h + 1) & (cap - 1);
+				nv[h] = a->funcs[i];
+			}
+		free(a->funcs);
+		a->funcs = nv;
+		a->capfuncs = cap;
+	}
+	j = (size_t)(key * 0x9e3779b97f4a7c15ULL) & (a->capfuncs - 1);
+	while (a->funcs[j].off) {
+		if (a->funcs[j].off == key)
+			return &a->funcs[j];
+		j = (j + 1) & (a->capfuncs - 1);
+	}
+	f = &a->funcs[j];
+	f->off = key;
+	f->name = die_name(die, &f->is_linkage);
+	a->nfuncs++;
+	return f;
+}
+
+/* The function's first address, as BFD keeps it (its first range). */
+static int die_low(Dwarf_Die *die, uint64_t *low)
+{
+	Dwarf_Addr lo, base, start, end;
+
+	if (dwarf_lowpc(die, &lo) == 0) {
+		*low = lo;
+		return 0;
+	}
+	if (dwarf_ranges(die, 0, &base, &start, &end) > 0) {
+		*low = start;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * The functions whose code holds pc, outermost first: the concrete subprogram, then each
+ * inlined instance inside it (what BFD links through caller_func).  Namespaces and types
+ * have no ranges but hold functions; lexical blocks are crossed.  Returns the depth.
+ */
+static int find_path(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *path, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth >= MAX_NEST || dwarf_child(parent, &child) != 0)
+		return depth;
+	do {
+		int tag = dwarf_tag(&child);
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_entry_point:
+			if (dwarf_haspc(&child, pc) <= 0)
+				break;
+			if (tag == DW_TAG_lexical_block)
+				return find_path(&child, pc, path, depth);
+			path[depth] = child;
+			return find_path(&child, pc, path, depth + 1);
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_module:
+			if (depth == 0) {
+				int d = find_path(&child, pc, path, depth);
+				if (d > depth)
+					return d;
+			}
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return depth;
 }
 
 int pfc_a2l_lookup(struct pfc_a2l *a, uint64_t addr, const char **names, int max)
@@ -232,19 +373,30 @@ int pfc_a2l_lookup(struct pfc_a2l *a, uint64_t addr, const char **names, int max
 	if (!found)
 		return 0;
 	if (a->dw) {
-		Dwarf_Die cu, *scopes = NULL;
+		Dwarf_Die cu, path[MAX_NEST];
 		if (dwarf_addrdie(a->dw, addr, &cu)) {
-			int ns = dwarf_getscopes(&cu, addr, &scopes), k;
-			for (k = 0; k < ns && n < max; k++) {
-				int tag = dwarf_tag(&scopes[k]);
-				if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-					continue;
-				names[n] = die_name(&scopes[k]);
+			int depth = find_path(&cu, addr, path, 0), k;
+			/* innermost first, as addr2line prints the chain */
+			for (k = depth - 1; k >= 0 && n < max; k--) {
+				struct a2l_func *f = func_state(a, &path[k]);
+				if (!f)
+					return 0;
+				names[n] = f->name;
+				if (!n && !f->is_linkage) {
+					/* _bfd_dwarf2_find_nearest_line: the symbol's name is printed */
+					const struct a2l_sym *sym = symtab_pick(a, shndx, addr);
+					uint64_t low;
+					if (sym) {
+						names[n] = sym->name;
+						if (die_low(&path[k], &low) == 0 && low == sym->value)
+							f->name = sym->name;
+					}
+					f->is_linkage = 1;
+				}
 				if (!names[n])
 					names[n] = "??";
 				n++;
 			}
-			free(scopes);
 			if (n)
 				return n;
 			/* a line table but no function: the name comes from the symbols */

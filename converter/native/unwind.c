@@ -32,6 +32,7 @@ struct pfc_cfi {
 	Dwarf_CFI *cfi;
 	uint64_t bias;		/* CFI address = file offset + bias (perf: .eh_frame_hdr's sh_addr - sh_offset) */
 	uint64_t size;		/* of the file */
+	const uint8_t *image;	/* the file's bytes (libelf's mapping) */
 	int no_match;		/* libdw's error number for "no FDE covers this pc" */
 };
 
@@ -75,6 +76,12 @@ struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
 	*why = "not an ELF file";
 	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF)
 		goto fail;
+	{
+		size_t n = 0;
+		char *img = elf_rawfile(c->elf, &n);
+		if (img && n == c->size)
+			c->image = (const uint8_t *)img;
+	}
 	/* perf's libunwind path reads the FDE table of .eh_frame_hdr, nothing else */
 	*why = "no .eh_frame_hdr";
 	if (!scn_by_name(c->elf, ".eh_frame_hdr", &sh) || sh.sh_type == SHT_NOBITS)
@@ -115,6 +122,10 @@ int pfc_cfi_read(struct pfc_cfi *c, uint64_t off, void *buf, size_t n)
 {
 	if (off > c->size || n > c->size - off)
 		return -1;
+	if (c->image) {
+		memcpy(buf, c->image + off, n);
+		return 0;
+	}
 	return pread(c->fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
 }
 
@@ -136,9 +147,15 @@ struct walk {
 	uint64_t ip, cfa;
 	int use_prev;		/* look up ip - 1 (a return address), not ip */
 	int stack_miss;		/* a read fell outside the copy */
+	int cut;		/* ... while reading the frames (not a probe of code bytes) */
 };
 
-/* perf's access_mem: the copy, except its last word; elsewhere the file mapped there. */
+/*
+ * perf's access_mem: the copy, except its last word.  Elsewhere the file mapped there
+ * (access_dso_mem); where a map has no readable file ([stack] beyond the copy, [heap],
+ * anonymous memory) perf's callback returns a positive value that libunwind takes for
+ * success, so the word reads as 0.  Only an address outside every map fails.
+ */
 static int mem_read(struct walk *w, uint64_t addr, uint64_t *val)
 {
 	const struct pfc_unwind_in *in = w->in;
@@ -150,15 +167,20 @@ static int mem_read(struct walk *w, uint64_t addr, uint64_t *val)
 		*val = pfc_ld64(in->stack + (addr - w->sp0), in->swap);
 		return 0;
 	}
-	if (w->find(w->arg, addr, &m) == 0 && m.cfi) {
+	if (w->find(w->arg, addr, &m) < 0) {
+		w->stack_miss = w->cut = 1;
+		return -1;
+	}
+	if (m.cfi) {
 		uint8_t b[8];
 		if (pfc_cfi_read(m.cfi, addr - m.start + m.pgoff, b, 8) == 0) {
 			*val = pfc_ld64(b, in->swap);
 			return 0;
 		}
 	}
-	w->stack_miss = 1;
-	return -1;
+	w->stack_miss = w->cut = 1;
+	*val = 0;
+	return 0;
 }
 
 static int loc_get(struct walk *w, int reg, uint64_t *val)
@@ -349,20 +371,24 @@ static int eval(struct walk *w, const Dwarf_Op *ops, size_t nops, uint64_t push,
 static int is_signal_frame(struct walk *w, uint64_t ip)
 {
 	uint64_t w0, w1;
+	int cut = w->cut, ret;
 
-	if (mem_read(w, ip, &w0) < 0 || mem_read(w, ip + 8, &w1) < 0)
-		return 0;
-	return w0 == 0x0f0000000fc0c748ULL && (w1 & 0xff) == 0x05;
+	ret = mem_read(w, ip, &w0) == 0 && mem_read(w, ip + 8, &w1) == 0 &&
+	      w0 == 0x0f0000000fc0c748ULL && (w1 & 0xff) == 0x05;
+	w->cut = cut;
+	return ret;
 }
 
 /* libunwind's is_plt_entry: jmp *disp(%rip); push $n; jmp ... */
 static int is_plt_entry(struct walk *w)
 {
 	uint64_t w0, w1;
+	int cut = w->cut, ret;
 
-	if (mem_read(w, w->ip, &w0) < 0 || mem_read(w, w->ip + 8, &w1) < 0)
-		return 0;
-	return (w0 & 0xffff) == 0x25ff && ((w0 >> 48) & 0xff) == 0x68 && ((w1 >> 24) & 0xff) == 0xe9;
+	ret = mem_read(w, w->ip, &w0) == 0 && mem_read(w, w->ip + 8, &w1) == 0 &&
+	      (w0 & 0xffff) == 0x25ff && ((w0 >> 48) & 0xff) == 0x68 && ((w1 >> 24) & 0xff) == 0xe9;
+	w->cut = cut;
+	return ret;
 }
 
 /* 1: stepped (w->ip is the caller's), 0: the end, < 0: failed (-EINVAL, -ENOENT: no FDE). */
@@ -466,7 +492,11 @@ static int step_guess(struct walk *w)
 	} else {
 		if (loc_get(w, REG_RBP, &rbp) < 0)
 			return -EINVAL;
-		invalid_prev_rip = mem_read(w, prev_ip, &unused) != 0;
+		{
+			int cut = w->cut;
+			invalid_prev_rip = mem_read(w, prev_ip, &unused) != 0;
+			w->cut = cut;
+		}
 		w->stack_miss = 0;
 		if (!rbp && !invalid_prev_rip) {
 			/* the end */
@@ -592,10 +622,10 @@ int pfc_unwind_walk(const struct pfc_unwind_in *in, pfc_unwind_find_fn find, voi
 	for (;;) {
 		int ret = step(&w, &fp);
 		if (ret <= 0) {
-			if (ret < 0 && w.stack_miss)
-				out->end = PFC_UNWIND_END_STACK;
-			else if (ret == -ELOOP)
+			if (ret == -ELOOP)
 				out->end = PFC_UNWIND_END_BADCFI;
+			else if (w.cut)
+				out->end = PFC_UNWIND_END_STACK;
 			break;
 		}
 		if (out->n >= out->max) {
