@@ -112,15 +112,18 @@ for dir in "$FIX"/*/; do
 	dir=${dir%/}
 	fixture_or_skip "$dir" || continue
 	xwhy=
+	# the deep recursion's stacks are longer than their 4 KB copies: perfconv says so, once
+	cut=
+	[ "$fx" = dwarf-recurse-pipe ] && cut="user stacks cut short"
 
-	check "$fx/script-default" "$exp/script-default.txt" "$xwhy" "" "${args[@]}"
+	check "$fx/script-default" "$exp/script-default.txt" "$xwhy" "$cut" "${args[@]}"
 	if [ -e "$exp/perf-script.txt" ] || [ -e "$exp/perf-script.txt.xz" ]; then
 		check "$fx/perf-script" "$exp/perf-script.txt" "$xwhy" "" "${args[@]}" --fields "$FULL"
 	fi
 	if [ -e "$exp/perf-script-nocpu.txt" ] || [ -e "$exp/perf-script-nocpu.txt.xz" ]; then
 		check "$fx/perf-script-nocpu" "$exp/perf-script-nocpu.txt" "$xwhy" "have no cpu: the cpu field is left out" \
 			"${args[@]}" --fields "$FULL"
-		check "$fx/perf-script-nocpu-list" "$exp/perf-script-nocpu.txt" "$xwhy" "" "${args[@]}" \
+		check "$fx/perf-script-nocpu-list" "$exp/perf-script-nocpu.txt" "$xwhy" "$cut" "${args[@]}" \
 			--fields comm,pid,tid,time,period,event,ip,sym,dso,trace
 	fi
 	if [ -e "$exp/perf-script-nocpu-notime.txt" ] || [ -e "$exp/perf-script-nocpu-notime.txt.xz" ]; then

@@ -212,6 +212,16 @@ for dir in "$FIX"/*/; do
 			fail "$fx/dwarf-summary" "exit status $rc; stderr must count 147 unwound stacks and no cut ones" "$d/err"
 		fi
 	fi
+	# A stack longer than its copy is cut where the copy ends, and the summary counts it.
+	if [ "$fx" = dwarf-recurse-pipe ] && selected "$fx/dwarf-cut"; then
+		d=$TMP/case
+		run_pc "$d" "${args[@]}" -o "$d/out.folded"
+		if [ "$rc" = 0 ] && grep -q "161 user stacks cut short: 161 by the end of the copied stack" "$d/err"; then
+			pass "$fx/dwarf-cut"
+		else
+			fail "$fx/dwarf-cut" "exit status $rc; stderr must count the 161 stacks cut by their 4 KB copies" "$d/err"
+		fi
+	fi
 
 	# A file is read on one thread and processed on another; on one thread (PERFCONV_PIPELINE=0)
 	# every output must be the same: the stacks with all their detail, and the time-ordered stream.
