@@ -466,6 +466,7 @@ suite dotnet-baseline.sh
 # .NET end to end on this machine: build, record and convert a .NET app
 if [ "${DOTNET_LIVE:-1}" != 0 ]; then
 	suite dotnet-live.sh
+	suite dotnet-dwarf.sh
 fi
 suite batch.sh
 suite fuzz.sh
