@@ -11,6 +11,8 @@
 #   perfconv -q -O dir -f ALL,FORMATS perf.data    every format from one read (batch mode)
 #   perf script -i perf.data > /dev/null
 #   perf report -i perf.data --stdio > /dev/null
+# and, on a --call-graph dwarf recording of BENCH_DWARF_MB (default 100) MB made the same way, perfconv
+# folded against perf script (which unwinds every sample again),
 # and prints a table: wall and CPU seconds, MB/s and samples/s (by wall time), peak RSS, and how
 # many times faster than perf script each run is.  perf script alone is a lower bound for the
 # `perf script | stackcollapse-perf.pl` pipeline.  On a shared machine wall times vary with the load;
@@ -26,7 +28,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 PERFCONV=${PERFCONV:-./perfconv}
 WORK=bench/work
-SIZES=${BENCH_SIZES:-${BENCH_MB:-50 200}}
+SIZES=${BENCH_SIZES-${BENCH_MB:-50 200}} # BENCH_SIZES="" : only the DWARF run
 PERIOD_NS=${BENCH_PERIOD_NS:-20000} # cpu-clock period: 50 kHz per CPU
 mkdir -p "$WORK"
 
@@ -129,6 +131,37 @@ for mb in $SIZES; do
 	fi
 done
 
+# DWARF: a --call-graph dwarf recording of at least BENCH_DWARF_MB megabytes (default 100; 0 skips)
+# of the dwarf-* fixtures' workload (C++ without frame pointers, a shared library, libc), made
+# here and not kept in the repository, converted to folded stacks against `perf script`.
+DWARF_MB=${BENCH_DWARF_MB:-100}
+if [ "$DWARF_MB" != 0 ]; then
+	data=$WORK/dwarf-$DWARF_MB.data
+	if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$data" ]; then
+		fixtures/bin-src/dwarf/build.sh "$WORK/dwarf-bin" >/dev/null
+		secs=4
+		while :; do
+			say "recording $WORK/dwarf-bin/dwapp for $secs s with --call-graph dwarf"
+			perf record -q -e cpu-clock -c 250000 --call-graph dwarf -o "$data.new" -- \
+				"$WORK/dwarf-bin/dwapp" threads $((secs * 1000)) >/dev/null 2>"$WORK/record.log"
+			mv -f "$data.new" "$data"
+			got=$(size_mb "$data")
+			[ "$got" -ge "$DWARF_MB" ] && break
+			secs=$((secs * DWARF_MB * 12 / 10 / (got > 0 ? got : 1) + 1))
+		done
+	fi
+	bytes=$(stat -c %s "$data")
+	samples=$("$PERFCONV" --stats -i "$data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
+	say "input: $data, $((bytes / 1000000)) MB, $samples samples (--call-graph dwarf)"
+	cat "$data" >/dev/null
+	read -r w c r < <(measure /dev/null "$PERFCONV" -q -i "$data" -f folded -o "$WORK/out.dwarf.folded")
+	echo "dwarf $bytes $samples perfconv-folded $w $c $r" >>"$rows"
+	if [ "${BENCH_PERF:-1}" != 0 ]; then
+		read -r w c r < <(measure /dev/null perf script -i "$data")
+		echo "dwarf $bytes $samples perf-script $w $c $r" >>"$rows"
+	fi
+fi
+
 python3 - "$rows" <<'EOF2'
 import sys
 rows = [l.split() for l in open(sys.argv[1])]
@@ -144,6 +177,7 @@ for mb in dict.fromkeys(r[0] for r in rows):
         xw = "%8.1fx" % (rw / wall) if rw else "%9s" % "-"
         xc = "%8.1fx" % (rc / cpu) if rc else "%9s" % "-"
         print("bench: %-6s %-26s %8.2f %8.2f %9.1f %12.0f %9.1f %s %s" %
-              ("%d MB" % (size // 1000000), name, wall, cpu, size / 1e6 / wall, samples / wall, rss, xw, xc))
+              ("%d MB" % (size // 1000000) if mb != "dwarf" else "dwarf", name, wall, cpu, size / 1e6 / wall,
+               samples / wall, rss, xw, xc))
 print("bench: x wall / x CPU: how many times faster than perf script (wall time / CPU time)")
 EOF2

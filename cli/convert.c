@@ -38,6 +38,7 @@ static int print_stats(struct pfc_session *s)
 {
 	struct pfc_stats st;
 	const char **names;
+	struct perf_event_attr *attrs;
 	uint64_t *nr, *lost;
 	size_t i, n = s->rd.nr_evsels;
 	int ret;
@@ -46,14 +47,19 @@ static int print_stats(struct pfc_session *s)
 	names = calloc(n + 1, sizeof(*names));
 	nr = calloc(n + 1, sizeof(*nr));
 	lost = calloc(n + 1, sizeof(*lost));
-	if (!names || !nr || !lost) {
+	attrs = calloc(n + 1, sizeof(*attrs));
+	if (!names || !nr || !lost || !attrs) {
 		free(names);
 		free(nr);
 		free(lost);
+		free(attrs);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		names[i] = pfc_session_evsel_name(s, i);
+		/* perf report --stats on a pipe names events from their attributes (cpu-clock:uH),
+		 * not by the names the stream's EVENT_UPDATE records give (cpu-clock:u) */
+		names[i] = s->rd.pipe_mode ? NULL : pfc_session_evsel_name(s, i);
+		attrs[i] = s->rd.evsels[i]->attr;
 		nr[i] = s->rd.evsels[i]->nr_samples;
 		lost[i] = s->rd.evsels[i]->nr_lost_samples;
 	}
@@ -62,10 +68,12 @@ static int print_stats(struct pfc_session *s)
 	st.lost_events = s->st.nr_lost_events;
 	st.lost_samples = s->st.nr_lost_samples;
 	st.evsel_names = names;
+	st.evsel_attrs = attrs;
 	st.evsel_nr_samples = nr;
 	st.evsel_nr_lost = lost;
 	st.nr_evsels = n;
 	ret = pfc_stats_print(stdout, &st);
+	free(attrs);
 	free(names);
 	free(nr);
 	free(lost);
@@ -203,10 +211,7 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			st->nr_jit_unresolved && c->opts.perf_compat ? " (without --perf-compat perfconv looks further)" : "");
 	if (s->symbolized)
 		print_r2r_summary(st);
-	if (st->nr_dwarf_not_unwound)
-		fprintf(stderr, "perfconv: %llu samples recorded with --call-graph dwarf: user stacks were not unwound "
-			"(DWARF unwinding is not implemented yet); kept the kernel part and the user ip\n",
-			(unsigned long long)st->nr_dwarf_not_unwound);
+	pfc_session_dwarf_summary(s, stderr);
 	if (s->rd.junk_bytes)
 		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);
 	if (s->offcpu)

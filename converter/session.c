@@ -21,9 +21,12 @@
 #include "converter/jit/r2r.h"
 #include "converter/r2rframes.h"
 #include "converter/native/symtab.h"
+#include "converter/native/a2l.h"
+#include "converter/native/unwind.h"
 
 #define PFC_REG_X86_IP 8
 
+static void dwarf_dso_free(struct pfc_session *s);
 static int deliver(void *ctx, const struct pfc_qev *ev);
 static int on_record(void *ctx, const struct pfc_rec *r);
 static int kernel_matches_running(struct pfc_session *s);
@@ -195,6 +198,7 @@ void pfc_session_close(struct pfc_session *s)
 	}
 	pfc_jitsyms_exit(&s->jit);
 	pfc_offcpu_free(s->offcpu);
+	dwarf_dso_free(s);
 	if (s->perfinfo) {
 		pfc_perfinfo_free(s->perfinfo);
 		free(s->perfinfo);
@@ -413,12 +417,8 @@ static int raw_insert(struct pfc_session *s, uint64_t h, struct pfc_rawkey *k, c
 	return 0;
 }
 
-static int push_frame(struct pfc_session *s, uint32_t *n, const struct pfc_dso *dso, uint64_t addr, int kernel)
+static int push_id(struct pfc_session *s, uint32_t *n, uint32_t id)
 {
-	uint32_t id = pfc_stacks_frame(&s->stacks, dso, addr, kernel);
-
-	if (id == UINT32_MAX)
-		return PFC_FAIL_NOOFF(s->err, NOMEM, "frame table");
 	if (*n == s->fbuf_cap) {
 		size_t cap = s->fbuf_cap ? s->fbuf_cap * 2 : 256;
 		uint32_t *nb = realloc(s->fbuf, cap * sizeof(*nb));
@@ -429,6 +429,15 @@ static int push_frame(struct pfc_session *s, uint32_t *n, const struct pfc_dso *
 	}
 	s->fbuf[(*n)++] = id;
 	return 0;
+}
+
+static int push_frame(struct pfc_session *s, uint32_t *n, const struct pfc_dso *dso, uint64_t addr, int kernel)
+{
+	uint32_t id = pfc_stacks_frame(&s->stacks, dso, addr, kernel);
+
+	if (id == UINT32_MAX)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "frame table");
+	return push_id(s, n, id);
 }
 
 static void load_dso(struct pfc_session *s, struct pfc_dso *d);
@@ -585,6 +594,390 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 			return push_frame(s, n, dso, addr, kernel);
 	}
 	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);
+}
+
+/* ---- --call-graph dwarf: the user part of a stack, unwound from the copied stack ---- */
+
+struct pfc_dwarf_dso {
+	struct pfc_cfi *cfi;
+	struct pfc_a2l *a2l;
+	char *symsrc;                 /* the file the symbols came from (perf's symsrc_filename) */
+	uint8_t cfi_tried, a2l_tried;
+};
+
+struct pfc_inl_ent {                 /* (DSO, address) -> inline names of that frame */
+	uint64_t addr;
+	uint32_t dso;                 /* id + 1; 0 = empty slot */
+	uint32_t first, n;            /* in inl_names: interned name + 1, 0 = the symbol itself */
+};
+
+struct pfc_uc_ent {                  /* one user stack already unwound */
+	uint64_t h1, h2;
+	const struct pfc_maps *maps;
+	uint64_t gen;
+	uint32_t first, n;            /* frame ids in uc_frames */
+	uint8_t used;
+};
+
+static struct pfc_dwarf_dso *dwarf_dso(struct pfc_session *s, const struct pfc_dso *d)
+{
+	if (d->id >= s->nr_ddso) {
+		size_t n = s->nr_ddso ? s->nr_ddso : 64;
+		struct pfc_dwarf_dso *v;
+		while (n <= d->id)
+			n *= 2;
+		v = realloc(s->ddso, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + s->nr_ddso, 0, (n - s->nr_ddso) * sizeof(*v));
+		s->ddso = v;
+		s->nr_ddso = n;
+	}
+	return &s->ddso[d->id];
+}
+
+static void dwarf_dso_free(struct pfc_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_ddso; i++) {
+		pfc_cfi_close(s->ddso[i].cfi);
+		pfc_a2l_close(s->ddso[i].a2l);
+		free(s->ddso[i].symsrc);
+	}
+	free(s->ddso);
+	free(s->inl);
+	free(s->inl_names);
+	free(s->uc);
+	free(s->uc_frames);
+	free(s->uips);
+}
+
+/* The CFI of a file DSO, opened at first use: perf reads it from the binary itself. */
+static struct pfc_cfi *dso_cfi(struct pfc_session *s, const struct pfc_dso *d)
+{
+	struct pfc_dwarf_dso *dd;
+	char path[8192];
+	const char *why;
+
+	if (d->kind != PFC_DSO_FILE || d->jitted)
+		return NULL;
+	dd = dwarf_dso(s, d);
+	if (!dd)
+		return NULL;
+	if (!dd->cfi_tried) {
+		dd->cfi_tried = 1;
+		snprintf(path, sizeof(path), "%s%s", s->opts->symfs ? s->opts->symfs : "", d->name);
+		dd->cfi = pfc_cfi_open(path, &why);
+		if (!dd->cfi && s->opts->verbose && s->opts->log)
+			fprintf(s->opts->log, "perfconv: '%s': no call frame information (%s)\n", d->name, why);
+	}
+	return dd->cfi;
+}
+
+struct find_arg {
+	struct pfc_session *s;
+	struct pfc_thread *th;
+};
+
+static int unwind_find(void *arg, uint64_t addr, struct pfc_unwind_map *out)
+{
+	struct find_arg *fa = arg;
+	const struct pfc_map *map = pfc_machine_find_map(&fa->s->machine, fa->th, 0, addr);
+
+	if (!map)
+		return -1;
+	out->start = map->start;
+	out->end = map->end;
+	out->pgoff = map->pgoff;
+	out->cfi = map->dso ? dso_cfi(fa->s, map->dso) : NULL;
+	out->jit = !map->dso || map->identity || pfc_dso_is_jit_region(map->dso->kind) ||
+		   map->dso->kind == PFC_DSO_JITCODE || map->dso->jitted;
+	return 0;
+}
+
+static uint64_t mixh(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+/* Two independent 64-bit hashes of the registers and the stack bytes: the cache key. */
+static void stack_hash2(const struct pfc_sample *smp, uint64_t *h1, uint64_t *h2)
+{
+	uint64_t a = 0x243f6a8885a308d3ULL ^ smp->regs_user_mask, b = 0x13198a2e03707344ULL ^ smp->stack_user_dyn_size;
+	size_t i, nr = (size_t)__builtin_popcountll(smp->regs_user_mask) * 8, ns = smp->stack_user_dyn_size;
+	uint64_t w;
+
+	for (i = 0; i + 8 <= nr; i += 8) {
+		memcpy(&w, smp->regs_user + i, 8);
+		a = mixh(a, w);
+		b = mixh(b + i, w ^ 0xa5a5a5a5a5a5a5a5ULL);
+	}
+	for (i = 0; i + 8 <= ns; i += 8) {
+		memcpy(&w, smp->stack_user + i, 8);
+		a = mixh(a, w);
+		b = (b ^ w) * 0xff51afd7ed558ccdULL + (b >> 31);
+	}
+	for (; i < ns; i++) {
+		a = mixh(a, smp->stack_user[i]);
+		b = mixh(b, smp->stack_user[i] + 0x100);
+	}
+	*h1 = a;
+	*h2 = b ^ (b >> 33);
+}
+
+static struct pfc_uc_ent *uc_slot(struct pfc_session *s, uint64_t h1, uint64_t h2, const struct pfc_maps *maps)
+{
+	size_t j;
+
+	if (!s->uc_cap)
+		return NULL;
+	j = (size_t)h1 & (s->uc_cap - 1);
+	while (s->uc[j].used) {
+		struct pfc_uc_ent *e = &s->uc[j];
+		if (e->h1 == h1 && e->h2 == h2 && e->maps == maps && e->gen == maps->gen)
+			return e;
+		j = (j + 1) & (s->uc_cap - 1);
+	}
+	return &s->uc[j];
+}
+
+static int uc_insert(struct pfc_session *s, uint64_t h1, uint64_t h2, const struct pfc_maps *maps,
+		     const uint32_t *frames, uint32_t n)
+{
+	struct pfc_uc_ent *e;
+
+	if ((s->uc_count + 1) * 2 > s->uc_cap) {
+		size_t cap = s->uc_cap ? s->uc_cap * 2 : 1024, i;
+		struct pfc_uc_ent *old = s->uc, *nv = calloc(cap, sizeof(*nv));
+		size_t ocap = s->uc_cap;
+		if (!nv)
+			return -1;
+		s->uc = nv;
+		s->uc_cap = cap;
+		for (i = 0; i < ocap; i++)
+			if (old[i].used) {
+				size_t j = (size_t)old[i].h1 & (cap - 1);
+				while (nv[j].used)
+					j = (j + 1) & (cap - 1);
+				nv[j] = old[i];
+			}
+		free(old);
+	}
+	if (s->nr_uc_frames + n > s->cap_uc_frames) {
+		size_t cap = s->cap_uc_frames ? s->cap_uc_frames * 2 : 4096;
+		uint32_t *nf;
+		while (cap < s->nr_uc_frames + n)
+			cap *= 2;
+		nf = realloc(s->uc_frames, cap * sizeof(*nf));
+		if (!nf)
+			return -1;
+		s->uc_frames = nf;
+		s->cap_uc_frames = cap;
+	}
+	e = uc_slot(s, h1, h2, maps);
+	if (e->used)
+		return 0;
+	e->used = 1;
+	e->h1 = h1;
+	e->h2 = h2;
+	e->maps = maps;
+	e->gen = maps->gen;
+	e->first = (uint32_t)s->nr_uc_frames;
+	e->n = n;
+	if (n)
+		memcpy(s->uc_frames + s->nr_uc_frames, frames, n * sizeof(*frames));
+	s->nr_uc_frames += n;
+	s->uc_count++;
+	return 0;
+}
+
+/*
+ * The names perf gives the frames at one address of a DSO (append_inlines, perf 6.1):
+ * it asks addr2line about the file its symbols came from; every record addr2line prints
+ * becomes a frame at that address, the record that names perf's own symbol as that
+ * symbol, the others "(inlined)".  No record: the plain frame.
+ */
+static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_dso *d, uint64_t addr,
+					const struct pfc_sym *sym)
+{
+	struct pfc_inl_ent *e;
+	struct pfc_dwarf_dso *dd;
+	const char *names[64];
+	size_t j;
+	int n, i;
+
+	if ((s->inl_count + 1) * 2 > s->inl_cap) {
+		size_t cap = s->inl_cap ? s->inl_cap * 2 : 1024, k;
+		struct pfc_inl_ent *nv = calloc(cap, sizeof(*nv));
+		if (!nv)
+			return NULL;
+		for (k = 0; k < s->inl_cap; k++)
+			if (s->inl[k].dso) {
+				size_t h = (size_t)mixh(s->inl[k].addr, s->inl[k].dso) & (cap - 1);
+				while (nv[h].dso)
+					h = (h + 1) & (cap - 1);
+				nv[h] = s->inl[k];
+			}
+		free(s->inl);
+		s->inl = nv;
+		s->inl_cap = cap;
+	}
+	j = (size_t)mixh(addr, d->id + 1) & (s->inl_cap - 1);
+	while (s->inl[j].dso) {
+		if (s->inl[j].dso == d->id + 1 && s->inl[j].addr == addr)
+			return &s->inl[j];
+		j = (j + 1) & (s->inl_cap - 1);
+	}
+	e = &s->inl[j];
+	e->dso = d->id + 1;
+	e->addr = addr;
+	e->first = (uint32_t)s->nr_inl_names;
+	e->n = 0;
+	s->inl_count++;
+	dd = dwarf_dso(s, d);
+	if (!dd || !dd->symsrc)
+		return e;
+	if (!dd->a2l_tried) {
+		dd->a2l_tried = 1;
+		dd->a2l = pfc_a2l_open(dd->symsrc);
+	}
+	if (!dd->a2l)
+		return e;
+	n = pfc_a2l_lookup(dd->a2l, addr + pfc_a2l_text_offset(dd->a2l), names, 64);
+	if (s->nr_inl_names + (size_t)n > s->cap_inl_names) {
+		size_t cap = s->cap_inl_names ? s->cap_inl_names * 2 : 1024;
+		uint32_t *nn;
+		while (cap < s->nr_inl_names + (size_t)n)
+			cap *= 2;
+		nn = realloc(s->inl_names, cap * sizeof(*nn));
+		if (!nn)
+			return NULL;
+		s->inl_names = nn;
+		s->cap_inl_names = cap;
+	}
+	for (i = 0; i < n; i++) {
+		char *dm = pfc_demangle(names[i]);
+		const char *nm = dm ? dm : names[i];
+		uint32_t id = 0;
+		if (strcmp(nm, sym->name)) {
+			id = pfc_intern(&s->strings, nm, strlen(nm));
+			if (id == UINT32_MAX) {
+				free(dm);
+				return NULL;
+			}
+			id++;
+		}
+		free(dm);
+		s->inl_names[s->nr_inl_names++] = id;
+	}
+	e->n = (uint32_t)n;
+	return e;
+}
+
+/* One unwound user frame, with the inlined frames perf adds in front of it. */
+static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, uint64_t ip)
+{
+	const struct pfc_map *map = pfc_machine_find_map(&s->machine, th, 0, ip);
+	struct pfc_dso *d = map ? map->dso : NULL;
+	const struct pfc_sym *sym;
+	const struct pfc_inl_ent *e;
+	uint64_t addr;
+	uint32_t i;
+
+	if (!d || d->kind != PFC_DSO_FILE || map->identity)
+		return add_ip(s, th, n, PERF_RECORD_MISC_USER, ip);
+	addr = ip - map->start + map->pgoff;
+	if (!d->loaded)
+		load_dso(s, d);
+	sym = d->syms ? pfc_symtab_find(d->syms, addr) : NULL;
+	if (!sym)
+		return add_ip(s, th, n, PERF_RECORD_MISC_USER, ip);
+	e = inline_names(s, d, addr, sym);
+	if (!e)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "inline frames");
+	if (!e->n)
+		return add_ip(s, th, n, PERF_RECORD_MISC_USER, ip);
+	for (i = 0; i < e->n; i++) {
+		uint32_t inl = s->inl_names[e->first + i];
+		uint32_t id = pfc_stacks_frame_inl(&s->stacks, d, addr, 0, inl);
+		int ret;
+		if (id == UINT32_MAX)
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "frame table");
+		if ((ret = push_id(s, n, id)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * perf's thread__resolve_callchain_unwind: the user stack of a sample recorded with
+ * REGS_USER and STACK_USER, unwound and appended after the kernel part.  A stack seen
+ * before (same registers, same bytes, same address space) gets the frames it got then.
+ */
+static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_thread *th,
+		       const struct pfc_sample *smp, uint32_t *n)
+{
+	struct pfc_unwind_in in = {
+		.regs = smp->regs_user, .mask = smp->regs_user_mask, .swap = s->rd.swap,
+		.stack = smp->stack_user, .stack_size = smp->stack_user_dyn_size,
+		.beyond_perf = s->opts->resolve_jit,
+	};
+	struct pfc_unwind_out out = { 0 };
+	struct find_arg fa = { s, th };
+	struct pfc_uc_ent *e;
+	uint64_t h1, h2;
+	uint32_t n0 = *n;
+	int i, ret, timed = s->cur_timed;
+
+	(void)ev;
+	if (!(smp->flags & PFC_S_HAS_REGS_USER) || !(smp->flags & PFC_S_HAS_STACK_USER) ||
+	    !smp->stack_user_dyn_size)
+		return 0;
+	stack_hash2(smp, &h1, &h2);
+	h2 ^= (uint64_t)in.beyond_perf;
+	e = uc_slot(s, h1, h2, th->maps);
+	if (e && e->used) {
+		s->st.nr_dwarf_cache_hits++;
+		s->st.nr_dwarf_unwound++;
+		for (i = 0; i < (int)e->n; i++)
+			if ((ret = push_id(s, n, s->uc_frames[e->first + i])) < 0)
+				return ret;
+		return 0;
+	}
+	if (!s->uips && !(s->uips = malloc(sizeof(*s->uips) * (size_t)(s->opts->max_stack > 0 ? s->opts->max_stack : 1))))
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "unwind buffer");
+	out.ips = s->uips;
+	out.max = s->opts->max_stack > 0 ? s->opts->max_stack : 1;
+	pfc_unwind_walk(&in, unwind_find, &fa, &out);
+	s->st.nr_dwarf_unwound++;
+	s->st.nr_dwarf_fp_frames += (uint64_t)out.fp_frames;
+	switch (out.end) {
+	case PFC_UNWIND_END_STACK:
+		s->st.nr_dwarf_cut_stack++;
+		break;
+	case PFC_UNWIND_END_NOREGS:
+		s->st.nr_dwarf_bad_regs++;
+		break;
+	case PFC_UNWIND_END_BADCFI:
+		s->st.nr_dwarf_bad_cfi++;
+		break;
+	default:
+		break;
+	}
+	for (i = 0; i < out.n; i++) {
+		/* perf skips a zero address, and keeps everything else, unresolved or not */
+		if (!out.ips[i])
+			continue;
+		if ((ret = add_unwound(s, th, n, out.ips[i])) < 0)
+			return ret;
+	}
+	s->cur_timed |= timed;
+	if (!s->cur_timed && uc_insert(s, h1, h2, th->maps, s->fbuf + n0, *n - n0) < 0)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "unwind cache");
+	return 0;
 }
 
 /* Keep a sample in the time-ordered stream. */
@@ -751,23 +1144,12 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 		if ((ret = add_ip(s, th, &n, cpumode, smp.ip)) < 0)
 			return ret;
 	}
-	/* --call-graph dwarf: the kernel gave only the kernel part; the user part needs
-	 * unwinding of the copied stack, which is not done yet.  Keep the user ip so the
-	 * sample lands in the right function. */
-	if ((ev->sample_type & PERF_SAMPLE_STACK_USER) && (smp.flags & PFC_S_HAS_CALLCHAIN) && !user_frames) {
-		uint64_t uip = 0;
-		int have = 0;
-		if ((smp.misc & PFC_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
-			uip = smp.ip;
-			have = 1;
-		} else if ((smp.flags & PFC_S_HAS_REGS_USER) && (smp.regs_user_mask >> PFC_REG_X86_IP & 1)) {
-			unsigned idx = __builtin_popcountll(smp.regs_user_mask & ((1ULL << PFC_REG_X86_IP) - 1));
-			uip = pfc_ld64(smp.regs_user + idx * 8, swap);
-			have = 1;
-		}
-		if (have && (ret = add_ip(s, th, &n, PERF_RECORD_MISC_USER, uip)) < 0)
+	/* --call-graph dwarf: the kernel gave only the kernel part; the user part is
+	 * unwound from the copied stack, as perf does after the kernel's frames */
+	if ((ev->sample_type & PERF_SAMPLE_STACK_USER) && (ev->sample_type & PERF_SAMPLE_REGS_USER) &&
+	    (smp.flags & PFC_S_HAS_CALLCHAIN) && !user_frames) {
+		if ((ret = unwind_user(s, ev, th, &smp, &n)) < 0)
 			return ret;
-		s->st.nr_dwarf_not_unwound++;
 	}
 	s->st.nr_frames += n;
 	ev->period_total += period;
@@ -1309,6 +1691,12 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		}
 		memset(&info, 0, sizeof(info));
 		ret = pfc_elf_load(&so, d->name, d->build_id, d->build_id_len, t, &info);
+		if (info.found && info.used_path[0] && d->kind == PFC_DSO_FILE) {
+			/* addr2line, for the inlined frames of DWARF-unwound stacks, reads this file */
+			struct pfc_dwarf_dso *dd = dwarf_dso(s, d);
+			if (dd && !dd->symsrc)
+				dd->symsrc = strdup(info.used_path);
+		}
 		if (info.buildid_mismatch && o->log)
 			fprintf(o->log, "perfconv: warning: '%s': build-id mismatch, its frames stay unresolved\n",
 				d->name);
@@ -1483,6 +1871,30 @@ int pfc_session_symbolize(struct pfc_session *s)
 		if ((ret = name_frame(s, f, sym->name, strlen(sym->name), d->jitted || d->r2r != PFC_R2R_NONE)) < 0)
 			return ret;
 		f->symoff = f->addr - sym->start;
+		if (f->inl) {	/* perf's inlined symbol: the function's name, the symbol's start */
+			f->sym = f->sym_text = f->inl - 1;
+			f->inlined = 1;
+		}
 	}
 	return 0;
+}
+
+void pfc_session_dwarf_summary(const struct pfc_session *s, FILE *f)
+{
+	const struct pfc_session_stats *st = &s->st;
+	uint64_t cut = st->nr_dwarf_cut_stack + st->nr_dwarf_bad_regs + st->nr_dwarf_bad_cfi;
+
+	if (!st->nr_dwarf_unwound)
+		return;
+	fprintf(f, "perfconv: %llu user stacks unwound with DWARF (%llu the same as an earlier one)",
+		(unsigned long long)st->nr_dwarf_unwound, (unsigned long long)st->nr_dwarf_cache_hits);
+	if (st->nr_dwarf_fp_frames)
+		fprintf(f, ", %llu frames through code without CFI on the frame-pointer chain",
+			(unsigned long long)st->nr_dwarf_fp_frames);
+	fputc('\n', f);
+	if (cut)
+		fprintf(f, "perfconv: warning: %llu user stacks cut short: %llu by the end of the copied stack, "
+			"%llu by missing registers, %llu by unusable or looping CFI\n",
+			(unsigned long long)cut, (unsigned long long)st->nr_dwarf_cut_stack,
+			(unsigned long long)st->nr_dwarf_bad_regs, (unsigned long long)st->nr_dwarf_bad_cfi);
 }

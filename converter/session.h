@@ -79,7 +79,11 @@ struct pfc_session_stats {
 	uint64_t nr_lost_events, nr_lost_records, nr_lost_samples;
 	uint64_t nr_frames;           /* frames in all samples */
 	uint64_t nr_unresolved_user, nr_unresolved_kernel, nr_unresolved_nomap;
-	uint64_t nr_dwarf_not_unwound;
+	/* --call-graph dwarf: samples unwound, walks served from the cache of identical
+	 * stacks, frames found on the frame-pointer chain through JIT code, and walks cut
+	 * short by bad input (stack copy too short, registers missing, CFI unusable or looping) */
+	uint64_t nr_dwarf_unwound, nr_dwarf_cache_hits, nr_dwarf_fp_frames;
+	uint64_t nr_dwarf_cut_stack, nr_dwarf_bad_regs, nr_dwarf_bad_cfi, nr_dwarf_bad_stack;
 	/* unique JIT frames by the source of their name */
 	uint64_t nr_jit_perfmap, nr_jit_jitdump, nr_jit_jitted, nr_jit_unresolved;
 	/* unique frames in ReadyToRun (PE) images: resolved, and unresolved by enum pfc_r2r_status */
@@ -92,6 +96,9 @@ struct pfc_session_stats {
 struct pfc_kpreload;
 struct pfc_perfinfo;
 struct pfc_r2rmeta_slot;
+struct pfc_dwarf_dso;
+struct pfc_inl_ent;
+struct pfc_uc_ent;
 
 struct pfc_session {
 	const struct pfc_opts *opts;
@@ -108,6 +115,19 @@ struct pfc_session {
 	size_t nr_evsel_first;
 	uint32_t *fbuf;               /* frame ids of the sample being built */
 	size_t fbuf_cap;
+	/* --call-graph dwarf (session.c, unwind_user): per DSO id its CFI and addr2line
+	 * answers; (DSO, address) -> inline names; identical stacks -> their user frames */
+	struct pfc_dwarf_dso *ddso;
+	size_t nr_ddso;
+	struct pfc_inl_ent *inl;
+	size_t inl_cap, inl_count;
+	uint32_t *inl_names;
+	size_t nr_inl_names, cap_inl_names;
+	struct pfc_uc_ent *uc;
+	size_t uc_cap, uc_count;
+	uint32_t *uc_frames;
+	size_t nr_uc_frames, cap_uc_frames;
+	uint64_t *uips;
 	int kernel_loaded;
 	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
 	 * aggregated without resolving its frames again */
@@ -157,5 +177,8 @@ const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s);
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx);
 /* Order of the first sample of an event (UINT64_MAX: no samples). */
 uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx);
+
+/* The summary lines on --call-graph dwarf stacks (nothing when there were none). */
+void pfc_session_dwarf_summary(const struct pfc_session *s, FILE *f);
 
 #endif

@@ -367,7 +367,7 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 		pfc_sb_addf(L, "%s+0x%llx", pfc_intern_str(&s->strings, f->sym), (unsigned long long)f->symoff);
 	else
 		pfc_sb_adds(L, "[unknown]");
-	pfc_sb_addf(L, " (%s)", f->dso ? f->dso->name : "[unknown]");
+	pfc_sb_addf(L, " (%s)", f->inlined ? "inlined" : f->dso ? f->dso->name : "[unknown]");
 	if (L->oom || pfc_folded_frame_text(L->buf, L->len, java, c->o, &out) < 0) {
 		pfc_sb_free(&out);
 		return 0;

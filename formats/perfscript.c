@@ -290,7 +290,8 @@ static const char *frame_line(struct ps_ctx *c, uint32_t fid, unsigned fields, u
 			ok = arena_add(c, "[unknown]", 9);
 		}
 	}
-	if (ok == 0 && (fields & PFC_PS_DSO)) {
+	/* perf: an inlined frame prints "(inlined)" after everything else, in place of its DSO */
+	if (ok == 0 && (fields & PFC_PS_DSO) && !f->inlined) {
 		const char *dso = f->dso ? f->dso->name : "[unknown]";
 		ok = arena_add(c, " (", 2);
 		if (ok == 0)
@@ -298,6 +299,8 @@ static const char *frame_line(struct ps_ctx *c, uint32_t fid, unsigned fields, u
 		if (ok == 0)
 			ok = arena_add(c, ")", 1);
 	}
+	if (ok == 0 && f->inlined && (fields & PFC_PS_SYM))
+		ok = arena_add(c, " (inlined)", 10);
 	if (ok == 0)
 		ok = arena_add(c, "\n", 1);
 	if (ok < 0 || c->arena_len - start > UINT32_MAX)

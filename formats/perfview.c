@@ -78,7 +78,9 @@ int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid)
 	else
 		pfc_sb_adds(b, "[unknown]");
 	pfc_sb_adds(b, " (");
-	if (f->dso)
+	if (f->inlined)	/* perf script's inlined frames */
+		pfc_sb_adds(b, "inlined");
+	else if (f->dso)
 		add_name(b, f->dso->name, strlen(f->dso->name));
 	else
 		pfc_sb_adds(b, "[unknown]");
@@ -567,10 +569,12 @@ static void build_log(struct pv *p, int have_perf_data)
 		pfc_sb_addf(L, "Warning: tracepoint payloads are not written: %s\n", p->tp_why);
 	if (s->st.nr_samples_bad)
 		pfc_sb_addf(L, "Warning: %llu samples could not be decoded\n", (unsigned long long)s->st.nr_samples_bad);
-	if (s->st.nr_dwarf_not_unwound)
-		pfc_sb_addf(L, "Warning: %llu samples recorded with --call-graph dwarf: user stacks were not unwound; "
-			       "the kernel part and the user ip are kept\n",
-			    (unsigned long long)s->st.nr_dwarf_not_unwound);
+	if (s->st.nr_dwarf_cut_stack + s->st.nr_dwarf_bad_regs + s->st.nr_dwarf_bad_cfi)
+		pfc_sb_addf(L, "Warning: %llu user stacks recorded with --call-graph dwarf were cut short "
+			       "(%llu by the end of the copied stack, %llu by missing registers, %llu by unusable CFI)\n",
+			    (unsigned long long)(s->st.nr_dwarf_cut_stack + s->st.nr_dwarf_bad_regs + s->st.nr_dwarf_bad_cfi),
+			    (unsigned long long)s->st.nr_dwarf_cut_stack, (unsigned long long)s->st.nr_dwarf_bad_regs,
+			    (unsigned long long)s->st.nr_dwarf_bad_cfi);
 	pfc_sb_addf(L, "Symbol options: symfs %s, kallsyms %s, build-id cache %s, perf maps from %s%s%s\n",
 		    so->symfs ? so->symfs : "(none)", so->kallsyms ? so->kallsyms : "/proc/kallsyms if the kernel matches",
 		    so->buildid_dir ? so->buildid_dir : "(none)", so->map_dir ? so->map_dir : "/tmp",

@@ -19,7 +19,6 @@
 . "$(dirname "$0")/lib.sh" perf-script
 
 FULL=comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace
-DWARF_WHY="user stacks need DWARF unwinding"
 have_py=1
 command -v python3 >/dev/null 2>&1 || have_py=0
 
@@ -95,7 +94,7 @@ check() {
 		fi
 		return
 	fi
-	grep -v '^perfconv: .*: [0-9]* samples read\|^perfconv: unresolved frames\|^perfconv: JIT frames\|^perfconv: ReadyToRun frames\|^perfconv: R2R maps come from' "$d/err" >"$d/err2"
+	grep -v '^perfconv: .*: [0-9]* samples read\|^perfconv: unresolved frames\|^perfconv: JIT frames\|^perfconv: ReadyToRun frames\|^perfconv: R2R maps come from\|^perfconv: [0-9]* user stacks unwound with DWARF' "$d/err" >"$d/err2"
 	if [ -z "$warn" ]; then
 		if [ -s "$d/err2" ]; then
 			fail "$name" "unexpected warnings" "$d/err2"
@@ -113,16 +112,18 @@ for dir in "$FIX"/*/; do
 	dir=${dir%/}
 	fixture_or_skip "$dir" || continue
 	xwhy=
-	[ "$fx" = dwarf-callgraph ] && xwhy=$DWARF_WHY
+	# the deep recursion's stacks are longer than their 4 KB copies: perfconv says so, once
+	cut=
+	[ "$fx" = dwarf-recurse-pipe ] && cut="user stacks cut short"
 
-	check "$fx/script-default" "$exp/script-default.txt" "$xwhy" "" "${args[@]}"
+	check "$fx/script-default" "$exp/script-default.txt" "$xwhy" "$cut" "${args[@]}"
 	if [ -e "$exp/perf-script.txt" ] || [ -e "$exp/perf-script.txt.xz" ]; then
 		check "$fx/perf-script" "$exp/perf-script.txt" "$xwhy" "" "${args[@]}" --fields "$FULL"
 	fi
 	if [ -e "$exp/perf-script-nocpu.txt" ] || [ -e "$exp/perf-script-nocpu.txt.xz" ]; then
 		check "$fx/perf-script-nocpu" "$exp/perf-script-nocpu.txt" "$xwhy" "have no cpu: the cpu field is left out" \
 			"${args[@]}" --fields "$FULL"
-		check "$fx/perf-script-nocpu-list" "$exp/perf-script-nocpu.txt" "$xwhy" "" "${args[@]}" \
+		check "$fx/perf-script-nocpu-list" "$exp/perf-script-nocpu.txt" "$xwhy" "$cut" "${args[@]}" \
 			--fields comm,pid,tid,time,period,event,ip,sym,dso,trace
 	fi
 	if [ -e "$exp/perf-script-nocpu-notime.txt" ] || [ -e "$exp/perf-script-nocpu-notime.txt.xz" ]; then

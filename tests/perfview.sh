@@ -135,8 +135,6 @@ for dir in "$FIX"/*/; do
 			skip "$fx/trace.zip-perfscript" "no expected/perf-script*.txt"
 		elif "$PY" "$CHECK" perfscript "$zip" "$d/perf.txt" >"$d/out" 2>"$d/err"; then
 			pass "$fx/trace.zip-perfscript"
-		elif [ "$fx" = dwarf-callgraph ]; then
-			xfail "$fx/trace.zip-perfscript" "user stacks need DWARF unwinding"
 		else
 			fail "$fx/trace.zip-perfscript" "perf.data.txt differs from $ref.txt" "$d/err"
 		fi

@@ -40,9 +40,9 @@ void pfc_stacks_exit(struct pfc_stacks *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static size_t frame_hash(const struct pfc_dso *dso, uint64_t addr, int kernel)
+static size_t frame_hash(const struct pfc_dso *dso, uint64_t addr, int kernel, uint32_t inl)
 {
-	return (size_t)mix64(addr ^ mix64((uint64_t)(uintptr_t)dso + (uint64_t)kernel));
+	return (size_t)mix64(addr ^ mix64((uint64_t)(uintptr_t)dso + (uint64_t)kernel + ((uint64_t)inl << 1)));
 }
 
 static int grow_fhash(struct pfc_stacks *s)
@@ -54,7 +54,7 @@ static int grow_fhash(struct pfc_stacks *s)
 		return -1;
 	for (i = 0; i < s->nr_frames; i++) {
 		const struct pfc_frame *f = &s->frames[i];
-		size_t j = frame_hash(f->dso, f->addr, f->kernel) & (cap - 1);
+		size_t j = frame_hash(f->dso, f->addr, f->kernel, f->inl) & (cap - 1);
 		while (h[j])
 			j = (j + 1) & (cap - 1);
 		h[j] = (uint32_t)i + 1;
@@ -67,15 +67,21 @@ static int grow_fhash(struct pfc_stacks *s)
 
 uint32_t pfc_stacks_frame(struct pfc_stacks *s, const struct pfc_dso *dso, uint64_t addr, int kernel)
 {
+	return pfc_stacks_frame_inl(s, dso, addr, kernel, 0);
+}
+
+uint32_t pfc_stacks_frame_inl(struct pfc_stacks *s, const struct pfc_dso *dso, uint64_t addr, int kernel,
+			      uint32_t inl)
+{
 	size_t j;
 	struct pfc_frame *f;
 
 	if ((s->nr_frames + 1) * 2 > s->fhcap && grow_fhash(s) < 0)
 		return UINT32_MAX;
-	j = frame_hash(dso, addr, kernel) & (s->fhcap - 1);
+	j = frame_hash(dso, addr, kernel, inl) & (s->fhcap - 1);
 	while (s->fhash[j]) {
 		f = &s->frames[s->fhash[j] - 1];
-		if (f->addr == addr && f->dso == dso && f->kernel == kernel)
+		if (f->addr == addr && f->dso == dso && f->kernel == kernel && f->inl == inl)
 			return s->fhash[j] - 1;
 		j = (j + 1) & (s->fhcap - 1);
 	}
@@ -92,6 +98,7 @@ uint32_t pfc_stacks_frame(struct pfc_stacks *s, const struct pfc_dso *dso, uint6
 	f->dso = dso;
 	f->addr = addr;
 	f->kernel = (uint8_t)kernel;
+	f->inl = inl;
 	s->fhash[j] = (uint32_t)s->nr_frames + 1;
 	return (uint32_t)s->nr_frames++;
 }

@@ -16,8 +16,11 @@ struct pfc_frame {
 	const struct pfc_dso *dso;  /* NULL: no map */
 	uint64_t addr;              /* map_ip address (what perf prints), raw ip when no map */
 	uint8_t kernel;             /* looked up in kernel context */
+	uint32_t inl;               /* an inlined function at addr (DWARF-unwound frames, as perf
+				     * names them): its interned name + 1; 0 = the symbol itself */
 	/* filled by symbolization */
 	uint8_t resolved;           /* a symbol was found */
+	uint8_t inlined;            /* sym is inl's name: printed "(inlined)" in place of the DSO */
 	uint32_t sym;               /* interned display name when resolved (folded, SVG, speedscope) */
 	uint32_t sym_text;          /* the name the text formats print (perf-script, trace.zip) */
 	uint64_t symoff;
@@ -53,6 +56,9 @@ int pfc_stacks_init(struct pfc_stacks *s);
 void pfc_stacks_exit(struct pfc_stacks *s);
 /* Returns the frame id or UINT32_MAX on out of memory. */
 uint32_t pfc_stacks_frame(struct pfc_stacks *s, const struct pfc_dso *dso, uint64_t addr, int kernel);
+/* The same for the frame of an inlined function (inl: its interned name + 1, 0 = none). */
+uint32_t pfc_stacks_frame_inl(struct pfc_stacks *s, const struct pfc_dso *dso, uint64_t addr, int kernel,
+			      uint32_t inl);
 static inline void pfc_stacks_bump(struct pfc_stacks *s, uint32_t id, uint64_t period)
 {
 	s->stacks[id].period += period;

@@ -1001,6 +1001,7 @@ static void test_stats(void)
 #define MINI_MAXEV 64
 
 struct mini {
+	struct perf_event_attr *attrs;	/* pipe mode: the attributes --stats names events by */
 	uint8_t *buf;
 	size_t len;
 	int pipe;
@@ -1344,6 +1345,15 @@ static int mini_open(struct mini *m, const char *path)
 	m->v.evsels = m->ev;
 	m->v.nr_evsels = m->nev;
 	m->st.evsel_names = (const char *const *)m->names;
+	if (m->pipe) {
+		/* perf report --stats on a pipe names events from their attributes */
+		size_t j;
+		m->st.evsel_names = NULL;
+		m->attrs = calloc(m->nev + 1, sizeof(*m->attrs));
+		for (j = 0; m->attrs && j < m->nev; j++)
+			m->attrs[j] = m->ev[j].attr;
+		m->st.evsel_attrs = m->attrs;
+	}
 	m->st.evsel_nr_samples = m->nsamples;
 	m->st.evsel_nr_lost = m->nlost;
 	m->st.nr_evsels = m->nev;
@@ -1362,6 +1372,7 @@ static void mini_close(struct mini *m)
 		ZSTD_freeDStream(m->zd);
 	free(m->pend);
 	free(m->buf);
+	free(m->attrs);
 }
 
 static char *slurp(const char *path)

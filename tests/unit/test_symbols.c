@@ -488,9 +488,27 @@ static int check_script(const char *fixture, const char *expected, const char *s
 				c->passed++;
 			continue;
 		}
-		/* an inlined entry belongs to the map of the frame perf unwound; its name comes
+		/* an inlined entry belongs to the map of the frame perf unwound: the plain frame
+		 * at the same address that follows it, or else the frame before; its name comes
 		 * from addr2line, so only the symbol start (via the offset) is ours to match */
 		dsoname = f.inlined ? prev_dso : f.dso;
+		if (f.inlined) {
+			const char *q = next;
+			static char same_dso[4096];
+			while (*q == '\t') {
+				struct frame g;
+				const char *e = strchr(q, '\n');
+				size_t l = e ? (size_t)(e - q) : strlen(q);
+				if (parse_frame(q, l, &g) != 0 || g.addr != f.addr)
+					break;
+				if (!g.inlined) {
+					snprintf(same_dso, sizeof(same_dso), "%s", g.dso);
+					dsoname = same_dso;
+					break;
+				}
+				q = e ? e + 1 : q + l;
+			}
+		}
 		if (dsoname[0] != '/' || !strncmp(dsoname, "/tmp/perf-", 10) ||
 		    strstr(dsoname, " (deleted)"))
 			continue;

@@ -1,0 +1,69 @@
+/*
+ * unwind.h - DWARF unwinding of `perf record --call-graph dwarf` samples (x86-64): the
+ * call frame information of one ELF file (its .eh_frame through .eh_frame_hdr, as perf
+ * reads it), and the walk from a sample's user registers through its copied stack bytes
+ * with perf 6.1's libunwind rules (what is read, where it stops, return address - 1).
+ * Maps and DSOs stay the caller's: the walk asks a callback what is mapped at an address.
+ */
+#ifndef PFC_UNWIND_H
+#define PFC_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The call frame information of one file, opened once and shared by every sample. */
+struct pfc_cfi;
+
+/* Open PATH's .eh_frame (perf 6.1 needs .eh_frame_hdr too: without it, no CFI).  NULL when
+ * the file cannot be read or has none; *why then says which ("no file", "no .eh_frame_hdr"). */
+struct pfc_cfi *pfc_cfi_open(const char *path, const char **why);
+void pfc_cfi_close(struct pfc_cfi *c);
+/* Read N bytes at file offset OFF (code bytes, for signal-frame and PLT checks): 0 or -1. */
+int pfc_cfi_read(struct pfc_cfi *c, uint64_t off, void *buf, size_t n);
+
+/* What is mapped at an address, for the walk. */
+struct pfc_unwind_map {
+	struct pfc_cfi *cfi;     /* NULL: a map without CFI (anonymous, JIT, file without .eh_frame_hdr) */
+	uint64_t start, end, pgoff;
+	int jit;                 /* code that only a frame-pointer walk can cross (perf map, jitdump, anon) */
+};
+/* 0 with *out filled, -1 when nothing is mapped at addr. */
+typedef int (*pfc_unwind_find_fn)(void *arg, uint64_t addr, struct pfc_unwind_map *out);
+
+/* perf's x86-64 register numbers (PERF_REG_X86_*) of the ones the walk uses. */
+enum {
+	PFC_PREG_AX = 0, PFC_PREG_BX = 1, PFC_PREG_CX = 2, PFC_PREG_DX = 3, PFC_PREG_SI = 4,
+	PFC_PREG_DI = 5, PFC_PREG_BP = 6, PFC_PREG_SP = 7, PFC_PREG_IP = 8, PFC_PREG_R8 = 16,
+};
+
+struct pfc_unwind_in {
+	const uint8_t *regs;     /* popcount(mask) u64 in the file's byte order */
+	uint64_t mask;           /* attr.sample_regs_user */
+	int swap;
+	const uint8_t *stack;    /* the copied stack, starting at the sample's SP */
+	uint64_t stack_size;     /* dyn_size: the bytes that hold data */
+	int beyond_perf;         /* cross code without CFI on the frame-pointer chain */
+};
+
+/* Why a walk ended where it did, beyond the normal ends. */
+enum pfc_unwind_end {
+	PFC_UNWIND_END_OK = 0,       /* outermost frame, or no CFI for the next pc (perf stops too) */
+	PFC_UNWIND_END_NOREGS,       /* the register set lacks IP or SP */
+	PFC_UNWIND_END_STACK,        /* a read fell outside the copied stack */
+	PFC_UNWIND_END_BADCFI,       /* unusable CFI or a loop (same pc and CFA twice) */
+	PFC_UNWIND_END_MAX,          /* max frames reached */
+};
+
+struct pfc_unwind_out {
+	uint64_t *ips;           /* caller's array of max entries: ips[0] the sample ip, then return addresses - 1 */
+	int max;
+	int n;
+	enum pfc_unwind_end end;
+	int fp_frames;           /* frames found on the frame-pointer chain (beyond_perf) */
+};
+
+/* Walk one sample.  Returns 0 (out->n frames, maybe 0) or -1 when in is unusable. */
+int pfc_unwind_walk(const struct pfc_unwind_in *in, pfc_unwind_find_fn find, void *arg,
+		    struct pfc_unwind_out *out);
+
+#endif

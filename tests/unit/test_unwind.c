@@ -1,0 +1,195 @@
+/*
+ * test_unwind.c - the DWARF unwinder on samples cut from the dwarf fixtures and on broken
+ * ones (tests/regress/unwind/, fuzz_unwind.c's layout): where each walk ends and why; and
+ * the addr2line answers perf's inline frames come from, checked against binutils 2.40's
+ * addr2line on the same files (including its memory of earlier lookups).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "converter/native/a2l.h"
+#include "converter/native/unwind.h"
+#include "tests/unit/check.h"
+
+struct fmap {
+	uint64_t start, end, pgoff;
+	uint8_t file, jit;
+};
+
+struct sample {
+	uint8_t *buf;
+	struct fmap maps[16];
+	int n;
+	struct pfc_unwind_in in;
+};
+
+static struct pfc_cfi *cfis[5];
+
+static int find(void *arg, uint64_t addr, struct pfc_unwind_map *out)
+{
+	struct sample *s = arg;
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (addr >= s->maps[i].start && addr < s->maps[i].end) {
+			out->start = s->maps[i].start;
+			out->end = s->maps[i].end;
+			out->pgoff = s->maps[i].pgoff;
+			out->cfi = cfis[s->maps[i].file % 5];
+			out->jit = s->maps[i].jit;
+			return 0;
+		}
+	return -1;
+}
+
+static int load(const char *path, struct sample *s)
+{
+	FILE *f = fopen(path, "rb");
+	long size;
+	size_t pos = 2;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	s->buf = malloc((size_t)size);
+	if (!s->buf || fread(s->buf, 1, (size_t)size, f) != (size_t)size) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	s->n = s->buf[1];
+	for (i = 0; i < s->n; i++, pos += 26) {
+		memcpy(&s->maps[i].start, s->buf + pos, 8);
+		memcpy(&s->maps[i].end, s->buf + pos + 8, 8);
+		memcpy(&s->maps[i].pgoff, s->buf + pos + 16, 8);
+		s->maps[i].file = s->buf[pos + 24];
+		s->maps[i].jit = s->buf[pos + 25];
+	}
+	memcpy(&s->in.mask, s->buf + pos, 8);
+	pos += 8;
+	s->in.regs = s->buf + pos;
+	pos += (size_t)__builtin_popcountll(s->in.mask) * 8;
+	s->in.stack = s->buf + pos;
+	s->in.stack_size = (uint64_t)size - pos;
+	s->in.beyond_perf = s->buf[0] & 1;
+	return 0;
+}
+
+static int walk(const char *name, int max, struct pfc_unwind_out *out, uint64_t *ips)
+{
+	char path[256];
+	struct sample s;
+	int ret;
+
+	snprintf(path, sizeof(path), "tests/regress/unwind/%s", name);
+	if (load(path, &s) < 0) {
+		check(0, "%s: cannot read", path);
+		return -2;
+	}
+	memset(out, 0, sizeof(*out));
+	out->ips = ips;
+	out->max = max;
+	ret = pfc_unwind_walk(&s.in, find, &s, out);
+	free(s.buf);
+	return ret;
+}
+
+static void test_walks(void)
+{
+	uint64_t ips[127];
+	struct pfc_unwind_out o;
+	int r;
+
+	/* a real sample: spin b a main __libc_start_call_main __libc_start_main _start, and the end */
+	r = walk("callgraph-sample.bin", 127, &o, ips);
+	check(r == 0 && o.n == 7 && o.end == PFC_UNWIND_END_OK,
+	      "callgraph sample: 7 frames to _start (n %d end %d)", o.n, o.end);
+	check(o.n == 7 && (ips[o.n - 1] & 0xfff) == 0x070,
+	      "callgraph sample: the last frame is _start+0x20 (ip %llx)", (unsigned long long)ips[o.n - 1]);
+	r = walk("cpp-sample.bin", 127, &o, ips);
+	check(r == 0 && o.n >= 4 && o.end == PFC_UNWIND_END_OK,
+	      "C++ sample unwinds (n %d end %d)", o.n, o.end);
+	/* perf's depth limit */
+	r = walk("callgraph-sample.bin", 3, &o, ips);
+	check(r == 0 && o.n == 3 && o.end == PFC_UNWIND_END_MAX,
+	      "depth limit: 3 frames (n %d end %d)", o.n, o.end);
+	/* 64 bytes of stack: the walk leaves the copy and says so */
+	r = walk("truncated-stack.bin", 127, &o, ips);
+	check(r == 0 && o.n < 7 && o.end == PFC_UNWIND_END_STACK,
+	      "truncated copy: cut, by the stack (n %d end %d)", o.n, o.end);
+	/* SP at 0x10, the copy elsewhere: perf reads the frame's words from the [stack] mapping
+	 * as 0, so one more frame (0 - 1) at most, and the walk says why it ended */
+	r = walk("sp-outside.bin", 127, &o, ips);
+	check(r == 0 && o.n <= 2 && o.end == PFC_UNWIND_END_STACK,
+	      "SP outside the copy: cut (n %d end %d)", o.n, o.end);
+	/* a register set without IP and SP */
+	r = walk("no-sp-ip.bin", 127, &o, ips);
+	check(r == -1 && o.n == 0 && o.end == PFC_UNWIND_END_NOREGS,
+	      "no IP/SP: nothing (n %d end %d)", o.n, o.end);
+	/* every stack word points at the stack, frame-pointer walk on: it must end */
+	r = walk("self-pointing.bin", 127, &o, ips);
+	check(r == 0 && o.n <= 127,
+	      "self-pointing stack ends (n %d end %d)", o.n, o.end);
+}
+
+static void test_a2l(void)
+{
+	const char *n[8];
+	struct pfc_a2l *a;
+	int k;
+
+	/* libc's symbols only: BFD picks the first of the aliases at 0x27280 in table order */
+	a = pfc_a2l_open("fixtures/root/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug");
+	check(a != NULL, "open libc debug file");
+	k = a ? pfc_a2l_lookup(a, 0x27304, n, 8) : 0;
+	check(k == 1 && !strcmp(n[0], "__libc_start_main_alias_2"), "libc 0x27304: __libc_start_main_alias_2");
+	k = a ? pfc_a2l_lookup(a, 0x27249, n, 8) : 0;
+	check(k == 1 && !strcmp(n[0], "__libc_start_call_main"), "libc 0x27249: __libc_start_call_main");
+	k = a ? pfc_a2l_lookup(a, 0x10, n, 8) : 0;
+	check(k == 0, "libc 0x10: ??:0");
+	pfc_a2l_close(a);
+
+	/* C++ DWARF: `addr2line -i -f -e FILE 0x11ef 0x11f4 0x11ef` printed these */
+	a = pfc_a2l_open("fixtures/root/usr/lib/debug/.build-id/c9/d07e34b7bb29cb3bce42af6166b5cf32ca1e5d.debug");
+	check(a != NULL, "open libdwlib debug file");
+	k = a ? pfc_a2l_lookup(a, 0x11ef, n, 8) : 0;
+	check(k == 2 && !strcmp(n[0], "_ZN3geo9integrateEPKdii") && !strcmp(n[1], "_ZN3geo9integrateEPKdii"),
+	      "0x11ef first: the symbol's name, then the caller");
+	k = a ? pfc_a2l_lookup(a, 0x11f4, n, 8) : 0;
+	check(k == 3 && !strcmp(n[0], "_ZNK3geo4Vec3IdE3dotERKS1_") && !strcmp(n[1], "energy") &&
+	      !strcmp(n[2], "_ZN3geo9integrateEPKdii"), "0x11f4: dot, energy, integrate");
+	k = a ? pfc_a2l_lookup(a, 0x11ef, n, 8) : 0;
+	check(k == 2 && !strcmp(n[0], "energy"), "0x11ef again: energy (BFD remembers)");
+	k = a ? pfc_a2l_lookup(a, 0x1125, n, 8) : 0;
+	check(k == 1 && !strcmp(n[0], "_ZN3geoL8by_valueEPKvS1_"), "0x1125: a static function by its symbol");
+	pfc_a2l_close(a);
+}
+
+int main(void)
+{
+	static const char *const files[5] = {
+		NULL,
+		"fixtures/root/tmp/probe/fx/bin/callgraph",
+		"fixtures/root/usr/lib/x86_64-linux-gnu/libc.so.6",
+		"fixtures/root/tmp/probe/fx/bin/dwapp",
+		"fixtures/root/tmp/probe/fx/bin/libdwlib.so",
+	};
+	const char *why;
+	int i;
+
+	for (i = 1; i < 5; i++) {
+		cfis[i] = pfc_cfi_open(files[i], &why);
+		check(cfis[i] != NULL, "CFI of %s", files[i]);
+	}
+	test_walks();
+	test_a2l();
+	for (i = 1; i < 5; i++)
+		pfc_cfi_close(cfis[i]);
+	return check_done("unwind");
+}
