@@ -74,7 +74,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script, speedscope, svg, trace.zip (PerfView); with -O a list: folded,svg" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView); with -O a list: folded,svg" },
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
@@ -337,6 +337,16 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);
 }
 
+/* A device or a FIFO (/dev/null, /dev/stdout, a named pipe): its name has no ending to tell a
+ * format, and it is written in place, never replaced by a renamed file. */
+static int is_device_name(const char *output)
+{
+	struct stat st;
+
+	return !strncmp(output, "/dev/", 5) ||
+	       (stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
 /* Write through a temporary file in the target directory, renamed into place only when
  * everything was written: no half-written output is ever left under the final name, and
  * a failed write removes the temporary file. */
@@ -350,6 +360,13 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 
 	if (to_stdout) {
 		out = stdout;
+	} else if (is_device_name(output)) {
+		if (!(out = fopen(output, "w")))
+			return PFC_FAIL_NOOFF(err, WRITE, "cannot open '%s': %s", output, strerror(errno));
+		ret = pfc_writer_write(w, out, s, wo, err);
+		if (fclose(out) != 0 && ret == 0)
+			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
+		return ret;
 	} else {
 		if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", output) >= (int)sizeof(tmp))
 			return PFC_FAIL_NOOFF(err, USAGE, "output name is too long");
@@ -364,7 +381,7 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 			return PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", tmp, strerror(errno));
 		}
 	}
-	ret = w->write(out, s, wo, err);
+	ret = pfc_writer_write(w, out, s, wo, err);
 	if (ret == 0 && (fflush(out) != 0 || ferror(out)))
 		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", to_stdout ? "<stdout>" : output, strerror(errno));
 	if (!to_stdout) {
@@ -671,13 +688,12 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	for (i = 0; ret == 0 && i < n; i++) {
 		struct pfc_wopts wo = c->wopts;
 		const char *out = outs[i];
-		size_t len = out ? strlen(out) : 0;
 
 		wo.output = out;
 		wo.command_line = cmdline;
 		wo.warnings = wc.f ? wc.buf : NULL;
-		/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
-		wo.gzip = ws[i] == &pfc_writer_perf_script && len > 3 && !strcmp(out + len - 3, ".gz");
+		/* a name ending in .gz asks for gzip, whatever the format */
+		wo.gzip = pfc_writer_name_gzip(out);
 		ret = write_output(c, &s, ws[i], out, &wo);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -950,9 +966,19 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 		} else if (c.output && strcmp(c.output, "-")) {
-			w = pfc_writer_by_filename(c.output);
+			int gz;
+			/* a name means what it says; only a device has no ending to tell */
+			if (!(w = pfc_writer_by_filename(c.output, &gz)) && !is_device_name(c.output)) {
+				fprintf(stderr, "perfconv: '%s': the name does not tell the format; give -f NAME or "
+					"end the name as one of:\n", c.output);
+				pfc_writer_list_suffixes(stderr);
+				fputs("Try 'perfconv --help' for more information.\n", stderr);
+				return EXIT_USAGE;
+			}
 		}
 		ws[nws++] = w ? w : &pfc_writer_folded;
+		if ((ws[0]->needs & PFC_NO_GZIP) && pfc_writer_name_gzip(c.output))
+			return usage_error("'%s': a trace.zip is compressed already; its name cannot end in .gz", c.output);
 	}
 	if (nws && ws[0] == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet &&
 	    !flamescope_name_ok(c.output))
