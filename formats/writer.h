@@ -56,6 +56,7 @@ extern const struct pfc_writer pfc_writer_perf_script;
 extern const struct pfc_writer pfc_writer_speedscope;
 extern const struct pfc_writer pfc_writer_svg;
 extern const struct pfc_writer pfc_writer_perfview;
+extern const struct pfc_writer pfc_writer_pprof;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];

@@ -513,6 +513,7 @@ suite() {
 suite perfview.sh
 suite perf-script.sh
 suite speedscope.sh
+suite pprof.sh
 suite svg.sh
 suite jit.sh
 suite r2r.sh
