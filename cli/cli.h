@@ -7,6 +7,7 @@
 #define PFC_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "converter/machine/filter.h"
@@ -51,6 +52,9 @@ struct pfc_job_result {
  * output is written under a temporary name in its directory and renamed into place. */
 int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *const *ws,
 		    const char *const *outs, size_t n, struct pfc_job_result *res);
+
+/* The summary's lines about missing symbols (symsummary.c). */
+void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s);
 
 /* Batch mode: convert every input found in args into c->outdir; returns the exit status. */
 int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_writer *const *ws, size_t nws);

@@ -59,6 +59,8 @@ enum {
 	OPT_TIMEOUT,
 	OPT_COMM,
 	OPT_TIME,
+	OPT_DEBUGINFOD,
+	OPT_DEBUGINFOD_TIMEOUT,
 };
 
 struct opt_doc {
@@ -108,6 +110,8 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
+	{ OPT_DEBUGINFOD, "debuginfod", 0, 1, "URLS", "fetch the debug files of binaries without symbols by build-id from these debuginfod servers (default: $DEBUGINFOD_URLS; none when unset)" },
+	{ OPT_DEBUGINFOD_TIMEOUT, "debuginfod-timeout", 0, 1, "SECONDS", "give up on a debug file after this long, and on the servers for the rest of the conversion (default: 10)" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -329,6 +333,7 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			st->nr_jit_unresolved && !c->opts.resolve_jit ? " (--resolve-jit looks further)" : "");
 	if (s->symbolized)
 		print_r2r_summary(st);
+	pfc_cli_symbol_summary(stderr, s);
 	if (st->nr_dwarf_not_unwound)
 		fprintf(stderr, "perfconv: %llu samples recorded with --call-graph dwarf: user stacks were not unwound "
 			"(DWARF unwinding is not implemented yet); kept the kernel part and the user ip\n",
@@ -887,6 +892,15 @@ int main(int argc, char **argv)
 		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
 		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
 		case OPT_R2R_RVA: c.opts.r2r_funcs = 1; break;
+		case OPT_DEBUGINFOD: c.opts.debuginfod_urls = optarg; break;
+		case OPT_DEBUGINFOD_TIMEOUT: {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (end == optarg || *end || !(v > 0) || v > 86400)
+				return usage_error("--debuginfod-timeout '%s': expected a number of seconds greater than 0", optarg);
+			c.opts.debuginfod_timeout = v;
+			break;
+		}
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
@@ -902,6 +916,9 @@ int main(int argc, char **argv)
 	umask(c.umask);
 	c.opts.verbose = c.verbose;
 	c.opts.log = c.quiet ? NULL : stderr;
+	/* debuginfod servers only when the user named some */
+	if (!c.opts.debuginfod_urls && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
+		c.opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	if (!c.opts.buildid_dir) {
 		const char *home = getenv("HOME");

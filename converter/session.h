@@ -18,6 +18,7 @@
 #include "converter/perffile/order.h"
 #include "converter/perffile/reader.h"
 #include "converter/machine/stacks.h"
+#include "converter/native/debuginfod.h"
 
 struct pfc_session;
 
@@ -34,6 +35,8 @@ struct pfc_opts {
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
 	int r2r_funcs;               /* R2R images without a usable map: name frames by function RVA */
+	const char *debuginfod_urls; /* servers to fetch missing debug files from; NULL: none */
+	double debuginfod_timeout;   /* seconds per file; 0: 10 */
 	FILE *log;                   /* warnings; NULL = quiet */
 	/* JIT code */
 	int resolve_jit;             /* also where perf does not: see add_ip in session.c */
@@ -127,6 +130,7 @@ struct pfc_session {
 	int cur_have_time;
 	int cur_timed;                /* and whether a frame's name depended on it */
 	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
+	struct pfc_debuginfod dbgf;   /* debuginfod client (opts->debuginfod_urls) and what it fetched */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);

@@ -514,6 +514,7 @@ suite perfview.sh
 suite perf-script.sh
 suite speedscope.sh
 suite pprof.sh
+suite debuginfod.sh
 suite svg.sh
 suite jit.sh
 suite r2r.sh
