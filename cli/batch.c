@@ -24,7 +24,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "cli/cli.h"
+#include "cli/batch.h"
+#include "cli/convert.h"
 
 struct input {
 	char *path;                  /* as found: ARG or ARG/sub/name */

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "cli/cli.h"
+#include "cli/symsummary.h"
 
 struct lost {
 	const struct pfc_dso *dso;

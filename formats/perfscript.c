@@ -13,7 +13,7 @@
 #include <zlib.h>
 #include "converter/machine/intern.h"
 #include "converter/native/symtab.h"
-#include "converter/perffile/tracedata.h"
+#include "formats/tptext.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
 

@@ -20,7 +20,7 @@
 #include "converter/jit/perfmap.h"
 #include "converter/util/strbuf.h"
 #include "converter/native/symtab.h"
-#include "converter/perffile/tracedata.h"
+#include "formats/tptext.h"
 #include "formats/perfview.h"
 #include "formats/writer.h"
 

@@ -510,6 +510,7 @@ suite() {
 	done < <(FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?")
 }
 
+suite layout.sh
 suite perfview.sh
 suite perf-script.sh
 suite speedscope.sh

@@ -3,7 +3,7 @@
  * HEADER_TRACING_DATA record in pipe mode): the tracefs event formats, kallsyms, printk
  * formats and saved comms of the recording machine, parsed into a libtraceevent handle
  * so that tracepoint payloads (PERF_SAMPLE_RAW) print as perf script prints its "trace"
- * field.  Writers take the text of a session's payloads from pfc_tptext_render; the
+ * field.  Writers take the text of a session's payloads from formats/tptext.h; the
  * calls below it are its parts, for tests.
  */
 #ifndef PFC_TRACEDATA_H
@@ -44,32 +44,5 @@ struct pfc_tracebuf {
 int pfc_tracedata_print(struct tep_event *ev, int cpu, const void *raw, uint32_t raw_len, struct trace_seq *s,
 			struct pfc_tracebuf *tb);
 void pfc_tracebuf_free(struct pfc_tracebuf *tb);
-
-/* The payload text of a session's tracepoint samples, by stream index. */
-struct pfc_session;
-struct pfc_srec;
-struct pfc_tptext {
-	char *text;
-	size_t *off;                 /* per stream index: where its payload starts in text */
-	uint32_t *len;               /* and its length (0: none) */
-};
-
-/*
- * Render the payload of every tracepoint sample of the stream that `wants` accepts (NULL:
- * all of them).  The framing is checked here; the formats go to libtraceevent only in a
- * child process, because libtraceevent trusts format text (a hostile one can crash it,
- * divide by zero or loop): then the payloads are lost, never the conversion.  In file mode
- * kernel function pointers (%ps, %pS) are named from the session's kernel symbols, as
- * perf script names them; a pipe stream's tracing data comes as a record after perf has
- * set its resolver, so there they stay numbers.
- *
- * Returns 0, with *why set when the payloads are left out (no tracing data, the child
- * failed); or a negative error in err: out of memory (*why NULL), or the tracing data is
- * malformed (with its offset) or the child cannot be started, where *why is set too for a
- * caller that goes on without the payloads.  out is empty whenever *why is set.
- */
-int pfc_tptext_render(struct pfc_session *s, int (*wants)(void *arg, const struct pfc_srec *r), void *arg,
-		      struct pfc_tptext *out, const char **why, struct pfc_error *err);
-void pfc_tptext_free(struct pfc_tptext *t);
 
 #endif

@@ -16,6 +16,7 @@
 #include <traceevent/trace-seq.h>
 #include "converter/session.h"
 #include "converter/perffile/tracedata.h"
+#include "formats/tptext.h"
 #include "tests/unit/check.h"
 
 static const char want[] = "prev_comm=sleeper prev_pid=14877 prev_prio=120 prev_state=S ==> "

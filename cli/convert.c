@@ -1,0 +1,520 @@
+/*
+ * convert.c - one conversion of one input into one or more output files, as both the
+ * single-file command line (perfconv.c) and each batch worker (batch.c) run it: the
+ * session, the writers, atomic output files (a temporary name renamed into place), the
+ * summary and warnings on stderr, --stats and --header, and the progress line on a
+ * terminal.  It never parses options; main() and the batch loop call it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/convert.h"
+#include "cli/symsummary.h"
+#include "converter/jit/r2r.h"
+#include "converter/perffile/hdrprint.h"
+#include "converter/perffile/statsprint.h"
+#include "converter/session.h"
+#include "formats/writer.h"
+
+/* "'FILE': what at offset N: detail", as one line without the newline; FILE is the file the
+ * error is in (a jitdump, say) when it is not the input */
+static void format_error(const struct cli *c, const char *input, const struct pfc_error *e, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "'%s': %s", e->file[0] ? e->file : input, pfc_strerror(e->code));
+
+	if (e->has_offset && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " at offset %llu", (unsigned long long)e->offset);
+	if (e->detail[0] && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ": %s", e->detail);
+	if (c->verbose && e->src_file && n < len)
+		snprintf(buf + n, len - n, " [%s:%d]", e->src_file, e->src_line);
+}
+
+static int print_stats(struct pfc_session *s)
+{
+	struct pfc_stats st;
+	const char **names;
+	uint64_t *nr, *lost;
+	size_t i, n = s->rd.nr_evsels;
+	int ret;
+
+	memset(&st, 0, sizeof(st));
+	names = calloc(n + 1, sizeof(*names));
+	nr = calloc(n + 1, sizeof(*nr));
+	lost = calloc(n + 1, sizeof(*lost));
+	if (!names || !nr || !lost) {
+		free(names);
+		free(nr);
+		free(lost);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		names[i] = pfc_session_evsel_name(s, i);
+		nr[i] = s->rd.evsels[i]->nr_samples;
+		lost[i] = s->rd.evsels[i]->nr_lost_samples;
+	}
+	memcpy(st.nr_by_type, s->st.nr_by_type, sizeof(st.nr_by_type));
+	st.total = s->st.nr_records;
+	st.lost_events = s->st.nr_lost_events;
+	st.lost_samples = s->st.nr_lost_samples;
+	st.evsel_names = names;
+	st.evsel_nr_samples = nr;
+	st.evsel_nr_lost = lost;
+	st.nr_evsels = n;
+	ret = pfc_stats_print(stdout, &st);
+	free(names);
+	free(nr);
+	free(lost);
+	return ret;
+}
+
+static int print_header(struct pfc_session *s, int full)
+{
+	struct pfc_hdr_view v;
+	struct pfc_hdr_evsel *evs;
+	size_t i;
+	int ret;
+
+	memset(&v, 0, sizeof(v));
+	evs = calloc(s->rd.nr_evsels + 1, sizeof(*evs));
+	if (!evs)
+		return -1;
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		evs[i].attr = s->rd.evsels[i]->attr;
+		evs[i].attr_size = s->rd.evsels[i]->attr_size;
+		evs[i].name = s->rd.evsels[i]->name;
+		evs[i].ids = s->rd.evsels[i]->ids;
+		evs[i].nr_ids = s->rd.evsels[i]->nr_ids;
+	}
+	v.path = s->opts->input;
+	v.pipe_mode = s->rd.pipe_mode;
+	v.needs_swap = s->rd.swap;
+	if (!s->rd.pipe_mode) {
+		v.data_offset = s->rd.data.offset;
+		v.data_size = s->rd.data.size;
+		v.feat_offset = s->rd.feat_offset;
+	}
+	v.header_version = 1;
+	memcpy(v.feat_bitmap, s->rd.feat_bitmap, sizeof(v.feat_bitmap));
+	for (i = 0; i < PFC_FEAT_BITS; i++)
+		v.feat[i] = s->rd.feat[i];
+	v.evsels = evs;
+	v.nr_evsels = s->rd.nr_evsels;
+	v.have_mtime = s->rd.have_mtime;
+	v.mtime = s->rd.mtime;
+	ret = pfc_hdr_print(stdout, &v, full);
+	free(evs);
+	return ret;
+}
+
+/* Frames in ReadyToRun images: how many resolved, and why the others did not. */
+static void print_r2r_summary(const struct pfc_session_stats *st)
+{
+	uint64_t unres = 0;
+	int i, sep = 0;
+
+	for (i = 1; i < 8; i++)
+		unres += st->nr_r2r_unresolved[i];
+	if (!st->nr_r2r_resolved && !unres)
+		return;
+	fprintf(stderr, "perfconv: ReadyToRun frames (unique): %llu resolved, %llu unresolved",
+		(unsigned long long)st->nr_r2r_resolved, (unsigned long long)unres);
+	for (i = 1; i < 8; i++) {
+		if (!st->nr_r2r_unresolved[i])
+			continue;
+		fprintf(stderr, "%s%llu %s", sep ? ", " : " (", (unsigned long long)st->nr_r2r_unresolved[i],
+			pfc_r2r_status_str(i));
+		sep = 1;
+	}
+	fprintf(stderr, "%s\n", sep ? ")" : "");
+	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP])
+		fprintf(stderr, "perfconv: R2R maps come from 'dotnet publish -p:PublishReadyToRun=true "
+			"-p:PublishReadyToRunEmitSymbols=true' (NAME.ni.r2rmap): put them next to the DLL or in --map-dir\n");
+}
+
+/* Seconds spent reading and processing records, resolving symbols and writing (-v). */
+struct phases {
+	double read, symbols, write;
+};
+
+static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t written, const struct phases *ph)
+{
+	const struct pfc_session_stats *st = &s->st;
+
+	if (c->quiet)
+		return;
+	fprintf(stderr, "perfconv: '%s': %llu samples read, %llu written (%zu unique stacks, %zu unique frames)\n",
+		s->opts->input, (unsigned long long)st->nr_samples, (unsigned long long)written,
+		s->stacks.nr_stacks, s->stacks.nr_frames);
+	if (c->verbose)
+		fprintf(stderr, "perfconv: %llu records, %llu samples aggregated from the callchain cache, %llu frames\n",
+			(unsigned long long)st->nr_records, (unsigned long long)s->nr_raw_hits,
+			(unsigned long long)st->nr_frames);
+	if (c->verbose)
+		fprintf(stderr, "perfconv: %.3f s reading records, %.3f s resolving symbols, %.3f s writing\n", ph->read,
+			ph->symbols, ph->write);
+	if (st->nr_samples_filtered)
+		fprintf(stderr, "perfconv: %llu samples left out by --comm, --pid=, --tid= or --time\n",
+			(unsigned long long)st->nr_samples_filtered);
+	if (st->nr_lost_events || st->nr_lost_samples)
+		fprintf(stderr, "perfconv: %llu events lost in %llu LOST records, %llu samples lost\n",
+			(unsigned long long)st->nr_lost_events, (unsigned long long)st->nr_lost_records,
+			(unsigned long long)st->nr_lost_samples);
+	if (s->symbolized)
+		fprintf(stderr, "perfconv: unresolved frames (unique): %llu user, %llu kernel, %llu outside any mapping\n",
+			(unsigned long long)st->nr_unresolved_user, (unsigned long long)st->nr_unresolved_kernel,
+			(unsigned long long)st->nr_unresolved_nomap);
+	if (s->symbolized && (st->nr_jit_perfmap || st->nr_jit_jitdump || st->nr_jit_jitted || st->nr_jit_unresolved))
+		fprintf(stderr, "perfconv: JIT frames (unique): %llu named by perf maps, %llu by jitdumps, "
+			"%llu by perf inject's jitted-*.so, %llu unresolved%s\n",
+			(unsigned long long)st->nr_jit_perfmap, (unsigned long long)st->nr_jit_jitdump,
+			(unsigned long long)st->nr_jit_jitted, (unsigned long long)st->nr_jit_unresolved,
+			st->nr_jit_unresolved && !c->opts.resolve_jit ? " (--resolve-jit looks further)" : "");
+	if (s->symbolized)
+		print_r2r_summary(st);
+	pfc_cli_symbol_summary(stderr, s);
+	if (st->nr_dwarf_not_unwound)
+		fprintf(stderr, "perfconv: %llu samples recorded with --call-graph dwarf: user stacks were not unwound "
+			"(DWARF unwinding is not implemented yet); kept the kernel part and the user ip\n",
+			(unsigned long long)st->nr_dwarf_not_unwound);
+	if (s->rd.junk_bytes)
+		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);
+}
+
+/* A device or a FIFO (/dev/null, /dev/stdout, a named pipe): its name has no ending to tell a
+ * format, and it is written in place, never replaced by a renamed file. */
+int pfc_cli_is_device_name(const char *output)
+{
+	struct stat st;
+
+	return !strncmp(output, "/dev/", 5) ||
+	       (stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
+/* Write through a temporary file in the target directory, renamed into place only when
+ * everything was written: no half-written output is ever left under the final name, and
+ * a failed write removes the temporary file. */
+static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_writer *w, const char *output,
+			const struct pfc_wopts *wo)
+{
+	struct pfc_error *err = s->err;
+	char tmp[PATH_MAX];
+	FILE *out;
+	int fd = -1, ret, to_stdout = !output || !strcmp(output, "-");
+
+	if (to_stdout) {
+		out = stdout;
+	} else if (pfc_cli_is_device_name(output)) {
+		if (!(out = fopen(output, "w")))
+			return PFC_FAIL_NOOFF(err, WRITE, "cannot open '%s': %s", output, strerror(errno));
+		ret = pfc_writer_write(w, out, s, wo, err);
+		if (fclose(out) != 0 && ret == 0)
+			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
+		return ret;
+	} else {
+		if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", output) >= (int)sizeof(tmp))
+			return PFC_FAIL_NOOFF(err, USAGE, "output name is too long");
+		fd = mkstemp(tmp);
+		if (fd < 0)
+			return PFC_FAIL_NOOFF(err, WRITE, "cannot create '%s': %s", tmp, strerror(errno));
+		fchmod(fd, 0644 & ~c->umask);
+		out = fdopen(fd, "w");
+		if (!out) {
+			close(fd);
+			unlink(tmp);
+			return PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", tmp, strerror(errno));
+		}
+	}
+	ret = pfc_writer_write(w, out, s, wo, err);
+	if (ret == 0 && (fflush(out) != 0 || ferror(out)))
+		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", to_stdout ? "<stdout>" : output, strerror(errno));
+	if (!to_stdout) {
+		if (ret == 0 && fsync(fileno(out)) != 0 && errno != EINVAL)
+			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
+		if (fclose(out) != 0 && ret == 0)
+			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
+		if (ret == 0 && rename(tmp, output) != 0)
+			ret = PFC_FAIL_NOOFF(err, WRITE, "cannot rename '%s' to '%s': %s", tmp, output,
+					     strerror(errno));
+		if (ret != 0)
+			unlink(tmp);
+	}
+	return ret;
+}
+
+/* argv as a shell would take it back, for logs: arguments with special characters quoted. */
+static char *command_line(int argc, char **argv)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i;
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (i)
+			fputc(' ', f);
+		if (*a && !a[strcspn(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~")]) {
+			fputs(a, f);
+			continue;
+		}
+		fputc('\'', f);
+		for (; *a; a++) {
+			if (*a == '\'')
+				fputs("'\\''", f);
+			else
+				fputc(*a, f);
+		}
+		fputc('\'', f);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Writers that keep a log get the warnings as text; they still reach stderr (unless -q),
+ * once the input is read. */
+struct warn_capture {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static int capture_start(struct warn_capture *wc, struct pfc_opts *o)
+{
+	wc->f = open_memstream(&wc->buf, &wc->len);
+	if (!wc->f)
+		return -1;
+	o->log = wc->f;
+	return 0;
+}
+
+static void capture_end(struct warn_capture *wc)
+{
+	if (wc->f)
+		fclose(wc->f);
+	free(wc->buf);
+	memset(wc, 0, sizeof(*wc));
+}
+
+/* ---- progress on a terminal ---- */
+
+struct progress {
+	const struct cli *c;
+	struct timespec start, last;
+	double delay;           /* seconds before the first line (PERFCONV_PROGRESS_DELAY; tests) */
+	int shown;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* Called every few thousand records: redraws one line at most five times a second, and
+ * only once the conversion has run for half a second, so short ones print nothing. */
+static void progress_cb(void *arg, const struct pfc_session *s)
+{
+	struct progress *p = arg;
+	struct timespec now;
+	double el, mb, rate;
+	/* called by the thread that processes records, while another may read them */
+	uint64_t done = __atomic_load_n(&s->rd.bytes_done, __ATOMIC_RELAXED), total = s->rd.bytes_total;
+	uint64_t samples = s->st.nr_samples;
+	char line[256];
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	el = since(&p->start, &now);
+	if (el < p->delay || (p->shown && since(&p->last, &now) < 0.2))
+		return;
+	p->last = now;
+	mb = (double)done / 1e6;
+	rate = mb / el;
+	if (total && done <= total) {
+		double left = rate > 0 ? ((double)(total - done) / 1e6) / rate : 0;
+		n = snprintf(line, sizeof(line), "perfconv: %.1f/%.1f MB (%d%%), %llu samples, %.1f MB/s, ETA %.0f s",
+			     mb, (double)total / 1e6, (int)(100.0 * (double)done / (double)total),
+			     (unsigned long long)samples, rate, left);
+	} else {
+		n = snprintf(line, sizeof(line), "perfconv: %.1f MB, %llu samples, %.1f MB/s", mb,
+			     (unsigned long long)samples, rate);
+	}
+	if (p->c->verbose && n > 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, ", %zu stacks, %.0f samples/s", s->stacks.nr_stacks,
+			 (double)samples / el);
+	fprintf(stderr, "\r\033[K%s", line);
+	fflush(stderr);
+	p->shown = 1;
+}
+
+/* Warnings written while a progress line is on the terminal erase it first: the session
+ * logs through this stream instead of stderr itself. */
+static ssize_t log_write(void *cookie, const char *buf, size_t len)
+{
+	struct progress *p = cookie;
+
+	if (p->shown) {
+		fputs("\r\033[K", stderr);
+		p->shown = 0;
+	}
+	return (ssize_t)fwrite(buf, 1, len, stderr);
+}
+
+static void progress_end(struct progress *p)
+{
+	if (p->shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		p->shown = 0;
+	}
+}
+
+static uint64_t count_unresolved(const struct pfc_session *s)
+{
+	return s->st.nr_unresolved_user + s->st.nr_unresolved_kernel + s->st.nr_unresolved_nomap;
+}
+
+int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *const *ws,
+		    const char *const *outs, size_t n, struct pfc_job_result *res)
+{
+	struct pfc_session s;
+	struct pfc_error err;
+	struct pfc_opts o = c->opts;
+	struct progress prog;
+	struct timespec t0, t1, t_read, t_sym;
+	struct phases ph;
+	struct warn_capture wc = { 0 };
+	char *cmdline = NULL;
+	FILE *logf = NULL, *log_to = c->opts.log;
+	size_t i;
+	int ret, single = !c->outdir, need_log = 0;
+
+	memset(res, 0, sizeof(*res));
+	memset(&err, 0, sizeof(err));
+	memset(&prog, 0, sizeof(prog));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	o.input = input;
+	o.keep_stream = 0;
+	for (i = 0; i < n; i++)
+		if (ws[i]->needs & PFC_NEED_STREAM)
+			o.keep_stream = 1;
+	o.preload_kernel = n > 0;
+	if (pfc_filter_active(&c->filter))
+		o.filter = &c->filter;
+	for (i = 0; i < n; i++)
+		if (ws[i]->needs & PFC_NEED_LOG)
+			need_log = 1;
+	if (c->progress && n > 0) {
+		cookie_io_functions_t io = { .write = log_write };
+		const char *d = getenv("PERFCONV_PROGRESS_DELAY");
+		prog.c = c;
+		prog.start = t0;
+		prog.delay = d && *d ? strtod(d, NULL) : 0.5;
+		o.progress = progress_cb;
+		o.progress_arg = &prog;
+		if (o.log && (logf = fopencookie(&prog, "w", io)))
+			setvbuf(logf, NULL, _IONBF, 0);
+		if (logf)
+			o.log = log_to = logf;
+	}
+	/* writers that keep a log get the warnings as text; they still reach stderr (unless -q)
+	 * once the input is read */
+	if (need_log && (!(cmdline = command_line(c->argc, c->argv)) || capture_start(&wc, &o) < 0)) {
+		free(cmdline);
+		snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
+		if (logf)
+			fclose(logf);
+		return -PFC_ERR_NOMEM;
+	}
+	ret = pfc_session_open(&s, &o, &err);
+	/* a pipe stream carries its header features as records: read them first */
+	if (ret == 0 && (c->stats || n || (c->header && s.rd.pipe_mode)))
+		ret = pfc_session_process(&s);
+	if (ret == -PFC_ERR_RETRY) {
+		/* rare: kernel frames outside the kallsyms range came before the preloaded
+		 * symbols were in; the second pass loads them in line, exactly as perf does */
+		if (c->verbose)
+			fprintf(stderr, "perfconv: '%s': converting again with the kernel symbols read in line\n", input);
+		pfc_session_close(&s);
+		memset(&err, 0, sizeof(err));
+		o.preload_kernel = 0;
+		if (wc.f) {	/* the second pass warns again */
+			capture_end(&wc);
+			if (capture_start(&wc, &o) < 0) {
+				snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
+				if (logf)
+					fclose(logf);
+				return -PFC_ERR_NOMEM;
+			}
+		}
+		if (o.filter) {	/* percentages are resolved again from the same header */
+			c->filter.time_resolved = !c->filter.time_percent;
+			if (c->filter.time_percent) {
+				free(c->filter.ranges);
+				c->filter.ranges = NULL;
+				c->filter.nr_ranges = 0;
+			}
+		}
+		ret = pfc_session_open(&s, &o, &err);
+		if (ret == 0)
+			ret = pfc_session_process(&s);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t_read);
+	progress_end(&prog);
+	if (ret == 0 && single && c->header)
+		ret = print_header(&s, c->header_full) < 0 ? PFC_FAIL_NOOFF(&err, IO, "cannot print the header") : 0;
+	if (ret == 0 && single && c->stats)
+		ret = print_stats(&s) < 0 ? PFC_FAIL_NOOFF(&err, NOMEM, "stats") : 0;
+	if (ret == 0 && n)
+		ret = pfc_session_symbolize(&s);
+	clock_gettime(CLOCK_MONOTONIC, &t_sym);
+	if (wc.f) {
+		fflush(wc.f);
+		if (log_to && wc.len)
+			fwrite(wc.buf, 1, wc.len, log_to);
+	}
+	for (i = 0; ret == 0 && i < n; i++) {
+		struct pfc_wopts wo = c->wopts;
+		const char *out = outs[i];
+
+		wo.output = out;
+		wo.command_line = cmdline;
+		wo.warnings = wc.f ? wc.buf : NULL;
+		/* a name ending in .gz asks for gzip, whatever the format */
+		wo.gzip = pfc_writer_name_gzip(out);
+		ret = write_output(c, &s, ws[i], out, &wo);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->seconds = since(&t0, &t1);
+	ph.read = since(&t0, &t_read);
+	ph.symbols = since(&t_read, &t_sym);
+	ph.write = since(&t_sym, &t1);
+	res->samples = s.st.nr_samples;
+	res->kept = s.st.nr_samples - s.st.nr_samples_filtered;
+	res->frames = s.stacks.nr_frames;
+	res->unresolved = count_unresolved(&s);
+	if (ret != 0) {
+		format_error(c, input, &err, res->msg, sizeof(res->msg));
+	} else {
+		res->ok = 1;
+		if (single && n)
+			print_summary(c, &s, res->kept, &ph);
+	}
+	pfc_session_close(&s);
+	capture_end(&wc);
+	free(cmdline);
+	if (logf)
+		fclose(logf);
+	return ret;
+}
+
