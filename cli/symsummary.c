@@ -66,7 +66,9 @@ void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s)
 	}
 	for (i = 0; i < sk->nr_frames; i++) {
 		const struct pfc_frame *f = &sk->frames[i];
-		if (f->dso && f->dso->no_symtab && !f->resolved && by_dso[f->dso->id]) {
+		/* memfd files (the .NET runtime's double-mapped code) are no binaries to fetch */
+		if (f->dso && f->dso->no_symtab && !f->resolved && by_dso[f->dso->id] &&
+		    !strstr(f->dso->name, "/memfd:") && !strstr(f->dso->name, " (deleted)")) {
 			if (!v[f->dso->id].dso) {
 				v[f->dso->id].dso = f->dso;
 				v[f->dso->id].frames = by_dso[f->dso->id];
