@@ -17,11 +17,11 @@ INSTALL ?= install
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libelf libdw libzstd zlib json-c minizip libtraceevent liblzma
+PKGS := libelf libdw libzstd zlib json-c minizip libtraceevent liblzma libprotobuf-c libdebuginfod
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
+ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS)
 LIBS = $(PKG_LIBS) -liberty -lm -pthread
 
@@ -45,7 +45,12 @@ endif
 BUILD ?= build
 LIB_SRCS := $(wildcard converter/*.c) $(wildcard converter/*/*.c) $(wildcard formats/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+# profile.proto (pprof's format) as Debian ships it with golang-github-google-pprof-dev; protoc-c
+# generates its C encoder into $(BUILD)/gen at build time.
+PROFILE_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+PROTOC_C ?= protoc-c
+GEN_OBJS := $(BUILD)/gen/profile.pb-c.o
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(GEN_OBJS)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -71,6 +76,15 @@ perfconv: $(BUILD)/perfconv
 
 $(BUILD)/perfconv: $(LIB_OBJS) $(CLI_OBJS)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h &: $(PROFILE_PROTO)
+	@mkdir -p $(BUILD)/gen
+	$(QUIET_GEN)$(PROTOC_C) --c_out=$(BUILD)/gen --proto_path=$(dir $(PROFILE_PROTO)) $(notdir $(PROFILE_PROTO))
+
+$(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c $(FLAGS_FILE)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/formats/pprof.o: $(BUILD)/gen/profile.pb-c.h
 
 $(BUILD)/%.o: %.c $(FLAGS_FILE)
 	@mkdir -p $(dir $@)

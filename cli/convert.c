@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/convert.h"
+#include "cli/symsummary.h"
 #include "converter/jit/r2r.h"
 #include "converter/perffile/hdrprint.h"
 #include "converter/perffile/statsprint.h"
@@ -212,10 +213,21 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 	if (s->symbolized)
 		print_r2r_summary(st);
 	pfc_session_dwarf_summary(s, stderr);
+	pfc_cli_symbol_summary(stderr, s);
 	if (s->rd.junk_bytes)
 		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);
 	if (s->offcpu)
 		print_offcpu_summary(s);
+}
+
+/* A device or a FIFO (/dev/null, /dev/stdout, a named pipe): its name has no ending to tell a
+ * format, and it is written in place, never replaced by a renamed file. */
+int pfc_cli_is_device_name(const char *output)
+{
+	struct stat st;
+
+	return !strncmp(output, "/dev/", 5) ||
+	       (stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
 /* Write through a temporary file in the target directory, renamed into place only when
@@ -231,6 +243,13 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 
 	if (to_stdout) {
 		out = stdout;
+	} else if (pfc_cli_is_device_name(output)) {
+		if (!(out = fopen(output, "w")))
+			return PFC_FAIL_NOOFF(err, WRITE, "cannot open '%s': %s", output, strerror(errno));
+		ret = pfc_writer_write(w, out, s, wo, err);
+		if (fclose(out) != 0 && ret == 0)
+			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
+		return ret;
 	} else {
 		if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", output) >= (int)sizeof(tmp))
 			return PFC_FAIL_NOOFF(err, USAGE, "output name is too long");
@@ -245,7 +264,7 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 			return PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", tmp, strerror(errno));
 		}
 	}
-	ret = w->write(out, s, wo, err);
+	ret = pfc_writer_write(w, out, s, wo, err);
 	if (ret == 0 && (fflush(out) != 0 || ferror(out)))
 		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", to_stdout ? "<stdout>" : output, strerror(errno));
 	if (!to_stdout) {
@@ -501,13 +520,12 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	for (i = 0; ret == 0 && i < n; i++) {
 		struct pfc_wopts wo = c->wopts;
 		const char *out = outs[i];
-		size_t len = out ? strlen(out) : 0;
 
 		wo.output = out;
 		wo.command_line = cmdline;
 		wo.warnings = wc.f ? wc.buf : NULL;
-		/* a name ending in .gz asks for gzip (formats that are not archives themselves) */
-		wo.gzip = ws[i] == &pfc_writer_perf_script && len > 3 && !strcmp(out + len - 3, ".gz");
+		/* a name ending in .gz asks for gzip, whatever the format */
+		wo.gzip = pfc_writer_name_gzip(out);
 		ret = write_output(c, &s, ws[i], out, &wo);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -24,4 +24,8 @@ struct pfc_job_result {
 int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *const *ws,
 		    const char *const *outs, size_t n, struct pfc_job_result *res);
 
+/* Whether an output name is a device or a FIFO (/dev/null, a named pipe): no ending to tell
+ * a format, and written in place rather than through a renamed temporary file. */
+int pfc_cli_is_device_name(const char *output);
+
 #endif

@@ -60,6 +60,8 @@ enum {
 	OPT_TIME,
 	OPT_OFF_CPU,
 	OPT_THREAD_TIME,
+	OPT_DEBUGINFOD,
+	OPT_DEBUGINFOD_TIMEOUT,
 };
 
 struct opt_doc {
@@ -75,7 +77,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (default when the name does not tell), perf-script, speedscope, svg, trace.zip (PerfView); with -O a list: folded,svg" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView), pprof; with -O a list: folded,svg" },
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
@@ -114,6 +116,8 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
 	{ OPT_R2R_DUMP, "r2r-dump", 0, 1, "IMAGE", "print the methods of a ReadyToRun image with their names from its metadata, as 'RVA LENGTH name' lines" },
 	{ OPT_R2R_DUMP_STYLE, "r2r-dump-style", 0, 1, "STYLE", "--r2r-dump names: runtime (default, as in the runtime's perf map) or r2rmap (as crossgen2 writes them)" },
+	{ OPT_DEBUGINFOD, "debuginfod", 0, 1, "URLS", "fetch the debug files of binaries without symbols by build-id from these debuginfod servers (default: $DEBUGINFOD_URLS; none when unset)" },
+	{ OPT_DEBUGINFOD_TIMEOUT, "debuginfod-timeout", 0, 1, "SECONDS", "give up on a debug file after this long, and on the servers for the rest of the conversion (default: 10)" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -437,6 +441,15 @@ int main(int argc, char **argv)
 		case OPT_R2R_RVA: c.opts.r2r_funcs = 1; break;
 		case OPT_R2R_DUMP: r2r_dump = optarg; break;
 		case OPT_R2R_DUMP_STYLE: r2r_dump_style = optarg; break;
+		case OPT_DEBUGINFOD: c.opts.debuginfod_urls = optarg; break;
+		case OPT_DEBUGINFOD_TIMEOUT: {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (end == optarg || *end || !(v > 0) || v > 86400)
+				return usage_error("--debuginfod-timeout '%s': expected a number of seconds greater than 0", optarg);
+			c.opts.debuginfod_timeout = v;
+			break;
+		}
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
@@ -470,6 +483,9 @@ int main(int argc, char **argv)
 	}
 	c.opts.verbose = c.verbose;
 	c.opts.log = c.quiet ? NULL : stderr;
+	/* debuginfod servers only when the user named some */
+	if (!c.opts.debuginfod_urls && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
+		c.opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	if (!c.opts.buildid_dir) {
 		const char *home = getenv("HOME");
@@ -536,9 +552,19 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 		} else if (c.output && strcmp(c.output, "-")) {
-			w = pfc_writer_by_filename(c.output);
+			int gz;
+			/* a name means what it says; only a device has no ending to tell */
+			if (!(w = pfc_writer_by_filename(c.output, &gz)) && !pfc_cli_is_device_name(c.output)) {
+				fprintf(stderr, "perfconv: '%s': the name does not tell the format; give -f NAME or "
+					"end the name as one of:\n", c.output);
+				pfc_writer_list_suffixes(stderr);
+				fputs("Try 'perfconv --help' for more information.\n", stderr);
+				return EXIT_USAGE;
+			}
 		}
 		ws[nws++] = w ? w : &pfc_writer_folded;
+		if ((ws[0]->needs & PFC_NO_GZIP) && pfc_writer_name_gzip(c.output))
+			return usage_error("'%s': a trace.zip is compressed already; its name cannot end in .gz", c.output);
 	}
 	if (time_profile_check(&c, ws, nws) < 0)
 		return EXIT_USAGE;

@@ -167,6 +167,10 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	if ((o->offcpu || o->thread_time) &&
 	    !(s->offcpu = pfc_offcpu_new(o->offcpu == PFC_OFFCPU_ALL ? PFC_OFFCPU_ALL : PFC_OFFCPU_BLOCKED, o->thread_time)))
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
+	/* only when the user named servers: never a query otherwise */
+	if (o->debuginfod_urls && *o->debuginfod_urls &&
+	    pfc_debuginfod_open(&s->dbgf, o->debuginfod_urls, o->debuginfod_timeout, o->log) < 0 && o->log)
+		fprintf(o->log, "perfconv: warning: debuginfod: cannot start the client\n");
 	/* perf's idle thread: pid/tid 0 is "swapper" */
 	if (pfc_machine_comm(&s->machine, 0, 0, "swapper", 7) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
@@ -184,6 +188,7 @@ void pfc_session_close(struct pfc_session *s)
 	int kret;
 	struct pfc_symtab *kt = kpreload_take(s, &kret);
 
+	pfc_debuginfod_close(&s->dbgf);
 	if (kt) {
 		pfc_symtab_free(kt);
 		free(kt);
@@ -1683,7 +1688,8 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		/* fall through */
 	case PFC_DSO_FILE: {
 		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose,
-					   .minidebuginfo = o->minidebuginfo };
+					   .minidebuginfo = o->minidebuginfo,
+					   .debuginfod = s->dbgf.client ? &s->dbgf : NULL };
 		struct pfc_dso_load info;
 		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(o->symfs, d->name)) {
 			ret = load_r2r(s, d, t);
@@ -1697,6 +1703,8 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			if (dd && !dd->symsrc)
 				dd->symsrc = strdup(info.used_path);
 		}
+		d->no_symtab = d->kind == PFC_DSO_FILE && (!info.found || info.from_dynsym);
+		d->from_debuginfod = info.from_debuginfod;
 		if (info.buildid_mismatch && o->log)
 			fprintf(o->log, "perfconv: warning: '%s': build-id mismatch, its frames stay unresolved\n",
 				d->name);

@@ -19,6 +19,7 @@
 #include "converter/perffile/reader.h"
 #include "converter/machine/stacks.h"
 #include "converter/offcpu.h"
+#include "converter/native/debuginfod.h"
 
 struct pfc_session;
 
@@ -35,6 +36,8 @@ struct pfc_opts {
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
 	int r2r_funcs;               /* R2R images without a usable map: name frames by function RVA */
+	const char *debuginfod_urls; /* servers to fetch missing debug files from; NULL: none */
+	double debuginfod_timeout;   /* seconds per file; 0: 10 */
 	FILE *log;                   /* warnings; NULL = quiet */
 	/* JIT code */
 	/* Names beyond perf 6.1's (on by default; off with --perf-compat): W^X JIT code, jitdumps
@@ -161,6 +164,7 @@ struct pfc_session {
 	size_t nr_r2rmeta;
 	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */
 	int offcpu_oom;               /* an interval was lost for memory: reported at the end */
+	struct pfc_debuginfod dbgf;   /* debuginfod client (opts->debuginfod_urls) and what it fetched */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);

@@ -620,6 +620,6 @@ static const char *const ps_suffixes[] = { ".perf.txt", ".perf-script", ".perf.t
 const struct pfc_writer pfc_writer_perf_script = {
 	.name = "perf-script",
 	.suffixes = ps_suffixes,
-	.needs = PFC_NEED_STREAM,
+	.needs = PFC_NEED_STREAM | PFC_OWN_GZIP,
 	.write = ps_write,
 };

@@ -752,6 +752,6 @@ static const char *const perfview_suffixes[] = { ".trace.zip", NULL };
 const struct pfc_writer pfc_writer_perfview = {
 	.name = "trace.zip",
 	.suffixes = perfview_suffixes,
-	.needs = PFC_NEED_STREAM | PFC_NEED_LOG,
+	.needs = PFC_NEED_STREAM | PFC_NEED_LOG | PFC_NO_GZIP,
 	.write = pv_write,
 };

@@ -14,6 +14,8 @@ enum {
 	PFC_NEED_STACKS = 1 << 0,   /* the aggregated stacks */
 	PFC_NEED_STREAM = 1 << 1,   /* every sample in time order */
 	PFC_NEED_LOG = 1 << 2,      /* the conversion's warnings as text (pfc_wopts.warnings) */
+	PFC_OWN_GZIP = 1 << 3,      /* compresses its own output when pfc_wopts.gzip is set, or always */
+	PFC_NO_GZIP = 1 << 4,       /* an archive already: a .gz name is refused */
 };
 
 /* Options of the output formats (the CLI fills them). */
@@ -54,10 +56,20 @@ extern const struct pfc_writer pfc_writer_perf_script;
 extern const struct pfc_writer pfc_writer_speedscope;
 extern const struct pfc_writer pfc_writer_svg;
 extern const struct pfc_writer pfc_writer_perfview;
+extern const struct pfc_writer pfc_writer_pprof;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];
 const struct pfc_writer *pfc_writer_by_name(const char *name);
-const struct pfc_writer *pfc_writer_by_filename(const char *path);
+/* The writer an output name selects by its ending, or NULL.  A name ending in .gz that no
+ * writer claims as a whole (.perf.txt.gz, .pb.gz) is looked up without it and sets *gzip. */
+const struct pfc_writer *pfc_writer_by_filename(const char *path, int *gzip);
+/* Whether an output name asks for gzip: it ends in .gz. */
+int pfc_writer_name_gzip(const char *path);
+/* Runs w on out, through gzip when o->gzip asks for it and w does not compress itself. */
+int pfc_writer_write(const struct pfc_writer *w, FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
+		     struct pfc_error *err);
+/* Writes the formats and the name endings that select them, one per line, for messages. */
+void pfc_writer_list_suffixes(FILE *fp);
 
 #endif

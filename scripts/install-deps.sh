@@ -14,7 +14,9 @@
 set -euo pipefail
 
 build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libjson-c-dev
-	libminizip-dev libtraceevent-dev liblzma-dev libiberty-dev xz-utils)
+	libminizip-dev libtraceevent-dev liblzma-dev libiberty-dev xz-utils
+	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev libdebuginfod-dev)
+# (golang-github-google-pprof-dev only for its profile.proto, compiled by protoc-c at build time)
 # The test harness (tests/run.sh, tests/truncate.sh) needs python3 and the usual coreutils/diffutils;
 # mandoc lints man/perfconv.1; tests/speedscope.sh loads speedscope files into the speedscope app
 # in headless chromium (its npm packages come from tests/npm/package.json, with the machine's node/npm).
@@ -22,7 +24,10 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libj
 # trace.zip archives; tests/aspnet-live.sh loads its ASP.NET Core app with curl.
 # `make asan` uses gcc's -fsanitize=address,undefined: libasan/libubsan come with gcc itself, so clang
 # is not needed.
-test_pkgs=(python3 mandoc chromium unzip curl)
+# tests/pprof.sh reads the pprof output with go tool pprof (golang-go) and protoc --decode.
+# tests/debuginfod.sh serves a debug file with Debian's debuginfod server on 127.0.0.1 (curl asks
+# it when its scan is done).
+test_pkgs=(python3 mandoc chromium unzip golang-go protobuf-compiler debuginfod curl)
 # bench/bench.sh records with perf.
 bench_pkgs=(linux-perf)
 # make fuzz builds the fuzz/ targets with clang's libFuzzer (-fsanitize=fuzzer), which Debian ships

@@ -155,9 +155,15 @@ if selected batch/jobs; then
 fi
 
 # same A B: equal files; for zip archives (trace.zip), whose top directory is named after the output
-# and whose log holds the command line, equal entries apart from those two.
+# and whose log holds the command line, equal entries apart from those two; for pprof profiles, whose
+# comment holds it, equal go tool pprof -raw apart from the comments.
 same() {
 	cmp -s "$1" "$2" && return 0
+	# pprof profiles hold the command line in a comment: the same profile read by go tool pprof
+	if [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' ')" = 1f8b ] && command -v go >/dev/null 2>&1; then
+		cmp -s <(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | grep -v '^Comment:') \
+			<(go tool pprof -symbolize=none -raw "$2" 2>/dev/null | grep -v '^Comment:') && return 0
+	fi
 	python3 - "$1" "$2" <<'EOF' 2>/dev/null
 import sys, zipfile
 def entries(p):

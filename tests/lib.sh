@@ -31,6 +31,8 @@ trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 export HOME=$TMP/home
 mkdir -p "$HOME"
+# no debuginfod server unless a test starts one (Debian's profile.d may set the variable)
+unset DEBUGINFOD_URLS
 
 read -r -a filters <<<"${FILTERS-}"
 

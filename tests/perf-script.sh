@@ -94,7 +94,7 @@ check() {
 		fi
 		return
 	fi
-	grep -v '^perfconv: .*: [0-9]* samples read\|^perfconv: unresolved frames\|^perfconv: JIT frames\|^perfconv: ReadyToRun frames\|^perfconv: R2R maps come from\|^perfconv: [0-9]* user stacks unwound with DWARF' "$d/err" >"$d/err2"
+	grep -v '^perfconv: .*: [0-9]* samples read\|^perfconv: unresolved frames\|^perfconv: JIT frames\|^perfconv: ReadyToRun frames\|^perfconv: R2R maps come from\|^perfconv: [0-9]* user stacks unwound with DWARF\|^perfconv: [0-9]* binar[iesy]* without symbols\|^perfconv:   \|^perfconv: hint: \|^perfconv: debuginfod: ' "$d/err" >"$d/err2"
 	if [ -z "$warn" ]; then
 		if [ -s "$d/err2" ]; then
 			fail "$name" "unexpected warnings" "$d/err2"

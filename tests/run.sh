@@ -396,6 +396,38 @@ if selected cli/stdout; then
 		fail cli/stdout "exit status $rc; -o - must write the folded stacks to stdout" "$C/diff"
 	fi
 fi
+if selected cli/output-names; then
+	# A name means what it says: .gz is gzip in every format (the same bytes inside), a name
+	# whose ending selects no format is a usage error listing them, and trace.zip refuses .gz.
+	bad=
+	expected "$FP/expected/folded.txt" >"$TMP/expected"
+	rm -f "$C/o".*
+	for name in o.folded.gz o.stacks.gz; do
+		run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$C/$name"
+		[ "$rc" = 0 ] && gzip -t "$C/$name" 2>/dev/null && gzip -dc "$C/$name" | cmp -s - "$TMP/expected" ||
+			bad="${bad:-$name: exit $rc, not the folded stacks gzip-compressed}"
+	done
+	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -f folded -o "$C/o.gz"
+	[ "$rc" = 0 ] && gzip -dc "$C/o.gz" 2>/dev/null | cmp -s - "$TMP/expected" || bad="${bad:--f folded -o o.gz: exit $rc, not gzip}"
+	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$C/o.svg.gz"
+	[ "$rc" = 0 ] && gzip -dc "$C/o.svg.gz" 2>/dev/null | grep -q '<svg' || bad="${bad:-o.svg.gz: exit $rc, not a gzip-compressed SVG}"
+	for name in o.txt o.gz o.json noending; do
+		run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$C/$name"
+		[ "$rc" = 2 ] && [ ! -e "$C/$name" ] && grep -q "'$C/$name': the name does not tell the format" "$C/err" &&
+			grep -q '^  speedscope *\.speedscope\.json$' "$C/err" && grep -q '^  folded *\.folded ' "$C/err" ||
+			bad="${bad:-$name: exit $rc, expected 2, no output and the list of formats and endings}"
+	done
+	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$C/o.trace.zip.gz"
+	[ "$rc" = 2 ] && [ ! -e "$C/o.trace.zip.gz" ] && grep -q 'compressed already' "$C/err" ||
+		bad="${bad:-o.trace.zip.gz: exit $rc, expected 2}"
+	mkfifo "$TMP/fifo" && { cat "$TMP/fifo" >"$TMP/fifo.out" & }
+	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$TMP/fifo"
+	wait
+	[ "$rc" = 0 ] && [ -p "$TMP/fifo" ] && cmp -s "$TMP/fifo.out" "$TMP/expected" ||
+		bad="${bad:--o FIFO: exit $rc; a FIFO has no ending: it gets the folded stacks, written in place}"
+	rm -f "$TMP/fifo" "$TMP/fifo.out"
+	if [ -z "$bad" ]; then pass cli/output-names; else fail cli/output-names "$bad" "$C/err"; fi
+fi
 if selected cli/quiet; then
 	# -q silences everything but errors: a good conversion to a file prints nothing at all.
 	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$C/out.folded"
@@ -463,6 +495,8 @@ suite perf-identity.sh
 suite perfview.sh
 suite perf-script.sh
 suite speedscope.sh
+suite pprof.sh
+suite debuginfod.sh
 suite svg.sh
 suite jit.sh
 suite r2r.sh

@@ -56,6 +56,8 @@ struct pfc_dso {
 	uint64_t jit_start;        /* JITCODE: its code address */
 	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
 	int r2r;                   /* FILE that is a PE image: enum pfc_r2r_status (r2r.h), 0 = not PE */
+	int no_symtab;             /* FILE: loaded, and no file had a .symtab (stripped: .dynsym or nothing) */
+	int from_debuginfod;       /* FILE: its symbols came from a debuginfod server */
 	struct pfc_dso *hnext;
 };
 

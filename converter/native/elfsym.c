@@ -19,6 +19,7 @@
 #include <libelf.h>
 #include <lzma.h>
 
+#include "converter/native/debuginfod.h"
 #include "converter/native/symtab.h"
 
 #define PFC_PATH_MAX 4096
@@ -788,6 +789,22 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 			symsrc_close(cur);
 	}
 	err = 0;
+	/* no file here has the symbols: a debuginfod server may have the debug file (which
+	 * keeps the program headers, so it can stand for the binary too) */
+	if (!syms && o->debuginfod && bid_len > 0) {
+		char dpath[PFC_PATH_MAX];
+		struct symsrc *cur = &ss[nss];
+		if (pfc_debuginfod_find(o->debuginfod, bid, bid_len, path, dpath, sizeof(dpath)) == 0 &&
+		    symsrc_open(cur, dpath, bid, bid_len) == 0) {
+			if (cur->symtab) {
+				syms = cur;
+				nss++;
+				info->from_debuginfod = 1;
+			} else {
+				symsrc_close(cur);
+			}
+		}
+	}
 	if (!syms && !run)
 		goto out;
 	if (!syms)

@@ -72,6 +72,8 @@ void pfc_symtab_free(struct pfc_symtab *t);
 /* For tests: 0 when the tree is a valid red-black search tree, else -EINVAL. */
 int pfc_symtab_check(const struct pfc_symtab *t);
 
+struct pfc_debuginfod;
+
 struct pfc_symopts {
 	const char *symfs;	/* prefix for every binary/debug lookup, NULL = "" */
 	/* perf's build-id cache; NULL = none.  perf 6.1 uses $HOME/.debug, but with --symfs
@@ -86,6 +88,9 @@ struct pfc_symopts {
 	 * only when the recorded path exists on the host WITHOUT the symfs prefix (it tests
 	 * the bare path, then reads the file under symfs).  Nonzero: test under symfs too. */
 	int buildid_from_symfs;
+	/* debuginfod servers to ask for the debug file when no file on disk has a .symtab;
+	 * NULL: never */
+	struct pfc_debuginfod *debuginfod;
 };
 
 /* What was found, for the summary and warnings. */
@@ -98,6 +103,7 @@ struct pfc_dso_load {
 	char runtime_path[4096];	/* the file used for program headers and PLT */
 	int from_dynsym;	/* symbols came from .dynsym (no .symtab anywhere) */
 	int from_minidebuginfo;	/* symbols came from .gnu_debugdata */
+	int from_debuginfod;	/* symbols came from a debug file a debuginfod server sent */
 };
 
 /*

@@ -1,0 +1,13 @@
+/*
+ * symsummary.h - the summary's lines about missing symbols: what debuginfod fetched, which
+ * stripped binaries cost how many frames, and how to get their debug files (symsummary.c).
+ */
+#ifndef PFC_CLI_SYMSUMMARY_H
+#define PFC_CLI_SYMSUMMARY_H
+
+#include <stdio.h>
+#include "converter/session.h"
+
+void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s);
+
+#endif
