@@ -74,7 +74,7 @@ for mode in fp dwarf; do
 		exit 0
 	fi
 	"$PERFCONV" -q -i "$d/perf.data" --map-dir "$d/maps" --resolve-jit -f perf-script -o "$d/beyond.txt" 2>"$d/err" &&
-		"$PERFCONV" -q -i "$d/perf.data" --map-dir "$d/maps" -f perf-script -o "$d/perf.txt" 2>>"$d/err" || {
+		"$PERFCONV" -q -i "$d/perf.data" --map-dir "$d/maps" --perf-compat -f perf-script -o "$d/perf.txt" 2>>"$d/err" || {
 		fail "$c" "perfconv failed on the $mode recording" "$d/err"
 		exit 0
 	}

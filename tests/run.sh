@@ -7,7 +7,8 @@
 #   FUZZ_DIR=build/fuzz         the fuzz targets tests/fuzz.sh replays tests/regress/ through
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
-#   DOTNET_LIVE=0               skip the .NET end-to-end tests (tests/dotnet-live.sh, aspnet-live.sh)
+#   DOTNET_LIVE=0               skip the .NET end-to-end tests (dotnet-live.sh, aspnet-live.sh, dotnet-dwarf.sh)
+#   LIVE=0                      skip every suite that records with perf or runs .NET apps (also offcpu.sh)
 #   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
 #
 # One line per case: "ok NAME", "FAIL NAME: why" (with the first lines of a diff or of stderr),
@@ -175,7 +176,7 @@ for dir in "$FIX"/*/; do
 	# without any map: perfconv must give the same when it is not given the map directory.
 	if [ "$fx" = dotnet-container ]; then
 		[ -z "$xwhy" ] && xwhy=$CONTAINER_WHY
-		golden "$fx/folded-nomap" "$exp/folded-nomap.txt" "" -i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms"
+		golden "$fx/folded-nomap" "$exp/folded-nomap.txt" "" -i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms" --perf-compat
 	fi
 	golden "$fx/folded" "$exp/folded.txt" "$xwhy" "${args[@]}"
 	for opt in pid tid kernel addrs; do
@@ -502,11 +503,15 @@ suite jit.sh
 suite r2r.sh
 suite r2r-truth.sh
 suite dotnet-baseline.sh
-# off-CPU and thread time on recordings made here (skipped where perf cannot record sched_switch)
-suite offcpu.sh
+# Live suites record with perf and build and run programs here; LIVE=0 (make asan) leaves them out,
+# as the sanitizer pass converts every committed recording already.
+if [ "${LIVE:-1}" != 0 ]; then
+	# off-CPU and thread time on recordings made here (skipped where perf cannot record sched_switch)
+	suite offcpu.sh
+fi
 # .NET end to end on this machine: build, record and convert a .NET app, and an ASP.NET Core app
 # under load, on the host and in a container
-if [ "${DOTNET_LIVE:-1}" != 0 ]; then
+if [ "${DOTNET_LIVE:-1}" != 0 ] && [ "${LIVE:-1}" != 0 ]; then
 	suite dotnet-live.sh
 	suite aspnet-live.sh
 	suite dotnet-dwarf.sh
