@@ -121,4 +121,16 @@ if selected pprof/names; then
 		bad="${bad:-batch -f pprof,folded wrote no perf.data.pb.gz}"
 	if [ -z "$bad" ]; then pass pprof/names; else fail pprof/names "$bad" "$C/err"; fi
 fi
+# An off-CPU profile has no sample type in pprof yet: refused with a message, nothing written.
+if selected pprof/off-cpu; then
+	rm -f "$TMP/oc.pb.gz"
+	mkdir -p "$C"
+	"$PERFCONV" -q -i "$FIX/tracepoint-sched-switch/perf.data" --off-cpu -o "$TMP/oc.pb.gz" 2>"$C/err"
+	rc=$?
+	if [ "$rc" = 2 ] && [ ! -e "$TMP/oc.pb.gz" ] && grep -q 'pprof format has no sample type for waits' "$C/err"; then
+		pass pprof/off-cpu
+	else
+		fail pprof/off-cpu "--off-cpu -o x.pb.gz must be refused (exit $rc)" "$C/err"
+	fi
+fi
 exit 0
