@@ -176,10 +176,22 @@ run_case() {
 		hostpid=$!
 		app_pids+=("$hostpid")
 	else
+		# The private /tmp hides whatever lies under the host's /tmp, the build too when the tree
+		# was cloned there: then the app runs from a copy under /var/tmp.
+		nsbin=$bin
+		case $bin in
+		/tmp/*)
+			if [ -z "${nsbin_copy:-}" ]; then
+				nsbin_copy=$(mktemp -d /var/tmp/perfconv-aspnet.XXXXXX) && cp -a "$bin/." "$nsbin_copy/" &&
+					trap 'rm -rf "$TMP" "$nsbin_copy"' EXIT
+			fi
+			nsbin=$nsbin_copy
+			;;
+		esac
 		# a private /tmp (tmpfs) in a mount namespace, and a pid namespace where the app is pid 1
 		DOTNET_PerfMapEnabled=1 unshare --pid --mount --fork --mount-proc --propagation private --kill-child \
 			sh -c 'mount -t tmpfs -o size=256m perfconv-ctmp /tmp && exec "$0" "$@"' \
-			"$bin/ProbeApi" --urls "$url" >"$d/app.log" 2>&1 &
+			"$nsbin/ProbeApi" --urls "$url" >"$d/app.log" 2>&1 &
 		upid=$!
 		app_pids+=("$upid")
 	fi
@@ -193,7 +205,7 @@ run_case() {
 	fi
 	if [ "$upid" != 0 ]; then
 		hostpid=$(cat "/proc/$upid/task/$upid/children" 2>/dev/null | awk '{ print $1 }')
-		if [ -z "$hostpid" ] || [ "$(readlink "/proc/$hostpid/exe")" != "$bin/ProbeApi" ]; then
+		if [ -z "$hostpid" ] || [ "$(readlink "/proc/$hostpid/exe")" != "$nsbin/ProbeApi" ]; then
 			fail "$c" "no ProbeApi process under unshare (pid $upid)"
 			return 1
 		fi
