@@ -177,7 +177,8 @@ run_case() {
 		app_pids+=("$hostpid")
 	else
 		# The private /tmp hides whatever lies under the host's /tmp, the build too when the tree
-		# was cloned there: then the app runs from a copy under /var/tmp.
+		# was cloned there: then the app runs from a copy under /var/tmp.  Its working directory
+		# (ASP.NET's content root) is its own directory, which stays visible.
 		nsbin=$bin
 		case $bin in
 		/tmp/*)
@@ -190,7 +191,7 @@ run_case() {
 		esac
 		# a private /tmp (tmpfs) in a mount namespace, and a pid namespace where the app is pid 1
 		DOTNET_PerfMapEnabled=1 unshare --pid --mount --fork --mount-proc --propagation private --kill-child \
-			sh -c 'mount -t tmpfs -o size=256m perfconv-ctmp /tmp && exec "$0" "$@"' \
+			sh -c 'mount -t tmpfs -o size=256m perfconv-ctmp /tmp && cd "${0%/*}" && exec "$0" "$@"' \
 			"$nsbin/ProbeApi" --urls "$url" >"$d/app.log" 2>&1 &
 		upid=$!
 		app_pids+=("$upid")
