@@ -195,6 +195,7 @@ struct pfc_offcpu {
 	int mode, thread_time;
 	int fmt_read;                /* the tracing data was looked at */
 	int have_fmt;
+	int raw_swap;                /* payloads in the other byte order (the tracing data's, not the file's) */
 	struct pfc_switch_fmt sw;
 	uint8_t *evkind;             /* per evsel index: EV_* */
 	size_t nr_evkind;
@@ -396,6 +397,7 @@ static int read_format(struct pfc_session *s, struct pfc_offcpu *oc)
 	pfc_tpformat_free(&ff.f);
 	if (ret < 0)
 		return PFC_FAIL_NOOFF(s->err, UNSUPPORTED, "cannot read sched:sched_switch payloads: %s", why);
+	oc->raw_swap = pfc_tracedata_payload_swap(rd->tracing_data.data, rd->tracing_data.size) == 1;
 	oc->have_fmt = 1;
 	return 0;
 }
@@ -463,8 +465,8 @@ int pfc_offcpu_sample(struct pfc_session *s, struct pfc_evsel *ev, const struct 
 		return 0;
 	oc->st.nr_switch_samples++;
 	/* a payload too short for the format's fields is skipped, like a sample without one */
-	if (pfc_tpfield_int(&oc->sw.next_pid, smp->raw, smp->raw_size, s->rd.swap, &next_pid) < 0 ||
-	    pfc_tpfield_int(&oc->sw.prev_state, smp->raw, smp->raw_size, s->rd.swap, &prev_state) < 0)
+	if (pfc_tpfield_int(&oc->sw.next_pid, smp->raw, smp->raw_size, oc->raw_swap, &next_pid) < 0 ||
+	    pfc_tpfield_int(&oc->sw.prev_state, smp->raw, smp->raw_size, oc->raw_swap, &prev_state) < 0)
 		return 0;
 	if ((int32_t)next_pid > 0 && end_interval(oc, (int32_t)next_pid, t, PFC_OC_END_SWITCH_IN) < 0)
 		goto oom;

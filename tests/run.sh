@@ -517,6 +517,8 @@ if [ "${DOTNET_LIVE:-1}" != 0 ] && [ "${LIVE:-1}" != 0 ]; then
 	suite dotnet-dwarf.sh
 fi
 suite batch.sh
+# recordings of the other byte order, made from the fixtures by scripts/swap-endian.py
+suite endian.sh
 suite fuzz.sh
 # Truncation: every fixture cut at record boundaries, one byte either side and at random places.
 if [ "${TRUNCATE:-1}" != 0 ]; then

@@ -170,6 +170,20 @@ static int parse_format(struct td *t, struct tep_handle *tep, const char *sys)
 	return 0;
 }
 
+int pfc_tracedata_payload_swap(const uint8_t *data, uint64_t len)
+{
+	static const uint8_t magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	const uint8_t *nul;
+
+	if (!data || len < sizeof(magic) + 2 || memcmp(data, magic, sizeof(magic)))
+		return -1;
+	/* the version string, then the big-endian flag */
+	nul = memchr(data + sizeof(magic), 0, len - sizeof(magic));
+	if (!nul || (uint64_t)(nul + 1 - data) >= len)
+		return -1;
+	return (nul[1] != 0) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+}
+
 static int parse_all(struct td *t, struct tep_handle *tep)
 {
 	static const uint8_t magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };

@@ -34,6 +34,13 @@ typedef int (*pfc_tracedata_format_fn)(void *arg, const char *sys, const char *t
 int pfc_tracedata_formats(const uint8_t *data, uint64_t len, uint64_t base, pfc_tracedata_format_fn fn, void *arg,
 			  struct pfc_error *err);
 
+/* Whether the tracepoint payloads (PERF_SAMPLE_RAW) of a recording with this tracing data
+ * are in the other byte order than this machine's: 1 or 0, from the byte order the tracing
+ * data's header states, or -1 when the header is malformed.  This is not the perf.data
+ * file's byte order: perf copies payloads as the kernel wrote them, and a file rewritten
+ * for another machine keeps them so. */
+int pfc_tracedata_payload_swap(const uint8_t *data, uint64_t len);
+
 /* The event of a tracepoint attr (attr.config is the tracepoint id), or NULL. */
 struct tep_event *pfc_tracedata_event(struct tep_handle *tep, uint64_t config);
 
