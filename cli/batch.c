@@ -48,6 +48,7 @@ struct batch {
 	dev_t out_dev;
 	ino_t out_ino;
 	int have_out;
+	size_t stale;                /* temporary files of an interrupted run, removed */
 };
 
 static struct input *add_input(struct batch *b, const char *path, const char *rel)
@@ -250,6 +251,8 @@ static int newer(const struct stat *a, const struct stat *b)
 	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec > b->st_mtim.tv_nsec);
 }
 
+static size_t remove_leftovers(const char *out, pid_t pid);
+
 /* Output names, and which of them are missing or older than the input. */
 static int plan(struct batch *b, struct input *in)
 {
@@ -273,6 +276,8 @@ static int plan(struct batch *b, struct input *in)
 		}
 		if (!(in->outs[k] = strdup(path)))
 			return -1;
+		/* what an interrupted run left: its outputs are whole (renamed into place) or missing */
+		b->stale += remove_leftovers(path, 0);
 		in->todo[k] = b->c->force || stat(path, &ost) < 0 || !newer(&ost, &ist);
 		in->ntodo += in->todo[k];
 	}
@@ -296,27 +301,50 @@ static int mkdirs(char *path, mode_t mode)
 	return 0;
 }
 
-/* Remove temporary files that a crashed worker left beside an output ("NAME.tmp.XXXXXX"). */
-static void remove_leftovers(const char *out)
+/* Temporary files of an output are "NAME.tmp.PID.XXXXXX" (convert.c), PID being the
+ * process that writes it.  remove_leftovers(OUT, PID) removes those of process PID (a
+ * worker that crashed or was stopped); with PID 0, those of every process that is gone (a
+ * batch killed with SIGKILL, a machine that lost power), and the "NAME.tmp.XXXXXX" of
+ * older versions.  Files of a live process, another batch writing into the same directory,
+ * stay.  Returns how many were removed. */
+static size_t remove_leftovers(const char *out, pid_t pid)
 {
 	char dir[PATH_MAX], prefix[PATH_MAX];
 	const char *slash = strrchr(out, '/');
+	size_t plen, removed = 0;
 	DIR *d;
 	struct dirent *e;
 
 	if (!slash)
-		return;
+		return 0;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out), out);
 	snprintf(prefix, sizeof(prefix), "%s.tmp.", slash + 1);
+	plen = strlen(prefix);
 	if (!(d = opendir(dir)))
-		return;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, prefix, strlen(prefix)) && strlen(e->d_name) == strlen(prefix) + 6) {
-			char p[PATH_MAX];
-			if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p))
-				unlink(p);
+		return 0;
+	while ((e = readdir(d))) {
+		const char *rest = e->d_name + plen;
+		char p[PATH_MAX], *dot;
+		long owner;
+
+		if (strncmp(e->d_name, prefix, plen))
+			continue;
+		if (strlen(rest) == 6 && !strchr(rest, '.')) {
+			if (pid)
+				continue;	/* an older version's name: no owner to tell */
+		} else {
+			errno = 0;
+			owner = strtol(rest, &dot, 10);
+			if (errno || dot == rest || *dot != '.' || strlen(dot + 1) != 6 || owner <= 0)
+				continue;
+			if (pid ? owner != (long)pid : (kill((pid_t)owner, 0) == 0 || errno != ESRCH))
+				continue;
 		}
+		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p) && unlink(p) == 0)
+			removed++;
+	}
 	closedir(d);
+	return removed;
 }
 
 /* The worker: convert one input, send the result up the pipe, exit. */
@@ -533,6 +561,9 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 		}
 	if (!b.n && !c->quiet)
 		fprintf(stderr, "perfconv: no recordings found\n");
+	if (b.stale && !c->quiet)
+		fprintf(stderr, "perfconv: removed %zu temporary file%s of an interrupted run\n", b.stale,
+			b.stale == 1 ? "" : "s");
 	if (!(run = calloc((size_t)c->jobs, sizeof(*run)))) {
 		fprintf(stderr, "perfconv: out of memory\n");
 		return EXIT_FAILED;
@@ -610,7 +641,7 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 				size_t f;
 				for (f = 0; f < nws; f++)
 					if (b.v[run[k].idx].todo[f])
-						remove_leftovers(b.v[run[k].idx].outs[f]);
+						remove_leftovers(b.v[run[k].idx].outs[f], run[k].pid);
 			}
 			report(&b, &b.v[run[k].idx], &r, &t);
 			run[k] = run[--nrun];

@@ -251,7 +251,9 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 			ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
 		return ret;
 	} else {
-		if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", output) >= (int)sizeof(tmp))
+		/* the writer's pid in the name: a batch started after a crash or a kill -9 removes
+		 * the temporary files of processes that are gone, and only those (batch.c) */
+		if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.XXXXXX", output, (long)getpid()) >= (int)sizeof(tmp))
 			return PFC_FAIL_NOOFF(err, USAGE, "output name is too long");
 		fd = mkstemp(tmp);
 		if (fd < 0)
@@ -264,7 +266,19 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 			return PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", tmp, strerror(errno));
 		}
 	}
+	errno = 0;
 	ret = pfc_writer_write(w, out, s, wo, err);
+	/* a writer that saw its stream fail says what it was writing; the message names the
+	 * file and the system's reason (a full disk), which is what the user acts on */
+	if (ret < 0 && err->code == PFC_ERR_WRITE && ferror(out) && errno &&
+	    !strstr(err->detail, to_stdout ? "stdout" : output)) {
+		int e = errno;
+		char what[sizeof(err->detail)];
+
+		snprintf(what, sizeof(what), "%s", err->detail);
+		memset(err, 0, sizeof(*err));
+		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s (%s)", to_stdout ? "<stdout>" : output, strerror(e), what);
+	}
 	if (ret == 0 && (fflush(out) != 0 || ferror(out)))
 		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", to_stdout ? "<stdout>" : output, strerror(errno));
 	if (!to_stdout) {
@@ -422,16 +436,17 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		    const char *const *outs, size_t n, struct pfc_job_result *res)
 {
 	struct pfc_session s;
-	struct pfc_error err;
+	struct pfc_error err, first_err;
 	struct pfc_opts o = c->opts;
 	struct progress prog;
 	struct timespec t0, t1, t_read, t_sym;
 	struct phases ph;
 	struct warn_capture wc = { 0 };
 	char *cmdline = NULL;
-	FILE *logf = NULL, *log_to = c->opts.log;
-	size_t i;
-	int ret, single = !c->outdir, need_log = 0;
+	FILE *logf = NULL, *log_to = c->opts.log, *unwritten = NULL;
+	char *unwritten_buf = NULL;
+	size_t i, unwritten_len = 0;
+	int ret, single = !c->outdir, need_log = 0, write_failed = 0, first_wret = 0;
 
 	memset(res, 0, sizeof(*res));
 	memset(&err, 0, sizeof(err));
@@ -517,17 +532,37 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		if (log_to && wc.len)
 			fwrite(wc.buf, 1, wc.len, log_to);
 	}
+	/* Each output is written on its own: one that cannot be written (a full disk) does not
+	 * stop the others, and those written stay.  The first failure is the error; the names
+	 * of the other outputs that failed are added to its message. */
+	unwritten = ret == 0 ? open_memstream(&unwritten_buf, &unwritten_len) : NULL;
 	for (i = 0; ret == 0 && i < n; i++) {
 		struct pfc_wopts wo = c->wopts;
 		const char *out = outs[i];
+		int wret;
 
 		wo.output = out;
 		wo.command_line = cmdline;
 		wo.warnings = wc.f ? wc.buf : NULL;
 		/* a name ending in .gz asks for gzip, whatever the format */
 		wo.gzip = pfc_writer_name_gzip(out);
-		ret = write_output(c, &s, ws[i], out, &wo);
+		wret = write_output(c, &s, ws[i], out, &wo);
+		if (wret == 0)
+			continue;
+		if (!write_failed++) {
+			first_err = err;
+			first_wret = wret;
+		} else if (unwritten) {
+			fprintf(unwritten, "%s'%s'", write_failed > 2 ? ", " : "", out);
+		}
+		memset(&err, 0, sizeof(err));
 	}
+	if (write_failed) {
+		err = first_err;
+		ret = first_wret;
+	}
+	if (unwritten)
+		fclose(unwritten);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	res->seconds = since(&t0, &t1);
 	ph.read = since(&t0, &t_read);
@@ -539,6 +574,10 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	res->unresolved = count_unresolved(&s);
 	if (ret != 0) {
 		format_error(c, input, &err, res->msg, sizeof(res->msg));
+		if (write_failed > 1 && unwritten_buf) {
+			size_t m = strlen(res->msg);
+			snprintf(res->msg + m, sizeof(res->msg) - m, "; not written either: %s", unwritten_buf);
+		}
 	} else {
 		res->ok = 1;
 		if (single && n)
@@ -546,6 +585,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	}
 	pfc_session_close(&s);
 	capture_end(&wc);
+	free(unwritten_buf);
 	free(cmdline);
 	if (logf)
 		fclose(logf);

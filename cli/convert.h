@@ -16,7 +16,7 @@ struct pfc_job_result {
 	uint64_t kept;               /* samples that passed the filters */
 	uint64_t frames, unresolved; /* unique frames, of which without a symbol */
 	double seconds;
-	char msg[1024];              /* the error: "'FILE': what at offset N: detail" */
+	char msg[2048];              /* the error: "'FILE': what at offset N: detail"; under PIPE_BUF */
 };
 
 /* Convert one input into n outputs (one per writer) from one read of the input.  Each

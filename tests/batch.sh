@@ -454,4 +454,138 @@ if selected write/read-only; then
 	fi
 	chmod 755 "$ro"
 fi
+# ---------------------------------------------------------------------------------------------------
+# Faults in a batch over many recordings (every file-mode fixture, one directory each), three
+# formats each, compared with a clean run of the same batch.
+#   fault/kill-restart  the whole batch (parent and workers) killed with SIGKILL once it has
+#                       written some outputs, then started again: the outputs present after the
+#                       kill are whole, the second run converts only what is missing (and the
+#                       formats missing of an input cut between two formats), removes the
+#                       temporary files of the dead processes (a live process's stay), and
+#                       ends with every output equal to the clean run's
+#   fault/disk-full     a tmpfs of half the clean outputs' size as OUTDIR: the batch exits 1, the
+#                       outputs it wrote are whole, each one missing is named on stderr, and no
+#                       temporary file is left; then --force over the full disk keeps every
+#                       output of the first run (nothing is lost, all still whole)
+MANY=$TMP/many
+mkdir -p "$MANY"
+for d in "$FIX"/*/; do
+	[ -f "$d/perf.data" ] && [ -d "$d/expected" ] || continue
+	case $(basename "$d") in compressed-zstd | dwarf-zstd) continue ;; esac # slow to unwind, little to add
+	mkdir -p "$MANY/$(basename "$d")"
+	cp -p "$d/perf.data" "$MANY/$(basename "$d")/"
+done
+FM=(-f folded,perf-script,speedscope)
+# outputs_equal CLEAN DIR: every final output in DIR equals CLEAN's; prints the first that differs
+outputs_equal() {
+	local f
+	while IFS= read -r f; do
+		cmp -s "$1/$f" "$2/$f" || {
+			echo "$f"
+			return 1
+		}
+	done < <(cd "$2" && find . -type f ! -name '*.tmp.*')
+	return 0
+}
+if selected fault/; then
+	rm -rf "$TMP/clean"
+	"$PERFCONV" -q -O "$TMP/clean" -j 2 "${FM[@]}" "${S[@]}" "$MANY" 2>"$TMP/clean.err"
+	nclean=$(find "$TMP/clean" -type f | wc -l)
+	[ "$nclean" -ge 30 ] || fail fault/clean "the clean batch wrote $nclean outputs" "$TMP/clean.err"
+fi
+
+if selected fault/kill-restart; then
+	K=$TMP/killed
+	rm -rf "$K"
+	# its own process group: the kill takes the parent and its workers at once, as a power loss would
+	setsid "$PERFCONV" -q -O "$K" -j 2 "${FM[@]}" "${S[@]}" "$MANY" 2>/dev/null &
+	bpid=$!
+	# at least 7 outputs: with 2 workers and 3 formats, at least one input is complete
+	for _ in $(seq 1 600); do
+		[ "$(find "$K" -type f ! -name '*.tmp.*' 2>/dev/null | wc -l)" -ge 7 ] && break
+		kill -0 "$bpid" 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -KILL -- -"$bpid" 2>/dev/null
+	wait "$bpid" 2>/dev/null
+	ndone=$(find "$K" -type f ! -name '*.tmp.*' | wc -l)
+	ntmp=$(find "$K" -type f -name '*.tmp.*' | wc -l)
+	bad=
+	[ "$ndone" -ge 7 ] && [ "$ndone" -lt "$nclean" ] || bad="the kill came after $ndone of $nclean outputs: not halfway"
+	if [ -z "$bad" ] && ! first=$(outputs_equal "$TMP/clean" "$K"); then
+		bad="after the kill, $first differs from the clean run's: a partial output under its final name"
+	fi
+	# a temporary file of a process that is gone, and one of a live process (this shell)
+	sleep 0 &
+	dead=$!
+	wait "$dead"
+	one=$(cd "$K" && find . -name '*.folded' | head -n 1)
+	echo partial >"$K/$one.tmp.$dead.AbCdEf"
+	echo partial >"$K/$one.tmp.$$.AbCdEf"
+	"$PERFCONV" -O "$K" -j 2 "${FM[@]}" "${S[@]}" "$MANY" 2>"$TMP/restart.err"
+	rc=$?
+	[ "$rc" = 0 ] || bad="${bad:-the restarted batch exited with $rc}"
+	[ -e "$K/$one.tmp.$$.AbCdEf" ] || bad="${bad:-the temporary file of a live process was removed}"
+	rm -f "$K/$one.tmp.$$.AbCdEf"
+	left=$(find "$K" -name '*.tmp.*' | wc -l)
+	[ "$left" = 0 ] || bad="${bad:-$left temporary files left after the restart}"
+	grep -q "removed $((ntmp + 1)) temporary files\? of an interrupted run" "$TMP/restart.err" ||
+		bad="${bad:-no line saying that the $((ntmp + 1)) temporary files of the dead processes were removed}"
+	grep -qE "[1-9][0-9]* up to date" "$TMP/restart.err" || bad="${bad:-the restart converted the finished inputs again}"
+	diff -r "$TMP/clean" "$K" >"$TMP/restart.diff" 2>&1 || bad="${bad:-after the restart the outputs differ from the clean run}"
+	if [ -n "$bad" ]; then
+		cat "$TMP/restart.diff" >>"$TMP/restart.err"
+		fail fault/kill-restart "$bad" "$TMP/restart.err"
+	else
+		pass fault/kill-restart
+		echo "      killed after $ndone of $nclean outputs, $ntmp temporary files left by the kill"
+	fi
+fi
+
+if selected fault/disk-full; then
+	mnt=$TMP/full
+	mkdir -p "$mnt"
+	kb=$(( $(du -sk "$TMP/clean" | cut -f1) / 2 ))
+	if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=${kb}k tmpfs "$mnt" 2>/dev/null; then
+		"$PERFCONV" -O "$mnt/out" -j 1 "${FM[@]}" "${S[@]}" "$MANY" 2>"$TMP/full.err"
+		rc=$?
+		bad=
+		nout=$(find "$mnt/out" -type f ! -name '*.tmp.*' | wc -l)
+		ntmp=$(find "$mnt" -name '*.tmp.*' | wc -l)
+		[ "$rc" = 1 ] || bad="exit status $rc, expected 1"
+		[ "$nout" -gt 0 ] && [ "$nout" -lt "$nclean" ] || bad="${bad:-$nout of $nclean outputs written: the disk did not fill halfway}"
+		[ "$ntmp" = 0 ] || bad="${bad:-$ntmp temporary files left}"
+		if ! first=$(outputs_equal "$TMP/clean" "$mnt/out"); then
+			bad="${bad:-$first differs from the clean run}"
+		fi
+		nmiss=0
+		while IFS= read -r f; do
+			[ -e "$mnt/out/$f" ] && continue
+			nmiss=$((nmiss + 1))
+			grep -qF "'$mnt/out/${f#./}'" "$TMP/full.err" || bad="${bad:-the missing output $f is not named on stderr}"
+		done < <(cd "$TMP/clean" && find . -type f)
+		grep -q "No space left on device" "$TMP/full.err" || bad="${bad:-no \"No space left on device\" on stderr}"
+		grep -q " failed; " "$TMP/full.err" || bad="${bad:-no summary line}"
+		# again with --force on the full disk: what was written stays, whole
+		(cd "$mnt/out" && find . -type f | sort) >"$TMP/full.list1"
+		"$PERFCONV" -q -O "$mnt/out" -j 2 --force "${FM[@]}" "${S[@]}" "$MANY" 2>"$TMP/full2.err"
+		rc2=$?
+		(cd "$mnt/out" && find . -type f | sort) >"$TMP/full.list2"
+		[ "$rc2" = 1 ] || bad="${bad:---force on the full disk: exit status $rc2, expected 1}"
+		comm -23 "$TMP/full.list1" "$TMP/full.list2" | grep -q . && bad="${bad:---force on the full disk lost outputs of the first run}"
+		if ! first=$(outputs_equal "$TMP/clean" "$mnt/out"); then
+			bad="${bad:-after --force, $first differs from the clean run}"
+		fi
+		[ "$(find "$mnt" -name '*.tmp.*' | wc -l)" = 0 ] || bad="${bad:---force left temporary files}"
+		if [ -n "$bad" ]; then
+			fail fault/disk-full "$bad" "$TMP/full.err"
+		else
+			pass fault/disk-full
+			echo "      ${kb} KB disk: $nout of $nclean outputs written, $nmiss named as not written"
+		fi
+		umount "$mnt"
+	else
+		skip fault/disk-full "cannot mount a small tmpfs here (needs root)"
+	fi
+fi
 exit 0
