@@ -124,6 +124,27 @@ static void test_fixture(const char *dir)
 		pfc_session_close(&s);
 		return;
 	}
+	{
+		/* payloads follow the byte order the tracing data states, whatever the file's */
+		const uint8_t *td = s.rd.tracing_data.data;
+		uint64_t tlen = s.rd.tracing_data.size;
+		uint8_t *copy = malloc(tlen);
+		const uint8_t *nul = td && tlen > 12 ? memchr(td + 10, 0, tlen - 10) : NULL;
+		int host_be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+
+		check(copy && nul, "copy of the tracing data");
+		if (copy && nul) {
+			memcpy(copy, td, tlen);
+			check(pfc_tracedata_payload_swap(td, tlen) == host_be, "the fixture's payloads are little-endian");
+			copy[nul + 1 - td] ^= 1;
+			check(pfc_tracedata_payload_swap(copy, tlen) == !host_be, "a big-endian flag asks for a swap");
+			check(pfc_tracedata_payload_swap(copy, (uint64_t)(nul + 1 - td)) == -1, "a header cut before the flag");
+			copy[0] ^= 0xff;
+			check(pfc_tracedata_payload_swap(copy, tlen) == -1, "a bad magic");
+			check(pfc_tracedata_payload_swap(NULL, 0) == -1, "no tracing data");
+		}
+		free(copy);
+	}
 	check(pfc_offcpu_switch_fmt(&fd.f, &sw, &why) == 0, "read the fixture's sched_switch format: %s", why);
 	check(sw.state_mask == 0xff && sw.preempt_bit == 0x100 && sw.nr_states == 8, "mask %#llx, preempt %#llx, %u states",
 	      (unsigned long long)sw.state_mask, (unsigned long long)sw.preempt_bit, sw.nr_states);
@@ -135,8 +156,9 @@ static void test_fixture(const char *dir)
 		char got[8];
 		if (ev->attr.type != PERF_TYPE_TRACEPOINT || ev->attr.config != sw.id)
 			continue;
-		if (pfc_tpfield_int(&sw.prev_state, raw, r->raw_len, s.rd.swap, &state) < 0 ||
-		    pfc_tpfield_int(&sw.next_pid, raw, r->raw_len, s.rd.swap, &next) < 0) {
+		int pswap = pfc_tracedata_payload_swap(s.rd.tracing_data.data, s.rd.tracing_data.size) == 1;
+		if (pfc_tpfield_int(&sw.prev_state, raw, r->raw_len, pswap, &state) < 0 ||
+		    pfc_tpfield_int(&sw.next_pid, raw, r->raw_len, pswap, &next) < 0) {
 			check(0, "sample %zu: fields outside the payload", i);
 			continue;
 		}
