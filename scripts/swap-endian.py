@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""swap-endian.py - rewrite a file-mode perf.data in the other byte order.
+"""swap-endian.py - rewrite a perf.data (file or pipe mode) in the other byte order.
 
     scripts/swap-endian.py IN OUT
 
@@ -17,8 +17,10 @@ and the user stack copy, which perf reads back as 64-bit words (it swaps them as
 
 The file sizes and offsets do not change, so the output is a copy of the input with fields
 turned around in place.  The swap is its own inverse: swapping twice gives the input back.
-Anything this script does not know how to swap (a record or feature type the fixtures do
-not have, compressed records, pipe mode) is an error rather than a silently wrong file.
+In pipe mode the attrs, features and tracing data come as records (HEADER_ATTR,
+HEADER_FEATURE, HEADER_TRACING_DATA) and are swapped as such.  Anything this script does not
+know how to swap (a record or feature type the fixtures do not have, compressed records) is
+an error rather than a silently wrong file.
 Python 3 standard library only.
 """
 import struct
@@ -83,8 +85,13 @@ class Swapper:
     # --- header and attrs ---
     def header(self):
         hsize = self.u(8, 8)
-        if hsize == 16:
-            raise SwapError("pipe-mode files are not supported (record to a file)")
+        if hsize == 16:                # pipe mode: attrs and features come as records
+            self.pipe = True
+            self.out[0:8] = self.src[0:8][::-1]
+            self.sw(8, 8)
+            self.data_off, self.data_size = 16, len(self.src) - 16
+            return
+        self.pipe = False
         if hsize < 104:
             raise SwapError("header size %d is too small" % hsize)
         self.out[0:8] = self.src[0:8][::-1]
@@ -479,6 +486,21 @@ class Swapper:
             self.trailer(end)
         elif typ in (68, 82):                          # FINISHED_ROUND, FINISHED_INIT
             pass
+        elif typ == 64:                                # HEADER_ATTR: attr, then its ids
+            a = self.attr(body, size - 8)
+            self.attrs.append(a)
+            for q in range(body + a[6], end - 7, 8):
+                self.id2attr[self.u(q, 8)] = a
+                self.sw(q, 8)
+        elif typ == 80:                                # HEADER_FEATURE: id, then its section
+            feat = self.u(body, 8)
+            self.sw(body, 8)
+            if size > 16:
+                self.feature(feat, body + 8, size - 16)
+        elif typ == 66:                                # HEADER_TRACING_DATA: size, data after
+            self.sw(body, 4)
+        elif typ == 67:                                # HEADER_BUILD_ID: a BUILD_ID feature record
+            self.sw(body, 4)
         elif typ in (69, 79):                          # ID_INDEX, TIME_CONV: u64s
             self.sw_words(body, (size - 8) // 8)
         elif typ == 73:                                # THREAD_MAP: nr, {pid, comm[16]}
@@ -511,13 +533,20 @@ class Swapper:
             self.sw(p, 4)
             self.sw(p + 4, 2)
             self.sw(p + 6, 2)
+            if typ in (81, 83):
+                raise SwapError("compressed records are not supported by this script")
+            if typ < 64 and not self.attrs:
+                raise SwapError("record of type %d at offset %d before any attr" % (typ, p))
             self.record(p, typ, misc, size)
             p += size
+            if typ == 66 and self.pipe:                # the tracing data follows the record
+                p += self.u(p - size + 8, 4)
 
     def run(self):
         self.header()
-        self.attrs_section()
-        self.features()
+        if not self.pipe:
+            self.attrs_section()
+            self.features()
         self.records()
         return bytes(self.out)
 

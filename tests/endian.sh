@@ -7,10 +7,13 @@
 #   endian/FX/perf        perf 6.1 prints the same `perf script` text for both files: perf is the
 #                         oracle that the swapped file is right (skipped where perf is missing)
 #   endian/FX/FORMAT      perfconv gives the same folded and perf-script output for both (and the
-#                         same off-CPU profile for the sched_switch fixtures)
+#                         same off-CPU profile for the sched_switch fixtures, and the same folded
+#                         output for pipe-mode streams read from a pipe)
 #   endian/FX/header      perfconv --header and --stats on the swapped file print what perf's
-#                         report --header-only and --stats print for it
-#   endian/refuse         what the script cannot swap (pipe mode, compressed records) is an error
+#                         report --header-only and --stats print for it (for a pipe-mode stream,
+#                         what they print for the original: perf 6.1 leaves the feature ids of a
+#                         swapped stream unswapped and prints no features)
+#   endian/refuse         what the script cannot swap (compressed records) is an error
 #
 # perf 6.1 does not swap the prot and flags words of MMAP2 records (session.c's
 # perf_event__mmap2_swap leaves them), so on a swapped file it misses PROT_EXEC on anonymous
@@ -31,19 +34,19 @@ if command -v perf >/dev/null 2>&1 && perf script -f -i "$FIX/fp-callgraph/perf.
 	perf_ok=1
 fi
 
-# fixtures that perf 6.1 reads (no compressed records, no pipe mode): frame pointers, threads,
-# two events, system-wide with IDENTIFIER, no time, build-ids in MMAP2, sched_switch tracepoints
-# with RAW payloads, DWARF stacks (REGS_USER, STACK_USER), .NET and node with perf maps
+# fixtures without compressed records: frame pointers, threads, two events, system-wide with
+# IDENTIFIER, no time, build-ids in MMAP2, sched_switch tracepoints with RAW payloads, DWARF
+# stacks (REGS_USER, STACK_USER), .NET and node with perf maps, and two pipe-mode streams
 FXS="fp-callgraph mt-threads multi-event cpu-systemwide notime-per-thread buildid-mmap
 tracepoint-sched-switch tracepoint-systemwide dwarf-callgraph dotnet-perfmap-all dotnet-perfmap-wxoff
-node-perf-basic-prof"
+node-perf-basic-prof pipe-mode dwarf-recurse-pipe"
 
 for name in $FXS; do
 	selected "endian/$name/" || continue
 	fixture_or_skip "$FIX/$name" || continue
 	d=$TMP/$name
 	mkdir -p "$d/be" "$d/back"
-	sw=$d/be/perf.data
+	sw=$d/be/$(basename "$in")
 	# same file name and modification time: --header prints it, trace.zip logs carry it
 	if ! python3 "$SWAP" "$in" "$sw" 2>"$d/swap.err"; then
 		fail "endian/$name/roundtrip" "scripts/swap-endian.py failed" "$d/swap.err"
@@ -89,13 +92,21 @@ for name in $FXS; do
 
 	fmts="folded perf-script"
 	case $name in tracepoint-*) fmts="$fmts off-cpu" ;; esac
+	[ "$(basename "$in")" = pipe.data ] && fmts="$fmts stdin"
 	for f in $fmts; do
 		selected "endian/$name/$f" || continue
 		fa=(-f "$f")
 		[ "$f" = off-cpu ] && fa=(--off-cpu -f folded)
+		[ "$f" = stdin ] && fa=(-f folded)
 		"$PERFCONV" -q -i "$in" "${pcargs[@]}" "${fa[@]}" -o "$d/pc.orig" 2>"$d/pc.err"
 		rc1=$?
-		"$PERFCONV" -q -i "$sw" "${pcargs[@]}" "${fa[@]}" -o "$d/pc.swapped" 2>>"$d/pc.err"
+		if [ "$f" = stdin ]; then # a stream read from a pipe (the reader's streaming path)
+			"$PERFCONV" -q -i - "${pcargs[@]}" -f folded -o "$d/pc.orig" <"$in" 2>"$d/pc.err"
+			rc1=$?
+			cat "$sw" | "$PERFCONV" -q -i - "${pcargs[@]}" -f folded -o "$d/pc.swapped" 2>>"$d/pc.err"
+		else
+			"$PERFCONV" -q -i "$sw" "${pcargs[@]}" "${fa[@]}" -o "$d/pc.swapped" 2>>"$d/pc.err"
+		fi
 		rc2=$?
 		if [ "$rc1$rc2" != 00 ]; then
 			fail "endian/$name/$f" "exit status $rc1 (fixture), $rc2 (swapped)" "$d/pc.err"
@@ -113,8 +124,12 @@ for name in $FXS; do
 		if [ "$perf_ok" != 1 ]; then
 			skip "endian/$name/header" "perf is not installed or cannot read the fixtures"
 		else
-			perf report -f -i "$sw" --header-only >"$d/h.perf" 2>/dev/null
-			perf report -f -i "$sw" --stats >>"$d/h.perf" 2>/dev/null
+			# perf 6.1 does not swap the feature id of HEADER_FEATURE records, so in a
+			# swapped stream it finds no features: there the reference is the original's
+			ref=$sw
+			[ "$(basename "$in")" = pipe.data ] && ref=$in
+			perf report -f -i "$ref" --header-only >"$d/h.perf" 2>/dev/null
+			perf report -f -i "$ref" --stats >>"$d/h.perf" 2>/dev/null
 			"$PERFCONV" --header -i "$sw" >"$d/h.pc" 2>"$d/h.err"
 			"$PERFCONV" --stats -i "$sw" >>"$d/h.pc" 2>>"$d/h.err"
 			if cmp -s "$d/h.perf" "$d/h.pc"; then
@@ -129,7 +144,7 @@ done
 
 if selected endian/refuse; then
 	bad=
-	for f in pipe-mode/pipe.data compressed-zstd/perf.data; do
+	for f in compressed-zstd/perf.data dwarf-zstd/perf.data; do
 		python3 "$SWAP" "$FIX/$f" "$TMP/refused" 2>"$TMP/refuse.err"
 		rc=$?
 		[ "$rc" = 1 ] && [ -s "$TMP/refuse.err" ] && [ ! -e "$TMP/refused" ] || bad="${bad:-$f: exit $rc, expected 1 with a message and no output}"
