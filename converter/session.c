@@ -696,8 +696,10 @@ static int unwind_find(void *arg, uint64_t addr, struct pfc_unwind_map *out)
 	out->end = map->end;
 	out->pgoff = map->pgoff;
 	out->cfi = map->dso ? dso_cfi(fa->s, map->dso) : NULL;
+	/* ReadyToRun code in a PE image has no CFI either, and keeps frame pointers like the
+	 * JIT's code: crossed the same way (a wait in CoreLib's Monitor.Enter reaches its caller) */
 	out->jit = !map->dso || map->identity || pfc_dso_is_jit_region(map->dso->kind) ||
-		   map->dso->kind == PFC_DSO_JITCODE || map->dso->jitted;
+		   map->dso->kind == PFC_DSO_JITCODE || map->dso->kind == PFC_DSO_PE || map->dso->jitted;
 	return 0;
 }
 

@@ -21,16 +21,16 @@
 #   offcpu/filters                          --comm, --tid= and --time keep only some intervals
 #   offcpu/errors                           no sched_switch samples, --thread-time without cpu-clock,
 #                                           a per-sample format, a bad --off-cpu value, --event
-#   offcpu/dotnet-lock, offcpu/dotnet-frames  a .NET 10 app (tests/offcpu/dotnet: a thread blocked on a
-#                                           contended lock, the main thread waiting for an awaited
-#                                           Task.Delay; the app measures both): the blocked thread's
-#                                           off-CPU time within twice OFFCPU_TOLERANCE % of its lock waits
-#                                           (the runtime spins before it blocks, and the thread also
-#                                           waits for its start and the JIT),
-#                                           and the waits under the managed frames that waited.  The
-#                                           latter is an xfail where the call chains stop in glibc:
-#                                           its futex wait has no frame pointer, and perf record -g
-#                                           chains end there (DWARF unwinding would go further).
+#   offcpu/dotnet-lock, offcpu/dotnet-frames  a .NET 10 app (tests/offcpu/dotnet: a thread sleeping
+#                                           while it holds a lock, a thread blocked on that lock, the
+#                                           main thread waiting synchronously for a task that awaits
+#                                           Task.Delay; the app measures each), recorded with
+#                                           --call-graph dwarf and converted with --resolve-jit: the
+#                                           blocked thread's off-CPU time within twice
+#                                           OFFCPU_TOLERANCE % of its lock waits, and each managed
+#                                           method's waits (Holder > Thread.Sleep, WaitForLock >
+#                                           Monitor.Enter, RunDelays > Task.SpinThenBlockingWait)
+#                                           within it of the app's measure (offcpu_check.py dotnet).
 #                                           Skipped without the .NET 10 SDK.
 #
 # Needs perf that can record sched:sched_switch (root, or perf_event_paranoid <= -1 and a readable
@@ -298,7 +298,7 @@ dotnet_fail() {
 	done
 }
 dotnet_run() {
-	local key bin
+	local key bin m c
 	if ! command -v dotnet >/dev/null 2>&1 || ! dotnet --list-sdks 2>/dev/null | grep -q '^10\.'; then
 		dotnet_skip "no .NET 10 SDK (dotnet --list-sdks)"
 		return
@@ -320,56 +320,31 @@ dotnet_run() {
 		mv "$TMP/dnbin" "$bin" || bin=$TMP/dnbin
 	fi
 	mkdir -p "$TMP/dnmaps"
-	if ! env DOTNET_PerfMapEnabled=1 DOTNET_PerfMapJitDumpPath="$TMP/dnmaps" timeout 60 perf record -q \
-		-e sched:sched_switch -g -o "$TMP/dn.data" "$bin/OffCpu" "$TMP/dn.known" >"$TMP/dn.rec.log" 2>&1 ||
-		[ ! -s "$TMP/dn.known" ]; then
+	# DWARF call graphs: the waits are in glibc's futex wait, which keeps no frame pointer, so
+	# a -g chain ends there; the DWARF walk crosses glibc and libcoreclr on their CFI, and the
+	# managed code (JIT and ReadyToRun) on its frame pointers (--resolve-jit)
+	if ! env DOTNET_PerfMapEnabled=1 DOTNET_PerfMapJitDumpPath="$TMP/dnmaps" timeout 60 perf record -q -k 1 \
+		-e sched:sched_switch --call-graph dwarf,32768 -o "$TMP/dn.data" "$bin/OffCpu" "$TMP/dn.known" \
+		>"$TMP/dn.rec.log" 2>&1 || [ ! -s "$TMP/dn.known" ]; then
 		dotnet_fail "perf record of the .NET app failed" "$TMP/dn.rec.log"
 		return
 	fi
-	if ! "$PERFCONV" -i "$TMP/dn.data" --off-cpu --tid --resolve-jit --map-dir "$TMP/dnmaps" -o "$TMP/dn.folded" \
-		2>"$TMP/dn.err"; then
-		dotnet_fail "perfconv --off-cpu --resolve-jit failed" "$TMP/dn.err"
-		return
-	fi
-	python3 - "$TMP/dn.folded" "$TMP/dn.known" "$((TOL * 2))" >"$TMP/dn.check" 2>&1 <<'EOF'
-import sys
-known = {k: int(v) for k, v in (l.split() for l in open(sys.argv[2]) if l.strip())}
-tol = float(sys.argv[3])
-waiter = under_lock = under_delay = 0
-for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
-    stack, _, w = line.rstrip("\n").rpartition(" ")
-    w = int(w)
-    if stack.startswith("oc-waiter-"):
-        waiter += w
-    if "Program::WaitForLock" in stack:
-        under_lock += w
-    if "Program::RunDelays" in stack:
-        under_delay += w
-d = 100.0 * (waiter - known["lock"]) / known["lock"]
-print("lock %s oc-waiter off-CPU %.1f ms, its lock waits %.1f ms (%+.2f%%); under Program::WaitForLock %.1f ms, "
-      "under Program::RunDelays %.1f ms (awaited delays %.1f ms)"
-      % ("good" if abs(d) <= tol else "bad", waiter / 1e6, known["lock"] / 1e6, d, under_lock / 1e6,
-         under_delay / 1e6, known["delay"] / 1e6))
-ok = under_lock >= 0.9 * known["lock"] and under_delay >= 0.5 * known["delay"]
-print("frames", "good" if ok else "bad")
-EOF
-	if want offcpu/dotnet-lock; then
-		if grep -q '^lock good' "$TMP/dn.check"; then
-			pass "offcpu/dotnet-lock: $(head -n 1 "$TMP/dn.check" | cut -d' ' -f3- | sed 's/; under.*//')"
-		else
-			fail offcpu/dotnet-lock "$(head -n 1 "$TMP/dn.check")" "$TMP/dn.check"
+	for m in '' =all; do
+		if ! "$PERFCONV" -i "$TMP/dn.data" --off-cpu$m --tid --resolve-jit --map-dir "$TMP/dnmaps" \
+			-o "$TMP/dn$m.folded" 2>"$TMP/dn.err"; then
+			dotnet_fail "perfconv --off-cpu$m --resolve-jit failed" "$TMP/dn.err"
+			return
 		fi
-	fi
-	if want offcpu/dotnet-frames; then
-		if grep -q '^frames good' "$TMP/dn.check"; then
-			pass "offcpu/dotnet-frames: $(head -n 1 "$TMP/dn.check" | sed 's/.*; under/under/')"
-		elif grep -q '^frames bad' "$TMP/dn.check" &&
-			grep -q '^oc-waiter-[^;]*;__futex_abstimed_wait_common;entry_SYSCALL' "$TMP/dn.folded"; then
-			xfail offcpu/dotnet-frames "the waits' call chains stop in glibc's futex wait, which keeps no frame pointer ($(head -n 1 "$TMP/dn.check" | sed 's/.*; under/under/')); DWARF unwinding would reach the managed frames"
+	done
+	for c in offcpu/dotnet-lock offcpu/dotnet-frames; do
+		want "$c" || continue
+		if python3 tests/offcpu_check.py dotnet "$TMP/dn.folded" "$TMP/dn=all.folded" "$TMP/dn.known" \
+			"$((TOL * 2))" "${c#offcpu/dotnet-}" >"$TMP/dn.check" 2>&1; then
+			pass "$c: $(head -n 1 "$TMP/dn.check")"
 		else
-			fail offcpu/dotnet-frames "no managed frame over the waits" "$TMP/dn.check"
+			fail "$c" "$(tail -n 1 "$TMP/dn.check")" "$TMP/dn.check"
 		fi
-	fi
+	done
 }
 if want offcpu/dotnet-lock || want offcpu/dotnet-frames; then
 	dotnet_run
