@@ -19,6 +19,11 @@
 #   offcpu/svg, offcpu/speedscope           titles and units say off-CPU time in ns; the SVG and the
 #                                           speedscope weights equal the folded profile
 #   offcpu/filters                          --comm, --tid= and --time keep only some intervals
+#   offcpu/time-clip                        perf record -k 1 (CLOCK_MONOTONIC, the program's clock):
+#                                           --time windows that start and end inside sleep_b's 50 ms
+#                                           sleeps, one inside a single sleep, and both as two ranges:
+#                                           sleep_b weighs the part of the program's own sleeps inside
+#                                           the window (an interval is clipped to it)
 #   offcpu/errors                           no sched_switch samples, --thread-time without cpu-clock,
 #                                           a per-sample format, a bad --off-cpu value, --event
 #   offcpu/dotnet-lock, offcpu/dotnet-frames  a .NET 10 app (tests/offcpu/dotnet: a thread sleeping
@@ -42,7 +47,8 @@ need_perfconv offcpu
 need_python offcpu
 
 all_cases=(offcpu/process offcpu/process-switch offcpu/system offcpu/system-switch offcpu/pipe offcpu/timehist
-	offcpu/timehist-all offcpu/all offcpu/thread-time offcpu/svg offcpu/speedscope offcpu/filters offcpu/errors
+	offcpu/timehist-all offcpu/all offcpu/thread-time offcpu/svg offcpu/speedscope offcpu/filters offcpu/time-clip
+	offcpu/errors
 	offcpu/dotnet-lock offcpu/dotnet-frames)
 cases=()
 for c in "${all_cases[@]}"; do
@@ -251,6 +257,41 @@ if want offcpu/filters && proc_data offcpu/filters &&
 			pass offcpu/filters
 		else
 			fail offcpu/filters "$why"
+		fi
+	fi
+fi
+
+# --time clips intervals: windows placed inside the sleeps by the program's own clock
+nsec() { printf '%d.%09d' $(($1 / 1000000000)) $(($1 % 1000000000)); }
+if want offcpu/time-clip; then
+	if ! perf record -q -k 1 -e sched:sched_switch -g -o "$TMP/clip.data" -- "$TMP/ocwork" "$TMP/clip.known" \
+		"$TMP/clip.sleeps" >"$TMP/clip.rec.log" 2>&1 || [ "$(wc -l <"$TMP/clip.sleeps")" != 5 ]; then
+		fail offcpu/time-clip "perf record -k 1 failed" "$TMP/clip.rec.log"
+	else
+		why= res=
+		{ read -r _ _; read -r b1 _; read -r _ _; read -r b3 _; read -r b4 _; } <"$TMP/clip.sleeps"
+		# 10 ms of the 2nd sleep, the 3rd, 5 ms of the 4th; 20 ms in the middle of the 5th
+		w1="$((b1 + 40000000)),$((b3 + 5000000))" w2="$((b4 + 10000000)),$((b4 + 30000000))"
+		for w in "$w1" "$w2" "$w1 $w2"; do
+			t=
+			for r in $w; do
+				t="$t${t:+ }$(nsec "${r%,*}"),$(nsec "${r#*,}")"
+			done
+			# shellcheck disable=SC2086  # the ranges are separate arguments
+			if ! convert offcpu/time-clip "$TMP/clip.folded" -i "$TMP/clip.data" --off-cpu --comm oc-sleeper --time "$t"; then
+				why=-
+				break
+			elif python3 tests/offcpu_check.py clip "$TMP/clip.folded" "$TMP/clip.sleeps" "$TOL" $w >"$TMP/clip.check" 2>&1; then
+				res="$res${res:+; }$(head -n 1 "$TMP/clip.check" | sed 's/; sleep_a.*//')"
+			else
+				why="--time '$t': $(tail -n 1 "$TMP/clip.check" 2>/dev/null)"
+				break
+			fi
+		done
+		if [ -z "$why" ]; then
+			pass "offcpu/time-clip: $res"
+		elif [ "$why" != - ]; then
+			fail offcpu/time-clip "$why" "$TMP/clip.check"
 		fi
 	fi
 fi

@@ -23,6 +23,10 @@
                                     blocked thread's whole off-CPU time with its measured lock
                                     waits; "frames" the time under each managed method that waited
                                     (see dotnet_frames)
+  clip FOLDED SLEEPS TOL RANGE...   a --time profile of oc-sleeper (RANGE: START,END in ns, the
+                                    --time ranges): sleep_b's weight must be the part of the
+                                    program's own sleep_b intervals (SLEEPS: start and end, one a
+                                    line) inside the ranges, within TOL percent, and sleep_a none
   sum FOLDED PATTERN                print the total weight of lines matching a regular expression
 
 Prints one line of measured values; exits 1 (with the reason) when a check fails.
@@ -225,6 +229,20 @@ def main():
             parts = ["oc-waiter off-CPU %.1f ms, its lock waits %.1f ms (%+.2f%%)" % (w / 1e6, k["lock"] / 1e6, d)]
         else:
             errs, parts = dotnet_frames(fpath, apath, k, tol)
+    elif mode == "clip":
+        fpath, spath, tol = sys.argv[2], sys.argv[3], float(sys.argv[4])
+        ranges = [tuple(int(x) for x in r.split(",")) for r in sys.argv[5:]]
+        sleeps = [tuple(int(x) for x in l.split()) for l in open(spath) if l.strip()]
+        want = sum(max(0, min(e, t1) - max(s0, t0)) for s0, e in ranges for t0, t1 in sleeps)
+        tot, _ = by_func(fpath)
+        d = pct(tot["sleep_b"], want)
+        parts = ["sleep_b %.3f ms in the window, %.3f ms of its sleeps inside it (%+.2f%%); sleep_a %.3f ms"
+                 % (tot["sleep_b"] / 1e6, want / 1e6, d, tot["sleep_a"] / 1e6)]
+        errs = []
+        if abs(d) > tol:
+            errs.append("sleep_b off by %+.2f%%" % d)
+        if tot["sleep_a"]:
+            errs.append("sleep_a outside the window counted")
     elif mode == "sum":
         pat = re.compile(sys.argv[3])
         print(sum(w for s, w in folded(sys.argv[2]) if pat.search(s)))
