@@ -17,6 +17,11 @@
                                     thread's last wait: the switch-out of the dead thread that ends
                                     the run after it is recorded with tid -1.  That one is taken from
                                     perf script's sched_switch lines (SCRIPT: -F tid,time,event,trace)
+                                    Exits 3 instead of 1 when the recording itself is inconsistent
+                                    for a thread of the workload (a switch-in while it runs, a
+                                    switch-out while it is off the CPU: a sched_switch missing or
+                                    out of time order across CPUs): timehist then drops the wait
+                                    ("time travel") that perfconv ends at the thread's next sample
   dotnet FOLDED ALLFOLDED KNOWN TOL [lock|frames]
                                     the .NET app (tests/offcpu/dotnet), converted with --off-cpu
                                     (FOLDED) and --off-cpu=all (ALLFOLDED): "lock" compares the
@@ -210,6 +215,21 @@ def main():
             last.pop(pp, None) if st.rstrip("+") not in ("X", "Z") else None
         ours = {t: v for t, v in ours.items() if t in names}
         theirs = {t: v for t, v in theirs.items() if t in names}
+        # is each thread's switch stream in / out / in / ...?
+        on, odd = {}, []
+        for l in open(spath, errors="replace"):
+            m = sw.match(l)
+            if not m:
+                continue
+            t, pp, np_ = m.group(1), int(m.group(2)), int(m.group(4))
+            if pp in names:
+                if on.get(pp) is False:
+                    odd.append("%s out at %s while off the CPU" % (names[pp], t))
+                on[pp] = False
+            if np_ in names:
+                if on.get(np_):
+                    odd.append("%s in at %s while on a CPU" % (names[np_], t))
+                on[np_] = True
         errs, parts = [], []
         for tid in sorted(set(ours) | set(theirs)):
             a, b = ours.get(tid, 0), theirs.get(tid, 0)
@@ -220,6 +240,11 @@ def main():
                 errs.append("thread %d: perfconv %.3f ms, timehist %.3f ms" % (tid, a / 1e6, b / 1e6))
         if len([t for t in theirs if theirs[t] > 0]) < 3:
             errs.append("timehist shows fewer than 3 waiting threads of the workload")
+        if errs and odd:
+            print("; ".join(parts))
+            print("INCONSISTENT: %d sched_switch events of the workload's threads out of order or missing (%s); %s"
+                  % (len(odd), ", ".join(odd[:3]), "; ".join(errs)))
+            return 3
     elif mode == "dotnet":
         fpath, apath, k, tol, what = sys.argv[2], sys.argv[3], known(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
         if what == "lock":
