@@ -1039,7 +1039,8 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 
 /* 1: keep the sample, 0: filtered out, < 0: error (percentages without sample times).
  * perf script filters in the same place: after the thread is found, before anything is
- * resolved or counted as printed. */
+ * resolved or counted as printed.  any_time: only the thread filters apply (a sample that
+ * starts an off-CPU interval, which offcpu.c clips to the --time window itself). */
 static int filter_sample(struct pfc_session *s, const struct pfc_sample *smp, const struct pfc_thread *th,
 			 int any_time)
 {
