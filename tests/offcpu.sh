@@ -195,7 +195,7 @@ if want offcpu/timehist || want offcpu/timehist-all; then
 			fail "$c" "$th_fail" "$th_log"
 		elif [ -n "$th_retry" ]; then
 			skip "$c" "$tries recordings could not be compared: $th_retry"
-		elif [ "${th_rc[$c]}" = 0 ]; then
+		elif [ "${th_rc[$c]-}" = 0 ]; then
 			pass "$c: perfconv/timehist $(head -n 1 "$TMP/$mode-th.check")$([ $tries -gt 1 ] && echo " (recording $tries)")"
 		else
 			fail "$c" "$(tail -n 1 "$TMP/$mode-th.check")" "$TMP/$mode-th.check"
