@@ -1,8 +1,9 @@
 /*
  * offcpu.c - off-CPU intervals from sched_switch samples.  It reads the recording's own
  * sched_switch format (tpformat.c, never libtraceevent) for where prev_pid, prev_state and
- * next_pid are and what prev_state's bits mean, keeps one open interval per thread, and
- * at the end adds each (callchain, state) total to the session's stacks.  It does not
+ * next_pid are and what prev_state's bits mean, keeps one open interval per thread, clips
+ * each to the --time window when it ends, and at the end adds each (callchain, state)
+ * total to the session's stacks.  It does not
  * decide which samples exist or how stacks are built: session.c calls it.
  */
 #include <stdlib.h>

@@ -11,8 +11,12 @@
 #                                           known values, the spinner (preempted only) under 1 %
 #   offcpu/system, offcpu/system-switch     the same recorded system-wide (-a)
 #   offcpu/pipe                             the same from a pipe-mode stream (perf record -o -)
-#   offcpu/timehist, offcpu/timehist-all    perf sched record -g: per-thread totals of --off-cpu --tid
-#                                           (and --off-cpu=all) against perf sched timehist --state
+#   offcpu/timehist, offcpu/timehist-all    perf sched record -g (-a, every switch and wakeup: what
+#                                           timehist needs): per-thread totals of --off-cpu --tid (and
+#                                           --off-cpu=all) against perf sched timehist --state, within
+#                                           1 % and 1 ms; a recording that lost events or whose switches
+#                                           of a workload thread are missing or out of order across CPUs
+#                                           is made again where they differ (3 tries, then a skip)
 #   offcpu/all                              --off-cpu=all also counts the spinner's preempted time
 #   offcpu/thread-time                      -e sched:sched_switch -e cpu-clock: waits end in
 #                                           [off-cpu: S] with the known weights, the spinner is on-CPU
