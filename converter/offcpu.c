@@ -3,8 +3,8 @@
  * sched_switch format (tpformat.c, never libtraceevent) for where prev_pid, prev_state and
  * next_pid are and what prev_state's bits mean, keeps one open interval per thread, clips
  * each to the --time window when it ends, and at the end adds each (callchain, state)
- * total to the session's stacks.  It does not
- * decide which samples exist or how stacks are built: session.c calls it.
+ * total to the session's stacks.  It does not decide which samples exist or how stacks
+ * are built: session.c calls it.
  */
 #include <stdlib.h>
 #include <string.h>
