@@ -4,8 +4,8 @@
 #   pprof/FIXTURE/protoc   every fixture converts to FIXTURE.pb.gz, a gzip file whose content
 #                          `protoc --decode perftools.profiles.Profile profile.proto` accepts (the
 #                          profile.proto perfconv is built from)
-#   pprof/FIXTURE/go       (fixtures with expected/folded.txt) `go tool pprof -raw` of it, turned into folded lines by the script's
-#                          rules, equals perf's folded stacks (expected/folded.txt) line for line,
+#   pprof/FIXTURE/go       (fixtures with expected/folded.txt or folded.txt.xz) `go tool pprof -raw` of it, turned
+#                          into folded lines by the script's rules, equals perf's folded stacks line for line,
 #                          and `go tool pprof -top` has the same flat totals and hottest functions:
 #                          tests/pprof_check.py
 #   pprof/content          sample types and units, labels, mappings with build-ids, the comment
@@ -42,6 +42,9 @@ for dir in "$FIX"/*/; do
 	fixture_or_skip "$dir" || continue
 	selected "pprof/$fx/" || continue
 	out=$TMP/$fx.pb.gz
+	# perf's folded stacks, kept as folded.txt or (the larger ones) folded.txt.xz
+	folded=$TMP/$fx.folded.txt
+	expected "$exp/folded.txt" >"$folded" 2>/dev/null || folded=
 	run_pc "$C" -q "${args[@]}" -o "$out"
 	if [ "$rc" != 0 ] || ! gzip -t "$out" 2>/dev/null; then
 		fail "pprof/$fx/protoc" "exit status $rc, or the output is not a gzip file" "$C/err"
@@ -52,16 +55,16 @@ for dir in "$FIX"/*/; do
 			skip "pprof/$fx/protoc" "$no_protoc"
 		elif gzip -dc "$out" | protoc --decode perftools.profiles.Profile -I "$(dirname "$PROTO")" \
 			"$(basename "$PROTO")" >"$C/decoded" 2>"$C/protoc.err" && grep -q '^sample_type {' "$C/decoded" &&
-			{ [ -f "$exp/folded.txt" ] && [ ! -s "$exp/folded.txt" ] || grep -q '^sample {' "$C/decoded"; }; then
+			{ [ -n "$folded" ] && [ ! -s "$folded" ] || grep -q '^sample {' "$C/decoded"; }; then
 			pass "pprof/$fx/protoc"
 		else
 			fail "pprof/$fx/protoc" "protoc --decode refused it, or it has no sample types or no samples" "$C/protoc.err"
 		fi
 	fi
-	if [ -f "$exp/folded.txt" ] && selected "pprof/$fx/go"; then
+	if [ -n "$folded" ] && selected "pprof/$fx/go"; then
 		if [ -n "$no_go" ]; then
 			skip "pprof/$fx/go" "$no_go"
-		elif python3 "$top/tests/pprof_check.py" "$out" "$exp/folded.txt" >"$C/check" 2>&1; then
+		elif python3 "$top/tests/pprof_check.py" "$out" "$folded" >"$C/check" 2>&1; then
 			pass "pprof/$fx/go ($(head -c 160 "$C/check"))"
 		elif [ "$fx" = dwarf-callgraph ]; then
 			xfail "pprof/$fx/go" "user stacks need DWARF unwinding"
