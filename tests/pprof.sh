@@ -13,6 +13,7 @@
 #   pprof/names            -f pprof and the .pprof / .pb.gz endings give the same gzip file (never
 #                          compressed twice); batch mode names it .pb.gz
 #   pprof/off-cpu*, pprof/thread-time   time profiles: see below
+#   pprof/lines/FIXTURE    functions' source files and locations' lines equal addr2line -i's
 #
 # Without golang-go or protobuf-compiler (scripts/install-deps.sh --test) the cases that need them
 # are skipped with a message.  Run by tests/run.sh; prints its lines ("ok", "FAIL", "skip").
@@ -89,8 +90,9 @@ if selected pprof/content; then
 		want=("PeriodType: cpu-clock:pppH nanoseconds" "samples/count cpu-clock:pppH/nanoseconds\\[dflt\\]"
 			"Comment: perfconv " "Comment: .*-o $out" "Duration: 529\\."
 			"thread:\\[callgraph\\]" "pid:\\[13555\\] tid:\\[13555\\]"
-			"^1: 0x[0-9a-f]*/0x[0-9a-f]*/0x1000 /tmp/probe/fx/bin/callgraph e1bab1914ae852a42a93b1cdcf1029d57e9c0acb \\[FN\\]"
-			"\\[kernel.kallsyms\\] [0-9a-f]\\{40\\} \\[FN\\]" "M=1 spin :0")
+			"^1: 0x[0-9a-f]*/0x[0-9a-f]*/0x1000 /tmp/probe/fx/bin/callgraph e1bab1914ae852a42a93b1cdcf1029d57e9c0acb \\[FN\\]\\[FL\\]\\[LN\\]$"
+			"\\[kernel.kallsyms\\] [0-9a-f]\\{40\\} \\[FN\\]"
+			"M=1 spin /tmp/probe/fx/bin/callgraph.c:[0-9]* s=0" "M=[0-9]* do_syscall_64 :0 s=0")
 		for w in "${want[@]}"; do
 			grep -q -- "$w" "$C/raw" || bad="${bad:-go tool pprof -raw lacks '$w'}"
 		done
@@ -125,6 +127,27 @@ if selected pprof/names; then
 		bad="${bad:-batch -f pprof,folded wrote no perf.data.pb.gz}"
 	if [ -z "$bad" ]; then pass pprof/names; else fail pprof/names "$bad" "$C/err"; fi
 fi
+# Source files and lines: the fixtures whose programs have DWARF line tables (in the file, in a
+# debug file found by build-id or debuglink; frame-pointer and DWARF-unwound stacks, C and C++
+# with inlined frames): every location's file and line is what binutils' addr2line -i says for
+# its address (tests/pprof_lines.py).
+for fx in fp-callgraph fp-stripped-debuglink mt-threads dwarf-callgraph dwarf-cpp dwarf-recurse-pipe; do
+	selected "pprof/lines/$fx" || continue
+	if [ -n "$no_go" ] || ! command -v addr2line >/dev/null 2>&1; then
+		skip "pprof/lines/$fx" "${no_go:-addr2line (binutils) is not installed}"
+		continue
+	fi
+	fixture "$FIX/$fx" || continue
+	run_pc "$C" -q "${args[@]}" -o "$TMP/lines.pb.gz"
+	if [ "$rc" != 0 ]; then
+		fail "pprof/lines/$fx" "exit status $rc" "$C/err"
+	elif python3 "$top/tests/pprof_lines.py" "$TMP/lines.pb.gz" "$ROOT" >"$C/lines" 2>&1; then
+		pass "pprof/lines/$fx ($(head -n 1 "$C/lines"))"
+	else
+		fail "pprof/lines/$fx" "source lines differ from addr2line's" "$C/lines"
+	fi
+done
+
 # Time profiles (--off-cpu, --thread-time) against the folded profile of the same conversion.
 #   pprof/off-cpu-fixture   tracepoint-sched-switch --off-cpu: go tool pprof reads the folded stacks
 #   pprof/off-cpu           a recording of tests/offcpu/ocwork.c (-e sched:sched_switch -g): the same,

@@ -1,0 +1,125 @@
+/*
+ * srcline.c - owns the source positions of addresses of one ELF file: the line table row
+ * at the address (libdw's dwarf_getsrc_die, the row addr2line prints) and, walking the
+ * scopes that contain it out to the function, the call site (DW_AT_call_file/line) of
+ * each inlined subroutine, as `addr2line -i` and `eu-addr2line -i` list them.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "converter/native/srcline.h"
+
+struct pfc_srcline {
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+	uint64_t text_offset;	/* ET_EXEC: .text's address - its file offset */
+};
+
+struct pfc_srcline *pfc_srcline_open(const char *path)
+{
+	struct pfc_srcline *sl = calloc(1, sizeof(*sl));
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	if (!sl)
+		return NULL;
+	sl->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sl->fd < 0) {
+		free(sl);
+		return NULL;
+	}
+	elf_version(EV_CURRENT);
+	sl->elf = elf_begin(sl->fd, ELF_C_READ_MMAP, NULL);
+	if (!sl->elf || elf_kind(sl->elf) != ELF_K_ELF || !gelf_getehdr(sl->elf, &eh) ||
+	    elf_getshdrstrndx(sl->elf, &shstrndx) != 0)
+		goto fail;
+	/* frames hold file offsets; an ET_EXEC file's DWARF speaks addresses (as a2l.c) */
+	while (eh.e_type == ET_EXEC && (scn = elf_nextscn(sl->elf, scn)) != NULL) {
+		const char *name;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(sl->elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".text")) {
+			sl->text_offset = sh.sh_addr - sh.sh_offset;
+			break;
+		}
+	}
+	sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
+	if (!sl->dw)
+		goto fail;
+	return sl;
+fail:
+	pfc_srcline_close(sl);
+	return NULL;
+}
+
+void pfc_srcline_close(struct pfc_srcline *sl)
+{
+	if (!sl)
+		return;
+	if (sl->dw)
+		dwarf_end(sl->dw);
+	if (sl->elf)
+		elf_end(sl->elf);
+	if (sl->fd >= 0)
+		close(sl->fd);
+	free(sl);
+}
+
+static int attr_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *v)
+{
+	Dwarf_Attribute at;
+
+	*v = 0;
+	return dwarf_attr(die, name, &at) && dwarf_formudata(&at, v) == 0 ? 0 : -1;
+}
+
+int pfc_srcline_lookup(struct pfc_srcline *sl, uint64_t addr, struct pfc_srcline_ent *out, int max)
+{
+	Dwarf_Addr pc = addr + sl->text_offset;
+	Dwarf_Die cudie, *scopes = NULL, *chain = NULL;
+	Dwarf_Files *files = NULL;
+	Dwarf_Line *ln;
+	size_t nfiles = 0;
+	int n = 0, ns, i, lineno = 0;
+
+	if (max <= 0 || !dwarf_addrdie(sl->dw, pc, &cudie) || !(ln = dwarf_getsrc_die(&cudie, pc)))
+		return 0;
+	out[0].file = dwarf_linesrc(ln, NULL, NULL);
+	out[0].line = dwarf_lineno(ln, &lineno) == 0 ? lineno : 0;
+	n = 1;
+	/* The innermost scope, then the scopes that hold it in this CU (dwarf_getscopes goes on
+	 * with an inlined function's abstract definition instead, as eu-addr2line knows): each
+	 * inlined subroutine was called from the next position, out to the function. */
+	ns = dwarf_getscopes(&cudie, pc, &scopes);
+	if (ns > 0)
+		ns = dwarf_getscopes_die(&scopes[0], &chain);
+	if (ns > 0 && dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
+		files = NULL;
+	for (i = 0; i < ns && n < max; i++) {
+		Dwarf_Word file, line;
+		int tag = dwarf_tag(&chain[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		attr_udata(&chain[i], DW_AT_call_file, &file);
+		attr_udata(&chain[i], DW_AT_call_line, &line);
+		out[n].file = files && file < nfiles ? dwarf_filesrc(files, file, NULL, NULL) : NULL;
+		out[n].line = line <= 0x7fffffff ? (int)line : 0;
+		n++;
+	}
+	free(scopes);
+	free(chain);
+	return n;
+}
