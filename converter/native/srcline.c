@@ -1,8 +1,8 @@
 /*
  * srcline.c - owns the source positions of addresses of one ELF file: the line table row
  * at the address (libdw's dwarf_getsrc_die, the row addr2line prints) and, walking the
- * scopes that contain it out to the function, the call site (DW_AT_call_file/line) of
- * each inlined subroutine, as `addr2line -i` and `eu-addr2line -i` list them.
+ * inlined instances that contain it out to the function, the call site
+ * (DW_AT_call_file/line) of each, as `addr2line -i` lists them.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -15,6 +15,8 @@
 #include <libelf.h>
 
 #include "converter/native/srcline.h"
+
+enum { MAX_NEST = 64, MAX_LEVEL = 256 };
 
 struct pfc_srcline {
 	int fd;
@@ -84,42 +86,101 @@ static int attr_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *v)
 	return dwarf_attr(die, name, &at) && dwarf_formudata(&at, v) == 0 ? 0 : -1;
 }
 
+/* The length of the range of DIE that holds pc. */
+static uint64_t range_len(Dwarf_Die *die, uint64_t pc)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
+		if (pc >= start && pc < end)
+			return end - start;
+	return UINT64_MAX;
+}
+
+/*
+ * The functions whose code holds pc, outermost first: the concrete subprogram, then each
+ * inlined instance inside it, the smallest range winning among siblings as BFD's addr2line
+ * picks (a2l.c does the same for names).  Lexical blocks are crossed; namespaces and types
+ * hold functions.  (dwarf_getscopes would go on with an inlined function's abstract
+ * definition, and leaks on some malformed DWARF.)  level bounds the recursion.
+ */
+static int find_path(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *path, int depth, int level)
+{
+	Dwarf_Die child, best;
+	uint64_t best_len = UINT64_MAX;
+	int have = 0;
+
+	if (depth >= MAX_NEST || level >= MAX_LEVEL || dwarf_child(parent, &child) != 0)
+		return depth;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_entry_point: {
+			uint64_t len;
+			if (dwarf_haspc(&child, pc) <= 0)
+				break;
+			len = range_len(&child, pc);
+			if (!have || len <= best_len) {
+				best = child;
+				best_len = len;
+				have = 1;
+			}
+			break;
+		}
+		case DW_TAG_lexical_block:
+			if (!have && dwarf_haspc(&child, pc) > 0)
+				return find_path(&child, pc, path, depth, level + 1);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_module:
+			if (depth == 0 && !have) {
+				int d = find_path(&child, pc, path, depth, level + 1);
+				if (d > depth)
+					return d;
+			}
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	if (!have)
+		return depth;
+	path[depth] = best;
+	return find_path(&best, pc, path, depth + 1, level + 1);
+}
+
 int pfc_srcline_lookup(struct pfc_srcline *sl, uint64_t addr, struct pfc_srcline_ent *out, int max)
 {
 	Dwarf_Addr pc = addr + sl->text_offset;
-	Dwarf_Die cudie, *scopes = NULL, *chain = NULL;
+	Dwarf_Die cudie, path[MAX_NEST];
 	Dwarf_Files *files = NULL;
 	Dwarf_Line *ln;
 	size_t nfiles = 0;
-	int n = 0, ns, i, lineno = 0;
+	int n = 0, np, i, lineno = 0;
 
 	if (max <= 0 || !dwarf_addrdie(sl->dw, pc, &cudie) || !(ln = dwarf_getsrc_die(&cudie, pc)))
 		return 0;
 	out[0].file = dwarf_linesrc(ln, NULL, NULL);
 	out[0].line = dwarf_lineno(ln, &lineno) == 0 ? lineno : 0;
 	n = 1;
-	/* The innermost scope, then the scopes that hold it in this CU (dwarf_getscopes goes on
-	 * with an inlined function's abstract definition instead, as eu-addr2line knows): each
-	 * inlined subroutine was called from the next position, out to the function. */
-	ns = dwarf_getscopes(&cudie, pc, &scopes);
-	if (ns > 0)
-		ns = dwarf_getscopes_die(&scopes[0], &chain);
-	if (ns > 0 && dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
+	/* innermost first: each inlined instance was called from a position in the one around it */
+	np = find_path(&cudie, pc, path, 0, 0);
+	if (np > 1 && dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
 		files = NULL;
-	for (i = 0; i < ns && n < max; i++) {
+	for (i = np - 1; i >= 1 && n < max; i--) {
 		Dwarf_Word file, line;
-		int tag = dwarf_tag(&chain[i]);
-		if (tag == DW_TAG_subprogram)
-			break;
-		if (tag != DW_TAG_inlined_subroutine)
+		if (dwarf_tag(&path[i]) != DW_TAG_inlined_subroutine)
 			continue;
-		attr_udata(&chain[i], DW_AT_call_file, &file);
-		attr_udata(&chain[i], DW_AT_call_line, &line);
+		attr_udata(&path[i], DW_AT_call_file, &file);
+		attr_udata(&path[i], DW_AT_call_line, &line);
 		out[n].file = files && file < nfiles ? dwarf_filesrc(files, file, NULL, NULL) : NULL;
 		out[n].line = line <= 0x7fffffff ? (int)line : 0;
 		n++;
 	}
-	free(scopes);
-	free(chain);
 	return n;
 }
