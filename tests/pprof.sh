@@ -9,7 +9,8 @@
 #                          and `go tool pprof -top` has the same flat totals and hottest functions:
 #                          tests/pprof_check.py
 #   pprof/content          sample types and units, labels, mappings with build-ids, the comment
-#                          with the version and command line, the time span (fp-callgraph)
+#                          with the version and command line, the time span, source files, and
+#                          -list with the sources putting spin's time on its loop (fp-callgraph)
 #   pprof/names            -f pprof and the .pprof / .pb.gz endings give the same gzip file (never
 #                          compressed twice); batch mode names it .pb.gz
 #   pprof/off-cpu*, pprof/thread-time   time profiles: see below
@@ -106,6 +107,12 @@ for lid, addr, mid in re.findall(r'^\s*(\d+): (0x[0-9a-f]+) M=(\d+) ', t, re.M):
     if not lo <= int(addr, 16) < hi:
         sys.exit(1)
 EOF
+		# with the sources (fixtures/bin-src), -list annotates spin's loop from the profile's lines
+		go tool pprof -symbolize=none -trim_path=/tmp/probe/fx/bin -source_path="$FIX/bin-src" -list '^spin$' \
+			"$out" >"$C/list" 2>&1
+		grep -q '^ROUTINE =* spin in callgraph.c$' "$C/list" &&
+			grep -Eq '^ +[1-9][0-9.]*m?s +[0-9.]+m?s +[0-9]+: +for \(unsigned long i' "$C/list" ||
+			bad="${bad:-go tool pprof -list does not put the time of spin on its loop in callgraph.c}"
 		if [ -z "$bad" ]; then pass pprof/content; else fail pprof/content "$bad" "$C/raw"; fi
 	fi
 fi
