@@ -641,6 +641,11 @@ static struct pfc_dwarf_dso *dwarf_dso(struct pfc_session *s, const struct pfc_d
 	return &s->ddso[d->id];
 }
 
+const char *pfc_session_dso_symsrc(const struct pfc_session *s, const struct pfc_dso *d)
+{
+	return d && d->id < s->nr_ddso ? s->ddso[d->id].symsrc : NULL;
+}
+
 static void dwarf_dso_free(struct pfc_session *s)
 {
 	size_t i;
