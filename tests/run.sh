@@ -481,7 +481,7 @@ fi
 # ---------------------------------------------------------------------------------------------------
 # Sub-suites in their own scripts print lines in the same format; count them here for the one summary.
 suite() {
-	local script=$1 line
+	local script=$1 line t0=$SECONDS
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) npass=$((npass + 1)) ;;
@@ -490,7 +490,10 @@ suite() {
 		esac
 		printf '%s\n' "$line"
 	done < <(FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?")
+	echo "# $script took $((SECONDS - t0)) s"
 }
+
+echo "# the cases above took $SECONDS s"
 
 suite layout.sh
 suite perf-identity.sh
