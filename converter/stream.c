@@ -79,17 +79,15 @@ static int flush_buf(struct pfc_stream *st)
 	return 0;
 }
 
-/* Room for n more bytes at mem + len. */
+/* Room for n more bytes at mem + len: past the memory limit the bytes so far go to the file. */
 static int room(struct pfc_stream *st, size_t n)
 {
 	size_t limit = st->mem_limit ? st->mem_limit : DEFAULT_MEM_LIMIT;
 
-	if (st->len + n <= st->cap)
-		return 0;
-	if (st->fd < 0 && st->len + n > limit && st->len) {
+	if (st->fd < 0 && st->len && st->len + n > limit) {
 		if (spill(st) < 0)
 			return -1;
-	} else if (st->fd >= 0 && flush_buf(st) < 0) {
+	} else if (st->fd >= 0 && st->len + n > st->cap && flush_buf(st) < 0) {
 		return -1;
 	}
 	if (st->len + n > st->cap) {
