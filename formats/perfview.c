@@ -4,8 +4,9 @@
  * and new PerfView parse), a perfcollect.log of the conversion, the perf maps and jitdumps
  * that resolved JIT frames and, on request, the recording.  The archive is written with
  * minizip as `zip -r` writes it (Unix attributes, deflate), with entry times from the
- * recording, so the same input gives the same bytes.  Symbols come resolved from the
- * session; this file only prints and packs.
+ * recording, so the same input gives the same bytes; perf.data.txt, the bulk of it, is
+ * formatted by hand from the sample stream and deflated on worker threads.  Symbols come
+ * resolved from the session; this file only prints and packs.
  */
 #include <errno.h>
 #include <pthread.h>
