@@ -156,7 +156,7 @@ for mb in $SIZES; do
 			fields=comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace
 			perf script -i "$data" -F "$fields" 2>/dev/null | head -c 1 | grep -q . || fields=${fields/cpu,/}
 			# shellcheck disable=SC2016 # for the inner bash
-			read -r w c r < <(measure /dev/null bash -c 'perf script -i "$1" -F "$2" >"$3/pc.trace/perf.data.txt" &&
+			read -r w c r < <(measure /dev/null bash -c 'perf script -i "$1" -F "$2" >"$3/pc.trace/perf.data.txt" 2>/dev/null &&
 				cd "$3" && zip -q -r pc.trace.zip pc.trace' pipeline "$data" "$fields" "$WORK/pc")
 			echo "$mb $bytes $samples perfcollect-pipeline $w $c $r" >>"$rows"
 			rm -rf "$WORK/pc"
