@@ -11,15 +11,23 @@
 #   perfconv -q -O dir -f ALL,FORMATS perf.data    every format from one read (batch mode)
 #   perf script -i perf.data > /dev/null
 #   perf report -i perf.data --stdio > /dev/null
+#   perfcollect's pipeline for a PerfView trace: perf script -F comm,pid,tid,cpu,time,period,event,ip,
+#     sym,dso,trace (without cpu when the samples have none, as perfcollect retries) > NAME.trace/
+#     perf.data.txt, then zip -r NAME.trace.zip NAME.trace (what perfconv's trace.zip replaces)
 # and, on a --call-graph dwarf recording of BENCH_DWARF_MB (default 100) MB made the same way, perfconv
 # folded against perf script (which unwinds every sample again),
 # and prints a table: wall and CPU seconds, MB/s and samples/s (by wall time), peak RSS, and how
-# many times faster than perf script each run is.  perf script alone is a lower bound for the
+# many times faster than perf script each run is; then, per input, perfconv's trace.zip against
+# perfcollect's pipeline (wall and CPU ratios) and the peak RSS of every format.
+# BENCH_HUGE=1 (not for CI: it records BENCH_HUGE_MB, default 2000, MB and needs about three times
+# that on disk) adds a recording of at least 2 GB, on which every format is to stay within 300 MB of
+# RSS and folded within 5 s; perf script and the pipeline are left out there unless BENCH_HUGE_PERF=1.  perf script alone is a lower bound for the
 # `perf script | stackcollapse-perf.pl` pipeline.  On a shared machine wall times vary with the load;
 # CPU seconds (user + system, all threads) vary less, and the ratios are given for both.
 #
 #   PERFCONV=./perfconv  BENCH_SIZES="50 200"  BENCH_FRESH=1 (record again)  BENCH_PERIOD_NS=20000
-#   BENCH_PERF=0 (skip perf script / perf report)
+#   BENCH_PERF=0 (skip perf script / perf report / the perfcollect pipeline)
+#   BENCH_HUGE=1 BENCH_HUGE_MB=2000 BENCH_HUGE_PERIOD_NS=10000 BENCH_HUGE_PERF=0
 # `make bench` builds perfconv, installs linux-perf when missing, and runs this.
 set -euo pipefail
 export LC_ALL=C
@@ -29,6 +37,11 @@ cd "$top"
 PERFCONV=${PERFCONV:-./perfconv}
 WORK=bench/work
 SIZES=${BENCH_SIZES-${BENCH_MB:-50 200}} # BENCH_SIZES="" : only the DWARF run
+HUGE_MB=
+if [ "${BENCH_HUGE:-0}" = 1 ]; then
+	HUGE_MB=${BENCH_HUGE_MB:-2000}
+	SIZES="$SIZES $HUGE_MB"
+fi
 PERIOD_NS=${BENCH_PERIOD_NS:-20000} # cpu-clock period: 50 kHz per CPU
 mkdir -p "$WORK"
 
@@ -50,7 +63,10 @@ record() {
 	local data=$1 secs=$2 n
 	n=$(nproc 2>/dev/null || echo 2)
 	# shellcheck disable=SC2016 # the script is for the inner bash
-	perf record -q -N -g -e cpu-clock -c "$PERIOD_NS" -o "$data.new" -- \
+	local period=$PERIOD_NS
+	# the huge recording samples faster, to be made in minutes
+	[ -n "$HUGE_MB" ] && [ "$data" = "$WORK/perf-$HUGE_MB.data" ] && period=${BENCH_HUGE_PERIOD_NS:-10000}
+	perf record -q -N -g -e cpu-clock -c "$period" -o "$data.new" -- \
 		bash -c 'for _ in $(seq "$2"); do
 				(end=$((SECONDS + $1)); while [ "$SECONDS" -lt "$end" ]; do "$3" 100; done) &
 			done; wait' workload "$secs" "$n" "$WORK/callgraph" >/dev/null 2>"$WORK/record.log"
@@ -117,18 +133,38 @@ for mb in $SIZES; do
 	for f in $formats; do
 		read -r w c r < <(measure /dev/null "$PERFCONV" -q -i "$data" -f "$f" -o "$WORK/out.$f")
 		echo "$mb $bytes $samples perfconv-$f $w $c $r" >>"$rows"
+		[ "$mb" = "$HUGE_MB" ] && rm -f "$WORK/out.$f"
 	done
-	if [ "$formats" != folded ]; then
+	# (not on the huge input: each format alone says what it needs there)
+	if [ "$formats" != folded ] && [ "$mb" != "$HUGE_MB" ]; then
 		rm -rf "$WORK/batch"
 		read -r w c r < <(measure /dev/null "$PERFCONV" -q -O "$WORK/batch" -f "$all" "$data")
 		echo "$mb $bytes $samples perfconv-all-formats $w $c $r" >>"$rows"
+		rm -rf "$WORK/batch"
 	fi
-	if [ "${BENCH_PERF:-1}" != 0 ]; then
+	do_perf=${BENCH_PERF:-1}
+	[ "$mb" = "$HUGE_MB" ] && do_perf=${BENCH_HUGE_PERF:-0}
+	if [ "$do_perf" != 0 ]; then
 		read -r w c r < <(measure /dev/null perf script -i "$data")
 		echo "$mb $bytes $samples perf-script $w $c $r" >>"$rows"
 		read -r w c r < <(measure /dev/null perf report -i "$data" --stdio)
 		echo "$mb $bytes $samples perf-report $w $c $r" >>"$rows"
+		# perfcollect's pipeline; perf script refuses cpu on samples without one, and
+		# perfcollect then asks again without it
+		if command -v zip >/dev/null 2>&1; then
+			rm -rf "$WORK/pc" && mkdir -p "$WORK/pc/pc.trace"
+			fields=comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace
+			perf script -i "$data" -F "$fields" 2>/dev/null | head -c 1 | grep -q . || fields=${fields/cpu,/}
+			# shellcheck disable=SC2016 # for the inner bash
+			read -r w c r < <(measure /dev/null bash -c 'perf script -i "$1" -F "$2" >"$3/pc.trace/perf.data.txt" 2>/dev/null &&
+				cd "$3" && zip -q -r pc.trace.zip pc.trace' pipeline "$data" "$fields" "$WORK/pc")
+			echo "$mb $bytes $samples perfcollect-pipeline $w $c $r" >>"$rows"
+			rm -rf "$WORK/pc"
+		else
+			say "zip is not installed: no perfcollect pipeline to compare trace.zip with"
+		fi
 	fi
+	rm -f "$WORK"/out.*
 done
 
 # DWARF: a --call-graph dwarf recording of at least BENCH_DWARF_MB megabytes (default 100; 0 skips)
@@ -162,7 +198,7 @@ if [ "$DWARF_MB" != 0 ]; then
 	fi
 fi
 
-python3 - "$rows" <<'EOF2'
+python3 - "$rows" "$HUGE_MB" <<'EOF2'
 import sys
 rows = [l.split() for l in open(sys.argv[1])]
 print("bench: %-6s %-26s %8s %8s %9s %12s %9s %9s %9s" %
@@ -180,4 +216,24 @@ for mb in dict.fromkeys(r[0] for r in rows):
               ("%d MB" % (size // 1000000) if mb != "dwarf" else "dwarf", name, wall, cpu, size / 1e6 / wall,
                samples / wall, rss, xw, xc))
 print("bench: x wall / x CPU: how many times faster than perf script (wall time / CPU time)")
+for mb in dict.fromkeys(r[0] for r in rows):
+    rs = {r[3]: r for r in rows if r[0] == mb}
+    if mb == "dwarf":
+        continue
+    size = int(next(iter(rs.values()))[1])
+    tz, pl = rs.get("perfconv-trace.zip"), rs.get("perfcollect-pipeline")
+    if tz and pl:
+        print("bench: %d MB  trace.zip: perfconv %.2f s wall %.2f s CPU, perfcollect's perf script -F + zip -r "
+              "%.2f s wall %.2f s CPU: %.1fx wall, %.1fx CPU" %
+              (size // 1000000, float(tz[4]), float(tz[5]), float(pl[4]), float(pl[5]),
+               float(pl[4]) / max(float(tz[4]), 0.001), float(pl[5]) / max(float(tz[5]), 0.001)))
+    print("bench: %d MB  peak RSS MB: %s" % (size // 1000000, ", ".join(
+        "%s %.0f" % (n[len("perfconv-"):], int(r[6]) / 1024) for n, r in rs.items() if n.startswith("perfconv-"))))
+huge = sys.argv[2] if len(sys.argv) > 2 else ""
+if huge:
+    rs = {r[3]: r for r in rows if r[0] == huge}
+    worst = max((int(r[6]) / 1024 for n, r in rs.items() if n.startswith("perfconv-")), default=0)
+    fold = float(rs["perfconv-folded"][4]) if "perfconv-folded" in rs else -1
+    print("bench: huge input: largest RSS %.0f MB (goal 300 MB: %s), folded %.2f s (goal 5 s: %s)" %
+          (worst, "met" if worst <= 300 else "MISSED", fold, "met" if 0 <= fold <= 5 else "MISSED"))
 EOF2

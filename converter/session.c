@@ -152,6 +152,12 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	    pfc_stacks_init(&s->stacks) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
 	pfc_order_init(&s->order, deliver, s);
+	pfc_stream_init(&s->stream);
+	{	/* tests: spill the stream to its temporary file from this size on */
+		const char *lim = getenv("PERFCONV_STREAM_MEM");
+		if (lim && *lim)
+			s->stream.mem_limit = (size_t)strtoull(lim, NULL, 10);
+	}
 	ret = pfc_reader_open(&s->rd, o->input, err);
 	if (ret < 0)
 		return ret;
@@ -221,8 +227,8 @@ void pfc_session_close(struct pfc_session *s)
 		free(s->raw_blocks[b]);
 	free(s->raw_blocks);
 	free(s->raw_block_used);
-	free(s->stream);
-	free(s->raw_data);
+	pfc_stream_exit(&s->stream);
+	free(s->stream_per_stack);
 }
 
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
@@ -995,50 +1001,40 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 /* Keep a sample in the time-ordered stream. */
 static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint32_t stack)
 {
-	struct pfc_srec *r;
+	struct pfc_srec r;
 
-	if (s->nr_stream == s->cap_stream) {
-		size_t cap = s->cap_stream ? s->cap_stream * 2 : 4096;
-		struct pfc_srec *n = realloc(s->stream, cap * sizeof(*n));
-		if (!n)
-			return PFC_FAIL_NOOFF(s->err, NOMEM, "sample stream");
-		s->stream = n;
-		s->cap_stream = cap;
-	}
-	r = &s->stream[s->nr_stream++];
-	memset(r, 0, sizeof(*r));
-	r->time = smp->flags & PFC_S_HAS_TIME ? smp->time : 0;
-	r->period = smp->flags & PFC_S_HAS_PERIOD ? smp->period : 0;
-	r->ip = smp->ip;
-	r->addr = smp->addr;
-	r->stack = stack;
-	r->cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
-	r->misc = smp->misc;
-	r->flags = (uint16_t)smp->flags;
+	memset(&r, 0, sizeof(r));
+	r.time = smp->flags & PFC_S_HAS_TIME ? smp->time : 0;
+	r.period = smp->flags & PFC_S_HAS_PERIOD ? smp->period : 0;
+	r.ip = smp->ip;
+	r.addr = smp->addr;
+	r.stack = stack;
+	r.cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
+	r.misc = smp->misc;
+	r.flags = (uint16_t)smp->flags;
 	/* perf record -c N: no PERIOD field, every sample stands for the attr's fixed period,
 	 * which perf script prints (tracepoints excepted) */
 	if (!(smp->flags & PFC_S_HAS_PERIOD) && smp->evsel && smp->evsel->attr.type != PERF_TYPE_TRACEPOINT &&
 	    !smp->evsel->attr.freq && smp->evsel->attr.sample_period) {
-		r->period = smp->evsel->attr.sample_period;
-		r->flags |= PFC_S_HAS_PERIOD;
+		r.period = smp->evsel->attr.sample_period;
+		r.flags |= PFC_S_HAS_PERIOD;
 	}
-	if (smp->raw_size) {
-		if (s->raw_data_len + smp->raw_size > s->raw_data_cap) {
-			size_t cap = s->raw_data_cap ? s->raw_data_cap * 2 : 1 << 16;
-			uint8_t *n;
-			while (cap < s->raw_data_len + smp->raw_size)
-				cap *= 2;
-			n = realloc(s->raw_data, cap);
-			if (!n)
-				return PFC_FAIL_NOOFF(s->err, NOMEM, "sample stream");
-			s->raw_data = n;
-			s->raw_data_cap = cap;
-		}
-		memcpy(s->raw_data + s->raw_data_len, smp->raw, smp->raw_size);
-		r->raw_off = s->raw_data_len;
-		r->raw_len = smp->raw_size;
-		s->raw_data_len += smp->raw_size;
+	r.raw = smp->raw;
+	r.raw_len = smp->raw_size;
+	if (stack >= s->nr_stream_per_stack) {
+		size_t n = s->nr_stream_per_stack ? s->nr_stream_per_stack * 2 : 4096;
+		uint64_t *c;
+		while (n <= stack)
+			n *= 2;
+		if (!(c = realloc(s->stream_per_stack, n * sizeof(*c))))
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "sample stream");
+		memset(c + s->nr_stream_per_stack, 0, (n - s->nr_stream_per_stack) * sizeof(*c));
+		s->stream_per_stack = c;
+		s->nr_stream_per_stack = n;
 	}
+	s->stream_per_stack[stack]++;
+	if (pfc_stream_add(&s->stream, &r) < 0)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "sample stream (memory or temporary file)");
 	return 0;
 }
 
@@ -1578,6 +1574,8 @@ int pfc_session_process(struct pfc_session *s)
 	if (s->offcpu && (ret = pfc_offcpu_finish(s)) < 0)
 		return ret;
 	s->st.nr_out_of_order = s->order.nr_out_of_order;
+	if (pfc_stream_finish(&s->stream) < 0)
+		return PFC_FAIL_NOOFF(s->err, IO, "cannot write the sample stream's temporary file");
 	if (ret == 0 && s->kernel_pending)
 		kernel_stretch_pending(s);
 	if (ret == 0 && s->kernel_preload_conflict)

@@ -18,6 +18,7 @@
 #include "converter/perffile/order.h"
 #include "converter/perffile/reader.h"
 #include "converter/machine/stacks.h"
+#include "converter/stream.h"
 #include "converter/offcpu.h"
 #include "converter/native/debuginfod.h"
 
@@ -56,20 +57,6 @@ struct pfc_opts {
 	/* called every few thousand records while reading (bytes done, samples); NULL: none */
 	void (*progress)(void *arg, const struct pfc_session *s);
 	void *progress_arg;
-};
-
-/* One sample of the time-ordered stream. */
-struct pfc_srec {
-	uint64_t time;               /* 0 when the sample has no TIME */
-	uint64_t period;             /* as recorded (0 when none) */
-	uint64_t ip;                 /* sample ip (for samples without a callchain) */
-	uint64_t addr;               /* PERF_SAMPLE_ADDR (0 when none) */
-	uint64_t raw_off;            /* tracepoint payload in pfc_session.raw_data */
-	uint32_t raw_len;
-	uint32_t stack;              /* pfc_stacks.stacks index: event, comm, pid/tid, frames */
-	uint32_t cpu;                /* UINT32_MAX when the sample has no CPU */
-	uint16_t misc;
-	uint16_t flags;              /* PFC_S_HAS_* (low 16 bits) */
 };
 
 /* What a sample was delivered with, kept for writers that need the stream. */
@@ -140,11 +127,10 @@ struct pfc_session {
 	uint32_t *raw_block_used;     /* words used in each block */
 	size_t raw_nblocks, raw_blocks_cap;
 	uint64_t nr_raw_hits;
-	/* time-ordered sample stream (opts->keep_stream) */
-	struct pfc_srec *stream;
-	size_t nr_stream, cap_stream;
-	uint8_t *raw_data;
-	size_t raw_data_len, raw_data_cap;
+	/* time-ordered sample stream (opts->keep_stream), read with pfc_stream_open */
+	struct pfc_stream stream;
+	uint64_t *stream_per_stack;   /* stack id -> its samples in the stream */
+	size_t nr_stream_per_stack;
 	int symbolized;
 	/* the pipeline (session.c): the reading thread's queue to this one, and its result */
 	struct pfc_chan *chan;

@@ -454,9 +454,8 @@ static int setup_trace(struct ps_ctx *c, struct pfc_error *err)
 }
 
 /* One sample, as perf 6.1's process_event prints it. */
-static int write_sample(struct ps_ctx *c, size_t idx)
+static int write_sample(struct ps_ctx *c, const struct pfc_srec *r)
 {
-	const struct pfc_srec *r = &c->s->stream[idx];
 	struct pfc_session *s = c->s;
 	struct ps_out *o = &c->out;
 	const struct pfc_stack *st = &s->stacks.stacks[r->stack];
@@ -520,10 +519,16 @@ static int write_sample(struct ps_ctx *c, size_t idx)
 		put(o, name, name_len);
 		put(o, ": ", 2);
 	}
-	if ((f & PFC_PS_TRACE) && c->tp.len && c->tp.len[idx]) {
-		if (out_need(o, (size_t)c->tp.len[idx] + 64) < 0)
-			return -1;
-		put(o, c->tp.text + c->tp.off[idx], c->tp.len[idx]);
+	if (f & PFC_PS_TRACE) {
+		const char *text;
+		uint32_t tlen;
+		/* a payload that cannot be read back any more is left out, as a failed render is */
+		pfc_tptext_next(&c->tp, r, &text, &tlen);
+		if (tlen) {
+			if (out_need(o, (size_t)tlen + 64) < 0)
+				return -1;
+			put(o, text, tlen);
+		}
 	}
 	if (f & PFC_PS_ADDR)
 		put_x16(o, r->addr);
@@ -557,8 +562,10 @@ static int write_sample(struct ps_ctx *c, size_t idx)
 static int ps_write(FILE *fp, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
 	struct ps_ctx c;
+	struct pfc_stream_cur cur;
+	struct pfc_srec rec;
 	size_t i;
-	int ret = 0, v;
+	int ret = 0, v, got = 0;
 
 	memset(&c, 0, sizeof(c));
 	c.s = s;
@@ -588,14 +595,23 @@ static int ps_write(FILE *fp, struct pfc_session *s, const struct pfc_wopts *o, 
 			goto out;
 		}
 	}
-	for (i = 0; i < s->nr_stream; i++) {
-		if (write_sample(&c, i) < 0) {
+	if (pfc_stream_open(&cur, &s->stream) < 0) {
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "perf-script output");
+		goto out;
+	}
+	while ((got = pfc_stream_next(&cur, &rec)) > 0) {
+		if (write_sample(&c, &rec) < 0) {
 			ret = PFC_FAIL_NOOFF(err, NOMEM, "perf-script output");
-			goto out;
+			break;
 		}
 		if (c.out.failed)
 			break;
 	}
+	pfc_stream_close(&cur);
+	if (got < 0 && ret == 0)
+		ret = PFC_FAIL_NOOFF(err, IO, "cannot read the sample stream back");
+	if (ret < 0)
+		goto out;
 	out_flush(&c.out);
 out:
 	if (c.out.gz) {

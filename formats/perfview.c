@@ -4,10 +4,12 @@
  * and new PerfView parse), a perfcollect.log of the conversion, the perf maps and jitdumps
  * that resolved JIT frames and, on request, the recording.  The archive is written with
  * minizip as `zip -r` writes it (Unix attributes, deflate), with entry times from the
- * recording, so the same input gives the same bytes.  Symbols come resolved from the
- * session; this file only prints and packs.
+ * recording, so the same input gives the same bytes; perf.data.txt, the bulk of it, is
+ * formatted by hand from the sample stream and deflated on worker threads.  Symbols come
+ * resolved from the session; this file only prints and packs.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <minizip/zip.h>
+#include <zlib.h>
 #include "converter/machine/intern.h"
 #include "converter/machine/machine.h"
 #include "converter/jit/perfmap.h"
@@ -46,25 +49,92 @@ static void add_name(struct pfc_sb *b, const char *s, size_t n)
 			b->buf[i] = ' ';
 }
 
-int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_srec *r,
-			const char *trace, size_t trace_len)
+/* Copy a name, a line break or NUL in it as a space (see add_name). */
+static inline char *put_name(char *d, const char *s, size_t n)
+{
+	size_t i;
+
+	memcpy(d, s, n);
+	for (i = 0; i < n; i++)
+		if (d[i] == '\n' || d[i] == '\r' || d[i] == 0)
+			d[i] = ' ';
+	return d + n;
+}
+
+static inline char *put_dec(char *d, uint64_t v, int min_digits)
+{
+	char tmp[24], *e = tmp + sizeof(tmp), *p = e;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v || e - p < min_digits);
+	memcpy(d, p, (size_t)(e - p));
+	return d + (e - p);
+}
+
+/* Bytes a header may take beyond its comm, event name and payload. */
+#define HDR_FIXED 120
+
+/* The header line of pfc_perfview_header into d (room for HDR_FIXED + comm, event name and
+ * payload); returns its length.  Formatted by hand: there is one per sample. */
+static size_t header_fmt(char *d0, struct pfc_session *s, const struct pfc_srec *r, const char *trace,
+			 size_t trace_len)
+{
+	const struct pfc_stack *st = &s->stacks.stacks[r->stack];
+	const char *ev = pfc_session_evsel_name(s, st->evsel);
+	char *d = d0;
+
+	d = put_name(d, pfc_intern_str(&s->strings, st->comm), pfc_intern_len(&s->strings, st->comm));
+	/* PerfView reads no sign: a sample without a thread (-1) is written as 0 */
+	*d++ = ' ';
+	d = put_dec(d, st->pid < 0 ? 0 : (uint64_t)st->pid, 1);
+	*d++ = '/';
+	d = put_dec(d, st->tid < 0 ? 0 : (uint64_t)st->tid, 1);
+	*d++ = ' ';
+	if (r->cpu != UINT32_MAX) {
+		*d++ = '[';
+		d = put_dec(d, r->cpu, 3);
+		*d++ = ']';
+		*d++ = ' ';
+	}
+	d = put_dec(d, r->time / 1000000000ull, 1);
+	*d++ = '.';
+	d = put_dec(d, r->time % 1000000000ull / 1000ull, 6);
+	*d++ = ':';
+	*d++ = ' ';
+	if (r->flags & PFC_S_HAS_PERIOD) {
+		d = put_dec(d, r->period, 1);
+		*d++ = ' ';
+	}
+	memcpy(d, ev, strlen(ev));
+	d += strlen(ev);
+	*d++ = ':';
+	*d++ = ' ';
+	if (trace_len)	/* one line per header, whatever the format prints */
+		d = put_name(d, trace, trace_len);
+	*d++ = '\n';
+	return (size_t)(d - d0);
+}
+
+static size_t header_room(struct pfc_session *s, const struct pfc_srec *r, size_t trace_len)
 {
 	const struct pfc_stack *st = &s->stacks.stacks[r->stack];
 
-	add_name(b, pfc_intern_str(&s->strings, st->comm), pfc_intern_len(&s->strings, st->comm));
-	/* PerfView reads no sign: a sample without a thread (-1) is written as 0 */
-	pfc_sb_addf(b, " %d/%d ", st->pid < 0 ? 0 : st->pid, st->tid < 0 ? 0 : st->tid);
-	if (r->cpu != UINT32_MAX)
-		pfc_sb_addf(b, "[%03u] ", r->cpu);
-	pfc_sb_addf(b, "%llu.%06llu: ", (unsigned long long)(r->time / 1000000000ull),
-		    (unsigned long long)(r->time % 1000000000ull / 1000ull));
-	if (r->flags & PFC_S_HAS_PERIOD)
-		pfc_sb_addf(b, "%llu ", (unsigned long long)r->period);
-	pfc_sb_adds(b, pfc_session_evsel_name(s, st->evsel));
-	pfc_sb_adds(b, ": ");
-	if (trace_len)	/* one line per header, whatever the format prints */
-		add_name(b, trace, trace_len);
-	pfc_sb_addc(b, '\n');
+	return HDR_FIXED + pfc_intern_len(&s->strings, st->comm) + strlen(pfc_session_evsel_name(s, st->evsel)) +
+	       trace_len;
+}
+
+int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_srec *r,
+			const char *trace, size_t trace_len)
+{
+	size_t room = header_room(s, r, trace_len);
+	char *t = malloc(room);
+
+	if (!t)
+		return -1;
+	pfc_sb_add(b, t, header_fmt(t, s, r, trace, trace_len));
+	free(t);
 	return b->oom ? -1 : 0;
 }
 
@@ -101,9 +171,12 @@ struct pv {
 	tm_zip when;                  /* entry times */
 	struct pfc_intern lines;      /* frame lines, once per unique frame */
 	uint32_t *line_of;            /* frame id -> line id + 1 */
+	const char **line_str;        /* frame id -> its line, */
+	uint32_t *line_len;           /* and its length */
+	uint64_t *stack_len;          /* stack id -> bytes of its frame lines + 1 (0: not summed) */
 	struct pfc_sb buf, log;
-	uint64_t nr_no_time, nr_no_tid;
-	struct pfc_tptext tp;         /* tracepoint payloads, by stream index */
+	uint64_t nr_written, nr_with_cpu, nr_no_time, nr_no_tid;
+	struct pfc_tptext tp;         /* tracepoint payloads, in stream order */
 	const char *tp_why;           /* why they could not be rendered */
 	/* side files copied */
 	struct side { char *path; char *entry; } *side;
@@ -207,6 +280,202 @@ static int entry_close(struct pv *p)
 	return zipCloseFileInZip(p->zf) == ZIP_OK ? 0 : write_fail(p, "an entry");
 }
 
+/* ---- perf.data.txt, deflated on worker threads ----
+ * The text is cut into chunks of TEXT_CHUNK bytes, each deflated by a worker thread on its
+ * own (zlib at level 1, which is the fastest on this repetitive text, with the previous
+ * chunk's last 32 KiB as its dictionary) and ended with a sync flush, the last one with the
+ * final block: their concatenation is one deflate stream, as pigz makes it.  Each worker
+ * also takes its chunk's CRC-32, combined in order.  The entry is written raw.
+ */
+#define TEXT_CHUNK ((size_t)1 << 20)
+#define NSLOTS 6
+#define DICT ((size_t)32 << 10)
+
+struct dslot {
+	char *in;                     /* text (TEXT_CHUNK + room for one sample's line) */
+	size_t len, cap;
+	uint8_t dict[DICT];           /* the text just before it */
+	size_t dict_len;
+	uint8_t *out;
+	size_t out_len, out_cap;
+	uLong crc;
+	int final;
+	int state;                    /* 0 free, 1 queued, 2 taken, 3 done, -1 failed */
+};
+
+struct dfl {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t th[4];
+	int nth;
+	struct dslot slot[NSLOTS];
+	uint64_t next_fill, next_take, next_write;  /* chunk numbers */
+	int stop;
+	uint64_t total_in;
+	uLong crc;
+};
+
+static void *dfl_main(void *arg)
+{
+	struct dfl *d = arg;
+	z_stream z;
+	int zok;
+
+	memset(&z, 0, sizeof(z));
+	zok = deflateInit2(&z, 1, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+	pthread_mutex_lock(&d->mu);
+	for (;;) {
+		struct dslot *sl;
+		while (!d->stop && (d->next_take == d->next_fill || d->slot[d->next_take % NSLOTS].state != 1))
+			pthread_cond_wait(&d->cv, &d->mu);
+		if (d->stop)
+			break;
+		sl = &d->slot[d->next_take++ % NSLOTS];
+		sl->state = 2;
+		pthread_mutex_unlock(&d->mu);
+		{
+			int ok = zok;
+			size_t need = deflateBound(&z, (uLong)sl->len) + 64;
+			if (ok && need > sl->out_cap) {
+				uint8_t *o = realloc(sl->out, need);
+				if (o) {
+					sl->out = o;
+					sl->out_cap = need;
+				} else
+					ok = 0;
+			}
+			if (ok)
+				ok = deflateReset(&z) == Z_OK &&
+				     (!sl->dict_len || deflateSetDictionary(&z, sl->dict, (uInt)sl->dict_len) == Z_OK);
+			if (ok) {
+				int zr;
+				z.next_in = (Bytef *)sl->in;
+				z.avail_in = (uInt)sl->len;
+				z.next_out = sl->out;
+				z.avail_out = (uInt)sl->out_cap;
+				zr = deflate(&z, sl->final ? Z_FINISH : Z_SYNC_FLUSH);
+				ok = (sl->final ? zr == Z_STREAM_END : zr == Z_OK) && !z.avail_in;
+				sl->out_len = sl->out_cap - z.avail_out;
+				sl->crc = crc32(0, (const Bytef *)sl->in, (uInt)sl->len);
+			}
+			pthread_mutex_lock(&d->mu);
+			sl->state = ok ? 3 : -1;
+			pthread_cond_broadcast(&d->cv);
+		}
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (zok)
+		deflateEnd(&z);
+	return NULL;
+}
+
+static int dfl_start(struct dfl *d)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int i, n = ncpu > 4 ? 4 : ncpu < 1 ? 1 : (int)ncpu;
+
+	memset(d, 0, sizeof(*d));
+	d->crc = crc32(0, NULL, 0);
+	for (i = 0; i < NSLOTS; i++) {
+		d->slot[i].cap = TEXT_CHUNK + (1 << 16);
+		if (!(d->slot[i].in = malloc(d->slot[i].cap)))
+			return -1;
+	}
+	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->cv, NULL))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&d->th[i], NULL, dfl_main, d))
+			break;
+		d->nth++;
+	}
+	return d->nth ? 0 : -1;
+}
+
+static void dfl_stop(struct dfl *d)
+{
+	int i;
+
+	if (d->nth) {
+		pthread_mutex_lock(&d->mu);
+		d->stop = 1;
+		pthread_cond_broadcast(&d->cv);
+		pthread_mutex_unlock(&d->mu);
+		for (i = 0; i < d->nth; i++)
+			pthread_join(d->th[i], NULL);
+		pthread_mutex_destroy(&d->mu);
+		pthread_cond_destroy(&d->cv);
+	}
+	for (i = 0; i < NSLOTS; i++) {
+		free(d->slot[i].in);
+		free(d->slot[i].out);
+	}
+	memset(d, 0, sizeof(*d));
+}
+
+/* Write the oldest chunk once deflated (waiting for it when `wait`). */
+static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
+{
+	struct dslot *sl = &d->slot[d->next_write % NSLOTS];
+	int st;
+
+	pthread_mutex_lock(&d->mu);
+	while (wait && (sl->state == 1 || sl->state == 2))
+		pthread_cond_wait(&d->cv, &d->mu);
+	st = sl->state;
+	pthread_mutex_unlock(&d->mu);
+	if (st == -1)
+		return PFC_FAIL_NOOFF(p->err, NOMEM, "deflating perf.data.txt");
+	if (st != 3)
+		return 0;
+	d->crc = crc32_combine(d->crc, sl->crc, (z_off_t)sl->len);
+	d->total_in += sl->len;
+	errno = 0;
+	if (sl->out_len && zipWriteInFileInZip(p->zf, sl->out, (unsigned)sl->out_len) != ZIP_OK)
+		return write_fail(p, "an entry");
+	sl->state = 0;
+	sl->len = 0;
+	d->next_write++;
+	return 1;
+}
+
+/* The slot being filled: free, after the chunks before it are written if it was in use. */
+static int dfl_fill_slot(struct pv *p, struct dfl *d, struct dslot **out)
+{
+	struct dslot *sl = &d->slot[d->next_fill % NSLOTS];
+	int ret;
+
+	while (sl->state != 0)
+		if ((ret = dfl_write_one(p, d, 1)) < 0)
+			return ret;
+	*out = sl;
+	return 0;
+}
+
+/* Queue the filled chunk; its successor gets its last 32 KiB as dictionary. */
+static int dfl_submit(struct pv *p, struct dfl *d, int final)
+{
+	struct dslot *sl = &d->slot[d->next_fill % NSLOTS], *nx;
+	size_t k = sl->len < DICT ? sl->len : DICT;
+	int ret;
+
+	sl->final = final;
+	pthread_mutex_lock(&d->mu);
+	sl->state = 1;
+	d->next_fill++;
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+	if (final)
+		return 0;
+	if ((ret = dfl_fill_slot(p, d, &nx)) < 0)
+		return ret;
+	memcpy(nx->dict, sl->in + sl->len - k, k);
+	nx->dict_len = k;
+	/* write what is done already, without waiting */
+	while ((ret = dfl_write_one(p, d, 0)) > 0)
+		;
+	return ret;
+}
+
 /* The frame line of a unique frame, formatted once. */
 static int frame_line(struct pv *p, uint32_t fid, const char **str, size_t *len)
 {
@@ -223,84 +492,216 @@ static int frame_line(struct pv *p, uint32_t fid, const char **str, size_t *len)
 		if (id == UINT32_MAX)
 			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
 		p->line_of[fid] = ++id;
+		p->line_str[fid] = pfc_intern_str(&p->lines, id - 1);
+		p->line_len[fid] = pfc_intern_len(&p->lines, id - 1);
 	}
-	*str = pfc_intern_str(&p->lines, id - 1);
-	*len = pfc_intern_len(&p->lines, id - 1);
+	*str = p->line_str[fid];
+	*len = p->line_len[fid];
+	return 0;
+}
+
+/* The frame lines of a stack, summed once (for the entry's size). */
+static int stack_bytes(struct pv *p, uint32_t sid, uint64_t *n)
+{
+	const struct pfc_stack *st = &p->s->stacks.stacks[sid];
+	uint64_t sum = 0;
+	size_t k;
+	int ret;
+
+	if (p->stack_len[sid]) {
+		*n = p->stack_len[sid] - 1;
+		return 0;
+	}
+	for (k = 0; k < st->nr; k++) {
+		const char *l;
+		size_t len;
+		if ((ret = frame_line(p, p->s->stacks.frame_ids[st->first + k], &l, &len)) < 0)
+			return ret;
+		sum += len;
+	}
+	p->stack_len[sid] = sum + 1;
+	*n = sum;
 	return 0;
 }
 
 /* Every sample in time order.  With `size`, only count the bytes (the entry's size must
- * be known before it is opened, to choose zip64); otherwise write them. */
-static int emit_text(struct pv *p, uint64_t *size)
+ * be known before it is opened, to choose zip64) and the samples the log tells about;
+ * otherwise deflate them into the open entry. */
+static int emit_text(struct pv *p, uint64_t *size, struct dfl *d)
 {
 	struct pfc_session *s = p->s;
-	struct pfc_sb hdr = { 0 };
+	struct pfc_stream_cur cur;
+	struct pfc_srec r;
+	struct dslot *sl = NULL;
+	char hdr[512], *hbig = NULL;
+	size_t hbig_cap = 0;
 	uint64_t total = 0;
-	size_t i, k;
-	int ret = 0;
+	int ret = 0, got;
 
-	pfc_sb_reset(&p->buf);
-	for (i = 0; i < s->nr_stream && ret == 0; i++) {
-		const struct pfc_srec *r = &s->stream[i];
-		const struct pfc_stack *st = &s->stacks.stacks[r->stack];
+	if (pfc_tptext_rewind(&p->tp) < 0)
+		p->tp_why = "cannot read back the rendered payloads";
+	if (pfc_stream_open(&cur, &s->stream) < 0)
+		return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+	if (d && (ret = dfl_fill_slot(p, d, &sl)) < 0)
+		goto out;
+	while ((got = pfc_stream_next(&cur, &r)) > 0) {
+		const struct pfc_stack *st = &s->stacks.stacks[r.stack];
+		const char *trace;
+		uint32_t tlen;
+		size_t room, hl, k;
+		char *h = hdr;
 
-		pfc_sb_reset(&hdr);
-		if (pfc_perfview_header(&hdr, s, r, p->tp.len && p->tp.len[i] ? p->tp.text + p->tp.off[i] : NULL,
-					p->tp.len ? p->tp.len[i] : 0) < 0) {
-			ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
-			break;
+		pfc_tptext_next(&p->tp, &r, &trace, &tlen);
+		room = header_room(s, &r, tlen);
+		if (room > sizeof(hdr)) {
+			if (room > hbig_cap) {
+				char *n = realloc(hbig, room);
+				if (!n) {
+					ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+					break;
+				}
+				hbig = n;
+				hbig_cap = room;
+			}
+			h = hbig;
 		}
-		total += hdr.len;
-		if (!size)
-			pfc_sb_add(&p->buf, hdr.buf, hdr.len);
+		hl = header_fmt(h, s, &r, trace, tlen);
+		p->nr_written++;
+		if (r.cpu != UINT32_MAX)
+			p->nr_with_cpu++;
+		if (!(r.flags & PFC_S_HAS_TIME))
+			p->nr_no_time++;
+		if (st->pid < 0 || st->tid < 0)
+			p->nr_no_tid++;
+		if (size) {
+			uint64_t fb;
+			if ((ret = stack_bytes(p, r.stack, &fb)) < 0)
+				break;
+			total += hl + fb + 1;
+			continue;
+		}
+		/* a sample's lines go to one chunk: a chunk ends after the sample that fills it */
+		if (sl->len + hl + 1 > sl->cap) {
+			char *n = realloc(sl->in, sl->len + hl + 1 + (1 << 16));
+			if (!n) {
+				ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+				break;
+			}
+			sl->in = n;
+			sl->cap = sl->len + hl + 1 + (1 << 16);
+		}
+		memcpy(sl->in + sl->len, h, hl);
+		sl->len += hl;
 		for (k = 0; k < st->nr; k++) {
-			const char *l = NULL;
-			size_t n = 0;
+			const char *l;
+			size_t n;
 			if ((ret = frame_line(p, s->stacks.frame_ids[st->first + k], &l, &n)) < 0)
 				break;
-			total += n;
-			if (!size)
-				pfc_sb_add(&p->buf, l, n);
+			if (sl->len + n + 1 > sl->cap) {
+				size_t cap = sl->cap * 2 > sl->len + n + 1 ? sl->cap * 2 : sl->len + n + 1;
+				char *nb = realloc(sl->in, cap);
+				if (!nb) {
+					ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+					break;
+				}
+				sl->in = nb;
+				sl->cap = cap;
+			}
+			memcpy(sl->in + sl->len, l, n);
+			sl->len += n;
 		}
-		total++;
-		if (size)
-			continue;
+		if (ret < 0)
+			break;
 		/* the blank line ends every sample, with or without frames (old PerfView needs it) */
-		pfc_sb_addc(&p->buf, '\n');
-		if (p->buf.oom)
-			ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
-		else if (p->buf.len >= CHUNK) {
-			ret = entry_write(p, p->buf.buf, p->buf.len);
-			pfc_sb_reset(&p->buf);
+		sl->in[sl->len++] = '\n';
+		if (sl->len >= TEXT_CHUNK) {
+			if ((ret = dfl_submit(p, d, 0)) < 0)
+				break;
+			sl = &d->slot[d->next_fill % NSLOTS];
 		}
 	}
-	if (ret == 0 && !size && p->buf.len)
-		ret = entry_write(p, p->buf.buf, p->buf.len);
-	pfc_sb_reset(&p->buf);
-	pfc_sb_free(&hdr);
+	if (got < 0 && ret == 0)
+		ret = PFC_FAIL_NOOFF(p->err, IO, "cannot read the sample stream back");
+	if (ret == 0 && d) {
+		if ((ret = dfl_submit(p, d, 1)) == 0)
+			while ((ret = dfl_write_one(p, d, 1)) > 0)
+				;
+	}
+out:
+	pfc_stream_close(&cur);
+	free(hbig);
 	if (size)
 		*size = total;
 	return ret;
 }
 
-static int add_text(struct pv *p)
+/* More bytes than perf.data.txt can have, from the samples of each stack (0: no bound, the
+ * tracepoint payloads' text is not known before it is read). */
+static int text_bound(struct pv *p, uint64_t *bound)
 {
-	uint64_t size;
+	struct pfc_session *s = p->s;
+	uint64_t b = 0, fb;
 	size_t i;
 	int ret;
 
-	for (i = 0; i < p->s->nr_stream; i++) {
-		const struct pfc_srec *r = &p->s->stream[i];
-		const struct pfc_stack *st = &p->s->stacks.stacks[r->stack];
-		if (!(r->flags & PFC_S_HAS_TIME))
-			p->nr_no_time++;
-		if (st->pid < 0 || st->tid < 0)
-			p->nr_no_tid++;
+	*bound = 0;
+	if (p->tp.f)
+		return 0;
+	for (i = 0; i < s->nr_stream_per_stack && i < s->stacks.nr_stacks; i++) {
+		const struct pfc_stack *st = &s->stacks.stacks[i];
+		uint64_t n = s->stream_per_stack[i];
+		if (!n)
+			continue;
+		if ((ret = stack_bytes(p, (uint32_t)i, &fb)) < 0)
+			return ret;
+		b += n * (fb + 1 + HDR_FIXED + pfc_intern_len(&s->strings, st->comm) +
+			  strlen(pfc_session_evsel_name(s, st->evsel)));
 	}
-	if ((ret = emit_text(p, &size)) < 0 || (ret = entry_open(p, "perf.data.txt", 0, size)) < 0 ||
-	    (ret = emit_text(p, NULL)) < 0)
+	*bound = b;
+	return 0;
+}
+
+static int add_text(struct pv *p)
+{
+	struct dfl d;
+	zip_fileinfo zi;
+	char full[4096];
+	uint64_t size = 0, bound;
+	int ret, counted = 0;
+
+	/* the size decides zip64: counted exactly only when a bound does not settle it */
+	if ((ret = text_bound(p, &bound)) < 0)
 		return ret;
-	return entry_close(p);
+	if (!bound || bound >= PFC_ZIP64_FROM) {
+		if ((ret = emit_text(p, &size, NULL)) < 0)
+			return ret;
+		counted = 1;
+		p->nr_written = p->nr_with_cpu = p->nr_no_time = p->nr_no_tid = 0;
+	}
+	memset(&zi, 0, sizeof(zi));
+	zi.tmz_date = p->when;
+	zi.external_fa = (uLong)(0100644) << 16;
+	if (snprintf(full, sizeof(full), "%sperf.data.txt", p->dir) >= (int)sizeof(full))
+		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': entry name too long", p->outname);
+	errno = 0;
+	/* raw: the deflate stream is made here; level 1 marks the entry as fast-compressed */
+	if (zipOpenNewFileInZip4_64(p->zf, full, &zi, NULL, 0, NULL, 0, NULL, Z_DEFLATED, 1, 1, -MAX_WBITS,
+				    DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0, ZIP_VERSION_MADE_BY, 0,
+				    counted && size >= PFC_ZIP64_FROM) != ZIP_OK)
+		return write_fail(p, full);
+	if (dfl_start(&d) < 0) {
+		dfl_stop(&d);
+		return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+	}
+	ret = emit_text(p, NULL, &d);
+	if (ret == 0 && counted && d.total_in != size)
+		ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt: %llu bytes written, %llu counted",
+				     (unsigned long long)d.total_in, (unsigned long long)size);
+	errno = 0;
+	if (ret == 0 && zipCloseFileInZipRaw64(p->zf, (ZPOS64_T)d.total_in, d.crc) != ZIP_OK)
+		ret = write_fail(p, "an entry");
+	dfl_stop(&d);
+	return ret;
 }
 
 /* Copy a file from disk into an entry.  Returns 1 when the file cannot be read (the
@@ -527,12 +928,9 @@ static void build_log(struct pv *p, int have_perf_data)
 	const struct pfc_opts *so = s->opts;
 	const struct pfc_machine *m = &s->machine;
 	struct pfc_sb *L = &p->log;
-	uint64_t with_cpu = 0;
+	uint64_t with_cpu = p->nr_with_cpu, written = p->nr_written;
 	size_t i;
 
-	for (i = 0; i < s->nr_stream; i++)
-		if (s->stream[i].cpu != UINT32_MAX)
-			with_cpu++;
 	pfc_sb_addf(L, "perfconv %s: PerfView trace from a perf.data recording\n", p->o->version ? p->o->version : "");
 	if (p->o->command_line)
 		pfc_sb_addf(L, "Command line: %s\n", p->o->command_line);
@@ -544,13 +942,14 @@ static void build_log(struct pv *p, int have_perf_data)
 	for (i = 0; i < s->rd.nr_evsels; i++)
 		pfc_sb_addf(L, "Event: %s: %llu samples\n", pfc_session_evsel_name(s, i),
 			    (unsigned long long)s->rd.evsels[i]->nr_samples);
-	pfc_sb_addf(L, "Samples: %llu read, %zu written to perf.data.txt (%zu unique stacks, %zu unique frames)\n",
-		    (unsigned long long)s->st.nr_samples, s->nr_stream, s->stacks.nr_stacks, s->stacks.nr_frames);
+	pfc_sb_addf(L, "Samples: %llu read, %llu written to perf.data.txt (%zu unique stacks, %zu unique frames)\n",
+		    (unsigned long long)s->st.nr_samples, (unsigned long long)written, s->stacks.nr_stacks,
+		    s->stacks.nr_frames);
 	pfc_sb_addf(L, "Fields: comm,pid,tid,%stime,period,event,ip,sym,dso,trace\n", with_cpu ? "cpu," : "");
-	if (s->nr_stream && with_cpu < s->nr_stream)
-		pfc_sb_addf(L, "Warning: %llu of %zu samples have no cpu field: PerfView will weight those samples "
+	if (written && with_cpu < written)
+		pfc_sb_addf(L, "Warning: %llu of %llu samples have no cpu field: PerfView will weight those samples "
 			       "globally (by the gap to the previous sample of any CPU), not per CPU\n",
-			    (unsigned long long)(s->nr_stream - with_cpu), s->nr_stream);
+			    (unsigned long long)(written - with_cpu), (unsigned long long)written);
 	if (p->nr_no_time)
 		pfc_sb_addf(L, "Warning: %llu samples have no time stamp (recorded without time): they are written "
 			       "with time 0.000000, and PerfView cannot weight them\n",
@@ -699,7 +1098,10 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		return PFC_FAIL_NOOFF(err, WRITE, "cannot create a temporary file: %s", strerror(errno));
 	p.dir = trace_name(o, s->opts->input);
 	p.line_of = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_of));
-	if (!p.dir || !p.line_of || pfc_intern_init(&p.lines) < 0) {
+	p.line_str = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_str));
+	p.line_len = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_len));
+	p.stack_len = calloc(s->stacks.nr_stacks + 1, sizeof(*p.stack_len));
+	if (!p.dir || !p.line_of || !p.line_str || !p.line_len || !p.stack_len || pfc_intern_init(&p.lines) < 0) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "trace.zip");
 		goto out;
 	}
@@ -739,6 +1141,9 @@ out:
 	free(p.side);
 	free(p.dir);
 	free(p.line_of);
+	free(p.line_str);
+	free(p.line_len);
+	free(p.stack_len);
 	if (p.lines.strs)
 		pfc_intern_exit(&p.lines);
 	pfc_sb_free(&p.buf);

@@ -63,7 +63,10 @@ static void render_child(struct render *rc, FILE *f)
 	struct trace_seq seq;
 	struct pfc_tracebuf tb = { 0 };
 	struct tep_event **evs;
+	struct pfc_stream_cur cur;
+	struct pfc_srec rec;
 	size_t i;
+	int got;
 
 	memset(&err, 0, sizeof(err));
 	/* the parent checked the framing: only memory can fail here */
@@ -80,8 +83,10 @@ static void render_child(struct render *rc, FILE *f)
 	for (i = 0; i < s->rd.nr_evsels; i++)
 		evs[i] = pfc_tracedata_event(tep, s->rd.evsels[i]->attr.config);
 	trace_seq_init(&seq);
-	for (i = 0; i < s->nr_stream; i++) {
-		const struct pfc_srec *r = &s->stream[i];
+	if (pfc_stream_open(&cur, &s->stream) < 0)
+		_exit(4);
+	while ((got = pfc_stream_next(&cur, &rec)) > 0) {
+		const struct pfc_srec *r = &rec;
 		struct tep_event *ev;
 		uint32_t n = 0;
 
@@ -90,74 +95,48 @@ static void render_child(struct render *rc, FILE *f)
 		ev = evs[s->stacks.stacks[r->stack].evsel];
 		trace_seq_reset(&seq);
 		if (ev) {
-			if (pfc_tracedata_print(ev, r->cpu == UINT32_MAX ? -1 : (int)r->cpu, s->raw_data + r->raw_off,
-						r->raw_len, &seq, &tb) < 0 || seq.state != TRACE_SEQ__GOOD)
+			if (pfc_tracedata_print(ev, r->cpu == UINT32_MAX ? -1 : (int)r->cpu, r->raw, r->raw_len, &seq,
+						&tb) < 0 || seq.state != TRACE_SEQ__GOOD)
 				_exit(4);
 			n = seq.len;
 		}
 		if (fwrite(&n, sizeof(n), 1, f) != 1 || (n && fwrite(seq.buffer, 1, n, f) != n))
 			_exit(5);
 	}
+	if (got < 0)
+		_exit(5);
 	if (fflush(f) != 0)
 		_exit(5);
 	_exit(0);
-}
-
-/* Read the child's "u32 length, text" records back into out. */
-static int read_back(struct render *rc, FILE *f, struct pfc_tptext *out, const char **why, struct pfc_error *err)
-{
-	struct pfc_session *s = rc->s;
-	size_t i, pos = 0;
-	long size;
-
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-		*why = "cannot read back the rendered payloads";
-		return 0;
-	}
-	out->text = malloc((size_t)size + 1);
-	out->off = calloc(s->nr_stream + 1, sizeof(*out->off));
-	out->len = calloc(s->nr_stream + 1, sizeof(*out->len));
-	if (!out->text || !out->off || !out->len) {
-		pfc_tptext_free(out);
-		return PFC_FAIL_NOOFF(err, NOMEM, "tracepoint payloads");
-	}
-	if (size && fread(out->text, 1, (size_t)size, f) != (size_t)size) {
-		pfc_tptext_free(out);
-		*why = "cannot read back the rendered payloads";
-		return 0;
-	}
-	for (i = 0; i < s->nr_stream; i++) {
-		uint32_t n;
-
-		if (!wanted(rc, &s->stream[i]))
-			continue;
-		if ((size_t)size - pos < sizeof(n))
-			break;
-		memcpy(&n, out->text + pos, sizeof(n));
-		pos += sizeof(n);
-		if ((size_t)size - pos < n)
-			break;
-		out->off[i] = pos;
-		out->len[i] = n;
-		pos += n;
-	}
-	return 0;
 }
 
 int pfc_tptext_render(struct pfc_session *s, int (*wants)(void *arg, const struct pfc_srec *r), void *arg,
 		      struct pfc_tptext *out, const char **why, struct pfc_error *err)
 {
 	struct render rc = { .s = s, .wants = wants, .arg = arg };
-	size_t i, nr = 0;
+	struct pfc_stream_cur cur;
+	struct pfc_srec rec;
+	uint64_t nr = 0;
 	FILE *f;
 	pid_t pid;
-	int status, ret;
+	int status, ret, got;
 
 	memset(out, 0, sizeof(*out));
 	*why = NULL;
-	for (i = 0; i < s->nr_stream; i++)
-		if (wanted(&rc, &s->stream[i]))
-			nr++;
+	out->s = s;
+	out->wants = wants;
+	out->arg = arg;
+	/* only whether there is any */
+	if (pfc_stream_open(&cur, &s->stream) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "tracepoint payloads");
+	while ((got = pfc_stream_next(&cur, &rec)) > 0)
+		if (wanted(&rc, &rec)) {
+			nr = s->stream.nr;
+			break;
+		}
+	pfc_stream_close(&cur);
+	if (got < 0)
+		return PFC_FAIL_NOOFF(err, IO, "cannot read the sample stream back");
 	if (!nr)
 		return 0;
 	if (!s->rd.tracing_data.data || !s->rd.tracing_data.size) {
@@ -197,15 +176,58 @@ int pfc_tptext_render(struct pfc_session *s, int (*wants)(void *arg, const struc
 		       : "the recording's tracepoint formats made libtraceevent fail";
 		return 0;
 	}
-	ret = read_back(&rc, f, out, why, err);
-	fclose(f);
-	return ret;
+	if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0) {
+		fclose(f);
+		*why = "cannot read back the rendered payloads";
+		return 0;
+	}
+	out->f = f;
+	return 0;
+}
+
+int pfc_tptext_rewind(struct pfc_tptext *t)
+{
+	if (t->f && fseek(t->f, 0, SEEK_SET) != 0) {
+		fclose(t->f);
+		t->f = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int pfc_tptext_next(struct pfc_tptext *t, const struct pfc_srec *r, const char **text, uint32_t *len)
+{
+	struct render rc = { .s = t->s, .wants = t->wants, .arg = t->arg };
+	uint32_t n;
+
+	*text = NULL;
+	*len = 0;
+	if (!t->f || !wanted(&rc, r))
+		return 0;
+	if (fread(&n, sizeof(n), 1, t->f) != 1)
+		goto lost;
+	if (n > t->cap) {
+		char *b = realloc(t->text, n);
+		if (!b)
+			goto lost;
+		t->text = b;
+		t->cap = n;
+	}
+	if (n && fread(t->text, 1, n, t->f) != n)
+		goto lost;
+	*text = t->text;
+	*len = n;
+	return 0;
+lost:
+	fclose(t->f);
+	t->f = NULL;
+	return -1;
 }
 
 void pfc_tptext_free(struct pfc_tptext *t)
 {
+	if (t->f)
+		fclose(t->f);
 	free(t->text);
-	free(t->off);
-	free(t->len);
 	memset(t, 0, sizeof(*t));
 }

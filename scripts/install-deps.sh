@@ -28,8 +28,8 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libj
 # tests/debuginfod.sh serves a debug file with Debian's debuginfod server on 127.0.0.1 (curl asks
 # it when its scan is done).
 test_pkgs=(python3 mandoc chromium unzip golang-go protobuf-compiler debuginfod curl)
-# bench/bench.sh records with perf.
-bench_pkgs=(linux-perf)
+# bench/bench.sh records with perf, and zips perf script's text as perfcollect does.
+bench_pkgs=(linux-perf zip)
 # make fuzz builds the fuzz/ targets with clang's libFuzzer (-fsanitize=fuzzer), which Debian ships
 # apart from the compiler.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)

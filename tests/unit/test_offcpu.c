@@ -100,6 +100,8 @@ static void test_fixture(const char *dir)
 	struct pfc_session s;
 	struct pfc_error err;
 	struct found fd;
+	struct pfc_stream_cur cur;
+	struct pfc_srec rec;
 	struct pfc_switch_fmt sw;
 	const char *why = NULL;
 
@@ -148,11 +150,16 @@ static void test_fixture(const char *dir)
 	check(pfc_offcpu_switch_fmt(&fd.f, &sw, &why) == 0, "read the fixture's sched_switch format: %s", why);
 	check(sw.state_mask == 0xff && sw.preempt_bit == 0x100 && sw.nr_states == 8, "mask %#llx, preempt %#llx, %u states",
 	      (unsigned long long)sw.state_mask, (unsigned long long)sw.preempt_bit, sw.nr_states);
-	for (i = 0; i < s.nr_stream; i++) {
-		const struct pfc_srec *r = &s.stream[i];
+	if (pfc_stream_open(&cur, &s.stream) < 0) {
+		check(0, "cannot read the sample stream");
+		pfc_session_close(&s);
+		return;
+	}
+	for (i = 0; pfc_stream_next(&cur, &rec) > 0; i++) {
+		const struct pfc_srec *r = &rec;
 		const struct pfc_evsel *ev = s.rd.evsels[s.stacks.stacks[r->stack].evsel];
 		uint64_t state, next;
-		const uint8_t *raw = s.raw_data + r->raw_off;
+		const uint8_t *raw = r->raw;
 		char got[8];
 		if (ev->attr.type != PERF_TYPE_TRACEPOINT || ev->attr.config != sw.id)
 			continue;
@@ -172,6 +179,7 @@ static void test_fixture(const char *dir)
 		}
 		nsw++;
 	}
+	pfc_stream_close(&cur);
 	check(nsw == nwant, "%zu sched_switch samples, perf printed %zu", nsw, nwant);
 	pfc_tpformat_free(&fd.f);
 	pfc_session_close(&s);

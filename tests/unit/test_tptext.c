@@ -24,12 +24,41 @@ static const char want[] = "prev_comm=sleeper prev_pid=14877 prev_prio=120 prev_
 
 static unsigned long runs, rendered, refused;
 
-/* wants: every other sample of the stream */
+/* wants: every other sample of the stream (counted from the last reset of odd_calls) */
+static unsigned long odd_calls;
+
 static int odd_only(void *arg, const struct pfc_srec *r)
 {
-	const struct pfc_session *s = arg;
+	(void)arg;
+	(void)r;
+	return odd_calls++ % 2 == 1;
+}
 
-	return (size_t)(r - s->stream) % 2 == 1;
+/* Read the rendered payloads back in stream order: how many samples have one; `odd` counts
+ * instead the samples whose having one is not their being odd; *first gets the first. */
+static size_t read_payloads(struct pfc_session *s, struct pfc_tptext *t, int odd, char *first, size_t first_len)
+{
+	struct pfc_stream_cur cur;
+	struct pfc_srec r;
+	size_t k = 0, nr = 0;
+
+	if (first)
+		first[0] = 0;
+	if (pfc_stream_open(&cur, &s->stream) < 0)
+		return 0;
+	while (pfc_stream_next(&cur, &r) > 0) {
+		const char *text;
+		uint32_t len;
+		pfc_tptext_next(t, &r, &text, &len);
+		if (k == 0 && first && len < first_len) {
+			memcpy(first, text, len);
+			first[len] = 0;
+		}
+		nr += odd ? (len != 0) != (k % 2 == 1) : len != 0;
+		k++;
+	}
+	pfc_stream_close(&cur);
+	return nr;
 }
 
 static int none(void *arg, const struct pfc_srec *r)
@@ -56,8 +85,8 @@ static void damaged(struct pfc_session *s, const uint8_t *data, uint64_t n, cons
 	s->rd.tracing_data.size = n;
 	ret = pfc_tptext_render(s, NULL, NULL, &t, &why, &err);
 	s->rd.tracing_data = keep;
-	for (i = 0; t.len && i < s->nr_stream; i++)
-		nr += t.len[i] != 0;
+	nr = read_payloads(s, &t, 0, NULL, 0);
+	(void)i;
 	pfc_tptext_free(&t);
 	runs++;
 	check(ret == 0 || (why && err.code != PFC_ERR_NOMEM), "%s at %llu: render failed (%d) with no reason", how,
@@ -89,6 +118,9 @@ int main(int argc, char **argv)
 	struct pfc_tptext tt;
 	const char *why;
 	const struct pfc_srec *r;
+	struct pfc_srec rec;
+	struct pfc_stream_cur cur;
+	char first[512];
 	const struct pfc_evsel *evsel;
 	uint8_t *copy;
 	uint64_t size, n, step;
@@ -105,11 +137,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test_tptext: cannot read '%s': %s %s\n", in, pfc_strerror(err.code), err.detail);
 		return 1;
 	}
-	if (!s.nr_stream || !s.rd.tracing_data.size) {
+	if (!s.stream.nr || !s.rd.tracing_data.size || pfc_stream_open(&cur, &s.stream) < 0 ||
+	    pfc_stream_next(&cur, &rec) <= 0) {
 		fprintf(stderr, "test_tptext: '%s' has no samples or no tracing data\n", in);
 		return 1;
 	}
-	r = &s.stream[0];
+	r = &rec;
 	evsel = s.rd.evsels[s.stacks.stacks[r->stack].evsel];
 
 	/* in process */
@@ -122,13 +155,13 @@ int main(int argc, char **argv)
 	ev = pfc_tracedata_event(tep, evsel->attr.config);
 	check(ev != NULL, "no format for the sample's event id %llu", (unsigned long long)evsel->attr.config);
 	if (ev) {
-		ret = pfc_tracedata_print(ev, (int)r->cpu, s.raw_data + r->raw_off, r->raw_len, &seq, &tb);
+		ret = pfc_tracedata_print(ev, (int)r->cpu, r->raw, r->raw_len, &seq, &tb);
 		trace_seq_terminate(&seq);
 		check(ret == 0 && seq.buffer && !strcmp(seq.buffer, want), "payload rendered as '%s' (%d), perf printed '%s'",
 		      seq.buffer ? seq.buffer : "", ret, want);
 		for (n = 0; n <= r->raw_len; n++) {	/* payloads cut short */
 			trace_seq_reset(&seq);
-			check(pfc_tracedata_print(ev, 0, s.raw_data + r->raw_off, (uint32_t)n, &seq, &tb) == 0,
+			check(pfc_tracedata_print(ev, 0, r->raw, (uint32_t)n, &seq, &tb) == 0,
 			      "payload cut at %llu", (unsigned long long)n);
 		}
 	}
@@ -138,26 +171,28 @@ int main(int argc, char **argv)
 	pfc_tracebuf_free(&tb);
 	pfc_tracedata_free(tep);
 
-	/* through the child: every sample of the stream */
+	pfc_stream_close(&cur);
+
+	/* through the child: every sample of the stream, twice (rewound) */
 	memset(&err, 0, sizeof(err));
 	ret = pfc_tptext_render(&s, NULL, NULL, &tt, &why, &err);
-	check(ret == 0 && !why && tt.len && tt.len[0] == strlen(want) && !memcmp(tt.text + tt.off[0], want, tt.len[0]),
-	      "the child did not render the first payload (%d, %s)", ret, why ? why : "");
-	for (k = 0; ret == 0 && tt.len && k < s.nr_stream; k++)
-		if (!tt.len[k]) {
-			check(0, "sample %zu has no payload", k);
-			break;
-		}
+	nr = read_payloads(&s, &tt, 0, first, sizeof(first));
+	check(ret == 0 && !why && !strcmp(first, want), "the child did not render the first payload (%d, %s): '%s'",
+	      ret, why ? why : "", first);
+	check(nr == s.stream.nr, "%zu of %llu samples have a payload", nr, (unsigned long long)s.stream.nr);
+	check(pfc_tptext_rewind(&tt) == 0 && read_payloads(&s, &tt, 0, NULL, 0) == nr, "read again after a rewind");
 	pfc_tptext_free(&tt);
 
 	/* only the samples the writer wants */
+	odd_calls = 0;
 	ret = pfc_tptext_render(&s, odd_only, &s, &tt, &why, &err);
-	for (k = nr = 0; ret == 0 && tt.len && k < s.nr_stream; k++)
-		nr += (tt.len[k] != 0) != (k % 2 == 1);
-	check(ret == 0 && !why && tt.len && !nr, "odd samples only: %d, %zu wrong", ret, nr);
+	odd_calls = 0;
+	nr = read_payloads(&s, &tt, 1, NULL, 0);
+	check(ret == 0 && !why && tt.f && !nr, "odd samples only: %d, %zu wrong", ret, nr);
 	pfc_tptext_free(&tt);
 	ret = pfc_tptext_render(&s, none, NULL, &tt, &why, &err);
-	check(ret == 0 && !why && !tt.len && !tt.text, "no sample wanted: nothing rendered, nothing said");
+	check(ret == 0 && !why && !tt.f && read_payloads(&s, &tt, 0, NULL, 0) == 0,
+	      "no sample wanted: nothing rendered, nothing said");
 	pfc_tptext_free(&tt);
 
 	/* no tracing data: a reason, no error */
@@ -167,7 +202,7 @@ int main(int argc, char **argv)
 		s.rd.tracing_data.size = 0;
 		ret = pfc_tptext_render(&s, NULL, NULL, &tt, &why, &err);
 		s.rd.tracing_data = keep;
-		check(ret == 0 && why && !tt.len, "no tracing data: %d, %s", ret, why ? why : "no reason");
+		check(ret == 0 && why && !tt.f, "no tracing data: %d, %s", ret, why ? why : "no reason");
 		pfc_tptext_free(&tt);
 	}
 
