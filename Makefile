@@ -17,7 +17,7 @@ INSTALL ?= install
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libelf libdw libzstd zlib json-c minizip libtraceevent liblzma libprotobuf-c libdebuginfod
+PKGS := libelf libdw libzstd zlib libdeflate json-c minizip libtraceevent liblzma libprotobuf-c libdebuginfod
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -708,11 +708,17 @@ static uint64_t mixh(uint64_t h, uint64_t v)
 	return h ^ (h >> 29);
 }
 
-/* Two independent 64-bit hashes of the registers and the stack bytes: the cache key. */
+/*
+ * Two independent 64-bit hashes of the registers and the stack bytes: the cache key.
+ * Every byte of every copy passes through here (the recording's bulk), so the stack
+ * words go round four independent lanes per hash: one chain would wait on each multiply.
+ */
 static void stack_hash2(const struct pfc_sample *smp, uint64_t *h1, uint64_t *h2)
 {
 	uint64_t a = 0x243f6a8885a308d3ULL ^ smp->regs_user_mask, b = 0x13198a2e03707344ULL ^ smp->stack_user_dyn_size;
-	size_t i, nr = (size_t)__builtin_popcountll(smp->regs_user_mask) * 8, ns = smp->stack_user_dyn_size;
+	uint64_t la[4] = { 0x452821e638d01377ULL, 0xbe5466cf34e90c6cULL, 0xc0ac29b7c97c50ddULL, 0x3f84d5b5b5470917ULL };
+	uint64_t lb[4] = { 0x9216d5d98979fb1bULL, 0xd1310ba698dfb5acULL, 0x2ffd72dbd01adfb7ULL, 0xb8e1afed6a267e96ULL };
+	size_t i, k, nr = (size_t)__builtin_popcountll(smp->regs_user_mask) * 8, ns = smp->stack_user_dyn_size;
 	uint64_t w;
 
 	for (i = 0; i + 8 <= nr; i += 8) {
@@ -720,7 +726,18 @@ static void stack_hash2(const struct pfc_sample *smp, uint64_t *h1, uint64_t *h2
 		a = mixh(a, w);
 		b = mixh(b + i, w ^ 0xa5a5a5a5a5a5a5a5ULL);
 	}
-	for (i = 0; i + 8 <= ns; i += 8) {
+	for (i = 0; i + 32 <= ns; i += 32) {
+		for (k = 0; k < 4; k++) {
+			memcpy(&w, smp->stack_user + i + k * 8, 8);
+			la[k] = mixh(la[k], w);
+			lb[k] = (lb[k] ^ w) * 0xff51afd7ed558ccdULL + (lb[k] >> 31);
+		}
+	}
+	for (k = 0; k < 4; k++) {
+		a = mixh(a, la[k]);
+		b = mixh(b, lb[k] ^ 0x5bd1e9955bd1e995ULL);
+	}
+	for (; i + 8 <= ns; i += 8) {
 		memcpy(&w, smp->stack_user + i, 8);
 		a = mixh(a, w);
 		b = (b ^ w) * 0xff51afd7ed558ccdULL + (b >> 31);
