@@ -934,6 +934,9 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 	return 0;
 }
 
+#define UC_WINDOW 2048
+#define UC_OFF (64 * 1024)
+
 /*
  * perf's thread__resolve_callchain_unwind: the user stack of a sample recorded with
  * REGS_USER and STACK_USER, unwound and appended after the kernel part.  A stack seen
@@ -958,9 +961,32 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 	if (!(smp->flags & PFC_S_HAS_REGS_USER) || !(smp->flags & PFC_S_HAS_STACK_USER) ||
 	    !smp->stack_user_dyn_size)
 		return 0;
-	stack_hash2(smp, &h1, &h2);
-	h2 ^= (uint64_t)in.beyond_perf;
-	e = uc_slot(s, h1, h2, th->maps);
+	/*
+	 * The key reads every byte of the copy, the unwinder only the frames it walks: about
+	 * as much work as unwinding and naming the stack again.  So the cache pays only where
+	 * stacks repeat (a thread waiting, a tight loop): each window of UC_WINDOW lookups
+	 * with fewer than a quarter of hits turns it off for the next UC_OFF stacks.  The
+	 * output is the same either way.
+	 */
+	if (!s->uc_window) {
+		const char *w = getenv("PERFCONV_UC_WINDOW");
+		s->uc_window = w && atoi(w) > 0 ? (uint32_t)atoi(w) : UC_WINDOW;
+	}
+	if (s->uc_off) {
+		s->uc_off--;
+		e = NULL;
+		h1 = h2 = 0;
+	} else {
+		stack_hash2(smp, &h1, &h2);
+		h2 ^= (uint64_t)in.beyond_perf;
+		e = uc_slot(s, h1, h2, th->maps);
+		s->uc_hit += e && e->used;
+		if (++s->uc_probed == s->uc_window) {
+			if (s->uc_hit < s->uc_window / 4)
+				s->uc_off = s->uc_window * (UC_OFF / UC_WINDOW);
+			s->uc_probed = s->uc_hit = 0;
+		}
+	}
 	if (e && e->used) {
 		s->st.nr_dwarf_cache_hits++;
 		s->st.nr_dwarf_unwound++;
@@ -997,7 +1023,7 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 			return ret;
 	}
 	s->cur_timed |= timed;
-	if (!s->cur_timed && uc_insert(s, h1, h2, th->maps, s->fbuf + n0, *n - n0) < 0)
+	if (!s->cur_timed && !s->uc_off && uc_insert(s, h1, h2, th->maps, s->fbuf + n0, *n - n0) < 0)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "unwind cache");
 	return 0;
 }
