@@ -139,11 +139,24 @@ done
 # reading the recording alone, the floor of any converter, bounds the ratio any of them can reach.
 DWARF_MB=${BENCH_DWARF_MB:-100}
 DWARF_RUNS=${BENCH_DWARF_RUNS:-3}
-# best NAME OUT CMD...: append "WALL CPU RSS" of one more run of CMD to $WORK/best.NAME
+# best NAME OUT CMD...: append "WALL CPU RSS_KB" of one more run of CMD to $WORK/best.NAME.  The
+# times and peak RSS are CMD's own, from wait4: RUSAGE_CHILDREN would also count whatever the
+# python3 launcher ran before the interpreter (a pyenv shim costs half a second of CPU).
 best() {
 	local name=$1 out=$2
 	shift 2
-	measure "$out" "$@" >>"$WORK/best.$name"
+	python3 - "$out" "$@" >>"$WORK/best.$name" <<'EOF2'
+import os, subprocess, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+t = time.monotonic()
+with open(out, "wb") as f:
+    p = subprocess.Popen(cmd, stdout=f)
+    _, status, ru = os.wait4(p.pid, 0)
+wall = time.monotonic() - t
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit("bench: %s exited with status %d" % (" ".join(cmd), os.waitstatus_to_exitcode(status)))
+print("%.3f %.3f %d" % (wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
+EOF2
 }
 # best_row NAME: the best wall, best CPU and largest RSS of the runs of NAME
 best_row() {
