@@ -17,9 +17,10 @@ INSTALL ?= install
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libelf libdw libzstd zlib json-c minizip libtraceevent liblzma libprotobuf-c libdebuginfod
+PKGS := libelf libdw libzstd zlib libdeflate json-c minizip libtraceevent liblzma libprotobuf-c libdebuginfod
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libdebuginfod: its header only; debuginfod.c loads it when servers are named
+PKG_LIBS := $(shell pkg-config --libs $(filter-out libdebuginfod,$(PKGS)) 2>/dev/null)
 
 ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS)

@@ -721,11 +721,17 @@ static uint64_t mixh(uint64_t h, uint64_t v)
 	return h ^ (h >> 29);
 }
 
-/* Two independent 64-bit hashes of the registers and the stack bytes: the cache key. */
+/*
+ * Two independent 64-bit hashes of the registers and the stack bytes: the cache key.
+ * Every byte of every copy passes through here (the recording's bulk), so the stack
+ * words go round four independent lanes per hash: one chain would wait on each multiply.
+ */
 static void stack_hash2(const struct pfc_sample *smp, uint64_t *h1, uint64_t *h2)
 {
 	uint64_t a = 0x243f6a8885a308d3ULL ^ smp->regs_user_mask, b = 0x13198a2e03707344ULL ^ smp->stack_user_dyn_size;
-	size_t i, nr = (size_t)__builtin_popcountll(smp->regs_user_mask) * 8, ns = smp->stack_user_dyn_size;
+	uint64_t la[4] = { 0x452821e638d01377ULL, 0xbe5466cf34e90c6cULL, 0xc0ac29b7c97c50ddULL, 0x3f84d5b5b5470917ULL };
+	uint64_t lb[4] = { 0x9216d5d98979fb1bULL, 0xd1310ba698dfb5acULL, 0x2ffd72dbd01adfb7ULL, 0xb8e1afed6a267e96ULL };
+	size_t i, k, nr = (size_t)__builtin_popcountll(smp->regs_user_mask) * 8, ns = smp->stack_user_dyn_size;
 	uint64_t w;
 
 	for (i = 0; i + 8 <= nr; i += 8) {
@@ -733,7 +739,18 @@ static void stack_hash2(const struct pfc_sample *smp, uint64_t *h1, uint64_t *h2
 		a = mixh(a, w);
 		b = mixh(b + i, w ^ 0xa5a5a5a5a5a5a5a5ULL);
 	}
-	for (i = 0; i + 8 <= ns; i += 8) {
+	for (i = 0; i + 32 <= ns; i += 32) {
+		for (k = 0; k < 4; k++) {
+			memcpy(&w, smp->stack_user + i + k * 8, 8);
+			la[k] = mixh(la[k], w);
+			lb[k] = (lb[k] ^ w) * 0xff51afd7ed558ccdULL + (lb[k] >> 31);
+		}
+	}
+	for (k = 0; k < 4; k++) {
+		a = mixh(a, la[k]);
+		b = mixh(b, lb[k] ^ 0x5bd1e9955bd1e995ULL);
+	}
+	for (; i + 8 <= ns; i += 8) {
 		memcpy(&w, smp->stack_user + i, 8);
 		a = mixh(a, w);
 		b = (b ^ w) * 0xff51afd7ed558ccdULL + (b >> 31);
@@ -930,6 +947,9 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 	return 0;
 }
 
+#define UC_WINDOW 2048
+#define UC_OFF (64 * 1024)
+
 /*
  * perf's thread__resolve_callchain_unwind: the user stack of a sample recorded with
  * REGS_USER and STACK_USER, unwound and appended after the kernel part.  A stack seen
@@ -954,9 +974,32 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 	if (!(smp->flags & PFC_S_HAS_REGS_USER) || !(smp->flags & PFC_S_HAS_STACK_USER) ||
 	    !smp->stack_user_dyn_size)
 		return 0;
-	stack_hash2(smp, &h1, &h2);
-	h2 ^= (uint64_t)in.beyond_perf;
-	e = uc_slot(s, h1, h2, th->maps);
+	/*
+	 * The key reads every byte of the copy, the unwinder only the frames it walks: about
+	 * as much work as unwinding and naming the stack again.  So the cache pays only where
+	 * stacks repeat (a thread waiting, a tight loop): each window of UC_WINDOW lookups
+	 * with fewer than a quarter of hits turns it off for the next UC_OFF stacks.  The
+	 * output is the same either way.
+	 */
+	if (!s->uc_window) {
+		const char *w = getenv("PERFCONV_UC_WINDOW");
+		s->uc_window = w && atoi(w) > 0 ? (uint32_t)atoi(w) : UC_WINDOW;
+	}
+	if (s->uc_off) {
+		s->uc_off--;
+		e = NULL;
+		h1 = h2 = 0;
+	} else {
+		stack_hash2(smp, &h1, &h2);
+		h2 ^= (uint64_t)in.beyond_perf;
+		e = uc_slot(s, h1, h2, th->maps);
+		s->uc_hit += e && e->used;
+		if (++s->uc_probed == s->uc_window) {
+			if (s->uc_hit < s->uc_window / 4)
+				s->uc_off = s->uc_window * (UC_OFF / UC_WINDOW);
+			s->uc_probed = s->uc_hit = 0;
+		}
+	}
 	if (e && e->used) {
 		s->st.nr_dwarf_cache_hits++;
 		s->st.nr_dwarf_unwound++;
@@ -993,7 +1036,7 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 			return ret;
 	}
 	s->cur_timed |= timed;
-	if (!s->cur_timed && uc_insert(s, h1, h2, th->maps, s->fbuf + n0, *n - n0) < 0)
+	if (!s->cur_timed && !s->uc_off && uc_insert(s, h1, h2, th->maps, s->fbuf + n0, *n - n0) < 0)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "unwind cache");
 	return 0;
 }

@@ -115,6 +115,9 @@ struct pfc_session {
 	size_t nr_inl_names, cap_inl_names;
 	struct pfc_uc_ent *uc;
 	size_t uc_cap, uc_count;
+	uint32_t uc_probed, uc_hit;   /* lookups and hits in the current window of the stack cache */
+	uint32_t uc_off;              /* stacks left to unwind without it (it did not pay) */
+	uint32_t uc_window;           /* lookups per window (PERFCONV_UC_WINDOW: tests use small ones) */
 	uint32_t *uc_frames;
 	size_t nr_uc_frames, cap_uc_frames;
 	uint64_t *uips;

@@ -225,6 +225,33 @@ for dir in "$FIX"/*/; do
 		fi
 	fi
 
+	# Distribution debug files have compressed sections (libc6-dbg's: zlib); perfconv inflates
+	# them itself for the inline lookups.  dwarf-cpp's library names its inlined functions from
+	# its debug file: compressed (objcopy), the stacks must be the same as perf's.
+	if [ "$fx" = dwarf-cpp ] && selected "$fx/compressed-debug" && command -v objcopy >/dev/null; then
+		zroot=$TMP/symfs-zdebug
+		rm -rf "$zroot"
+		cp -Rs "$(cd "$ROOT" && pwd)" "$zroot"
+		zdbg=$(cd "$zroot" && ls usr/lib/debug/.build-id/c9/*.debug)
+		rm -f "$zroot/$zdbg"
+		if objcopy --compress-debug-sections=zlib "$ROOT/$zdbg" "$zroot/$zdbg" &&
+			readelf -SW "$zroot/$zdbg" | grep -q '\.debug_info .* C '; then
+			golden "$fx/compressed-debug" "$exp/folded.txt" "" -i "$in" --symfs "$zroot" --kallsyms "$ROOT/kallsyms"
+		else
+			fail "$fx/compressed-debug" "objcopy could not compress $zdbg" /dev/null
+		fi
+		rm -rf "$zroot"
+	fi
+
+	# The unwound-stack cache turns itself off where it does not pay (few repeated stacks) and
+	# back on to look again: windows of 4 lookups (off for 128 stacks) cross both ways several
+	# times in these files, and the stacks must be the same as perf's.
+	if [ "${fx#dwarf-}" != "$fx" ]; then
+		export PERFCONV_UC_WINDOW=4
+		golden "$fx/unwind-cache-windows" "$exp/folded.txt" "" "${args[@]}"
+		unset PERFCONV_UC_WINDOW
+	fi
+
 	# A file is read on one thread and processed on another; on one thread (PERFCONV_PIPELINE=0)
 	# every output must be the same: the stacks with all their detail, and the time-ordered stream.
 	if selected "$fx/one-thread"; then

@@ -3,8 +3,11 @@
  * timeout per file (the progress callback ends a transfer that takes longer, and
  * DEBUGINFOD_TIMEOUT bounds the connection when the user did not set it); a server that
  * is down or too slow turns the client off after one warning, so it costs at most one
- * timeout.  A build-id the servers do not know is not an error.
+ * timeout.  A build-id the servers do not know is not an error.  The library is loaded
+ * only when the user names servers: linked in, it and libcurl's tree of dependencies
+ * (TLS, Kerberos, LDAP...) cost every run of perfconv their start-up relocations.
  */
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -22,10 +25,50 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Called about once a second while a query waits or transfers: nonzero ends it. */
+#define DEBUGINFOD_SONAME "libdebuginfod.so.1"
+
+struct pfc_debuginfod_api {         /* the functions used, from the loaded library */
+	void *lib;
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_end) *end;
+	__typeof__(debuginfod_set_user_data) *set_user_data;
+	__typeof__(debuginfod_set_progressfn) *set_progressfn;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+};
+
+static int api_load(struct pfc_debuginfod_api *a)
+{
+	a->lib = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!a->lib)
+		return -1;
+	*(void **)&a->begin = dlsym(a->lib, "debuginfod_begin");
+	*(void **)&a->end = dlsym(a->lib, "debuginfod_end");
+	*(void **)&a->set_user_data = dlsym(a->lib, "debuginfod_set_user_data");
+	*(void **)&a->set_progressfn = dlsym(a->lib, "debuginfod_set_progressfn");
+	*(void **)&a->find_debuginfo = dlsym(a->lib, "debuginfod_find_debuginfo");
+	if (!a->begin || !a->end || !a->set_user_data || !a->set_progressfn || !a->find_debuginfo) {
+		dlclose(a->lib);
+		a->lib = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Called about once a second while a query waits or transfers: nonzero ends it.  The
+ * client's user data is the only way back to d: the library is found again by name
+ * (it is loaded; RTLD_NOLOAD only takes a reference). */
 static int progress(debuginfod_client *c, long done, long total)
 {
-	struct pfc_debuginfod *d = debuginfod_get_user_data(c);
+	void *lib = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_NOLOAD);
+	__typeof__(debuginfod_get_user_data) *get = NULL;
+	struct pfc_debuginfod *d = NULL;
+
+	if (lib) {
+		*(void **)&get = dlsym(lib, "debuginfod_get_user_data");
+		if (get)
+			d = get(c);
+		dlclose(lib);
+	}
 
 	(void)done;
 	(void)total;
@@ -47,11 +90,17 @@ int pfc_debuginfod_open(struct pfc_debuginfod *d, const char *urls, double timeo
 	 * unless the user chose otherwise */
 	snprintf(secs, sizeof(secs), "%ld", (long)(d->timeout + 0.999));
 	setenv("DEBUGINFOD_TIMEOUT", secs, 0);
-	d->client = debuginfod_begin();
+	d->api = calloc(1, sizeof(*d->api));
+	if (!d->api || api_load(d->api) < 0) {
+		free(d->api);
+		d->api = NULL;
+		return -1;
+	}
+	d->client = d->api->begin();
 	if (!d->client)
 		return -1;
-	debuginfod_set_user_data(d->client, d);
-	debuginfod_set_progressfn(d->client, progress);
+	d->api->set_user_data(d->client, d);
+	d->api->set_progressfn(d->client, progress);
 	return 0;
 }
 
@@ -66,7 +115,7 @@ int pfc_debuginfod_find(struct pfc_debuginfod *d, const uint8_t *build_id, int l
 		return -1;
 	d->nr_queries++;
 	t0 = d->started = now();
-	fd = debuginfod_find_debuginfo(d->client, build_id, len, &found);
+	fd = d->api->find_debuginfo(d->client, build_id, len, &found);
 	dt = now() - t0;
 	d->seconds += dt;
 	if (fd >= 0) {
@@ -102,6 +151,11 @@ int pfc_debuginfod_find(struct pfc_debuginfod *d, const uint8_t *build_id, int l
 void pfc_debuginfod_close(struct pfc_debuginfod *d)
 {
 	if (d->client)
-		debuginfod_end(d->client);
+		d->api->end(d->client);
 	d->client = NULL;
+	if (d->api) {
+		dlclose(d->api->lib);
+		free(d->api);
+		d->api = NULL;
+	}
 }

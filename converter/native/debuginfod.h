@@ -12,6 +12,7 @@
 
 struct pfc_debuginfod {
 	void *client;               /* debuginfod_client, NULL when off */
+	struct pfc_debuginfod_api *api; /* the library, loaded when servers are named */
 	double timeout;             /* seconds per file */
 	FILE *log;                  /* the one warning; NULL = quiet */
 	int disabled;               /* a server was down or too slow: no more queries */

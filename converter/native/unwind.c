@@ -145,7 +145,10 @@ struct walk {
 	uint64_t sp0;		/* the sample's SP: the copy starts there */
 	struct loc loc[NREGS];
 	uint64_t ip, cfa;
+	uint64_t rule_cfa;	/* while a frame's register rules are evaluated: its CFA */
 	int use_prev;		/* look up ip - 1 (a return address), not ip */
+	int via_signal;		/* the last step went through a signal frame's CFI */
+	int via_cfi;		/* the last step used CFI (not the guess, not the frame pointers) */
 	int stack_miss;		/* a read fell outside the copy */
 	int cut;		/* ... while reading the frames (not a probe of code bytes) */
 };
@@ -240,7 +243,7 @@ static int eval(struct walk *w, const Dwarf_Op *ops, size_t nops, uint64_t push,
 			return -1;
 		if (r == REG_RSP) {
 			out->kind = LOC_VAL;
-			out->v = w->cfa;
+			out->v = w->rule_cfa;
 		} else {
 			*out = w->loc[r];
 		}
@@ -268,7 +271,7 @@ static int eval(struct walk *w, const Dwarf_Op *ops, size_t nops, uint64_t push,
 		}
 		switch (op) {
 		case DW_OP_call_frame_cfa:
-			PUSH(w->cfa);
+			PUSH(w->rule_cfa);
 			break;
 		case DW_OP_addr:
 		case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
@@ -435,16 +438,12 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 				nl[r].kind = LOC_NULL;
 			continue;
 		}
-		{
-			/* the rule's expression starts from the CFA: evaluate it with the new one */
-			uint64_t save = w->cfa;
-			w->cfa = cfa;
-			if (eval(w, ops, nops, 0, 0, &nl[r]) < 0) {
-				w->cfa = save;
-				goto out;
-			}
-			w->cfa = save;
-		}
+		/* the rule's expression starts from the new CFA (libdw puts DW_OP_call_frame_cfa
+		 * first); registers in it, %rsp too (sigreturn's CFI reads the ucontext through
+		 * it), are still this frame's, as libunwind reads them before it moves on */
+		w->rule_cfa = cfa;
+		if (eval(w, ops, nops, 0, 0, &nl[r]) < 0)
+			goto out;
 	}
 	dwarf_frame_info(frame, NULL, NULL, &signalp);
 	memcpy(w->loc, nl, sizeof(nl));
@@ -468,6 +467,7 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 		ret = 0;
 	}
 	w->use_prev = !signalp;
+	w->via_signal = signalp;
 out:
 	free(frame);
 	return ret;
@@ -566,6 +566,7 @@ static int step(struct walk *w, int *fp)
 	int ret;
 
 	*fp = 0;
+	w->via_signal = w->via_cfi = 0;
 	if (w->find(w->arg, pc, &m) < 0)
 		return -EINVAL;
 	if (!m.cfi) {
@@ -578,6 +579,8 @@ static int step(struct walk *w, int *fp)
 	ret = step_cfi(w, m.cfi, pc - m.start + m.pgoff + m.cfi->bias);
 	if (ret == -ENOENT)
 		ret = step_guess(w);
+	else
+		w->via_cfi = 1;
 	return ret;
 }
 
@@ -633,8 +636,17 @@ int pfc_unwind_walk(const struct pfc_unwind_in *in, pfc_unwind_find_fn find, voi
 			break;
 		}
 		w.stack_miss = 0;
-		/* perf: every frame but a signal frame's gives a return address: minus one */
-		out->ips[out->n++] = is_signal_frame(&w, w.ip) ? w.ip : w.ip - 1;
+		/* perf: every frame but a signal frame's gives a return address: minus one.
+		 * libunwind 1.6 (unw_is_signal_frame) calls a frame a signal frame when the
+		 * CFI of the step that reached it was a signal frame's ('S': sigreturn's
+		 * __restore_rt); so the trampoline's own address is still reported minus one,
+		 * and the interrupted pc behind it as it is */
+		if (w.via_signal)
+			out->ips[out->n++] = w.ip;
+		else if (w.via_cfi)
+			out->ips[out->n++] = w.ip - 1;
+		else
+			out->ips[out->n++] = is_signal_frame(&w, w.ip) ? w.ip : w.ip - 1;
 		w.stack_miss = 0;
 		out->fp_frames += fp;
 	}
