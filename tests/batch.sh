@@ -161,8 +161,8 @@ same() {
 	cmp -s "$1" "$2" && return 0
 	# pprof profiles hold the command line in a comment: the same profile read by go tool pprof
 	if [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' ')" = 1f8b ] && command -v go >/dev/null 2>&1; then
-		cmp -s <(go tool pprof -symbolize=none -raw "$1" 2>/dev/null | grep -v '^Comment:') \
-			<(go tool pprof -symbolize=none -raw "$2" 2>/dev/null | grep -v '^Comment:') && return 0
+		cmp -s <(go tool pprof -symbolize=none -raw "$1" 2>>"$TMP/go.err" | grep -v "^Comment:") \
+			<(go tool pprof -symbolize=none -raw "$2" 2>>"$TMP/go.err" | grep -v "^Comment:") && return 0
 	fi
 	python3 - "$1" "$2" <<'EOF' 2>/dev/null
 import sys, zipfile
@@ -193,7 +193,7 @@ if selected batch/formats; then
 	"$PERFCONV" -O "$O" -f folded,no-such-format "$IN/host1" >/dev/null 2>"$TMP/fm2.err"
 	rc2=$?
 	[ "$rc2" = 2 ] && grep -q no-such-format "$TMP/fm2.err" || bad="${bad:-an unknown format in the list: exit $rc2, expected 2}"
-	if [ -n "$bad" ]; then fail batch/formats "$bad (formats: $fmts)" "$TMP/fm.err"; else pass batch/formats; fi
+	if [ -n "$bad" ]; then cat "$TMP/go.err" >>"$TMP/fm.err" 2>/dev/null; fail batch/formats "$bad (formats: $fmts)" "$TMP/fm.err"; else pass batch/formats; fi
 fi
 
 if selected batch/usage; then
