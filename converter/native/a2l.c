@@ -18,8 +18,8 @@
 #include <libelf.h>
 
 #include "converter/native/a2l.h"
+#include "converter/native/dwpath.h"
 
-#define MAX_NEST 64
 
 #ifndef STT_GNU_IFUNC
 #define STT_GNU_IFUNC 10
@@ -480,75 +480,6 @@ static int die_low(Dwarf_Die *die, uint64_t *low)
 	return -1;
 }
 
-/* The length of the range of DIE that holds pc (what BFD compares to pick a function). */
-static uint64_t range_len(Dwarf_Die *die, uint64_t pc)
-{
-	Dwarf_Addr base, start, end;
-	ptrdiff_t off = 0;
-
-	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
-		if (pc >= start && pc < end)
-			return end - start;
-	return UINT64_MAX;
-}
-
-/*
- * The functions whose code holds pc, outermost first: the concrete subprogram, then each
- * inlined instance inside it (what BFD links through caller_func).  Namespaces and types
- * have no ranges but hold functions; lexical blocks are crossed.  Returns the depth.
- */
-static int find_path(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *path, int depth)
-{
-	Dwarf_Die child, best;
-	uint64_t best_len = UINT64_MAX;
-	int have = 0;
-
-	if (depth >= MAX_NEST || dwarf_child(parent, &child) != 0)
-		return depth;
-	do {
-		int tag = dwarf_tag(&child);
-		switch (tag) {
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_entry_point: {
-			uint64_t len;
-			if (dwarf_haspc(&child, pc) <= 0)
-				break;
-			/* BFD: the smallest range wins; on a tie the DIE that comes last (assembler
-			 * CUs give one DIE per alias of a function, all with the same range) */
-			len = range_len(&child, pc);
-			if (!have || len <= best_len) {
-				best = child;
-				best_len = len;
-				have = 1;
-			}
-			break;
-		}
-		case DW_TAG_lexical_block:
-			if (!have && dwarf_haspc(&child, pc) > 0)
-				return find_path(&child, pc, path, depth);
-			break;
-		case DW_TAG_namespace:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-		case DW_TAG_union_type:
-		case DW_TAG_module:
-			if (depth == 0 && !have) {
-				int d = find_path(&child, pc, path, depth);
-				if (d > depth)
-					return d;
-			}
-			break;
-		default:
-			break;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	if (!have)
-		return depth;
-	path[depth] = best;
-	return find_path(&best, pc, path, depth + 1);
-}
-
 int pfc_a2l_lookup(struct pfc_a2l *a, uint64_t addr, const char **names, int max)
 {
 	size_t i, shndx = 0;
@@ -565,9 +496,9 @@ int pfc_a2l_lookup(struct pfc_a2l *a, uint64_t addr, const char **names, int max
 	if (!found)
 		return 0;
 	if (a->dw) {
-		Dwarf_Die cu, path[MAX_NEST];
+		Dwarf_Die cu, path[PFC_DWPATH_MAX];
 		if (dwarf_addrdie(a->dw, addr, &cu)) {
-			int depth = find_path(&cu, addr, path, 0), k;
+			int depth = pfc_dwpath_find(&cu, addr, path), k;
 			/* innermost first, as addr2line prints the chain */
 			for (k = depth - 1; k >= 0 && n < max; k--) {
 				struct a2l_func *f = func_state(a, &path[k]);

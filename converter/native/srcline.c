@@ -14,9 +14,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "converter/native/dwpath.h"
 #include "converter/native/srcline.h"
-
-enum { MAX_NEST = 64, MAX_LEVEL = 256 };
 
 struct pfc_srcline {
 	int fd;
@@ -86,78 +85,10 @@ static int attr_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *v)
 	return dwarf_attr(die, name, &at) && dwarf_formudata(&at, v) == 0 ? 0 : -1;
 }
 
-/* The length of the range of DIE that holds pc. */
-static uint64_t range_len(Dwarf_Die *die, uint64_t pc)
-{
-	Dwarf_Addr base, start, end;
-	ptrdiff_t off = 0;
-
-	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
-		if (pc >= start && pc < end)
-			return end - start;
-	return UINT64_MAX;
-}
-
-/*
- * The functions whose code holds pc, outermost first: the concrete subprogram, then each
- * inlined instance inside it, the smallest range winning among siblings as BFD's addr2line
- * picks (a2l.c does the same for names).  Lexical blocks are crossed; namespaces and types
- * hold functions.  (dwarf_getscopes would go on with an inlined function's abstract
- * definition, and leaks on some malformed DWARF.)  level bounds the recursion.
- */
-static int find_path(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *path, int depth, int level)
-{
-	Dwarf_Die child, best;
-	uint64_t best_len = UINT64_MAX;
-	int have = 0;
-
-	if (depth >= MAX_NEST || level >= MAX_LEVEL || dwarf_child(parent, &child) != 0)
-		return depth;
-	do {
-		switch (dwarf_tag(&child)) {
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_entry_point: {
-			uint64_t len;
-			if (dwarf_haspc(&child, pc) <= 0)
-				break;
-			len = range_len(&child, pc);
-			if (!have || len <= best_len) {
-				best = child;
-				best_len = len;
-				have = 1;
-			}
-			break;
-		}
-		case DW_TAG_lexical_block:
-			if (!have && dwarf_haspc(&child, pc) > 0)
-				return find_path(&child, pc, path, depth, level + 1);
-			break;
-		case DW_TAG_namespace:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-		case DW_TAG_union_type:
-		case DW_TAG_module:
-			if (depth == 0 && !have) {
-				int d = find_path(&child, pc, path, depth, level + 1);
-				if (d > depth)
-					return d;
-			}
-			break;
-		default:
-			break;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	if (!have)
-		return depth;
-	path[depth] = best;
-	return find_path(&best, pc, path, depth + 1, level + 1);
-}
-
 int pfc_srcline_lookup(struct pfc_srcline *sl, uint64_t addr, struct pfc_srcline_ent *out, int max)
 {
 	Dwarf_Addr pc = addr + sl->text_offset;
-	Dwarf_Die cudie, path[MAX_NEST];
+	Dwarf_Die cudie, path[PFC_DWPATH_MAX];
 	Dwarf_Files *files = NULL;
 	Dwarf_Line *ln;
 	size_t nfiles = 0;
@@ -169,7 +100,7 @@ int pfc_srcline_lookup(struct pfc_srcline *sl, uint64_t addr, struct pfc_srcline
 	out[0].line = dwarf_lineno(ln, &lineno) == 0 ? lineno : 0;
 	n = 1;
 	/* innermost first: each inlined instance was called from a position in the one around it */
-	np = find_path(&cudie, pc, path, 0, 0);
+	np = pfc_dwpath_find(&cudie, pc, path);
 	if (np > 1 && dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
 		files = NULL;
 	for (i = np - 1; i >= 1 && n < max; i--) {

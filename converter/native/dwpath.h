@@ -1,0 +1,19 @@
+/*
+ * dwpath.h - the chain of functions whose code holds an address in one DWARF compilation
+
+ * as BFD's addr2line picks them.  a2l.c names the chain, srcline.c places it in the sources.
+ */
+#ifndef PFC_DWPATH_H
+#define PFC_DWPATH_H
+
+#include <stdint.h>
+#include <elfutils/libdw.h>
+
+/* The most functions in one chain (deeper inlining is cut there). */
+#define PFC_DWPATH_MAX 64
+
+/* Fills path[0..n) outermost first from the CU (or any DIE) cu; returns n, 0 when no
+ * function holds pc.  path holds PFC_DWPATH_MAX DIEs. */
+int pfc_dwpath_find(Dwarf_Die *cu, uint64_t pc, Dwarf_Die *path);
+
+#endif
