@@ -12,6 +12,7 @@
 # are ignored).  The corpus is made at run time in BUILD_DIR/corpus/NAME and kept between runs, so
 # time spent fuzzing adds up; crashes go to BUILD_DIR/crashes/NAME/.  One line per target:
 #   fuzz NAME: N runs in S s (R exec/s), corpus C files, crashes K
+# An optional "// FUZZ_ASAN_OPTIONS: a=b:c=d" line adds to ASAN_OPTIONS for that target.
 # An optional "// FUZZ_MAX_LEN: BYTES" line caps the input size (libFuzzer's -max_len) for parsers
 # whose large seeds would slow every run down; FUZZ_MAX_LEN overrides it for all targets.
 # and the exit status is 1 when a target found a crash: fix it, then copy the input into
@@ -61,7 +62,10 @@ for n in "${names[@]}"; do
 	mkdir -p "$B/run"
 	cp "$bin" "$B/run/fuzz_$n"
 	start=$SECONDS
-	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$B/run/fuzz_$n" "${limit[@]}" -print_final_stats=1 \
+	aopts=${ASAN_OPTIONS:-detect_leaks=1}
+	extra=$(sed -n 's|^// FUZZ_ASAN_OPTIONS: *||p' "fuzz/fuzz_$n.c")
+	[ -n "$extra" ] && aopts=$aopts:$extra
+	ASAN_OPTIONS=$aopts "$B/run/fuzz_$n" "${limit[@]}" -print_final_stats=1 \
 		-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$crashes/" "${maxlen[@]}" "$corpus" >"$log" 2>&1
 	rc=$?
 	took=$((SECONDS - start))
