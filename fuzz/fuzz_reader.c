@@ -2,7 +2,8 @@
  * fuzz_reader.c - the whole conversion of one perf.data: reader, ordering, machine,
  * symbolization and the folded writer, as `perfconv -i FILE` runs it.  Symbols come from
  * nowhere (no symfs, an empty kallsyms), so only the input bytes drive the code.  Inputs of
- * some sizes go through the off-CPU analysis too (--off-cpu, --thread-time).
+ * some sizes go through the off-CPU analysis too (--off-cpu, --thread-time), and the header
+ * printer (--header, --header-only -I) reads the feature sections of every input.
  *
  * Seeds are the tiny files of fuzz/seeds/reader (scripts/fuzz-seeds.py cuts them from the
  * fixtures: one record type or one feature section each); whole recordings would make each
@@ -21,6 +22,42 @@
 #include "converter/session.h"
 #include "formats/writer.h"
 #include "fuzz/fuzz_common.h"
+
+/* The header as `perfconv --header` prints it (cli/convert.c does the same). */
+static void print_header(FILE *out, struct pfc_session *s, int full)
+{
+	struct pfc_hdr_view v;
+	struct pfc_hdr_evsel *evs = calloc(s->rd.nr_evsels + 1, sizeof(*evs));
+	size_t i;
+
+	if (!evs)
+		return;
+	memset(&v, 0, sizeof(v));
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		evs[i].attr = s->rd.evsels[i]->attr;
+		evs[i].attr_size = s->rd.evsels[i]->attr_size;
+		evs[i].name = s->rd.evsels[i]->name;
+		evs[i].ids = s->rd.evsels[i]->ids;
+		evs[i].nr_ids = s->rd.evsels[i]->nr_ids;
+	}
+	v.path = s->opts->input;
+	v.pipe_mode = s->rd.pipe_mode;
+	v.needs_swap = s->rd.swap;
+	if (!s->rd.pipe_mode) {
+		v.data_offset = s->rd.data.offset;
+		v.data_size = s->rd.data.size;
+		v.feat_offset = s->rd.feat_offset;
+	}
+	v.header_version = 1;
+	memcpy(v.feat_bitmap, s->rd.feat_bitmap, sizeof(v.feat_bitmap));
+	for (i = 0; i < PFC_FEAT_BITS; i++)
+		v.feat[i] = s->rd.feat[i];
+	v.evsels = evs;
+	v.nr_evsels = s->rd.nr_evsels;
+	v.have_mtime = 1;	/* the memfd's time would only vary the output */
+	pfc_hdr_print(out, &v, full);
+	free(evs);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -62,8 +99,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsetenv("PERFCONV_PIPELINE");
 	else
 		setenv("PERFCONV_PIPELINE", "0", 1);
-	if (pfc_session_open(&s, &o, &err) == 0 && pfc_session_process(&s) == 0 && pfc_session_symbolize(&s) == 0)
-		pfc_writer_folded.write(null, &s, &wo, &err);
+	if (pfc_session_open(&s, &o, &err) == 0) {
+		if (pfc_session_process(&s) == 0 && pfc_session_symbolize(&s) == 0)
+			pfc_writer_folded.write(null, &s, &wo, &err);
+		print_header(null, &s, (size >> 2) & 1);
+	}
 	pfc_session_close(&s);
 	return 0;
 }
