@@ -142,7 +142,10 @@ static void print_r2r_summary(const struct pfc_session_stats *st)
 		sep = 1;
 	}
 	fprintf(stderr, "%s\n", sep ? ")" : "");
-	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP])
+	/* the hint only where maps would make a difference: a tenth of the frames or more without a
+	 * name for want of one (the images' metadata names nearly all frames of a normal build) */
+	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP] &&
+	    st->nr_r2r_unresolved[PFC_R2R_NO_MAP] * 10 >= st->nr_r2r_resolved + unres)
 		fprintf(stderr, "perfconv: R2R maps come from 'dotnet publish -p:PublishReadyToRun=true "
 			"-p:PublishReadyToRunEmitSymbols=true' (NAME.ni.r2rmap): put them next to the DLL or in --map-dir\n");
 }

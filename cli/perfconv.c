@@ -201,19 +201,12 @@ static int time_profile_check(const struct cli *c, const struct pfc_writer *cons
 			c->opts.thread_time ? ", and cpu-clock or task-clock" : "");
 		goto usage;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		if (ws[i]->needs & PFC_NEED_STREAM) {
-			fprintf(stderr, "perfconv: %s makes a profile, and the %s format prints samples: use folded, svg "
-				"or speedscope\n", opt, ws[i]->name);
+			fprintf(stderr, "perfconv: %s makes a profile, and the %s format prints samples: use folded, svg, "
+				"speedscope or pprof\n", opt, ws[i]->name);
 			goto usage;
 		}
-		/* its sample types are the events' own: waits in nanoseconds have none yet */
-		if (!strcmp(ws[i]->name, "pprof")) {
-			fprintf(stderr, "perfconv: %s: the pprof format has no sample type for waits yet: use folded, svg "
-				"or speedscope\n", opt);
-			goto usage;
-		}
-	}
 	return 0;
 usage:
 	fputs("Try 'perfconv --help' for more information.\n", stderr);

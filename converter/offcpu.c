@@ -1,14 +1,16 @@
 /*
  * offcpu.c - off-CPU intervals from sched_switch samples.  It reads the recording's own
  * sched_switch format (tpformat.c, never libtraceevent) for where prev_pid, prev_state and
- * next_pid are and what prev_state's bits mean, keeps one open interval per thread, and
- * at the end adds each (callchain, state) total to the session's stacks.  It does not
- * decide which samples exist or how stacks are built: session.c calls it.
+ * next_pid are and what prev_state's bits mean, keeps one open interval per thread, clips
+ * each to the --time window when it ends, and at the end adds each (callchain, state)
+ * total to the session's stacks.  It does not decide which samples exist or how stacks
+ * are built: session.c calls it.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
 #include "converter/offcpu.h"
+#include "converter/machine/filter.h"
 #include "converter/perffile/tracedata.h"
 #include "converter/session.h"
 
@@ -204,6 +206,9 @@ struct pfc_offcpu {
 	struct oc_acc *acc;
 	size_t acc_cap, acc_n;
 	uint64_t last_time;
+	struct pfc_time_range *win;  /* --time: its ranges sorted and merged, end UINT64_MAX when open */
+	size_t nr_win;
+	int win_ready;
 	struct pfc_offcpu_stats st;
 };
 
@@ -226,6 +231,7 @@ void pfc_offcpu_free(struct pfc_offcpu *oc)
 	free(oc->evkind);
 	free(oc->thr);
 	free(oc->acc);
+	free(oc->win);
 	free(oc);
 }
 
@@ -324,17 +330,83 @@ static void note_time(struct pfc_offcpu *oc, uint64_t t)
 		oc->last_time = t;
 }
 
-/* End tid's open interval at t; -1 when out of memory. */
-static int end_interval(struct pfc_offcpu *oc, int32_t tid, uint64_t t, int how)
+static int range_cmp(const void *a, const void *b)
+{
+	const struct pfc_time_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The --time window as disjoint sorted ranges (perf's ranges may overlap or come unsorted).
+ * Read once the filter has resolved its percentages: an interval starts only after a sample
+ * went through the filter, which resolves them. */
+static int window(struct pfc_offcpu *oc, const struct pfc_filter *f)
+{
+	size_t i, n = 0;
+
+	if (oc->win_ready)
+		return 0;
+	oc->win_ready = 1;
+	if (!f || !f->time_str || !f->nr_ranges)
+		return 0;
+	if (!(oc->win = malloc(f->nr_ranges * sizeof(*oc->win))))
+		return -1;
+	for (i = 0; i < f->nr_ranges; i++) {
+		oc->win[i].start = f->ranges[i].start;
+		oc->win[i].end = f->ranges[i].end ? f->ranges[i].end : UINT64_MAX;
+	}
+	qsort(oc->win, f->nr_ranges, sizeof(*oc->win), range_cmp);
+	for (i = 0; i < f->nr_ranges; i++) {
+		if (n && oc->win[i].start <= oc->win[n - 1].end) {
+			if (oc->win[i].end > oc->win[n - 1].end)
+				oc->win[n - 1].end = oc->win[i].end;
+		} else {
+			oc->win[n++] = oc->win[i];
+		}
+	}
+	oc->nr_win = n;
+	return 0;
+}
+
+/* The part of [a, b] inside the --time window; *inside: whether [a, b] meets it at all. */
+static uint64_t clip(const struct pfc_offcpu *oc, uint64_t a, uint64_t b, int *inside)
+{
+	uint64_t ns = 0;
+	size_t i;
+
+	if (!oc->win) {
+		*inside = 1;
+		return b - a;
+	}
+	*inside = 0;
+	for (i = 0; i < oc->nr_win; i++) {
+		uint64_t lo = a > oc->win[i].start ? a : oc->win[i].start;
+		uint64_t hi = b < oc->win[i].end ? b : oc->win[i].end;
+		if (lo <= hi) {
+			*inside = 1;
+			ns += hi - lo;
+		}
+	}
+	return ns;
+}
+
+/* End tid's open interval at t; -1 when out of memory.  With --time only the part of the
+ * interval inside the window counts, and an interval outside it not at all. */
+static int end_interval(struct pfc_offcpu *oc, const struct pfc_filter *f, int32_t tid, uint64_t t, int how)
 {
 	struct oc_thr *th = thr_find(oc, tid, 0);
 	struct oc_acc *a;
 	uint64_t ns;
+	int inside;
 
 	if (!th || !th->open)
 		return 0;
 	th->open = 0;
-	ns = t > th->start ? t - th->start : 0;
+	if (window(oc, f) < 0)
+		return -1;
+	ns = clip(oc, th->start, t > th->start ? t : th->start, &inside);
+	if (!inside)
+		return 0;
 	if (!(a = acc_find(oc, th->stack, th->state)))
 		return -1;
 	a->ns += ns;
@@ -457,7 +529,7 @@ int pfc_offcpu_sample(struct pfc_session *s, struct pfc_evsel *ev, const struct 
 	}
 	note_time(oc, t);
 	/* a thread that has a sample is running: this ends its interval */
-	if ((int32_t)smp->tid > 0 && end_interval(oc, (int32_t)smp->tid, t, PFC_OC_END_SAMPLE) < 0)
+	if ((int32_t)smp->tid > 0 && end_interval(oc, s->opts->filter, (int32_t)smp->tid, t, PFC_OC_END_SAMPLE) < 0)
 		goto oom;
 	if (kind != EV_SWITCH)
 		return 0;
@@ -466,7 +538,7 @@ int pfc_offcpu_sample(struct pfc_session *s, struct pfc_evsel *ev, const struct 
 	if (pfc_tpfield_int(&oc->sw.next_pid, smp->raw, smp->raw_size, s->rd.swap, &next_pid) < 0 ||
 	    pfc_tpfield_int(&oc->sw.prev_state, smp->raw, smp->raw_size, s->rd.swap, &prev_state) < 0)
 		return 0;
-	if ((int32_t)next_pid > 0 && end_interval(oc, (int32_t)next_pid, t, PFC_OC_END_SWITCH_IN) < 0)
+	if ((int32_t)next_pid > 0 && end_interval(oc, s->opts->filter, (int32_t)next_pid, t, PFC_OC_END_SWITCH_IN) < 0)
 		goto oom;
 	if ((int32_t)smp->tid <= 0)	/* the idle task never waits */
 		return 0;
@@ -510,7 +582,7 @@ void pfc_offcpu_switch_in(struct pfc_session *s, int32_t tid, uint64_t t)
 	struct pfc_offcpu *oc = s->offcpu;
 
 	note_time(oc, t);
-	if (tid > 0 && end_interval(oc, tid, t, PFC_OC_END_SWITCH_IN) < 0)
+	if (tid > 0 && end_interval(oc, s->opts->filter, tid, t, PFC_OC_END_SWITCH_IN) < 0)
 		s->offcpu_oom = 1;
 }
 
@@ -519,7 +591,7 @@ void pfc_offcpu_exit(struct pfc_session *s, int32_t tid, uint64_t t)
 	struct pfc_offcpu *oc = s->offcpu;
 
 	note_time(oc, t);
-	if (tid > 0 && end_interval(oc, tid, t, PFC_OC_END_EXIT) < 0)
+	if (tid > 0 && end_interval(oc, s->opts->filter, tid, t, PFC_OC_END_EXIT) < 0)
 		s->offcpu_oom = 1;
 }
 
@@ -543,7 +615,7 @@ int pfc_offcpu_finish(struct pfc_session *s)
 	/* what is still asleep when the recording stops waited until then */
 	for (i = 0; i < oc->thr_cap; i++)
 		if (oc->thr[i].used && oc->thr[i].open &&
-		    end_interval(oc, oc->thr[i].tid, oc->last_time, PFC_OC_END_RECORDING) < 0)
+		    end_interval(oc, s->opts->filter, oc->thr[i].tid, oc->last_time, PFC_OC_END_RECORDING) < 0)
 			return PFC_FAIL_NOOFF(s->err, NOMEM, "off-cpu intervals");
 	/* the sched_switch samples themselves weigh nothing: only the time they start does */
 	for (i = 0; i < stk->nr_stacks; i++)

@@ -644,6 +644,11 @@ static struct pfc_dwarf_dso *dwarf_dso(struct pfc_session *s, const struct pfc_d
 	return &s->ddso[d->id];
 }
 
+const char *pfc_session_dso_symsrc(const struct pfc_session *s, const struct pfc_dso *d)
+{
+	return d && d->id < s->nr_ddso ? s->ddso[d->id].symsrc : NULL;
+}
+
 static void dwarf_dso_free(struct pfc_session *s)
 {
 	size_t i;
@@ -699,8 +704,10 @@ static int unwind_find(void *arg, uint64_t addr, struct pfc_unwind_map *out)
 	out->end = map->end;
 	out->pgoff = map->pgoff;
 	out->cfi = map->dso ? dso_cfi(fa->s, map->dso) : NULL;
+	/* ReadyToRun code in a PE image has no CFI either, and keeps frame pointers like the
+	 * JIT's code: crossed the same way (a wait in CoreLib's Monitor.Enter reaches its caller) */
 	out->jit = !map->dso || map->identity || pfc_dso_is_jit_region(map->dso->kind) ||
-		   map->dso->kind == PFC_DSO_JITCODE || map->dso->jitted;
+		   map->dso->kind == PFC_DSO_JITCODE || map->dso->kind == PFC_DSO_PE || map->dso->jitted;
 	return 0;
 }
 
@@ -1040,8 +1047,10 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 
 /* 1: keep the sample, 0: filtered out, < 0: error (percentages without sample times).
  * perf script filters in the same place: after the thread is found, before anything is
- * resolved or counted as printed. */
-static int filter_sample(struct pfc_session *s, const struct pfc_sample *smp, const struct pfc_thread *th)
+ * resolved or counted as printed.  any_time: only the thread filters apply (a sample that
+ * starts an off-CPU interval, which offcpu.c clips to the --time window itself). */
+static int filter_sample(struct pfc_session *s, const struct pfc_sample *smp, const struct pfc_thread *th,
+			 int any_time)
 {
 	struct pfc_filter *f = s->opts->filter;
 	uint64_t t = smp->flags & PFC_S_HAS_TIME ? smp->time : 0;
@@ -1057,7 +1066,7 @@ static int filter_sample(struct pfc_session *s, const struct pfc_sample *smp, co
 		if (ret < 0)
 			return ret;
 	}
-	if (!pfc_filter_time_keep(f, t))
+	if (!any_time && !pfc_filter_time_keep(f, t))
 		return 0;
 	return pfc_filter_thread_keep(f, th->pid, th->tid, pfc_intern_str(&s->strings, th->comm));
 }
@@ -1086,7 +1095,9 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	/* off-CPU intervals end on any sign that the thread runs, filtered or not */
 	if (s->offcpu && (ret = pfc_offcpu_sample(s, ev, &smp, &oc_start)) < 0)
 		return ret;
-	if (s->opts->filter && (ret = filter_sample(s, &smp, th)) <= 0) {
+	/* a sample that starts an off-CPU interval before the --time window is kept: offcpu.c
+	 * counts the part of the interval inside the window */
+	if (s->opts->filter && (ret = filter_sample(s, &smp, th, oc_start != 0)) <= 0) {
 		if (ret == 0)
 			s->st.nr_samples_filtered++;
 		return ret;

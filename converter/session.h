@@ -182,6 +182,10 @@ const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx);
 /* Order of the first sample of an event (UINT64_MAX: no samples). */
 uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx);
 
+/* The file a DSO's symbols were read from (its debug file where one was found), or NULL:
+ * where its DWARF line table is, for the source lines of its frames. */
+const char *pfc_session_dso_symsrc(const struct pfc_session *s, const struct pfc_dso *d);
+
 /* The summary lines on --call-graph dwarf stacks (nothing when there were none). */
 void pfc_session_dwarf_summary(const struct pfc_session *s, FILE *f);
 

@@ -9,8 +9,9 @@
 #     the conversions;
 #   - filters holds the words of FILTERS (tests/run.sh passes its arguments so), and selected,
 #     pass, skip, xfail and fail print the result lines that tests/run.sh counts.
-# Below them: need_perfconv and need_python, which stop a script that cannot run, expected and
-# run_pc, and for the fixtures fixture, missing_runtime, fixture_or_skip and symfs_without_debug.
+# Below them: consumers (CONSUMERS=0), need_perfconv and need_python, which stop a script that
+# cannot run, expected and run_pc, and for the fixtures fixture, missing_runtime, fixture_or_skip
+# and symfs_without_debug.
 
 # shellcheck shell=bash disable=SC2034  # rc, fx, exp, in and args are set for the scripts
 set -u
@@ -33,6 +34,13 @@ export HOME=$TMP/home
 mkdir -p "$HOME"
 # no debuginfod server unless a test starts one (Debian's profile.d may set the variable)
 unset DEBUGINFOD_URLS
+# The tests' Python uses the standard library only.  Debian's interpreter starts in milliseconds;
+# a version manager's shim first on PATH (pyenv's) takes up to seconds a start under load, which
+# the hundreds of checker runs add up.
+if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ] &&
+	mkdir -p "$TMP/bin" && ln -sf /usr/bin/python3 "$TMP/bin/python3"; then
+	export PATH=$TMP/bin:$PATH
+fi
 
 read -r -a filters <<<"${FILTERS-}"
 
@@ -70,6 +78,16 @@ need_perfconv() {
 		fail "$1" "'$PERFCONV' is not an executable file"
 		exit 0
 	fi
+}
+
+# consumers NAME: true unless CONSUMERS=0, else a skip line for NAME.  Cases that hand perfconv's
+# output to a real consumer (PerfView's parser, speedscope and the SVG in Chromium, go tool pprof,
+# protoc) check the format, which the sanitizer build writes byte for byte as make check's does:
+# make asan sets CONSUMERS=0 and still runs every conversion of those cases.
+consumers() {
+	[ "${CONSUMERS:-1}" != 0 ] && return 0
+	skip "$1" "CONSUMERS=0: the real consumer reads make check's identical output"
+	return 1
 }
 
 # need_python NAME: without python3, one skip line for the whole script, which then stops.

@@ -17,6 +17,21 @@
                                     thread's last wait: the switch-out of the dead thread that ends
                                     the run after it is recorded with tid -1.  That one is taken from
                                     perf script's sched_switch lines (SCRIPT: -F tid,time,event,trace)
+                                    Exits 3 instead of 1 when the recording itself is inconsistent
+                                    for a thread of the workload (a switch-in while it runs, a
+                                    switch-out while it is off the CPU: a sched_switch missing or
+                                    out of time order across CPUs): timehist then drops the wait
+                                    ("time travel") that perfconv ends at the thread's next sample
+  dotnet FOLDED ALLFOLDED KNOWN TOL [lock|frames]
+                                    the .NET app (tests/offcpu/dotnet), converted with --off-cpu
+                                    (FOLDED) and --off-cpu=all (ALLFOLDED): "lock" compares the
+                                    blocked thread's whole off-CPU time with its measured lock
+                                    waits; "frames" the time under each managed method that waited
+                                    (see dotnet_frames)
+  clip FOLDED SLEEPS TOL RANGE...   a --time profile of oc-sleeper (RANGE: START,END in ns, the
+                                    --time ranges): sleep_b's weight must be the part of the
+                                    program's own sleep_b intervals (SLEEPS: start and end, one a
+                                    line) inside the ranges, within TOL percent, and sleep_a none
   sum FOLDED PATTERN                print the total weight of lines matching a regular expression
 
 Prints one line of measured values; exits 1 (with the reason) when a check fails.
@@ -75,6 +90,64 @@ def check_known(fpath, kpath, tol, leaf=None):
     if abs(d) > tol:
         errs.append("ratio off by %.2f%%" % d)
     return tot, spin, errs, parts
+
+
+def under(path, thread, *frames):
+    """Weight of the stacks of threads named THREAD (their comm, any tid) whose frames
+    contain each of FRAMES in that order (a frame matches when it ends in the name)."""
+    tot = 0
+    for stack, w in folded(path):
+        fr = stack.split(";")
+        if fr[0].rpartition("/")[0].rsplit("-", 1)[0] != thread:
+            continue
+        i = 1
+        for want in frames:
+            while i < len(fr) and not fr[i].endswith(want):
+                i += 1
+            if i == len(fr):
+                break
+            i += 1
+        else:
+            tot += w
+    return tot
+
+
+def thread_total(path, thread):
+    return under(path, thread)
+
+
+def dotnet_frames(fpath, apath, k, tol):
+    """Each managed method's blocked time against what the app measured around its waits:
+      Holder > Thread::Sleep                 its sleeps
+      WaitForLock > Monitor::Enter           the contended lock
+      RunDelays > WaitHandle::WaitOneNoCheck the synchronous wait for a task that awaits
+                                             Task.Delay (on the task's wait handle)
+    within TOL percent, and (APATH, --off-cpu=all) no more than TOL above it with the
+    runnable time added: the waits are blocked ones, not spins that yield.  The holder's and
+    the waiter's blocked time must be (almost) all under their method: the rest is the
+    thread's start; the main thread also waits to start the runtime and for the joins."""
+    errs, parts = [], []
+    checks = (
+        ("sleep", "oc-holder", ("Program::Holder", "Thread::Sleep"), True),
+        ("lock", "oc-waiter", ("Program::WaitForLock", "Monitor::Enter"), True),
+        ("delay", "OffCpu", ("Program::RunDelays", "WaitHandle::WaitOneNoCheck"), False),
+    )
+    for key, thread, frames, whole in checks:
+        b = under(fpath, thread, *frames)
+        a = under(apath, thread, *frames)
+        want = k[key]
+        d_b, d_a = pct(b, want), pct(a, want)
+        parts.append("%s %.1f/%.1f ms (%+.1f%%; with runnable %+.1f%%)"
+                     % (" > ".join(frames), b / 1e6, want / 1e6, d_b, d_a))
+        if abs(d_b) > tol or d_a > tol:
+            errs.append("%s: blocked %+.1f%%, with runnable %+.1f%%" % (frames[0], d_b, d_a))
+        if whole:
+            t = thread_total(fpath, thread)
+            share = 100.0 * b / t if t else 0
+            parts[-1] += ", %.1f%% of %s's" % (share, thread)
+            if share < 90:
+                errs.append("only %.1f%% of %s's blocked time is under %s" % (share, thread, frames[0]))
+    return errs, parts
 
 
 def main():
@@ -142,6 +215,21 @@ def main():
             last.pop(pp, None) if st.rstrip("+") not in ("X", "Z") else None
         ours = {t: v for t, v in ours.items() if t in names}
         theirs = {t: v for t, v in theirs.items() if t in names}
+        # is each thread's switch stream in / out / in / ...?
+        on, odd = {}, []
+        for l in open(spath, errors="replace"):
+            m = sw.match(l)
+            if not m:
+                continue
+            t, pp, np_ = m.group(1), int(m.group(2)), int(m.group(4))
+            if pp in names:
+                if on.get(pp) is False:
+                    odd.append("%s out at %s while off the CPU" % (names[pp], t))
+                on[pp] = False
+            if np_ in names:
+                if on.get(np_):
+                    odd.append("%s in at %s while on a CPU" % (names[np_], t))
+                on[np_] = True
         errs, parts = [], []
         for tid in sorted(set(ours) | set(theirs)):
             a, b = ours.get(tid, 0), theirs.get(tid, 0)
@@ -152,6 +240,34 @@ def main():
                 errs.append("thread %d: perfconv %.3f ms, timehist %.3f ms" % (tid, a / 1e6, b / 1e6))
         if len([t for t in theirs if theirs[t] > 0]) < 3:
             errs.append("timehist shows fewer than 3 waiting threads of the workload")
+        if errs and odd:
+            print("; ".join(parts))
+            print("INCONSISTENT: %d sched_switch events of the workload's threads out of order or missing (%s); %s"
+                  % (len(odd), ", ".join(odd[:3]), "; ".join(errs)))
+            return 3
+    elif mode == "dotnet":
+        fpath, apath, k, tol, what = sys.argv[2], sys.argv[3], known(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+        if what == "lock":
+            w = thread_total(fpath, "oc-waiter")
+            d = pct(w, k["lock"])
+            errs = [] if abs(d) <= tol else ["oc-waiter off by %+.2f%%" % d]
+            parts = ["oc-waiter off-CPU %.1f ms, its lock waits %.1f ms (%+.2f%%)" % (w / 1e6, k["lock"] / 1e6, d)]
+        else:
+            errs, parts = dotnet_frames(fpath, apath, k, tol)
+    elif mode == "clip":
+        fpath, spath, tol = sys.argv[2], sys.argv[3], float(sys.argv[4])
+        ranges = [tuple(int(x) for x in r.split(",")) for r in sys.argv[5:]]
+        sleeps = [tuple(int(x) for x in l.split()) for l in open(spath) if l.strip()]
+        want = sum(max(0, min(e, t1) - max(s0, t0)) for s0, e in ranges for t0, t1 in sleeps)
+        tot, _ = by_func(fpath)
+        d = pct(tot["sleep_b"], want)
+        parts = ["sleep_b %.3f ms in the window, %.3f ms of its sleeps inside it (%+.2f%%); sleep_a %.3f ms"
+                 % (tot["sleep_b"] / 1e6, want / 1e6, d, tot["sleep_a"] / 1e6)]
+        errs = []
+        if abs(d) > tol:
+            errs.append("sleep_b off by %+.2f%%" % d)
+        if tot["sleep_a"]:
+            errs.append("sleep_a outside the window counted")
     elif mode == "sum":
         pat = re.compile(sys.argv[3])
         print(sum(w for s, w in folded(sys.argv[2]) if pat.search(s)))

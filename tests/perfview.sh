@@ -241,6 +241,7 @@ fi
 # PerfView's own parser on every archive made above (fixture paths have no spaces: fxargs splits).
 interop() {
 	local name=trace.zip-perfview proj=$top/tests/interop/perfview
+	consumers "$name" || return
 	if ! command -v dotnet >/dev/null 2>&1; then
 		skip "$name" "dotnet is not installed"
 		return

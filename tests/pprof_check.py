@@ -59,13 +59,13 @@ def parse_raw(text):
                 if cur is not None:
                     cur['labels'][k] = v
         elif section == 'Locations':
-            m = re.match(r'^\s*(\d+): (0x[0-9a-f]+)(?: M=(\d+))? (.*) :(\d+) s=\d+$', line)
+            m = re.match(r'^\s*(\d+): (0x[0-9a-f]+)(?: M=(\d+))? (.*) (\S*):(\d+) s=\d+$', line)
             if m:
                 locs[int(m.group(1))] = (int(m.group(3)) if m.group(3) else 0, m.group(4))
             elif line.strip() and locs:
                 raise SystemExit('pprof_check: unexpected location line: %r' % line)
         elif section == 'Mappings':
-            m = re.match(r'^(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (.*?)(?: [0-9a-f]{2,})?(?: \[FN\])?$', line)
+            m = re.match(r'^(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (.*?)(?: [0-9a-f]{2,})?(?: (?:\[[A-Z]{2}\])+)?$', line)
             if m:
                 maps[int(m.group(1))] = m.group(2).rstrip(" ")
     return samples, locs, maps

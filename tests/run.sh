@@ -9,6 +9,7 @@
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
 #   DOTNET_LIVE=0               skip the .NET end-to-end tests (dotnet-live.sh, aspnet-live.sh, dotnet-dwarf.sh)
 #   LIVE=0                      skip every suite that records with perf or runs .NET apps (also offcpu.sh)
+#   CONSUMERS=0                 skip handing outputs to the real consumers (PerfView, Chromium, go tool pprof, protoc)
 #   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
 #
 # One line per case: "ok NAME", "FAIL NAME: why" (with the first lines of a diff or of stderr),

@@ -199,6 +199,7 @@ for name in mt-threads hostile-names; do
 		skip "speedscope/app/$name" "SPEEDSCOPE_APP=0"
 		continue
 	fi
+	consumers "speedscope/app/$name" || continue
 	if [ ! -x "$CHROMIUM" ]; then
 		skip "speedscope/app/$name" "no $CHROMIUM (scripts/install-deps.sh --test installs chromium)"
 		continue

@@ -230,7 +230,7 @@ fi
 
 # ---------------------------------------------------------------------------------------------------
 # The page in a real browser.
-if selected svg/chromium; then
+if selected svg/chromium && consumers svg/chromium; then
 	pc "$TMP/page.svg" "${NODE[@]}" --minwidth 0
 	pc "$TMP/page.folded" "${NODE[@]}"
 	mkdir -p "$(dirname "$SHOT")"

@@ -109,17 +109,6 @@ void pfc_pe_guid_str(const uint8_t g[16], char *out)
 		g[15]);
 }
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 int pfc_pe_guid_parse(const char *s, size_t len, uint8_t g[16])
 {
 	/* byte order of the text's 16 bytes in the stored GUID */
@@ -142,8 +131,8 @@ int pfc_pe_guid_parse(const char *s, size_t len, uint8_t g[16])
 			i++;
 			continue;
 		}
-		hi = hexval((unsigned char)s[i]);
-		lo = i + 1 < len ? hexval((unsigned char)s[i + 1]) : -1;
+		hi = pfc_hexval((unsigned char)s[i]);
+		lo = i + 1 < len ? pfc_hexval((unsigned char)s[i + 1]) : -1;
 		if (hi < 0 || lo < 0 || n >= 16)
 			return -1;
 		b[n++] = (uint8_t)(hi << 4 | lo);

@@ -7,36 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "converter/jit/perfmap.h"
+#include "converter/util/bytes.h"
 #include "converter/util/fileio.h"
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Parse a hex number with optional 0x; returns chars used, 0 when there is none. */
-static size_t parse_hex(const char *p, size_t n, uint64_t *v)
-{
-	size_t i = 0, start;
-
-	*v = 0;
-	if (n >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && n > 2 && hexval((unsigned char)p[2]) >= 0)
-		i = 2;
-	start = i;
-	while (i < n && hexval((unsigned char)p[i]) >= 0) {
-		if (i - start >= 16)
-			return 0;	/* more than 64 bits */
-		*v = *v << 4 | (uint64_t)hexval((unsigned char)p[i]);
-		i++;
-	}
-	return i > start ? i : 0;
-}
 
 static int cmp_ent(const void *a, const void *b)
 {
@@ -67,14 +39,14 @@ int pfc_perfmap_parse(struct pfc_perfmap *m, const char *buf, size_t len)
 		i = 0;
 		while (i < ll && (l[i] == ' ' || l[i] == '\t'))
 			i++;
-		if (!(k = parse_hex(l + i, ll - i, &start)))
+		if (!(k = pfc_parse_hex(l + i, ll - i, &start)))
 			goto bad;
 		i += k;
 		if (i >= ll || (l[i] != ' ' && l[i] != '\t'))
 			goto bad;
 		while (i < ll && (l[i] == ' ' || l[i] == '\t'))
 			i++;
-		if (!(k = parse_hex(l + i, ll - i, &size)))
+		if (!(k = pfc_parse_hex(l + i, ll - i, &size)))
 			goto bad;
 		i += k;
 		if (i >= ll || (l[i] != ' ' && l[i] != '\t'))

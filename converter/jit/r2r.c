@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "converter/jit/pe.h"
+#include "converter/util/bytes.h"
 #include "converter/util/fileio.h"
 #include "converter/jit/r2r.h"
 
@@ -33,35 +34,6 @@ const char *pfc_r2r_status_str(int status)
 }
 
 /* ---- map files ---- */
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* hex with optional 0x, at most 16 digits; chars used or 0 */
-static size_t parse_hex(const char *p, size_t n, uint64_t *v)
-{
-	size_t i = 0, start;
-
-	*v = 0;
-	if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && hexval((unsigned char)p[2]) >= 0)
-		i = 2;
-	start = i;
-	while (i < n && hexval((unsigned char)p[i]) >= 0) {
-		if (i - start >= 16)
-			return 0;
-		*v = *v << 4 | (uint64_t)hexval((unsigned char)p[i]);
-		i++;
-	}
-	return i > start ? i : 0;
-}
 
 static int cmp_ent(const void *a, const void *b)
 {
@@ -98,7 +70,7 @@ static void header_line(struct pfc_r2rmap *m, uint64_t rva, const char *val, siz
 		if (n != 32)
 			break;
 		for (i = 0; i < 16; i++) {
-			int hi = hexval((unsigned char)val[2 * i]), lo = hexval((unsigned char)val[2 * i + 1]);
+			int hi = pfc_hexval((unsigned char)val[2 * i]), lo = pfc_hexval((unsigned char)val[2 * i + 1]);
 			if (hi < 0 || lo < 0)
 				return;
 			m->sig[i] = (uint8_t)(hi << 4 | lo);
@@ -152,13 +124,13 @@ int pfc_r2rmap_parse(const char *buf, size_t len, struct pfc_r2rmap *m, struct p
 			ll--;
 		if (!ll)
 			continue;
-		if (!(k = parse_hex(l, ll, &rva)))
+		if (!(k = pfc_parse_hex(l, ll, &rva)))
 			goto bad;
 		i = k;
 		if (i >= ll || l[i] != ' ')
 			goto bad;
 		i++;
-		if (!(k = parse_hex(l + i, ll - i, &size)) || size > UINT32_MAX)
+		if (!(k = pfc_parse_hex(l + i, ll - i, &size)) || size > UINT32_MAX)
 			goto bad;
 		i += k;
 		if (i >= ll || l[i] != ' ')
@@ -328,7 +300,7 @@ int pfc_perfinfo_parse(const char *buf, size_t len, int pid, struct pfc_perfinfo
 		}
 		/* f[0] is the last field: a base after the GUID, or the GUID itself */
 		if (nf >= 2 && !pfc_pe_guid_parse(f[1], fl[1], mvid)) {
-			size_t used = fl[0] ? parse_hex(f[0], fl[0], &base) : 0;
+			size_t used = fl[0] ? pfc_parse_hex(f[0], fl[0], &base) : 0;
 			if (!fl[0] || used != fl[0])
 				goto bad;
 			has_base = 1;

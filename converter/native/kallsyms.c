@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <string.h>
 
+#include "converter/util/bytes.h"
 #include "converter/util/mem.h"
 #include "converter/native/symtab.h"
 
@@ -35,17 +36,6 @@ static int type_binding(int type)
 	if (type == 'W')
 		return PFC_SYM_WEAK;
 	return isupper(type) ? PFC_SYM_GLOBAL : PFC_SYM_LOCAL;
-}
-
-static int hexdigit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static int read_all(const char *file, char **out, size_t *outlen)
@@ -115,7 +105,7 @@ int pfc_kallsyms_load(const char *file, struct pfc_symtab *t)
 		while (eol < len && buf[eol] != '\n')
 			eol++;
 		/* "<hex> <type> <name>": anything else is skipped like perf does */
-		while (pos < eol && (d = hexdigit((unsigned char)buf[pos])) >= 0) {
+		while (pos < eol && (d = pfc_hexval((unsigned char)buf[pos])) >= 0) {
 			addr = addr << 4 | (uint64_t)d;
 			ndigits++;
 			pos++;

@@ -1,7 +1,8 @@
 /*
  * bytes.h - loads of file-order integers from unaligned, untrusted bytes.  perf.data may
  * come from a machine of the other byte order; the mapping is never swapped in place,
- * every load takes the swap flag instead (the branch is perfectly predictable).
+ * every load takes the swap flag instead (the branch is perfectly predictable).  And the
+ * hex numbers of the text inputs (perf maps, r2rmaps, PE debug paths).
  */
 #ifndef PFC_BYTES_H
 #define PFC_BYTES_H
@@ -87,6 +88,37 @@ static inline const uint8_t *pfc_cur_bytes(struct pfc_cursor *c, uint64_t n)
 	q = c->p;
 	c->p += n;
 	return q;
+}
+
+/* a hex digit's value, -1 for any other character */
+static inline int pfc_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A hex number with an optional 0x, at most 16 digits (64 bits) in the first n chars of p:
+ * the chars used, 0 when there is none or it is longer. */
+static inline size_t pfc_parse_hex(const char *p, size_t n, uint64_t *v)
+{
+	size_t i = 0, start;
+
+	*v = 0;
+	if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && pfc_hexval((unsigned char)p[2]) >= 0)
+		i = 2;
+	start = i;
+	while (i < n && pfc_hexval((unsigned char)p[i]) >= 0) {
+		if (i - start >= 16)
+			return 0;
+		*v = *v << 4 | (uint64_t)pfc_hexval((unsigned char)p[i]);
+		i++;
+	}
+	return i > start ? i : 0;
 }
 
 #endif

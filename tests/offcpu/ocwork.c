@@ -6,7 +6,9 @@
  *   oc-spinner  runs without blocking until the others are done (the control: no off-CPU time)
  * Each thread measures its own time in the blocking system calls (CLOCK_MONOTONIC) and the
  * program writes the totals in nanoseconds to the file named by argv[1]: the oracle the test
- * compares the off-CPU profile with.  The blocking calls are made with an inline `syscall`
+ * compares the off-CPU profile with.  With a second argument it also writes there the start and
+ * end (CLOCK_MONOTONIC, the clock of perf record -k 1) of each sleep in sleep_b(), one per line:
+ * the windows of the --time test.  The blocking calls are made with an inline `syscall`
  * instruction, so that the sampled user ip is inside the named function and frame pointers
  * name every caller (a libc wrapper without a frame would hide its caller).
  */
@@ -38,6 +40,8 @@ static uint64_t now(void)
 }
 
 static uint64_t t_a, t_b, t_read, t_pause;
+static uint64_t b_at[NB][2];
+static int nb;
 static int pipefd[2];
 static volatile int done;
 
@@ -60,9 +64,14 @@ __attribute__((noinline)) static void sleep_a(void)
 __attribute__((noinline)) static void sleep_b(void)
 {
 	struct timespec ts = { 0, 50 * 1000000L };
-	uint64_t t0 = now();
+	uint64_t t0 = now(), t1;
 	sys3(SYS_nanosleep, (long)&ts, 0, 0);
-	t_b += now() - t0;
+	t1 = now();
+	t_b += t1 - t0;
+	if (nb < NB) {
+		b_at[nb][0] = t0;
+		b_at[nb++][1] = t1;
+	}
 }
 
 static void *sleeper(void *arg)
@@ -135,7 +144,7 @@ int main(int argc, char **argv)
 	pthread_t ts, tr, tw, tp;
 	FILE *f;
 
-	if (argc != 2 || pipe(pipefd) < 0)
+	if (argc < 2 || argc > 3 || pipe(pipefd) < 0)
 		return 2;
 	(void)nap;
 	pthread_create(&tp, NULL, spinner, NULL);
@@ -152,5 +161,15 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(f, "sleep_a %llu\nsleep_b %llu\nreader_wait %llu\nwriter_pause %llu\n", (unsigned long long)t_a,
 		(unsigned long long)t_b, (unsigned long long)t_read, (unsigned long long)t_pause);
-	return fclose(f) != 0;
+	if (fclose(f) != 0)
+		return 1;
+	if (argc == 3) {
+		int i;
+		if (!(f = fopen(argv[2], "w")))
+			return 1;
+		for (i = 0; i < nb; i++)
+			fprintf(f, "%llu %llu\n", (unsigned long long)b_at[i][0], (unsigned long long)b_at[i][1]);
+		return fclose(f) != 0;
+	}
+	return 0;
 }

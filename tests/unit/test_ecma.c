@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "loadfile.h"
 #include "converter/jit/ecma.h"
 #include "converter/jit/r2r.h"
 #include "converter/jit/r2rmeta.h"
@@ -29,29 +30,6 @@ static int failed, passed;
 } while (0)
 
 #define CORELIB "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.12/System.Private.CoreLib.dll"
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf)
-		buf[n] = 0;
-	*len = (size_t)n;
-	return buf;
-}
 
 static char *dump(struct pfc_r2rmeta *r, enum pfc_r2rmeta_style style, int *bad)
 {
@@ -104,9 +82,9 @@ static void test_app(const char *dir)
 	size_t i;
 
 	snprintf(path, sizeof(path), "%s/r2rapp.dll", dir);
-	img = read_file(path, &ilen);
+	img = load_file(path, &ilen);
 	snprintf(path, sizeof(path), "%s/r2rapp.ni.r2rmap", dir);
-	map = read_file(path, &mlen);
+	map = load_file(path, &mlen);
 	CHECK(img && map, "cannot read the test data in %s", dir);
 	if (!img || !map) {
 		free(img);
@@ -166,7 +144,7 @@ static void test_map_of(const char *dir, const char *image, const char *mapname,
 	int bad = -1, ret;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, mapname);
-	map = read_file(path, &mlen);
+	map = load_file(path, &mlen);
 	snprintf(path, sizeof(path), "%s/%s", dir, image);
 	memset(&err, 0, sizeof(err));
 	ret = pfc_r2rmeta_open(path, &r, &err);
@@ -280,7 +258,7 @@ static void test_damaged(const char *dir, const char *name, int flips)
 	unsigned seed = 12345;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	img = read_file(path, &len);
+	img = load_file(path, &len);
 	if (!img)
 		return;
 	/* every prefix, in a buffer of exactly that size so that ASan sees any overread */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "loadfile.h"
 #include "converter/jit/pe.h"
 #include "converter/jit/r2r.h"
 
@@ -23,29 +24,6 @@ static int failed, passed;
 		printf("\n"); \
 	} \
 } while (0)
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf)
-		buf[n] = 0;
-	*len = (size_t)n;
-	return buf;
-}
 
 /* The MVID was checked independently: crossgen2's signature is
  * MD5(MVID || u32 os || u32 arch || u32 abi) for a one-assembly image, and
@@ -306,7 +284,7 @@ int main(int argc, char **argv)
 	char *buf;
 
 	snprintf(path, sizeof(path), "%s/r2rapp.dll", dir);
-	buf = read_file(path, &len);
+	buf = load_file(path, &len);
 	if (!buf) {
 		printf("FAIL cannot read %s\n", path);
 		return 1;
@@ -315,7 +293,7 @@ int main(int argc, char **argv)
 	test_pe_damage((const uint8_t *)buf, len);
 	free(buf);
 	snprintf(path, sizeof(path), "%s/r2rapp.ni.r2rmap", dir);
-	buf = read_file(path, &len);
+	buf = load_file(path, &len);
 	if (!buf) {
 		printf("FAIL cannot read %s\n", path);
 		return 1;

@@ -1,7 +1,17 @@
 // The .NET workload of tests/offcpu.sh: waits of known length under known managed frames.
-//   Program.WaitForLock   a thread blocks on a Monitor (C# lock) that another thread holds for
-//                         40 ms, 10 times; it spins between them, so these are its only waits
-//   Program.RunDelays     the main thread waits for an awaited Task.Delay(30), 10 times
+//   Program.Holder        a thread sleeps (Thread.Sleep) 40 ms holding a Monitor (C# lock) and
+//                         10 ms without it, 10 times
+//   Program.WaitForLock   another thread blocks on that Monitor, 10 times; it spins between them,
+//                         so these are its only waits
+//   Program.RunDelays     the main thread waits synchronously for a task that awaits
+//                         Task.Delay(30), 10 times.  The awaited delay itself blocks no thread (its
+//                         continuation runs on the thread pool); the thread that waits is the one
+//                         blocked on the task's completion, under RunDelays.  It waits on the
+//                         task's wait handle, which blocks at once: Task.Wait and
+//                         GetAwaiter().GetResult() first spin and sched_yield, and on a busy
+//                         machine a 30 ms wait can pass in the yields (runnable, not blocked
+//                         time).  One such wait in Warmup first JITs the async machinery outside
+//                         RunDelays.
 // Each wait is measured with a Stopwatch and the totals (nanoseconds) are written to the file named
 // by the first argument: the values the off-CPU profile is compared with.
 using System;
@@ -17,7 +27,7 @@ namespace OffCpu
     {
         const int Rounds = 10;
         static readonly object Gate = new object();
-        static long lockNs, delayNs;
+        static long lockNs, delayNs, sleepNs;
         static int round;
 
         static long Ns(Stopwatch sw) => (long)(sw.ElapsedTicks * (1e9 / Stopwatch.Frequency));
@@ -30,10 +40,17 @@ namespace OffCpu
                 lock (Gate)
                 {
                     Volatile.Write(ref round, i + 1);
-                    Thread.Sleep(40);
+                    Sleep(40);
                 }
-                Thread.Sleep(10);
+                Sleep(10);
             }
+        }
+
+        static void Sleep(int ms)
+        {
+            var sw = Stopwatch.StartNew();
+            Thread.Sleep(ms);
+            sleepNs += Ns(sw);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -64,12 +81,24 @@ namespace OffCpu
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Warmup()
+        {
+            WaitFor(DelayOnce());
+        }
+
+        static void WaitFor(Task t)
+        {
+            ((IAsyncResult)t).AsyncWaitHandle.WaitOne();
+            t.GetAwaiter().GetResult();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
         static void RunDelays()
         {
             for (int i = 0; i < Rounds; i++)
             {
                 var sw = Stopwatch.StartNew();
-                DelayOnce().GetAwaiter().GetResult();
+                WaitFor(DelayOnce());
                 delayNs += Ns(sw);
             }
         }
@@ -80,12 +109,13 @@ namespace OffCpu
                 return 2;
             var holder = new Thread(Holder) { Name = "oc-holder" };
             var waiter = new Thread(Waiter) { Name = "oc-waiter" };
+            Warmup();
             holder.Start();
             waiter.Start();
             RunDelays();
             holder.Join();
             waiter.Join();
-            File.WriteAllText(args[0], $"lock {lockNs}\ndelay {delayNs}\n");
+            File.WriteAllText(args[0], $"lock {lockNs}\ndelay {delayNs}\nsleep {sleepNs}\n");
             return 0;
         }
     }

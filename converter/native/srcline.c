@@ -1,0 +1,186 @@
+/*
+ * srcline.c - owns the source positions of addresses of one ELF file: the line table row
+ * at the address (libdw's dwarf_getsrc_die, the row addr2line prints) and, walking the
+ * inlined instances that contain it out to the function, the call site
+ * (DW_AT_call_file/line) of each, as `addr2line -i` lists them.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "converter/native/srcline.h"
+
+enum { MAX_NEST = 64, MAX_LEVEL = 256 };
+
+struct pfc_srcline {
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+	uint64_t text_offset;	/* ET_EXEC: .text's address - its file offset */
+};
+
+struct pfc_srcline *pfc_srcline_open(const char *path)
+{
+	struct pfc_srcline *sl = calloc(1, sizeof(*sl));
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	if (!sl)
+		return NULL;
+	sl->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sl->fd < 0) {
+		free(sl);
+		return NULL;
+	}
+	elf_version(EV_CURRENT);
+	sl->elf = elf_begin(sl->fd, ELF_C_READ_MMAP, NULL);
+	if (!sl->elf || elf_kind(sl->elf) != ELF_K_ELF || !gelf_getehdr(sl->elf, &eh) ||
+	    elf_getshdrstrndx(sl->elf, &shstrndx) != 0)
+		goto fail;
+	/* frames hold file offsets; an ET_EXEC file's DWARF speaks addresses (as a2l.c) */
+	while (eh.e_type == ET_EXEC && (scn = elf_nextscn(sl->elf, scn)) != NULL) {
+		const char *name;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(sl->elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".text")) {
+			sl->text_offset = sh.sh_addr - sh.sh_offset;
+			break;
+		}
+	}
+	sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
+	if (!sl->dw)
+		goto fail;
+	return sl;
+fail:
+	pfc_srcline_close(sl);
+	return NULL;
+}
+
+void pfc_srcline_close(struct pfc_srcline *sl)
+{
+	if (!sl)
+		return;
+	if (sl->dw)
+		dwarf_end(sl->dw);
+	if (sl->elf)
+		elf_end(sl->elf);
+	if (sl->fd >= 0)
+		close(sl->fd);
+	free(sl);
+}
+
+static int attr_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *v)
+{
+	Dwarf_Attribute at;
+
+	*v = 0;
+	return dwarf_attr(die, name, &at) && dwarf_formudata(&at, v) == 0 ? 0 : -1;
+}
+
+/* The length of the range of DIE that holds pc. */
+static uint64_t range_len(Dwarf_Die *die, uint64_t pc)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
+		if (pc >= start && pc < end)
+			return end - start;
+	return UINT64_MAX;
+}
+
+/*
+ * The functions whose code holds pc, outermost first: the concrete subprogram, then each
+ * inlined instance inside it, the smallest range winning among siblings as BFD's addr2line
+ * picks (a2l.c does the same for names).  Lexical blocks are crossed; namespaces and types
+ * hold functions.  (dwarf_getscopes would go on with an inlined function's abstract
+ * definition, and leaks on some malformed DWARF.)  level bounds the recursion.
+ */
+static int find_path(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *path, int depth, int level)
+{
+	Dwarf_Die child, best;
+	uint64_t best_len = UINT64_MAX;
+	int have = 0;
+
+	if (depth >= MAX_NEST || level >= MAX_LEVEL || dwarf_child(parent, &child) != 0)
+		return depth;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_entry_point: {
+			uint64_t len;
+			if (dwarf_haspc(&child, pc) <= 0)
+				break;
+			len = range_len(&child, pc);
+			if (!have || len <= best_len) {
+				best = child;
+				best_len = len;
+				have = 1;
+			}
+			break;
+		}
+		case DW_TAG_lexical_block:
+			if (!have && dwarf_haspc(&child, pc) > 0)
+				return find_path(&child, pc, path, depth, level + 1);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_module:
+			if (depth == 0 && !have) {
+				int d = find_path(&child, pc, path, depth, level + 1);
+				if (d > depth)
+					return d;
+			}
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	if (!have)
+		return depth;
+	path[depth] = best;
+	return find_path(&best, pc, path, depth + 1, level + 1);
+}
+
+int pfc_srcline_lookup(struct pfc_srcline *sl, uint64_t addr, struct pfc_srcline_ent *out, int max)
+{
+	Dwarf_Addr pc = addr + sl->text_offset;
+	Dwarf_Die cudie, path[MAX_NEST];
+	Dwarf_Files *files = NULL;
+	Dwarf_Line *ln;
+	size_t nfiles = 0;
+	int n = 0, np, i, lineno = 0;
+
+	if (max <= 0 || !dwarf_addrdie(sl->dw, pc, &cudie) || !(ln = dwarf_getsrc_die(&cudie, pc)))
+		return 0;
+	out[0].file = dwarf_linesrc(ln, NULL, NULL);
+	out[0].line = dwarf_lineno(ln, &lineno) == 0 ? lineno : 0;
+	n = 1;
+	/* innermost first: each inlined instance was called from a position in the one around it */
+	np = find_path(&cudie, pc, path, 0, 0);
+	if (np > 1 && dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
+		files = NULL;
+	for (i = np - 1; i >= 1 && n < max; i--) {
+		Dwarf_Word file, line;
+		if (dwarf_tag(&path[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		attr_udata(&path[i], DW_AT_call_file, &file);
+		attr_udata(&path[i], DW_AT_call_line, &line);
+		out[n].file = files && file < nfiles ? dwarf_filesrc(files, file, NULL, NULL) : NULL;
+		out[n].line = line <= 0x7fffffff ? (int)line : 0;
+		n++;
+	}
+	return n;
+}
