@@ -167,7 +167,7 @@ fuzz-build:
 
 # The campaign of docs/fuzzing.md: each target until FUZZ_RUNS executions, one after the other.
 FUZZ_RUNS ?= 10000000
-FUZZ_CAMPAIGN ?= unwind jitdump pe r2rmap tpformat perfmap ecma kallsyms elf reader
+FUZZ_CAMPAIGN ?= unwind jitdump pe r2rmap tpformat perfmap ecma kallsyms elf srcline reader
 fuzz-campaign: fuzz-build
 	$(Q)nice -n 15 fuzz/campaign.sh build-fuzz $(FUZZ_RUNS) $(FUZZ_CAMPAIGN)
 
