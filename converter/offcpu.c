@@ -655,7 +655,8 @@ int pfc_offcpu_finish(struct pfc_session *s)
 		}
 		if (extra)
 			frames[0] = label[a->state];
-		memcpy(frames + extra, stk->frame_ids + st.first, nr * sizeof(*frames));
+		if (nr)	/* a stack without frames (and no label) leaves frames NULL: no copy from or to it */
+			memcpy(frames + extra, stk->frame_ids + st.first, nr * sizeof(*frames));
 		id = pfc_stacks_add(stk, st.evsel, st.comm, st.pid, st.tid, frames, nr + extra, a->ns);
 		if (id == UINT32_MAX)
 			goto oom;

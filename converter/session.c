@@ -280,8 +280,11 @@ struct pfc_rawkey {
 #define RAWKEY_CMP offsetof(struct pfc_rawkey, stack)
 #define RAW_TAG(h) (((h) >> 32 | 1) << 32)
 /* a slot's low half: arena block << RAW_BLOCK_SHIFT | word in the block */
-#define RAW_BLOCK_SHIFT 18
-#define RAW_BLOCK_WORDS ((uint64_t)1 << RAW_BLOCK_SHIFT)    /* 2 MiB */
+#ifndef PFC_RAW_BLOCK_SHIFT            /* smaller in the fuzz build (make fuzz), as order.c's blocks */
+#define PFC_RAW_BLOCK_SHIFT 18
+#endif
+#define RAW_BLOCK_SHIFT PFC_RAW_BLOCK_SHIFT
+#define RAW_BLOCK_WORDS ((uint64_t)1 << RAW_BLOCK_SHIFT)    /* 2 MiB (shift 18) */
 #define RAW_MAX_BLOCKS ((size_t)1 << (32 - RAW_BLOCK_SHIFT))
 
 static uint64_t hash_chain(const uint8_t *p, uint64_t nr, uint64_t seed)
@@ -1427,6 +1430,14 @@ static void pipeline_end(struct pfc_session *s, struct pfc_chan *chan)
 	pfc_chan_exit(chan);
 }
 
+/* The ring between the two threads: records and batch size.  The fuzz build (make fuzz) makes
+ * it small, so that a full ring and its waits happen in small inputs, and a run does not fault
+ * in the 768 KiB ring. */
+#ifndef PFC_PIPELINE_RING
+#define PFC_PIPELINE_RING (1u << 15)
+#define PFC_PIPELINE_BATCH 2048
+#endif
+
 /* 1: processed in two threads (*ret is the result), 0: not possible here. */
 static int process_pipelined(struct pfc_session *s, int *ret)
 {
@@ -1440,7 +1451,7 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 
 	if (s->rd.streaming || (env && !strcmp(env, "0")))
 		return 0;
-	if (pfc_chan_init(&chan, 1u << 15, 2048) < 0)
+	if (pfc_chan_init(&chan, PFC_PIPELINE_RING, PFC_PIPELINE_BATCH) < 0)
 		return 0;
 	s->chan = &chan;
 	memset(&s->perr, 0, sizeof(s->perr));

@@ -2,19 +2,71 @@
  * fuzz_reader.c - the whole conversion of one perf.data: reader, ordering, machine,
  * symbolization and the folded writer, as `perfconv -i FILE` runs it.  Symbols come from
  * nowhere (no symfs, an empty kallsyms), so only the input bytes drive the code.  Inputs of
- * some sizes go through the off-CPU analysis too (--off-cpu, --thread-time).
+ * some sizes go through the off-CPU analysis too (--off-cpu, --thread-time), and the header
+ * printer (--header, --header-only -I) reads the feature sections of every input.
+ *
+ * Seeds are the tiny files of fuzz/seeds/reader (scripts/fuzz-seeds.py cuts them from the
+ * fixtures: one record type or one feature section each); whole recordings would make each
+ * run read hundreds of records.  What a run costs beyond its input is kept small: the
+ * kallsyms file is a short regular file (for a character device such as /dev/null the
+ * loader reserves 8 MiB, the size of a /proc/kallsyms, and under ASan every byte of that
+ * costs), and the reading thread of the pipeline (a thread's start and end cost more under
+ * ASan than the conversion of a small input) runs for one input size in eight only.  make fuzz
+ * builds the library with small arena blocks and a small pipeline ring (FUZZ_DEFS in the
+ * Makefile), and ASan's quarantine is 4 MiB (FUZZ_ASAN_OPTIONS below): with the default 256 MiB
+ * every run's allocations are fresh pages, and faulting them in was half of a run's time.
  */
-// FUZZ_SEEDS: fixtures/*/perf.data fixtures/*/pipe.data fuzz/seeds/reader/*
+// FUZZ_SEEDS: fuzz/seeds/reader/* tests/regress/reader/*
+// FUZZ_MAX_LEN: 32768
+// FUZZ_ASAN_OPTIONS: quarantine_size_mb=4
 #include "converter/session.h"
 #include "formats/writer.h"
 #include "fuzz/fuzz_common.h"
+
+/* The header as `perfconv --header` prints it (cli/convert.c does the same). */
+static void print_header(FILE *out, struct pfc_session *s, int full)
+{
+	struct pfc_hdr_view v;
+	struct pfc_hdr_evsel *evs = calloc(s->rd.nr_evsels + 1, sizeof(*evs));
+	size_t i;
+
+	if (!evs)
+		return;
+	memset(&v, 0, sizeof(v));
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		evs[i].attr = s->rd.evsels[i]->attr;
+		evs[i].attr_size = s->rd.evsels[i]->attr_size;
+		evs[i].name = s->rd.evsels[i]->name;
+		evs[i].ids = s->rd.evsels[i]->ids;
+		evs[i].nr_ids = s->rd.evsels[i]->nr_ids;
+	}
+	v.path = s->opts->input;
+	v.pipe_mode = s->rd.pipe_mode;
+	v.needs_swap = s->rd.swap;
+	if (!s->rd.pipe_mode) {
+		v.data_offset = s->rd.data.offset;
+		v.data_size = s->rd.data.size;
+		v.feat_offset = s->rd.feat_offset;
+	}
+	v.header_version = 1;
+	memcpy(v.feat_bitmap, s->rd.feat_bitmap, sizeof(v.feat_bitmap));
+	for (i = 0; i < PFC_FEAT_BITS; i++)
+		v.feat[i] = s->rd.feat[i];
+	v.evsels = evs;
+	v.nr_evsels = s->rd.nr_evsels;
+	v.have_mtime = 1;	/* the memfd's time would only vary the output */
+	pfc_hdr_print(out, &v, full);
+	free(evs);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
-	static char empty_ksyms[] = "/dev/null";
+	static char ksyms[32];
+	static const char ksyms_text[] =
+		"ffffffff81000000 T _stext\nffffffff81001000 T do_syscall_64\nffffffff81002000 t schedule\n";
 	struct pfc_opts o;
 	struct pfc_session s;
 	struct pfc_error err;
@@ -23,6 +75,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!null && !(null = fopen("/dev/null", "w")))
 		abort();
+	if (!ksyms[0]) {
+		int fd = memfd_create("pfc-fuzz-kallsyms", 0);
+		if (fd < 0 || write(fd, ksyms_text, sizeof(ksyms_text) - 1) != (ssize_t)sizeof(ksyms_text) - 1)
+			abort();
+		snprintf(ksyms, sizeof(ksyms), "/proc/self/fd/%d", fd);
+	}
 	if (pfc_fuzz_file(data, size, path) < 0)
 		return 0;
 	memset(&o, 0, sizeof(o));
@@ -30,15 +88,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&wo, 0, sizeof(wo));
 	o.input = path;
 	o.max_stack = 127;
-	o.kallsyms = empty_ksyms;
+	o.kallsyms = ksyms;
 	o.symfs = "/nonexistent";
 	o.map_dir = "/nonexistent";
 	o.keep_stream = size & 1;	/* both pipelines: aggregate only, and the sample stream */
 	o.offcpu = (size >> 1) % 3;	/* none, blocked, all */
 	o.thread_time = (size >> 1) % 3 == 2;
 	wo.kernel = wo.jit = wo.addrs = 1;
-	if (pfc_session_open(&s, &o, &err) == 0 && pfc_session_process(&s) == 0 && pfc_session_symbolize(&s) == 0)
-		pfc_writer_folded.write(null, &s, &wo, &err);
+	if ((size >> 3) % 8 == 0)
+		unsetenv("PERFCONV_PIPELINE");
+	else
+		setenv("PERFCONV_PIPELINE", "0", 1);
+	if (pfc_session_open(&s, &o, &err) == 0) {
+		if (pfc_session_process(&s) == 0 && pfc_session_symbolize(&s) == 0)
+			pfc_writer_folded.write(null, &s, &wo, &err);
+		print_header(null, &s, (size >> 2) & 1);
+	}
 	pfc_session_close(&s);
 	return 0;
 }

@@ -3,6 +3,8 @@
 #
 #   fuzz/run.sh BUILD_DIR [NAME...]     NAME: reader, perfmap, elf, ... (default: every target built)
 #   FUZZ_SECONDS=60  FUZZ_MAX_LEN=...   (libFuzzer's -max_len; default: the largest seed)
+#   FUZZ_RUNS=N      stop after N executions instead (-runs=N; FUZZ_SECONDS, when also set, caps the
+#                    time), for a campaign (fuzz/campaign.sh)
 #
 # A target is one file, fuzz/fuzz_NAME.c, defining LLVMFuzzerTestOneInput; its line
 #   // FUZZ_SEEDS: glob...
@@ -10,6 +12,7 @@
 # are ignored).  The corpus is made at run time in BUILD_DIR/corpus/NAME and kept between runs, so
 # time spent fuzzing adds up; crashes go to BUILD_DIR/crashes/NAME/.  One line per target:
 #   fuzz NAME: N runs in S s (R exec/s), corpus C files, crashes K
+# An optional "// FUZZ_ASAN_OPTIONS: a=b:c=d" line adds to ASAN_OPTIONS for that target.
 # An optional "// FUZZ_MAX_LEN: BYTES" line caps the input size (libFuzzer's -max_len) for parsers
 # whose large seeds would slow every run down; FUZZ_MAX_LEN overrides it for all targets.
 # and the exit status is 1 when a target found a crash: fix it, then copy the input into
@@ -20,6 +23,10 @@ cd "$top" || exit 1
 B=${1:?usage: fuzz/run.sh BUILD_DIR [NAME...]}
 shift
 SECS=${FUZZ_SECONDS:-60}
+limit=(-max_total_time="$SECS")
+if [ -n "${FUZZ_RUNS:-}" ]; then
+	limit=(-runs="$FUZZ_RUNS" -max_total_time="${FUZZ_SECONDS:-0}")
+fi
 names=("$@")
 if [ "${#names[@]}" -eq 0 ]; then
 	for f in fuzz/fuzz_*.c; do
@@ -51,14 +58,22 @@ for n in "${names[@]}"; do
 	ml=${FUZZ_MAX_LEN:-$(sed -n 's|^// FUZZ_MAX_LEN: *||p' "fuzz/fuzz_$n.c")}
 	[ -n "$ml" ] && maxlen=(-max_len="$ml")
 	log=$B/fuzz-$n.log
-	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin" -max_total_time="$SECS" -print_final_stats=1 \
+	# a copy of the binary runs, so that a rebuild during a long run does not replace it under libFuzzer
+	mkdir -p "$B/run"
+	cp "$bin" "$B/run/fuzz_$n"
+	start=$SECONDS
+	aopts=${ASAN_OPTIONS:-detect_leaks=1}
+	extra=$(sed -n 's|^// FUZZ_ASAN_OPTIONS: *||p' "fuzz/fuzz_$n.c")
+	[ -n "$extra" ] && aopts=$aopts:$extra
+	ASAN_OPTIONS=$aopts "$B/run/fuzz_$n" "${limit[@]}" -print_final_stats=1 \
 		-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$crashes/" "${maxlen[@]}" "$corpus" >"$log" 2>&1
 	rc=$?
+	took=$((SECONDS - start))
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
 	ncrash=$(find "$crashes" -type f | wc -l)
-	echo "fuzz $n: ${runs:-0} runs in $SECS s (${rate:-0} exec/s), corpus $(find "$corpus" -type f | wc -l) files, crashes $ncrash"
-	echo "$(date -u +%FT%TZ) $n ${runs:-0} $SECS" >>"$B/fuzz-history.txt"
+	echo "fuzz $n: ${runs:-0} runs in $took s (${rate:-0} exec/s), corpus $(find "$corpus" -type f | wc -l) files, crashes $ncrash"
+	echo "$(date -u +%FT%TZ) $n ${runs:-0} $took" >>"$B/fuzz-history.txt"
 	if [ "$rc" != 0 ] || [ "$ncrash" -gt 0 ]; then
 		echo "fuzz $n: FAILED (exit $rc), see $log and $crashes/"
 		grep -m 3 -E 'ERROR|SUMMARY|runtime error' "$log" | sed 's/^/    /'

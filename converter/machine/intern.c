@@ -26,10 +26,15 @@ static uint64_t hash_bytes(const char *s, size_t len)
 	return h ^ (h >> 29);
 }
 
+/* smaller in the fuzz build (make fuzz), as order.c's blocks */
+#ifndef PFC_INTERN_BLOCK_SIZE
+#define PFC_INTERN_BLOCK_SIZE (1 << 16)
+#endif
+
 int pfc_intern_init(struct pfc_intern *in)
 {
 	memset(in, 0, sizeof(*in));
-	in->block_size = 1 << 16;
+	in->block_size = PFC_INTERN_BLOCK_SIZE;
 	return pfc_intern(in, "", 0) == 0 ? 0 : -1;
 }
 
