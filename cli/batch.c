@@ -301,6 +301,30 @@ static int mkdirs(char *path, mode_t mode)
 	return 0;
 }
 
+/* A process that can write no more: none with that id, or one that died and whose parent has
+ * not collected it yet (a zombie: a batch killed as a group leaves its workers so, until the
+ * init process reaps them, which some containers' init never does). */
+static int process_gone(long pid)
+{
+	char path[64], buf[512], *rp;
+	ssize_t n;
+	int fd;
+
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses, the state follows the last ')' */
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
 /* Temporary files of an output are "NAME.tmp.PID.XXXXXX" (convert.c), PID being the
  * process that writes it.  remove_leftovers(OUT, PID) removes those of process PID (a
  * worker that crashed or was stopped); with PID 0, those of every process that is gone (a
@@ -337,7 +361,7 @@ static size_t remove_leftovers(const char *out, pid_t pid)
 			owner = strtol(rest, &dot, 10);
 			if (errno || dot == rest || *dot != '.' || strlen(dot + 1) != 6 || owner <= 0)
 				continue;
-			if (pid ? owner != (long)pid : (kill((pid_t)owner, 0) == 0 || errno != ESRCH))
+			if (pid ? owner != (long)pid : !process_gone(owner))
 				continue;
 		}
 		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p) && unlink(p) == 0)

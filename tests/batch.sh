@@ -508,6 +508,12 @@ if selected fault/kill-restart; then
 	done
 	kill -KILL -- -"$bpid" 2>/dev/null
 	wait "$bpid" 2>/dev/null
+	# the workers die a moment after the parent (a system call under way ends first, and may
+	# still create a temporary file): count once none of the group runs
+	for _ in $(seq 1 500); do
+		ps -eo pgid=,stat= | awk -v g="$bpid" '$1 == g && $2 !~ /^Z/ { found = 1 } END { exit !found }' || break
+		sleep 0.02
+	done
 	ndone=$(find "$K" -type f ! -name '*.tmp.*' | wc -l)
 	ntmp=$(find "$K" -type f -name '*.tmp.*' | wc -l)
 	bad=
