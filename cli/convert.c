@@ -16,7 +16,6 @@
 #include "cli/convert.h"
 #include "cli/symsummary.h"
 #include "converter/jit/r2r.h"
-#include "converter/perffile/hdrprint.h"
 #include "converter/perffile/statsprint.h"
 #include "converter/session.h"
 #include "formats/writer.h"
@@ -78,45 +77,6 @@ static int print_stats(struct pfc_session *s)
 	free(names);
 	free(nr);
 	free(lost);
-	return ret;
-}
-
-static int print_header(struct pfc_session *s, int full)
-{
-	struct pfc_hdr_view v;
-	struct pfc_hdr_evsel *evs;
-	size_t i;
-	int ret;
-
-	memset(&v, 0, sizeof(v));
-	evs = calloc(s->rd.nr_evsels + 1, sizeof(*evs));
-	if (!evs)
-		return -1;
-	for (i = 0; i < s->rd.nr_evsels; i++) {
-		evs[i].attr = s->rd.evsels[i]->attr;
-		evs[i].attr_size = s->rd.evsels[i]->attr_size;
-		evs[i].name = s->rd.evsels[i]->name;
-		evs[i].ids = s->rd.evsels[i]->ids;
-		evs[i].nr_ids = s->rd.evsels[i]->nr_ids;
-	}
-	v.path = s->opts->input;
-	v.pipe_mode = s->rd.pipe_mode;
-	v.needs_swap = s->rd.swap;
-	if (!s->rd.pipe_mode) {
-		v.data_offset = s->rd.data.offset;
-		v.data_size = s->rd.data.size;
-		v.feat_offset = s->rd.feat_offset;
-	}
-	v.header_version = 1;
-	memcpy(v.feat_bitmap, s->rd.feat_bitmap, sizeof(v.feat_bitmap));
-	for (i = 0; i < PFC_FEAT_BITS; i++)
-		v.feat[i] = s->rd.feat[i];
-	v.evsels = evs;
-	v.nr_evsels = s->rd.nr_evsels;
-	v.have_mtime = s->rd.have_mtime;
-	v.mtime = s->rd.mtime;
-	ret = pfc_hdr_print(stdout, &v, full);
-	free(evs);
 	return ret;
 }
 
@@ -524,7 +484,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	clock_gettime(CLOCK_MONOTONIC, &t_read);
 	progress_end(&prog);
 	if (ret == 0 && single && c->header)
-		ret = print_header(&s, c->header_full) < 0 ? PFC_FAIL_NOOFF(&err, IO, "cannot print the header") : 0;
+		ret = pfc_session_print_header(&s, stdout, c->header_full, 0) < 0 ? PFC_FAIL_NOOFF(&err, IO, "cannot print the header") : 0;
 	if (ret == 0 && single && c->stats)
 		ret = print_stats(&s) < 0 ? PFC_FAIL_NOOFF(&err, NOMEM, "stats") : 0;
 	if (ret == 0 && n)

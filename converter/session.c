@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include "converter/perffile/hdrprint.h"
 #include "converter/util/mem.h"
 #include "converter/util/bytes.h"
 #include "converter/session.h"
@@ -1968,4 +1969,44 @@ void pfc_session_dwarf_summary(const struct pfc_session *s, FILE *f)
 			"%llu by missing registers, %llu by unusable or looping CFI\n",
 			(unsigned long long)cut, (unsigned long long)st->nr_dwarf_cut_stack,
 			(unsigned long long)st->nr_dwarf_bad_regs, (unsigned long long)st->nr_dwarf_bad_cfi);
+}
+
+/* The header as perf report --header(-only) prints it, from what the reader kept. */
+int pfc_session_print_header(struct pfc_session *s, FILE *out, int full, int no_mtime)
+{
+	struct pfc_hdr_view v;
+	struct pfc_hdr_evsel *evs;
+	size_t i;
+	int ret;
+
+	memset(&v, 0, sizeof(v));
+	evs = calloc(s->rd.nr_evsels + 1, sizeof(*evs));
+	if (!evs)
+		return -1;
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		evs[i].attr = s->rd.evsels[i]->attr;
+		evs[i].attr_size = s->rd.evsels[i]->attr_size;
+		evs[i].name = s->rd.evsels[i]->name;
+		evs[i].ids = s->rd.evsels[i]->ids;
+		evs[i].nr_ids = s->rd.evsels[i]->nr_ids;
+	}
+	v.path = s->opts->input;
+	v.pipe_mode = s->rd.pipe_mode;
+	v.needs_swap = s->rd.swap;
+	if (!s->rd.pipe_mode) {
+		v.data_offset = s->rd.data.offset;
+		v.data_size = s->rd.data.size;
+		v.feat_offset = s->rd.feat_offset;
+	}
+	v.header_version = 1;
+	memcpy(v.feat_bitmap, s->rd.feat_bitmap, sizeof(v.feat_bitmap));
+	for (i = 0; i < PFC_FEAT_BITS; i++)
+		v.feat[i] = s->rd.feat[i];
+	v.evsels = evs;
+	v.nr_evsels = s->rd.nr_evsels;
+	v.have_mtime = no_mtime ? 1 : s->rd.have_mtime;
+	v.mtime = no_mtime ? 0 : s->rd.mtime;
+	ret = pfc_hdr_print(out, &v, full);
+	free(evs);
+	return ret;
 }

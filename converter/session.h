@@ -162,6 +162,9 @@ int pfc_session_process(struct pfc_session *s);
 /* Resolve every unique frame to a symbol. */
 int pfc_session_symbolize(struct pfc_session *s);
 void pfc_session_close(struct pfc_session *s);
+/* `perfconv --header[-only]`: the header on out, as perf report prints it; no_mtime prints no
+ * file time (the fuzz target's memfd).  < 0 when it cannot be printed. */
+int pfc_session_print_header(struct pfc_session *s, FILE *out, int full, int no_mtime);
 
 /* The kernel's symbols (NULL when there are none), read now if no sample needed them yet:
  * perf resolves kernel function pointers in tracepoint payloads with them. */

@@ -23,42 +23,6 @@
 #include "formats/writer.h"
 #include "fuzz/fuzz_common.h"
 
-/* The header as `perfconv --header` prints it (cli/convert.c does the same). */
-static void print_header(FILE *out, struct pfc_session *s, int full)
-{
-	struct pfc_hdr_view v;
-	struct pfc_hdr_evsel *evs = calloc(s->rd.nr_evsels + 1, sizeof(*evs));
-	size_t i;
-
-	if (!evs)
-		return;
-	memset(&v, 0, sizeof(v));
-	for (i = 0; i < s->rd.nr_evsels; i++) {
-		evs[i].attr = s->rd.evsels[i]->attr;
-		evs[i].attr_size = s->rd.evsels[i]->attr_size;
-		evs[i].name = s->rd.evsels[i]->name;
-		evs[i].ids = s->rd.evsels[i]->ids;
-		evs[i].nr_ids = s->rd.evsels[i]->nr_ids;
-	}
-	v.path = s->opts->input;
-	v.pipe_mode = s->rd.pipe_mode;
-	v.needs_swap = s->rd.swap;
-	if (!s->rd.pipe_mode) {
-		v.data_offset = s->rd.data.offset;
-		v.data_size = s->rd.data.size;
-		v.feat_offset = s->rd.feat_offset;
-	}
-	v.header_version = 1;
-	memcpy(v.feat_bitmap, s->rd.feat_bitmap, sizeof(v.feat_bitmap));
-	for (i = 0; i < PFC_FEAT_BITS; i++)
-		v.feat[i] = s->rd.feat[i];
-	v.evsels = evs;
-	v.nr_evsels = s->rd.nr_evsels;
-	v.have_mtime = 1;	/* the memfd's time would only vary the output */
-	pfc_hdr_print(out, &v, full);
-	free(evs);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -102,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (pfc_session_open(&s, &o, &err) == 0) {
 		if (pfc_session_process(&s) == 0 && pfc_session_symbolize(&s) == 0)
 			pfc_writer_folded.write(null, &s, &wo, &err);
-		print_header(null, &s, (size >> 2) & 1);
+		pfc_session_print_header(&s, null, (size >> 2) & 1, 1);
 	}
 	pfc_session_close(&s);
 	return 0;
