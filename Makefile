@@ -136,7 +136,7 @@ test-run: $(PERFCONV) $(UNIT_BINS) $(FUZZ_BINS)
 # built and run), whose conversions make check has run, and the real consumers (CONSUMERS=0:
 # PerfView's parser, Chromium, go tool pprof, protoc read output identical to make check's); every
 # committed recording is still converted under the sanitizers, in every format.  That keeps CI's
-# make check and make asan, side by side in .ci/run, well within 15 minutes.
+# make check and make asan within 20 minutes.
 asan:
 	$(Q)$(MAKE) deps DEPS_ARGS=--test
 	$(Q)ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=99:detect_leaks=1$${ASAN_OPTIONS:+:$$ASAN_OPTIONS} \
