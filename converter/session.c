@@ -1753,6 +1753,8 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 	case PFC_DSO_FILE: {
 		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose,
 					   .minidebuginfo = o->minidebuginfo,
+					   /* perf-compat: perf reads the build-id only of a path present on this host */
+					   .buildid_from_symfs = !o->perf_compat,
 					   .debuginfod = s->dbgf.client ? &s->dbgf : NULL };
 		struct pfc_dso_load info;
 		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(o->symfs, d->name)) {

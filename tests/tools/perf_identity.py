@@ -9,8 +9,9 @@ perf's own output), DEFAULT the same conversion without it.  The default may nam
 perf leaves unnamed; wherever perf has a name, the default must give the same one.
 
   script   perf-script text or trace.zip's perf.data.txt: sample by sample, the header lines are
-           equal and so is the number of frames; a frame perf names ("[unknown]" is no name) is
-           the same line in both; an unnamed one may differ.
+           equal; a frame perf names ("[unknown]" is no name) is the same line in both; an
+           unnamed one may differ; the default may add the functions inlined at a frame's
+           address (more lines of the same address and DSO) that perf did not read.
   folded   folded stacks; the totals are equal and a frame name of COMPAT that is a name (not
            [unknown] or a bare [dso]) has at least its COMPAT weight in DEFAULT (counted once per
            stack): a name perf gives is never taken away, only added to.
@@ -46,6 +47,21 @@ def frame_name(line):
         if depth == 0:
             return body[:i].rstrip(b" ")
     return body
+
+
+def frame_addr(line):
+    return line.strip().split(b" ", 1)[0]
+
+
+def by_address(frames):
+    """Runs of consecutive frame lines with the same address (a function and those inlined in it)."""
+    out = []
+    for l in frames:
+        if out and frame_addr(out[-1][-1]) == frame_addr(l):
+            out[-1].append(l)
+        else:
+            out.append([l])
+    return out
 
 
 class Disagree(Exception):
@@ -87,17 +103,28 @@ def check_script(compat, default):
         fy = [l for l in y if l.startswith(b"\t")]
         hx = [l for l in x if not l.startswith(b"\t")]
         hy = [l for l in y if not l.startswith(b"\t")]
-        if hx != hy or len(fx) != len(fy):
-            errors.append("sample %d: header or frame count differs: %r / %r" % (n + 1, x[:1], y[:1]))
+        if hx != hy:
+            errors.append("sample %d: header differs: %r / %r" % (n + 1, x[:1], y[:1]))
             continue
-        for lx, ly in zip(fx, fy):
-            frames += 1
-            if frame_name(lx) == b"[unknown]":
-                added += frame_name(ly) != b"[unknown]"
-                continue
-            if lx != ly:
-                errors.append("sample %d: perf names %s, the default %s" % (n + 1, lx.decode("latin-1").strip(),
-                                                                             ly.decode("latin-1").strip()))
+        # Frames are compared address by address: the default may add the functions
+        # inlined at an address that perf did not read (from a debug file perf did not
+        # find), as more lines of that address; perf's named lines must all be there.
+        gx, gy = by_address(fx), by_address(fy)
+        if len(gx) != len(gy):
+            errors.append("sample %d: %d frame addresses with --perf-compat, %d by default" % (n + 1, len(gx), len(gy)))
+            continue
+        for ax, ay in zip(gx, gy):
+            frames += len(ax)
+            named_x = [l for l in ax if frame_name(l) != b"[unknown]"]
+            k = 0
+            for l in ay:
+                if k < len(named_x) and l == named_x[k]:
+                    k += 1
+            if k < len(named_x):
+                errors.append("sample %d: perf names %s, the default %s" % (
+                    n + 1, b" | ".join(l.strip() for l in ax).decode("latin-1"),
+                    b" | ".join(l.strip() for l in ay).decode("latin-1")))
+            added += sum(1 for l in ay if frame_name(l) != b"[unknown]") - len(named_x)
     if errors:
         fail(errors)
     return "%d samples, %d frames: every named frame the same, %d names added" % (len(a), frames, added)
