@@ -26,8 +26,10 @@
                                     the .NET app (tests/offcpu/dotnet), converted with --off-cpu
                                     (FOLDED) and --off-cpu=all (ALLFOLDED): "lock" compares the
                                     blocked thread's whole off-CPU time with its measured lock
-                                    waits; "frames" the time under each managed method that waited
-                                    (see dotnet_frames)
+                                    waits (no more than TOL above, and within TOL with the
+                                    runnable time under Monitor.Enter, whose spin a busy machine
+                                    preempts); "frames" the time under each managed method that
+                                    waited (see dotnet_frames)
   clip FOLDED SLEEPS TOL RANGE...   a --time profile of oc-sleeper (RANGE: START,END in ns, the
                                     --time ranges): sleep_b's weight must be the part of the
                                     program's own sleep_b intervals (SLEEPS: start and end, one a
@@ -123,7 +125,9 @@ def dotnet_frames(fpath, apath, k, tol):
       RunDelays > WaitHandle::WaitOneNoCheck the synchronous wait for a task that awaits
                                              Task.Delay (on the task's wait handle)
     within TOL percent, and (APATH, --off-cpu=all) no more than TOL above it with the
-    runnable time added: the waits are blocked ones, not spins that yield.  The holder's and
+    runnable time added: the waits are blocked ones, not spins that yield.  For the lock,
+    blocked plus runnable time must be within TOL and the blocked time no more than TOL
+    above: Monitor.Enter spins first, and a busy machine preempts the spin.  The holder's and
     the waiter's blocked time must be (almost) all under their method: the rest is the
     thread's start; the main thread also waits to start the runtime and for the joins."""
     errs, parts = [], []
@@ -133,13 +137,18 @@ def dotnet_frames(fpath, apath, k, tol):
         ("delay", "OffCpu", ("Program::RunDelays", "WaitHandle::WaitOneNoCheck"), False),
     )
     for key, thread, frames, whole in checks:
+        spins = key == "lock"
         b = under(fpath, thread, *frames)
         a = under(apath, thread, *frames)
         want = k[key]
         d_b, d_a = pct(b, want), pct(a, want)
         parts.append("%s %.1f/%.1f ms (%+.1f%%; with runnable %+.1f%%)"
                      % (" > ".join(frames), b / 1e6, want / 1e6, d_b, d_a))
-        if abs(d_b) > tol or d_a > tol:
+        # Monitor.Enter spins before it blocks: on a busy machine the spinning thread is
+        # preempted (runnable, not blocked) for part of the wait, so there the blocked time
+        # may fall short as long as blocked plus runnable time covers the wait
+        low = d_a if spins else d_b
+        if d_b > tol or d_a > tol or low < -tol:
             errs.append("%s: blocked %+.1f%%, with runnable %+.1f%%" % (frames[0], d_b, d_a))
         if whole:
             t = thread_total(fpath, thread)
@@ -248,10 +257,14 @@ def main():
     elif mode == "dotnet":
         fpath, apath, k, tol, what = sys.argv[2], sys.argv[3], known(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
         if what == "lock":
+            # the waiter's whole blocked time, and (for a busy machine, where Monitor.Enter's
+            # spin is preempted) with the runnable time under Monitor.Enter added
             w = thread_total(fpath, "oc-waiter")
-            d = pct(w, k["lock"])
-            errs = [] if abs(d) <= tol else ["oc-waiter off by %+.2f%%" % d]
-            parts = ["oc-waiter off-CPU %.1f ms, its lock waits %.1f ms (%+.2f%%)" % (w / 1e6, k["lock"] / 1e6, d)]
+            wa = max(w, under(apath, "oc-waiter", "Program::WaitForLock", "Monitor::Enter"))
+            d, da = pct(w, k["lock"]), pct(wa, k["lock"])
+            errs = [] if d <= tol and abs(da) <= tol else ["oc-waiter off by %+.2f%% (%+.2f%% with runnable)" % (d, da)]
+            parts = ["oc-waiter off-CPU %.1f ms, its lock waits %.1f ms (%+.2f%%; with runnable under "
+                     "Monitor::Enter %+.2f%%)" % (w / 1e6, k["lock"] / 1e6, d, da)]
         else:
             errs, parts = dotnet_frames(fpath, apath, k, tol)
     elif mode == "clip":
