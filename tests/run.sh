@@ -10,6 +10,8 @@
 #   DOTNET_LIVE=0               skip the .NET end-to-end tests (dotnet-live.sh, aspnet-live.sh, dotnet-dwarf.sh)
 #   LIVE=0                      skip every suite that records with perf or runs .NET apps (also offcpu.sh)
 #   CONSUMERS=0                 skip handing outputs to the real consumers (PerfView, Chromium, go tool pprof, protoc)
+#   TEST_JOBS=N                 sub-suites run at once beside the cases here (default: the number of CPUs);
+#                               the live ones run first, alone
 #   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
 #
 # One line per case: "ok NAME", "FAIL NAME: why" (with the first lines of a diff or of stderr),
@@ -20,6 +22,89 @@
 MAN=man/perfconv.1
 # the words to select cases by are the arguments (the sub-suites get them as FILTERS)
 filters=("$@")
+
+# ---------------------------------------------------------------------------------------------------
+# Sub-suites in their own scripts print lines in the same format; they are counted here for the one
+# summary.  The live suites record workloads whose waits have known lengths (off-CPU time, .NET
+# apps under load), so they run first and alone.  The others then run TEST_JOBS at a time (default:
+# the number of CPUs) beside the cases of this script, each into a file; collect_suites prints them
+# in order and counts them.  TEST_JOBS=1 runs them one after the other.
+count_line() {
+	case $1 in
+	"ok "*) npass=$((npass + 1)) ;;
+	"FAIL "*) nfail=$((nfail + 1)) ;;
+	"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
+	esac
+}
+# suite SCRIPT: run one now, printing and counting its lines as they come
+suite() {
+	local script=$1 line t0=$SECONDS
+	while IFS= read -r line; do
+		count_line "$line"
+		printf '%s\n' "$line"
+	done < <(FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?")
+	echo "# $script took $((SECONDS - t0)) s"
+}
+# start_pool SCRIPT...: run them in the background, TEST_JOBS at a time, each one's lines into a file
+mkdir -p "$TMP/suites"
+pool=()
+start_pool() {
+	pool=("$@")
+	(
+		trap 'kill $(jobs -p) 2>/dev/null' TERM
+		for script in "$@"; do
+			# the cases of this script take one lane while they run
+			while lanes=$TEST_JOBS && { [ -e "$TMP/suites/cases-done" ] || [ "$lanes" -eq 1 ] || lanes=$((lanes - 1)); } &&
+				[ "$(jobs -rp | wc -l)" -ge "$lanes" ]; do
+				wait -n
+			done
+			(
+				t0=$SECONDS
+				FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?"
+				echo "# $script took $((SECONDS - t0)) s"
+			) >"$TMP/suites/$script.out" </dev/null &
+		done
+		wait
+	) &
+	pool_pid=$!
+}
+# collect_suites: wait for the pool, then print and count its lines in the order it was given
+collect_suites() {
+	local script line
+	[ "${#pool[@]}" -gt 0 ] || return 0
+	wait "$pool_pid"
+	for script in "${pool[@]}"; do
+		while IFS= read -r line; do
+			count_line "$line"
+			printf '%s\n' "$line"
+		done <"$TMP/suites/$script.out"
+	done
+}
+trap '[ -n "${pool_pid-}" ] && kill "$pool_pid" 2>/dev/null; rm -rf "$TMP"' EXIT
+TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$TEST_JOBS" -ge 1 ] 2>/dev/null || TEST_JOBS=1
+
+if [ "${LIVE:-1}" != 0 ]; then
+	# off-CPU and thread time on recordings made here (skipped where perf cannot record sched_switch)
+	suite offcpu.sh
+	# .NET end to end on this machine: build, record and convert a .NET app, and an ASP.NET Core
+	# app under load, on the host and in a container
+	if [ "${DOTNET_LIVE:-1}" != 0 ]; then
+		suite dotnet-live.sh
+		suite aspnet-live.sh
+		suite dotnet-dwarf.sh
+	fi
+fi
+# the slowest first, so that the lanes end together.  Truncation: every fixture cut at record
+# boundaries, one byte either side and at random places (TRUNCATE=0 leaves it out).
+bg=()
+for sub in truncate.sh perfview.sh perf-script.sh svg.sh batch.sh endian.sh speedscope.sh fuzz.sh \
+	perf-identity.sh pprof.sh jit.sh debuginfod.sh r2r.sh r2r-truth.sh dotnet-baseline.sh layout.sh; do
+	[ "$sub" = truncate.sh ] && [ "${TRUNCATE:-1}" = 0 ] && continue
+	bg+=("$sub")
+done
+start_pool "${bg[@]}"
+cases_t0=$SECONDS
 
 # outcome NAME WHY XFAIL_WHY DETAIL_FILE: report a mismatch.  With XFAIL_WHY set the mismatch is an
 # expected failure, as long as the conversion itself exited 0 and wrote something.
@@ -506,55 +591,10 @@ if selected man/lint; then
 fi
 
 # ---------------------------------------------------------------------------------------------------
-# Sub-suites in their own scripts print lines in the same format; count them here for the one summary.
-suite() {
-	local script=$1 line t0=$SECONDS
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) npass=$((npass + 1)) ;;
-		"FAIL "*) nfail=$((nfail + 1)) ;;
-		"skip "* | "xfail "*) nskip=$((nskip + 1)) ;;
-		esac
-		printf '%s\n' "$line"
-	done < <(FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?")
-	echo "# $script took $((SECONDS - t0)) s"
-}
-
-echo "# the cases above took $SECONDS s"
-
-suite layout.sh
-suite perf-identity.sh
-suite perfview.sh
-suite perf-script.sh
-suite speedscope.sh
-suite pprof.sh
-suite debuginfod.sh
-suite svg.sh
-suite jit.sh
-suite r2r.sh
-suite r2r-truth.sh
-suite dotnet-baseline.sh
-# Live suites record with perf and build and run programs here; LIVE=0 (make asan) leaves them out,
-# as the sanitizer pass converts every committed recording already.
-if [ "${LIVE:-1}" != 0 ]; then
-	# off-CPU and thread time on recordings made here (skipped where perf cannot record sched_switch)
-	suite offcpu.sh
-fi
-# .NET end to end on this machine: build, record and convert a .NET app, and an ASP.NET Core app
-# under load, on the host and in a container
-if [ "${DOTNET_LIVE:-1}" != 0 ] && [ "${LIVE:-1}" != 0 ]; then
-	suite dotnet-live.sh
-	suite aspnet-live.sh
-	suite dotnet-dwarf.sh
-fi
-suite batch.sh
-# recordings of the other byte order, made from the fixtures by scripts/swap-endian.py
-suite endian.sh
-suite fuzz.sh
-# Truncation: every fixture cut at record boundaries, one byte either side and at random places.
-if [ "${TRUNCATE:-1}" != 0 ]; then
-	suite truncate.sh
-fi
+echo "# the cases above took $((SECONDS - cases_t0)) s"
+: >"$TMP/suites/cases-done"
+# the other sub-suites, in the order they were started
+collect_suites
 
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]
