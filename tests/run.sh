@@ -535,8 +535,9 @@ if selected cli/output-names; then
 	[ "$rc" = 2 ] && [ ! -e "$C/o.trace.zip.gz" ] && grep -q 'compressed already' "$C/err" ||
 		bad="${bad:-o.trace.zip.gz: exit $rc, expected 2}"
 	mkfifo "$TMP/fifo" && { cat "$TMP/fifo" >"$TMP/fifo.out" & }
+	catpid=$!
 	run_pc "$C" -q -i "$FP/perf.data" "${S[@]}" -o "$TMP/fifo"
-	wait
+	wait "$catpid"	# not the sub-suites running in the background
 	[ "$rc" = 0 ] && [ -p "$TMP/fifo" ] && cmp -s "$TMP/fifo.out" "$TMP/expected" ||
 		bad="${bad:--o FIFO: exit $rc; a FIFO has no ending: it gets the folded stacks, written in place}"
 	rm -f "$TMP/fifo" "$TMP/fifo.out"
