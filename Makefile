@@ -166,11 +166,12 @@ fuzz-build:
 	$(Q)$(MAKE) fuzz-bins BUILD=build-fuzz CC=$(FUZZ_CC) FUZZ_MAIN= \
 		SAN_CFLAGS='$(FUZZ_SAN) $(FUZZ_DEFS) -fsanitize=fuzzer-no-link' FUZZ_LINK_CFLAGS='-fsanitize=fuzzer'
 
-# The campaign of docs/fuzzing.md: each target until FUZZ_RUNS executions, one after the other.
+# The campaign of docs/fuzzing.md: each target until fuzz/runs.txt adds up to FUZZ_RUNS executions,
+# one after the other, from and back into the corpus kept in fuzz/corpus/.
 FUZZ_RUNS ?= 10000000
 FUZZ_CAMPAIGN ?= unwind jitdump pe r2rmap tpformat perfmap ecma kallsyms elf srcline reader
 fuzz-campaign: fuzz-build
-	$(Q)nice -n 15 fuzz/campaign.sh build-fuzz $(FUZZ_RUNS) $(FUZZ_CAMPAIGN)
+	$(Q)nice -n 19 fuzz/campaign.sh build-fuzz $(FUZZ_RUNS) $(FUZZ_CAMPAIGN)
 
 fuzz-bins: $(FUZZ_BINS)
 
