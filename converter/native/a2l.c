@@ -317,7 +317,8 @@ struct pfc_a2l *pfc_a2l_open(const char *path)
 			goto fail;
 	}
 	a->dwelf = debug_image(a->elf, &a->dwimage);
-	a->dw = dwarf_begin_elf(a->dwelf ? a->dwelf : a->elf, DWARF_C_READ, NULL);
+	if (pfc_dw_strings_ok(a->dwelf ? a->dwelf : a->elf))
+		a->dw = dwarf_begin_elf(a->dwelf ? a->dwelf : a->elf, DWARF_C_READ, NULL);
 	return a;
 fail:
 	pfc_a2l_close(a);

@@ -56,6 +56,8 @@ struct pfc_srcline *pfc_srcline_open(const char *path)
 			break;
 		}
 	}
+	if (!pfc_dw_strings_ok(sl->elf))
+		goto fail;
 	sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
 	if (!sl->dw)
 		goto fail;
