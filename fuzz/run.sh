@@ -6,6 +6,8 @@
 #   FUZZ_RUNS=N      stop after N executions instead (-runs=N; FUZZ_SECONDS, when also set, caps the
 #                    time), for a campaign (fuzz/campaign.sh)
 #   FUZZ_KEEP=0      leave fuzz/corpus/ and fuzz/runs.txt alone (a try that should not count)
+#   FUZZ_TIMEOUT=10  seconds one input may take (libFuzzer's -timeout, wall-clock time: where jobs
+#                    are stopped and resumed, SIGSTOP, raise it or every stop reports a timeout)
 #
 # A target is one file, fuzz/fuzz_NAME.c, defining LLVMFuzzerTestOneInput; its line
 #   // FUZZ_SEEDS: glob...
@@ -81,7 +83,7 @@ for n in "${names[@]}"; do
 	extra=$(sed -n 's|^// FUZZ_ASAN_OPTIONS: *||p' "fuzz/fuzz_$n.c")
 	[ -n "$extra" ] && aopts=$aopts:$extra
 	ASAN_OPTIONS=$aopts "$B/run/fuzz_$n" "${limit[@]}" -print_final_stats=1 \
-		-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$crashes/" "${maxlen[@]}" "${dirs[@]}" >"$log" 2>&1
+		-timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -artifact_prefix="$crashes/" "${maxlen[@]}" "${dirs[@]}" >"$log" 2>&1
 	rc=$?
 	took=$((SECONDS - start))
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
@@ -95,7 +97,7 @@ for n in "${names[@]}"; do
 		m=$B/merge/$n
 		rm -rf "$m"
 		mkdir -p "$m"
-		ASAN_OPTIONS=$aopts "$B/run/fuzz_$n" -merge=1 -timeout=10 -rss_limit_mb=2048 \
+		ASAN_OPTIONS=$aopts "$B/run/fuzz_$n" -merge=1 -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
 			"${maxlen[@]}" "$m" "${dirs[@]}" >"$B/merge-$n.log" 2>&1
 		size=$(du -sb "$m" | cut -f1)
 		nm=$(find "$m" -type f | wc -l)
