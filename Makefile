@@ -31,8 +31,10 @@ DEVELOPER_CFLAGS = -Werror
 endif
 
 # `make asan` sets these for its own sub-make; the objects go to build-asan/, never mixed with build/.
+# Like the fuzz build it has libelf read ELF files rather than map them (converter/native/elfread.h):
+# each section is then a heap block of its size, and ASan sees a read past one.
 ASAN_BUILD := build-asan
-ASAN_CFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+ASAN_CFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -DPFC_ELF_C_READ=ELF_C_READ
 SAN_CFLAGS ?=
 
 ifneq ($(V),1)
@@ -156,8 +158,8 @@ FUZZ_CC ?= clang-14
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # Small arena blocks: a fuzz run converts a few records, and fresh megabytes per run (each page
 # faulted in and poisoned by ASan) cost more than the conversion.  The block-boundary code then
-# runs in most inputs, too.
-FUZZ_DEFS := -DPFC_ORDER_BLOCK_SIZE=4096 -DPFC_ORDER_QUEUE_CAP=64 -DPFC_RAW_BLOCK_SHIFT=9 \
+# runs in most inputs, too.  ELF files are read, not mapped (converter/native/elfread.h).
+FUZZ_DEFS := -DPFC_ELF_C_READ=ELF_C_READ -DPFC_ORDER_BLOCK_SIZE=4096 -DPFC_ORDER_QUEUE_CAP=64 -DPFC_RAW_BLOCK_SHIFT=9 \
 	-DPFC_INTERN_BLOCK_SIZE=1024 -DPFC_PIPELINE_RING=64 -DPFC_PIPELINE_BATCH=16
 
 fuzz: fuzz-build
@@ -168,11 +170,12 @@ fuzz-build:
 	$(Q)$(MAKE) fuzz-bins BUILD=build-fuzz CC=$(FUZZ_CC) FUZZ_MAIN= \
 		SAN_CFLAGS='$(FUZZ_SAN) $(FUZZ_DEFS) -fsanitize=fuzzer-no-link' FUZZ_LINK_CFLAGS='-fsanitize=fuzzer'
 
-# The campaign of docs/fuzzing.md: each target until FUZZ_RUNS executions, one after the other.
+# The campaign of docs/fuzzing.md: each target until fuzz/runs.txt adds up to FUZZ_RUNS executions,
+# one after the other, from and back into the corpus kept in fuzz/corpus/.
 FUZZ_RUNS ?= 10000000
 FUZZ_CAMPAIGN ?= unwind jitdump pe r2rmap tpformat perfmap ecma kallsyms elf srcline reader
 fuzz-campaign: fuzz-build
-	$(Q)nice -n 15 fuzz/campaign.sh build-fuzz $(FUZZ_RUNS) $(FUZZ_CAMPAIGN)
+	$(Q)nice -n 19 fuzz/campaign.sh build-fuzz $(FUZZ_RUNS) $(FUZZ_CAMPAIGN)
 
 fuzz-bins: $(FUZZ_BINS)
 

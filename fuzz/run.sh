@@ -5,17 +5,27 @@
 #   FUZZ_SECONDS=60  FUZZ_MAX_LEN=...   (libFuzzer's -max_len; default: the largest seed)
 #   FUZZ_RUNS=N      stop after N executions instead (-runs=N; FUZZ_SECONDS, when also set, caps the
 #                    time), for a campaign (fuzz/campaign.sh)
+#   FUZZ_KEEP=0      leave fuzz/corpus/ and fuzz/runs.txt alone (a try that should not count)
+#   FUZZ_TIMEOUT=10  seconds one input may take (libFuzzer's -timeout, wall-clock time: where jobs
+#                    are stopped and resumed, SIGSTOP, raise it or every stop reports a timeout)
 #
 # A target is one file, fuzz/fuzz_NAME.c, defining LLVMFuzzerTestOneInput; its line
 #   // FUZZ_SEEDS: glob...
 # names the files that seed its corpus (paths from the top directory; globs that match nothing
-# are ignored).  The corpus is made at run time in BUILD_DIR/corpus/NAME and kept between runs, so
-# time spent fuzzing adds up; crashes go to BUILD_DIR/crashes/NAME/.  One line per target:
+# are ignored).  A run starts from the seeds, from the corpus kept in git (fuzz/corpus/NAME, what
+# earlier runs on any machine found) and from the working corpus of this build directory
+# (BUILD_DIR/corpus/NAME, where libFuzzer writes); crashes go to BUILD_DIR/crashes/NAME/.
+# After the run the three are merged (libFuzzer's -merge=1: the smallest inputs that keep every
+# feature) back into fuzz/corpus/NAME, unless that would pass FUZZ_CORPUS_MAX bytes (default
+# 2000000), and the run is appended to fuzz/runs.txt, which docs/fuzzing.md's figures add up:
+#   DATE COMMIT NAME EXECUTIONS EXEC/S SECONDS CORPUS_FILES CRASHES
+# (COMMIT ends in "+" when converter/ or fuzz/*.c differ from it.)  Commit both after a run.
+# One line per target on stdout:
 #   fuzz NAME: N runs in S s (R exec/s), corpus C files, crashes K
 # An optional "// FUZZ_ASAN_OPTIONS: a=b:c=d" line adds to ASAN_OPTIONS for that target.
 # An optional "// FUZZ_MAX_LEN: BYTES" line caps the input size (libFuzzer's -max_len) for parsers
 # whose large seeds would slow every run down; FUZZ_MAX_LEN overrides it for all targets.
-# and the exit status is 1 when a target found a crash: fix it, then copy the input into
+# The exit status is 1 when a target found a crash: fix it, then copy the input into
 # tests/regress/NAME/ so that tests/fuzz.sh replays it in every `make check`.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +44,10 @@ if [ "${#names[@]}" -eq 0 ]; then
 		names+=("${n%.c}")
 	done
 fi
+keep=${FUZZ_KEEP:-1}
+cmax=${FUZZ_CORPUS_MAX:-2000000}
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- converter 'fuzz/*.c' 'fuzz/*.h' 2>/dev/null || commit=$commit+
 status=0
 for n in "${names[@]}"; do
 	bin=$B/fuzz/fuzz_$n
@@ -42,8 +56,10 @@ for n in "${names[@]}"; do
 		status=1
 		continue
 	fi
-	corpus=$B/corpus/$n crashes=$B/crashes/$n
+	corpus=$B/corpus/$n crashes=$B/crashes/$n kept=fuzz/corpus/$n
 	mkdir -p "$corpus" "$crashes"
+	dirs=("$corpus")
+	[ -d "$kept" ] && dirs+=("$kept")
 	# shellcheck disable=SC2207 # the globs are meant to expand
 	seeds=($(sed -n 's|^// FUZZ_SEEDS:||p' "fuzz/fuzz_$n.c"))
 	for g in "${seeds[@]}"; do
@@ -62,11 +78,12 @@ for n in "${names[@]}"; do
 	mkdir -p "$B/run"
 	cp "$bin" "$B/run/fuzz_$n"
 	start=$SECONDS
+	day=$(date -u +%FT%TZ)
 	aopts=${ASAN_OPTIONS:-detect_leaks=1}
 	extra=$(sed -n 's|^// FUZZ_ASAN_OPTIONS: *||p' "fuzz/fuzz_$n.c")
 	[ -n "$extra" ] && aopts=$aopts:$extra
 	ASAN_OPTIONS=$aopts "$B/run/fuzz_$n" "${limit[@]}" -print_final_stats=1 \
-		-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$crashes/" "${maxlen[@]}" "$corpus" >"$log" 2>&1
+		-timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -artifact_prefix="$crashes/" "${maxlen[@]}" "${dirs[@]}" >"$log" 2>&1
 	rc=$?
 	took=$((SECONDS - start))
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
@@ -74,6 +91,27 @@ for n in "${names[@]}"; do
 	ncrash=$(find "$crashes" -type f | wc -l)
 	echo "fuzz $n: ${runs:-0} runs in $took s (${rate:-0} exec/s), corpus $(find "$corpus" -type f | wc -l) files, crashes $ncrash"
 	echo "$(date -u +%FT%TZ) $n ${runs:-0} $took" >>"$B/fuzz-history.txt"
+	if [ "$keep" != 0 ] && [ "${runs:-0}" -gt 0 ]; then
+		echo "$day $commit $n $runs ${rate:-0} $took $(find "$corpus" -type f | wc -l) $ncrash" >>fuzz/runs.txt
+		# the kept corpus: the smallest inputs that keep every feature of the three sources
+		m=$B/merge/$n
+		rm -rf "$m"
+		mkdir -p "$m"
+		ASAN_OPTIONS=$aopts "$B/run/fuzz_$n" -merge=1 -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
+			"${maxlen[@]}" "$m" "${dirs[@]}" >"$B/merge-$n.log" 2>&1
+		size=$(du -sb "$m" | cut -f1)
+		nm=$(find "$m" -type f | wc -l)
+		if [ "$nm" = 0 ]; then
+			echo "fuzz $n: merge failed, $kept left as it was (see $B/merge-$n.log)"
+		elif [ "$size" -gt "$cmax" ]; then
+			echo "fuzz $n: merged corpus is $size bytes (over $cmax), $kept left as it was"
+		else
+			mkdir -p "$kept"
+			find "$kept" -type f -delete
+			mv "$m"/* "$kept"/
+			echo "fuzz $n: kept corpus $kept: $nm files, $size bytes"
+		fi
+	fi
 	if [ "$rc" != 0 ] || [ "$ncrash" -gt 0 ]; then
 		echo "fuzz $n: FAILED (exit $rc), see $log and $crashes/"
 		grep -m 3 -E 'ERROR|SUMMARY|runtime error' "$log" | sed 's/^/    /'

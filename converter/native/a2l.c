@@ -19,6 +19,7 @@
 
 #include "converter/native/a2l.h"
 #include "converter/native/dwpath.h"
+#include "converter/native/elfread.h"
 
 
 #ifndef STT_GNU_IFUNC
@@ -285,7 +286,7 @@ struct pfc_a2l *pfc_a2l_open(const char *path)
 		return NULL;
 	}
 	elf_version(EV_CURRENT);
-	a->elf = elf_begin(a->fd, ELF_C_READ_MMAP, NULL);
+	a->elf = elf_begin(a->fd, PFC_ELF_C_READ, NULL);
 	if (!a->elf || elf_kind(a->elf) != ELF_K_ELF || !gelf_getehdr(a->elf, &eh) ||
 	    elf_getshdrnum(a->elf, &n) != 0 || elf_getshdrstrndx(a->elf, &shstrndx) != 0)
 		goto fail;
@@ -316,7 +317,8 @@ struct pfc_a2l *pfc_a2l_open(const char *path)
 			goto fail;
 	}
 	a->dwelf = debug_image(a->elf, &a->dwimage);
-	a->dw = dwarf_begin_elf(a->dwelf ? a->dwelf : a->elf, DWARF_C_READ, NULL);
+	if (pfc_dw_strings_ok(a->dwelf ? a->dwelf : a->elf))
+		a->dw = dwarf_begin_elf(a->dwelf ? a->dwelf : a->elf, DWARF_C_READ, NULL);
 	return a;
 fail:
 	pfc_a2l_close(a);

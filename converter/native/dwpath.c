@@ -6,7 +6,10 @@
  * functions.  (libdw's dwarf_getscopes would go on into an inlined function's abstract
  * definition, and leaks on some malformed DWARF.)
  */
+#include <string.h>
+
 #include <dwarf.h>
+#include <gelf.h>
 
 #include "converter/native/dwpath.h"
 
@@ -77,4 +80,31 @@ static int find_path(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *path, int depth,
 int pfc_dwpath_find(Dwarf_Die *cu, uint64_t pc, Dwarf_Die *path)
 {
 	return find_path(cu, pc, path, 0, 0);
+}
+
+int pfc_dw_strings_ok(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 1;	/* no section names: libdw finds no DWARF either */
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, ".debug_str") != 0 && strcmp(name, ".debug_line_str") != 0))
+			continue;
+		/* libdw decompresses the section in place the same way before it reads it */
+		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			return 0;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_size > 0 && ((const char *)d->d_buf)[d->d_size - 1] != '\0')
+			return 0;
+	}
+	return 1;
 }

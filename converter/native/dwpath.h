@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <elfutils/libdw.h>
+#include <libelf.h>
 
 /* The most functions in one chain (deeper inlining is cut there). */
 #define PFC_DWPATH_MAX 64
@@ -15,5 +16,10 @@
 /* Fills path[0..n) outermost first from the CU (or any DIE) cu; returns n, 0 when no
  * function holds pc.  path holds PFC_DWPATH_MAX DIEs. */
 int pfc_dwpath_find(Dwarf_Die *cu, uint64_t pc, Dwarf_Die *path);
+
+/* 1 when libdw may read elf's DWARF strings: .debug_str and .debug_line_str, when present,
+ * end with a NUL.  libdw 0.188 reads their strings with strlen, so an unterminated last
+ * string makes it read past the section; a file that fails this has no usable DWARF. */
+int pfc_dw_strings_ok(Elf *elf);
 
 #endif

@@ -20,6 +20,7 @@
 #include <lzma.h>
 
 #include "converter/native/debuginfod.h"
+#include "converter/native/elfread.h"
 #include "converter/native/symtab.h"
 
 #define PFC_PATH_MAX 4096
@@ -180,7 +181,7 @@ int pfc_elf_build_id(const char *file, uint8_t *out, int *len)
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, PFC_ELF_C_READ, NULL);
 	if (!elf) {
 		close(fd);
 		return -EINVAL;
@@ -252,7 +253,7 @@ static int symsrc_open(struct symsrc *ss, const char *path, const uint8_t *bid, 
 	ss->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (ss->fd < 0)
 		return -errno;
-	ss->elf = elf_begin(ss->fd, ELF_C_READ_MMAP, NULL);
+	ss->elf = elf_begin(ss->fd, PFC_ELF_C_READ, NULL);
 	if (!ss->elf) {
 		symsrc_close(ss);
 		return -EINVAL;
@@ -294,7 +295,7 @@ static int read_debuglink(const char *file, char *out, size_t size)
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, PFC_ELF_C_READ, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
 		scn = section_by_name(elf, ".gnu_debuglink", NULL, NULL);
 		data = scn ? elf_getdata(scn, NULL) : NULL;

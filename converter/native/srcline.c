@@ -15,6 +15,7 @@
 #include <libelf.h>
 
 #include "converter/native/dwpath.h"
+#include "converter/native/elfread.h"
 #include "converter/native/srcline.h"
 
 struct pfc_srcline {
@@ -40,7 +41,7 @@ struct pfc_srcline *pfc_srcline_open(const char *path)
 		return NULL;
 	}
 	elf_version(EV_CURRENT);
-	sl->elf = elf_begin(sl->fd, ELF_C_READ_MMAP, NULL);
+	sl->elf = elf_begin(sl->fd, PFC_ELF_C_READ, NULL);
 	if (!sl->elf || elf_kind(sl->elf) != ELF_K_ELF || !gelf_getehdr(sl->elf, &eh) ||
 	    elf_getshdrstrndx(sl->elf, &shstrndx) != 0)
 		goto fail;
@@ -55,6 +56,8 @@ struct pfc_srcline *pfc_srcline_open(const char *path)
 			break;
 		}
 	}
+	if (!pfc_dw_strings_ok(sl->elf))
+		goto fail;
 	sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
 	if (!sl->dw)
 		goto fail;

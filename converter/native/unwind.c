@@ -17,6 +17,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "converter/native/elfread.h"
 #include "converter/native/unwind.h"
 #include "converter/util/bytes.h"
 
@@ -72,7 +73,7 @@ struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
 	end = lseek(c->fd, 0, SEEK_END);
 	c->size = end > 0 ? (uint64_t)end : 0;
 	elf_version(EV_CURRENT);
-	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	c->elf = elf_begin(c->fd, PFC_ELF_C_READ, NULL);
 	*why = "not an ELF file";
 	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF)
 		goto fail;
