@@ -1,7 +1,8 @@
 /*
  * elfread.h - how the native modules hand an ELF file to libelf.  perfconv maps it
- * (ELF_C_READ_MMAP: large files, only the pages used are read).  The fuzz build and
- * `make asan` read it instead (-DPFC_ELF_C_READ=ELF_C_READ): each section's data is then a
+ * (ELF_C_READ_MMAP: large files, only the pages used are read), and so does `make asan`
+ * (see the Makefile).  The fuzz build reads it instead (-DPFC_ELF_C_READ=ELF_C_READ): each
+ * section's data is then a
  * heap block of its size, so that ASan sees a read past a section, and a fuzz run does not
  * map and unmap its input (each unmap flushes the TLB of every CPU: a third of the time of
  * a run of fuzz_elf).
