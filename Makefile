@@ -126,10 +126,13 @@ endif
 # --- tests ------------------------------------------------------------------------------------------
 # check installs first, then re-reads this Makefile in a sub-make so that pkg-config sees the new
 # packages.  test-run is the part both check and asan share: unit tests and tests/run.sh, one summary.
+# Both build with one job per CPU (BUILD_JOBS) unless make was given -j itself.
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+JOBS_FLAG = $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
 check:
 	$(Q)$(MAKE) deps DEPS_ARGS=--test
-	$(Q)$(MAKE) all
-	$(Q)$(MAKE) test-run
+	$(Q)$(MAKE) $(JOBS_FLAG) all
+	$(Q)$(MAKE) $(JOBS_FLAG) test-run
 
 test-run: $(PERFCONV) $(UNIT_BINS) $(FUZZ_BINS)
 	$(Q)PERFCONV='$(PERFCONV)' UNIT_DIR='$(BUILD)/tests' FUZZ_DIR='$(BUILD)/fuzz' tests/run.sh
@@ -148,7 +151,7 @@ asan:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=99$${UBSAN_OPTIONS:+:$$UBSAN_OPTIONS} \
 	TRUNC_RECORDS=$${TRUNC_RECORDS:-3} TRUNC_RANDOM=$${TRUNC_RANDOM:-1} LIVE=$${LIVE:-0} VARIANTS=$${VARIANTS:-3} \
 	CONSUMERS=$${CONSUMERS:-0} \
-	$(MAKE) test-run BUILD=$(ASAN_BUILD) SAN_CFLAGS='$(ASAN_CFLAGS)' PERFCONV=$(ASAN_BUILD)/perfconv
+	$(MAKE) $(JOBS_FLAG) test-run BUILD=$(ASAN_BUILD) SAN_CFLAGS='$(ASAN_CFLAGS)' PERFCONV=$(ASAN_BUILD)/perfconv
 
 # --- fuzzing ---------------------------------------------------------------------------------------
 # clang-14 with libFuzzer (scripts/install-deps.sh --fuzz); objects in build-fuzz/.  The library is
