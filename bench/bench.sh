@@ -58,14 +58,22 @@ fi
 
 size_mb() { echo $(($(stat -c %s "$1") / 1000000)); }
 
+# period DATA: the cpu-clock period DATA is recorded with (the huge recording samples faster, to be
+# made in minutes)
+period() {
+	if [ -n "$HUGE_MB" ] && [ "$1" = "$WORK/perf-$HUGE_MB.data" ]; then
+		echo "${BENCH_HUGE_PERIOD_NS:-10000}"
+	else
+		echo "$PERIOD_NS"
+	fi
+}
+
 # record DATA SECONDS: record the workload, one copy per CPU, for SECONDS.
 record() {
-	local data=$1 secs=$2 n
+	local data=$1 secs=$2 n period
 	n=$(nproc 2>/dev/null || echo 2)
+	period=$(period "$data")
 	# shellcheck disable=SC2016 # the script is for the inner bash
-	local period=$PERIOD_NS
-	# the huge recording samples faster, to be made in minutes
-	[ -n "$HUGE_MB" ] && [ "$data" = "$WORK/perf-$HUGE_MB.data" ] && period=${BENCH_HUGE_PERIOD_NS:-10000}
 	perf record -q -N -g -e cpu-clock -c "$period" -o "$data.new" -- \
 		bash -c 'for _ in $(seq "$2"); do
 				(end=$((SECONDS + $1)); while [ "$SECONDS" -lt "$end" ]; do "$3" 100; done) &
@@ -89,7 +97,7 @@ get() {
 	rm -f "$WORK/probe.data"
 	[ -x "$WORK/callgraph" ] || gcc -O1 -fno-omit-frame-pointer -g -o "$WORK/callgraph" fixtures/bin-src/callgraph.c
 	secs=5
-	say "recording $secs s of $WORK/callgraph, one per CPU (cpu-clock every ${PERIOD_NS} ns, -g)"
+	say "recording $secs s of $WORK/callgraph, one per CPU (cpu-clock every $(period "$data") ns, -g)"
 	record "$data" "$secs"
 	got=$(size_mb "$data")
 	while [ "$got" -lt "$target" ]; do
