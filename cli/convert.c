@@ -126,6 +126,15 @@ static void print_offcpu_summary(const struct pfc_session *s)
 		(unsigned long long)o->nr_by_end[PFC_OC_END_SWITCH_IN], (double)o->ns_by_end[PFC_OC_END_SWITCH_IN] / 1e9,
 		(unsigned long long)o->nr_by_end[PFC_OC_END_SAMPLE], (double)o->ns_by_end[PFC_OC_END_SAMPLE] / 1e9,
 		(unsigned long long)o->nr_by_end[PFC_OC_END_EXIT], (double)o->ns_by_end[PFC_OC_END_EXIT] / 1e9);
+	/* A recording of some processes (not -a) sees a thread switched in only by one of its own
+	 * threads: a wake-up from the idle task or another process shows first in the thread's next
+	 * sample, so the wait also counts the time it then ran.  --switch-events records every
+	 * switch-in. */
+	if (o->nr_by_end[PFC_OC_END_SAMPLE] && !o->nr_switch_records)
+		fprintf(stderr, "perfconv: hint: %llu off-CPU intervals (%.6f s) ended at the thread's next sample, "
+			"not at a switch-in, so they may include time it ran: record with 'perf record --switch-events' "
+			"(or -a) to see every switch-in\n",
+			(unsigned long long)o->nr_by_end[PFC_OC_END_SAMPLE], (double)o->ns_by_end[PFC_OC_END_SAMPLE] / 1e9);
 	if (o->nr_by_end[PFC_OC_END_RECORDING])
 		fprintf(stderr, "perfconv: off-CPU: %llu threads were still waiting when the recording ended: "
 			"%.6f s counted up to its last time stamp\n",

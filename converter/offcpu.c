@@ -583,6 +583,7 @@ void pfc_offcpu_switch_in(struct pfc_session *s, int32_t tid, uint64_t t)
 {
 	struct pfc_offcpu *oc = s->offcpu;
 
+	oc->st.nr_switch_records++;
 	note_time(oc, t);
 	if (tid > 0 && end_interval(oc, s->opts->filter, tid, t, PFC_OC_END_SWITCH_IN) < 0)
 		s->offcpu_oom = 1;

@@ -25,6 +25,7 @@ struct pfc_offcpu_stats {
 	uint64_t nr_dead;                /* switched out dead (X, Z): nothing to wait for */
 	uint64_t nr_no_time;             /* samples or records without a time stamp */
 	uint64_t nr_clock_samples;       /* --thread-time: on-CPU samples of cpu-clock/task-clock */
+	uint64_t nr_switch_records;      /* switch-ins of PERF_RECORD_SWITCH (--switch-events) */
 };
 
 /* How the recording's own sched_switch format lays out its payload. */
