@@ -12,7 +12,8 @@
 #   CONSUMERS=0                 skip handing outputs to the real consumers (PerfView, Chromium, go tool pprof, protoc)
 #   VARIANTS=N                  the per-option golden variants (--pid --tid --kernel --addrs --all) on one
 #                               fixture in N (default 1: all)
-#   TEST_JOBS=N                 sub-suites run at once beside the cases here (default: the number of CPUs);
+#   TEST_JOBS=N                 sub-suites run at once beside the cases here (default: one more than the
+#                               number of CPUs, which fills the time the suites wait for processes);
 #                               the live ones run first, alone
 #   tests/run.sh [WORD...]      run only the cases whose name contains one of the words
 #
@@ -29,7 +30,7 @@ filters=("$@")
 # Sub-suites in their own scripts print lines in the same format; they are counted here for the one
 # summary.  The live suites record workloads whose waits have known lengths (off-CPU time, .NET
 # apps under load), so they run first and alone.  The others then run TEST_JOBS at a time (default:
-# the number of CPUs) beside the cases of this script, each into a file; collect_suites prints them
+# one more than the number of CPUs) beside the cases of this script, each into a file; collect_suites prints them
 # in order and counts them.  TEST_JOBS=1 runs them one after the other.
 count_line() {
 	case $1 in
@@ -83,7 +84,7 @@ collect_suites() {
 	done
 }
 trap '[ -n "${pool_pid-}" ] && kill "$pool_pid" 2>/dev/null; rm -rf "$TMP"' EXIT
-TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+TEST_JOBS=${TEST_JOBS:-$(($(nproc 2>/dev/null || echo 1) + 1))}
 [ "$TEST_JOBS" -ge 1 ] 2>/dev/null || TEST_JOBS=1
 
 if [ "${LIVE:-1}" != 0 ]; then
