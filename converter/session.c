@@ -468,6 +468,11 @@ static void load_kernel(struct pfc_session *s)
 
 	s->kernel_loaded = 1;
 	m->kgen++;
+	/* the first kernel address may fall in a module's map before any record made the kernel's */
+	if (!m->kernel)
+		m->kernel = pfc_machine_dso_findnew(m, "[kernel.kallsyms]", 17, PFC_DSO_KERNEL, -1);
+	if (!m->kernel)
+		return;
 	if (!m->kernel->loaded)
 		load_dso(s, m->kernel);
 	t = m->kernel->syms;
