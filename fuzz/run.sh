@@ -25,7 +25,8 @@
 # An optional "// FUZZ_ASAN_OPTIONS: a=b:c=d" line adds to ASAN_OPTIONS for that target.
 # An optional "// FUZZ_MAX_LEN: BYTES" line caps the input size (libFuzzer's -max_len) for parsers
 # whose large seeds would slow every run down; FUZZ_MAX_LEN overrides it for all targets.
-# The exit status is 1 when a target found a crash: fix it, then copy the input into
+# SIGINT to the libFuzzer process (fuzz_NAME under BUILD_DIR/run/) ends a run early, recorded
+# like any other.  The exit status is 1 when a target found a crash: fix it, then copy the input into
 # tests/regress/NAME/ so that tests/fuzz.sh replays it in every `make check`.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -112,7 +113,10 @@ for n in "${names[@]}"; do
 			echo "fuzz $n: kept corpus $kept: $nm files, $size bytes"
 		fi
 	fi
-	if [ "$rc" != 0 ] || [ "$ncrash" -gt 0 ]; then
+	# SIGINT ends a run early (libFuzzer prints its figures and exits 72): it counts, as above
+	if [ "$rc" = 72 ] && [ "$ncrash" = 0 ] && grep -q 'libFuzzer: run interrupted' "$log"; then
+		echo "fuzz $n: interrupted after ${runs:-0} runs"
+	elif [ "$rc" != 0 ] || [ "$ncrash" -gt 0 ]; then
 		echo "fuzz $n: FAILED (exit $rc), see $log and $crashes/"
 		grep -m 3 -E 'ERROR|SUMMARY|runtime error' "$log" | sed 's/^/    /'
 		status=1
