@@ -1045,7 +1045,8 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 			return ret;
 	}
 	s->cur_timed |= timed;
-	if (!s->cur_timed && !s->uc_off && uc_insert(s, h1, h2, th->maps, s->fbuf + n0, *n - n0) < 0)
+	/* no frame yet in the whole sample leaves the frame buffer NULL: no pointer into it */
+	if (!s->cur_timed && !s->uc_off && uc_insert(s, h1, h2, th->maps, s->fbuf ? s->fbuf + n0 : NULL, *n - n0) < 0)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "unwind cache");
 	return 0;
 }
