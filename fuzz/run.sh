@@ -89,7 +89,9 @@ for n in "${names[@]}"; do
 	took=$((SECONDS - start))
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-	ncrash=$(find "$crashes" -type f | wc -l)
+	# libFuzzer's slow-unit-* files are inputs that took longer than 10 s of wall-clock time (on a
+	# busy machine a niced run can be kept off the CPU that long): not crashes
+	ncrash=$(find "$crashes" -type f ! -name 'slow-unit-*' | wc -l)
 	echo "fuzz $n: ${runs:-0} runs in $took s (${rate:-0} exec/s), corpus $(find "$corpus" -type f | wc -l) files, crashes $ncrash"
 	echo "$(date -u +%FT%TZ) $n ${runs:-0} $took" >>"$B/fuzz-history.txt"
 	if [ "$keep" != 0 ] && [ "${runs:-0}" -gt 0 ]; then
