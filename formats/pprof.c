@@ -55,6 +55,7 @@ struct pp_ctx {
 	const struct pfc_map **map_for;  /* mapping id - 1 -> the map its addresses come from */
 	const struct pfc_dso **dso_of_map;
 	size_t nr_maps;
+	struct pfc_map kmap;          /* the kernel's map as the recording ended (map_of_dso) */
 	/* (name, file) string indexes -> function id: key id - fkey_base + 1 */
 	struct pfc_intern fkeys;
 	uint32_t fkey_base;
@@ -146,14 +147,24 @@ static int stack_kept(const struct pp_ctx *c, const struct pfc_stack *st)
 }
 
 /* The map a DSO's addresses are turned back into process addresses with: the first one that
- * maps it (processes map a library at different places; a profile has one address space). */
-static const struct pfc_map *map_of_dso(const struct pfc_session *s, const struct pfc_dso *d)
+ * maps it (processes map a library at different places; a profile has one address space).
+ * The kernel's is its range when the recording ended: the machine's kmap is only a lookup's
+ * copy, from before or after the kallsyms table stretched the range, depending on when the
+ * table came in from its reading thread. */
+static const struct pfc_map *map_of_dso(struct pp_ctx *c, const struct pfc_dso *d)
 {
-	const struct pfc_machine *m = &s->machine;
+	const struct pfc_machine *m = &c->s->machine;
 	size_t i, j;
 
-	if (d == m->kernel && m->have_kernel_map)
-		return &m->kmap;
+	if (d == m->kernel && m->have_kernel_map) {
+		c->kmap = m->kmap;
+		c->kmap.start = m->kstart;
+		c->kmap.end = m->kend;
+		c->kmap.pgoff = m->kstart;
+		c->kmap.dso = m->kernel;
+		c->kmap.identity = 1;
+		return &c->kmap;
+	}
 	for (i = 0; i < m->nr_all_maps; i++)
 		for (j = 0; j < m->all_maps[i]->n; j++)
 			if (m->all_maps[i]->v[j].dso == d)
@@ -197,7 +208,7 @@ static void main_binary_first(struct pp_ctx *c)
 		const struct pfc_map *mp = &t->maps->v[j];
 		if (mp->dso && mp->dso->kind == PFC_DSO_FILE && !mp->identity && (!mp->prot || (mp->prot & PROT_EXEC))) {
 			c->dso_of_map[0] = mp->dso;
-			c->map_for[0] = map_of_dso(s, mp->dso);
+			c->map_for[0] = map_of_dso(c, mp->dso);
 			c->map_of[mp->dso->id] = c->nr_maps = 1;
 			return;
 		}
@@ -220,7 +231,7 @@ static uint64_t location_of(struct pp_ctx *c, uint32_t fid, int inl)
 		return c->loc_of[fid];
 	if (has_mapping(f) && !c->map_of[f->dso->id]) {
 		c->dso_of_map[c->nr_maps] = f->dso;
-		c->map_for[c->nr_maps] = map_of_dso(c->s, f->dso);
+		c->map_for[c->nr_maps] = map_of_dso(c, f->dso);
 		c->map_of[f->dso->id] = ++c->nr_maps;
 	}
 	c->frame_of_loc[c->nr_locs] = fid;
