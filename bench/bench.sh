@@ -6,7 +6,9 @@
 # CPU-bound workload (one copy per CPU, built from fixtures/bin-src/callgraph.c) until each file holds
 # at least MB megabytes, for each MB of BENCH_SIZES.  Only the workload's processes are recorded (no
 # -a), so whatever else the machine runs does not change the input.  Then, on each file with a warm
-# page cache, it times
+# page cache, it times, BENCH_RUNS times each (default 3; once on the huge input below), keeping
+# each command's best wall and best CPU time (the runs least disturbed by whatever else the machine
+# runs; every command runs once a round, so a disturbance costs one run of one command)
 #   perfconv -q -i perf.data -f FORMAT -o out      for every format of the registry (perfconv --help)
 #   perfconv -q -O dir -f ALL,FORMATS perf.data    every format from one read (batch mode)
 #   perf script -i perf.data > /dev/null
@@ -26,6 +28,7 @@
 # CPU seconds (user + system, all threads) vary less, and the ratios are given for both.
 #
 #   PERFCONV=./perfconv  BENCH_SIZES="50 200"  BENCH_FRESH=1 (record again)  BENCH_PERIOD_NS=20000
+#   BENCH_RUNS=3  BENCH_HUGE_RUNS=1
 #   BENCH_PERF=0 (skip perf script / perf report / the perfcollect pipeline)
 #   BENCH_HUGE=1 BENCH_HUGE_MB=2000 BENCH_HUGE_PERIOD_NS=10000 BENCH_HUGE_PERF=0
 # `make bench` builds perfconv, installs linux-perf when missing, and runs this.
@@ -43,6 +46,7 @@ if [ "${BENCH_HUGE:-0}" = 1 ]; then
 	SIZES="$SIZES $HUGE_MB"
 fi
 PERIOD_NS=${BENCH_PERIOD_NS:-20000} # cpu-clock period: 50 kHz per CPU
+RUNS=${BENCH_RUNS:-3}
 mkdir -p "$WORK"
 
 say() { printf 'bench: %s\n' "$*"; }
@@ -108,81 +112,6 @@ get() {
 	done
 }
 
-# measure OUT CMD...: run CMD with stdout to OUT; prints "WALL CPU MAXRSS_KB" (wall and user+system
-# seconds, peak RSS from getrusage(RUSAGE_CHILDREN) in a fresh python, so of CMD alone).
-measure() {
-	local out=$1
-	shift
-	python3 - "$out" "$@" <<'EOF2'
-import resource, subprocess, sys, time
-out, cmd = sys.argv[1], sys.argv[2:]
-t = time.monotonic()
-with open(out, "wb") as f:
-    rc = subprocess.run(cmd, stdout=f).returncode
-wall = time.monotonic() - t
-if rc != 0:
-    sys.exit("bench: %s exited with status %d" % (" ".join(cmd), rc))
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.3f %.3f %d" % (wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
-EOF2
-}
-
-formats=$("$PERFCONV" --help | sed -n 's/^Formats: *//p')
-all=${formats// /,}
-rows=$WORK/rows.txt
-: >"$rows"
-for mb in $SIZES; do
-	data=$WORK/perf-$mb.data
-	get "$data" "$mb"
-	bytes=$(stat -c %s "$data")
-	samples=$("$PERFCONV" --stats -i "$data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
-	say "input: $data, $((bytes / 1000000)) MB, $samples samples"
-	cat "$data" >/dev/null # the same warm page cache for all
-	for f in $formats; do
-		read -r w c r < <(measure /dev/null "$PERFCONV" -q -i "$data" -f "$f" -o "$WORK/out.$f")
-		echo "$mb $bytes $samples perfconv-$f $w $c $r" >>"$rows"
-		[ "$mb" = "$HUGE_MB" ] && rm -f "$WORK/out.$f"
-	done
-	# (not on the huge input: each format alone says what it needs there)
-	if [ "$formats" != folded ] && [ "$mb" != "$HUGE_MB" ]; then
-		rm -rf "$WORK/batch"
-		read -r w c r < <(measure /dev/null "$PERFCONV" -q -O "$WORK/batch" -f "$all" "$data")
-		echo "$mb $bytes $samples perfconv-all-formats $w $c $r" >>"$rows"
-		rm -rf "$WORK/batch"
-	fi
-	do_perf=${BENCH_PERF:-1}
-	[ "$mb" = "$HUGE_MB" ] && do_perf=${BENCH_HUGE_PERF:-0}
-	if [ "$do_perf" != 0 ]; then
-		read -r w c r < <(measure /dev/null perf script -i "$data")
-		echo "$mb $bytes $samples perf-script $w $c $r" >>"$rows"
-		read -r w c r < <(measure /dev/null perf report -i "$data" --stdio)
-		echo "$mb $bytes $samples perf-report $w $c $r" >>"$rows"
-		# perfcollect's pipeline; perf script refuses cpu on samples without one, and
-		# perfcollect then asks again without it
-		if command -v zip >/dev/null 2>&1; then
-			rm -rf "$WORK/pc" && mkdir -p "$WORK/pc/pc.trace"
-			fields=comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace
-			perf script -i "$data" -F "$fields" 2>/dev/null | head -c 1 | grep -q . || fields=${fields/cpu,/}
-			# shellcheck disable=SC2016 # for the inner bash
-			read -r w c r < <(measure /dev/null bash -c 'perf script -i "$1" -F "$2" >"$3/pc.trace/perf.data.txt" 2>/dev/null &&
-				cd "$3" && zip -q -r pc.trace.zip pc.trace' pipeline "$data" "$fields" "$WORK/pc")
-			echo "$mb $bytes $samples perfcollect-pipeline $w $c $r" >>"$rows"
-			rm -rf "$WORK/pc"
-		else
-			say "zip is not installed: no perfcollect pipeline to compare trace.zip with"
-		fi
-	fi
-	rm -f "$WORK"/out.*
-done
-
-# DWARF: a --call-graph dwarf recording of at least BENCH_DWARF_MB megabytes (default 100; 0 skips)
-# of the dwarf-* fixtures' workload (C++ without frame pointers, a shared library, libc), made
-# here and not kept in the repository, converted to folded stacks against `perf script`.  Each
-# command runs BENCH_DWARF_RUNS times (default 3), alternating, and keeps its best wall and best
-# CPU time (the least disturbed by whatever else the machine runs).  `cat FILE` is timed too:
-# reading the recording alone, the floor of any converter, bounds the ratio any of them can reach.
-DWARF_MB=${BENCH_DWARF_MB:-100}
-DWARF_RUNS=${BENCH_DWARF_RUNS:-3}
 # best NAME OUT CMD...: append "WALL CPU RSS_KB" of one more run of CMD to $WORK/best.NAME.  The
 # times and peak RSS are CMD's own, from wait4: RUSAGE_CHILDREN would also count whatever the
 # python3 launcher ran before the interpreter (a pyenv shim costs half a second of CPU).
@@ -208,6 +137,73 @@ best_row() {
 	sort -n -k2,2 "$WORK/best.$1" | head -n 1 | cut -d' ' -f2 | tr '\n' ' '
 	sort -n -k3,3 "$WORK/best.$1" | tail -n 1 | cut -d' ' -f3
 }
+formats=$("$PERFCONV" --help | sed -n 's/^Formats: *//p')
+all=${formats// /,}
+rows=$WORK/rows.txt
+: >"$rows"
+for mb in $SIZES; do
+	data=$WORK/perf-$mb.data
+	get "$data" "$mb"
+	bytes=$(stat -c %s "$data")
+	samples=$("$PERFCONV" --stats -i "$data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
+	say "input: $data, $((bytes / 1000000)) MB, $samples samples"
+	cat "$data" >/dev/null # the same warm page cache for all
+	runs=$RUNS
+	[ "$mb" = "$HUGE_MB" ] && runs=${BENCH_HUGE_RUNS:-1}
+	do_perf=${BENCH_PERF:-1}
+	[ "$mb" = "$HUGE_MB" ] && do_perf=${BENCH_HUGE_PERF:-0}
+	fields=comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace
+	if [ "$do_perf" != 0 ]; then
+		# perfcollect's pipeline; perf script refuses cpu on samples without one, and
+		# perfcollect then asks again without it
+		perf script -i "$data" -F "$fields" 2>/dev/null | head -c 1 | grep -q . || fields=${fields/cpu,/}
+		command -v zip >/dev/null 2>&1 || say "zip is not installed: no perfcollect pipeline to compare trace.zip with"
+	fi
+	rm -f "$WORK/best.$mb-"*
+	# every command once a round, RUNS rounds: a disturbance of the machine hits one run of one
+	# command, and each keeps its best
+	for _ in $(seq "$runs"); do
+		for f in $formats; do
+			best "$mb-perfconv-$f" /dev/null "$PERFCONV" -q -i "$data" -f "$f" -o "$WORK/out.$f"
+			[ "$mb" = "$HUGE_MB" ] && rm -f "$WORK/out.$f"
+		done
+		# (not on the huge input: each format alone says what it needs there)
+		if [ "$formats" != folded ] && [ "$mb" != "$HUGE_MB" ]; then
+			rm -rf "$WORK/batch"
+			best "$mb-perfconv-all-formats" /dev/null "$PERFCONV" -q -O "$WORK/batch" -f "$all" "$data"
+			rm -rf "$WORK/batch"
+		fi
+		if [ "$do_perf" != 0 ]; then
+			best "$mb-perf-script" /dev/null perf script -i "$data"
+			best "$mb-perf-report" /dev/null perf report -i "$data" --stdio
+			if command -v zip >/dev/null 2>&1; then
+				rm -rf "$WORK/pc" && mkdir -p "$WORK/pc/pc.trace"
+				# shellcheck disable=SC2016 # for the inner bash
+				best "$mb-perfcollect-pipeline" /dev/null bash -c 'perf script -i "$1" -F "$2" >"$3/pc.trace/perf.data.txt" 2>/dev/null &&
+					cd "$3" && zip -q -r pc.trace.zip pc.trace' pipeline "$data" "$fields" "$WORK/pc"
+				rm -rf "$WORK/pc"
+			fi
+		fi
+	done
+	names=()
+	for f in $formats all-formats; do names+=("perfconv-$f"); done
+	for n in "${names[@]}" perf-script perf-report perfcollect-pipeline; do
+		if [ -s "$WORK/best.$mb-$n" ]; then
+			echo "$mb $bytes $samples $n $(best_row "$mb-$n")" >>"$rows"
+		fi
+	done
+	rm -f "$WORK/best.$mb-"*
+	rm -f "$WORK"/out.*
+done
+
+# DWARF: a --call-graph dwarf recording of at least BENCH_DWARF_MB megabytes (default 100; 0 skips)
+# of the dwarf-* fixtures' workload (C++ without frame pointers, a shared library, libc), made
+# here and not kept in the repository, converted to folded stacks against `perf script`.  Each
+# command runs BENCH_DWARF_RUNS times (default 3), alternating, and keeps its best wall and best
+# CPU time (the least disturbed by whatever else the machine runs).  `cat FILE` is timed too:
+# reading the recording alone, the floor of any converter, bounds the ratio any of them can reach.
+DWARF_MB=${BENCH_DWARF_MB:-100}
+DWARF_RUNS=${BENCH_DWARF_RUNS:-3}
 if [ "$DWARF_MB" != 0 ]; then
 	data=$WORK/dwarf-$DWARF_MB.data
 	if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$data" ]; then
