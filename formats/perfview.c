@@ -282,23 +282,41 @@ static int entry_close(struct pv *p)
 	return zipCloseFileInZip(p->zf) == ZIP_OK ? 0 : write_fail(p, "an entry");
 }
 
-/* ---- perf.data.txt, deflated on worker threads ----
- * The text is cut into chunks of TEXT_CHUNK bytes, each deflated by a worker thread on its
- * own (ISA-L's igzip at level 1, with the previous chunk's last 32 KiB as its dictionary)
- * and ended with a sync flush, the last one with the final block: their concatenation is
- * one deflate stream, as pigz makes it.  Each worker also takes its chunk's CRC-32 (ISA-L's),
- * combined in order (zlib's crc32_combine).  The entry is written raw.  On this text igzip
- * level 1 deflates about 9 times as fast as zlib level 1, and a little smaller.
+/* ---- perf.data.txt, formatted and deflated on worker threads ----
+ * The main thread reads the sample stream (and the tracepoint payloads' text, in the same
+ * order) and cuts it into chunks of about TEXT_CHUNK bytes of text.  A worker thread formats
+ * a chunk's samples (frame lines and event names are made before the workers start, and only
+ * read then) and deflates it on its own (ISA-L's igzip at level 1, with the previous chunk's
+ * last 32 KiB as its dictionary), ended with a sync flush, the last one with the final block:
+ * their concatenation is one deflate stream, as pigz makes it.  Each worker also takes its
+ * chunk's CRC-32 (ISA-L's), combined in order (zlib's crc32_combine).  The entry is written
+ * raw, in chunk order.  On this text igzip level 1 deflates about 9 times as fast as zlib
+ * level 1, and a little smaller; formatting it costs more than deflating it.
  */
-#define TEXT_CHUNK ((size_t)1 << 20)
-#define NSLOTS 6
+#define TEXT_CHUNK ((size_t)1 << 19)
+#define NSLOTS 10                             /* at most: two a worker, and two */
 #define DICT ((size_t)32 << 10)
 
+/* A sample of a chunk, for the worker that formats it. */
+struct pvrec {
+	struct pfc_srec r;            /* without raw: its text is in the slot's tbuf */
+	size_t toff;
+	uint32_t tlen;
+};
+
 struct dslot {
-	char *in;                     /* text (TEXT_CHUNK + room for one sample's line) */
+	uint64_t chunk;               /* its number */
+	struct pvrec *recs;           /* its samples */
+	size_t nr_recs, cap_recs;
+	char *tbuf;                   /* their tracepoint payloads' text */
+	size_t tlen, tcap;
+	size_t need;                  /* the most bytes their text can take */
+	char *in;                     /* the text, formatted by the worker */
 	size_t len, cap;
-	uint8_t dict[DICT];           /* the text just before it */
-	size_t dict_len;
+	uint8_t tail[DICT];           /* its last bytes: the next chunk's dictionary */
+	size_t tail_len;
+	int formatted;                /* tail is set */
+	int dict_taken;               /* the previous slot's tail was copied: it may be reused */
 	uint8_t *out;
 	size_t out_len, out_cap;
 	uLong crc;
@@ -311,6 +329,8 @@ struct dfl {
 	pthread_cond_t cv;
 	pthread_t th[4];
 	int nth;
+	unsigned nslots;              /* slots in use: each one's text is memory touched */
+	struct pv *p;
 	struct dslot slot[NSLOTS];
 	uint64_t next_fill, next_take, next_write;  /* chunk numbers */
 	int stop;
@@ -318,26 +338,87 @@ struct dfl {
 	uLong crc;
 };
 
+/* A chunk's text: each sample's header line, its stack's frame lines and a blank line. */
+static int format_chunk(struct pv *p, struct dslot *sl)
+{
+	struct pfc_session *s = p->s;
+	size_t i, k;
+
+	if (sl->need > sl->cap) {
+		/* once, as a rule: a chunk ends with the sample that takes it past TEXT_CHUNK */
+		size_t cap = sl->need > TEXT_CHUNK + (1 << 17) ? sl->need + TEXT_CHUNK / 8 : TEXT_CHUNK + (1 << 17);
+		char *n = malloc(cap);
+		if (!n)
+			return -1;
+		free(sl->in);
+		sl->in = n;
+		sl->cap = cap;
+	}
+	sl->len = 0;
+	for (i = 0; i < sl->nr_recs; i++) {
+		const struct pvrec *pr = &sl->recs[i];
+		const struct pfc_stack *st = &s->stacks.stacks[pr->r.stack];
+		const uint32_t *fids = s->stacks.frame_ids + st->first;
+		char *d = sl->in + sl->len;
+
+		d += header_fmt(d, s, &pr->r, sl->tbuf + pr->toff, pr->tlen);
+		for (k = 0; k < st->nr; k++) {
+			uint32_t fid = fids[k];
+			if (!p->line_of[fid])
+				return -1;	/* not made before the workers started */
+			memcpy(d, p->line_str[fid], p->line_len[fid]);
+			d += p->line_len[fid];
+		}
+		/* the blank line ends every sample, with or without frames (old PerfView needs it) */
+		*d++ = '\n';
+		sl->len = (size_t)(d - sl->in);
+	}
+	sl->tail_len = sl->len < DICT ? sl->len : DICT;
+	memcpy(sl->tail, sl->in + sl->len - sl->tail_len, sl->tail_len);
+	return 0;
+}
+
 static void *dfl_main(void *arg)
 {
 	struct dfl *d = arg;
 	struct isal_zstream z;
 	uint8_t *level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
+	uint8_t *dict = malloc(DICT);
 
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
-		struct dslot *sl;
-		while (!d->stop && (d->next_take == d->next_fill || d->slot[d->next_take % NSLOTS].state != 1))
+		struct dslot *sl, *prev;
+		size_t dict_len = 0;
+		int ok;
+		while (!d->stop && (d->next_take == d->next_fill || d->slot[d->next_take % d->nslots].state != 1))
 			pthread_cond_wait(&d->cv, &d->mu);
 		if (d->stop)
 			break;
-		sl = &d->slot[d->next_take++ % NSLOTS];
+		sl = &d->slot[d->next_take++ % d->nslots];
 		sl->state = 2;
+		pthread_mutex_unlock(&d->mu);
+		ok = level_buf && dict && format_chunk(d->p, sl) == 0;
+		pthread_mutex_lock(&d->mu);
+		sl->formatted = 1;
+		pthread_cond_broadcast(&d->cv);
+		/* the previous chunk's last bytes, once it is formatted (it was taken before this one) */
+		prev = &d->slot[(sl->chunk + d->nslots - 1) % d->nslots];
+		if (sl->chunk > 0) {
+			while (prev->chunk == sl->chunk - 1 && !prev->formatted && prev->state != -1)
+				pthread_cond_wait(&d->cv, &d->mu);
+			if (prev->chunk != sl->chunk - 1 || !prev->formatted)
+				ok = 0;
+			else if (ok) {
+				memcpy(dict, prev->tail, prev->tail_len);
+				dict_len = prev->tail_len;
+			}
+		}
+		sl->dict_taken = 1;
+		pthread_cond_broadcast(&d->cv);
 		pthread_mutex_unlock(&d->mu);
 		{
 			/* a stored block's worth more than the input, and room for the flush */
 			size_t need = sl->len + sl->len / 16 + 1024;
-			int ok = level_buf != NULL;
 			if (ok && need > sl->out_cap) {
 				/* not realloc: the old bytes are written already */
 				free(sl->out);
@@ -355,7 +436,7 @@ static void *dfl_main(void *arg)
 				z.gzip_flag = IGZIP_DEFLATE;
 				z.flush = sl->final ? NO_FLUSH : SYNC_FLUSH;
 				z.end_of_stream = sl->final;
-				ok = !sl->dict_len || isal_deflate_set_dict(&z, sl->dict, (uint32_t)sl->dict_len) == COMP_OK;
+				ok = !dict_len || isal_deflate_set_dict(&z, dict, (uint32_t)dict_len) == COMP_OK;
 			}
 			if (ok) {
 				z.next_in = (uint8_t *)sl->in;
@@ -374,23 +455,21 @@ static void *dfl_main(void *arg)
 	}
 	pthread_mutex_unlock(&d->mu);
 	free(level_buf);
+	free(dict);
 	return NULL;
 }
 
-static int dfl_start(struct dfl *d)
+static int dfl_start(struct dfl *d, struct pv *p)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int i, n = ncpu > 4 ? 4 : ncpu < 1 ? 1 : (int)ncpu;
 
 	memset(d, 0, sizeof(*d));
+	d->p = p;
 	d->crc = crc32(0, NULL, 0);
-	for (i = 0; i < NSLOTS; i++) {
-		d->slot[i].cap = TEXT_CHUNK + (1 << 16);
-		if (!(d->slot[i].in = malloc(d->slot[i].cap)))
-			return -1;
-	}
 	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->cv, NULL))
 		return -1;
+	d->nslots = 2 * (unsigned)n + 2;
 	for (i = 0; i < n; i++) {
 		if (pthread_create(&d->th[i], NULL, dfl_main, d))
 			break;
@@ -414,6 +493,8 @@ static void dfl_stop(struct dfl *d)
 		pthread_cond_destroy(&d->cv);
 	}
 	for (i = 0; i < NSLOTS; i++) {
+		free(d->slot[i].recs);
+		free(d->slot[i].tbuf);
 		free(d->slot[i].in);
 		free(d->slot[i].out);
 	}
@@ -423,7 +504,7 @@ static void dfl_stop(struct dfl *d)
 /* Write the oldest chunk once deflated (waiting for it when `wait`). */
 static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
 {
-	struct dslot *sl = &d->slot[d->next_write % NSLOTS];
+	struct dslot *sl = &d->slot[d->next_write % d->nslots];
 	int st;
 
 	pthread_mutex_lock(&d->mu);
@@ -440,30 +521,41 @@ static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
 	errno = 0;
 	if (sl->out_len && zipWriteInFileInZip(p->zf, sl->out, (unsigned)sl->out_len) != ZIP_OK)
 		return write_fail(p, "an entry");
-	sl->state = 0;
-	sl->len = 0;
+	pthread_mutex_lock(&d->mu);
+	sl->state = 0;	/* the worker of the next chunk may be reading this slot's state */
+	pthread_mutex_unlock(&d->mu);
 	d->next_write++;
 	return 1;
 }
 
-/* The slot being filled: free, after the chunks before it are written if it was in use. */
+/* The slot being filled, emptied: free once the chunk it held is written and the chunk after
+ * that one has copied its last bytes as dictionary. */
 static int dfl_fill_slot(struct pv *p, struct dfl *d, struct dslot **out)
 {
-	struct dslot *sl = &d->slot[d->next_fill % NSLOTS];
+	struct dslot *sl = &d->slot[d->next_fill % d->nslots];
+	struct dslot *nx = &d->slot[(d->next_fill + 1) % d->nslots];
 	int ret;
 
 	while (sl->state != 0)
 		if ((ret = dfl_write_one(p, d, 1)) < 0)
 			return ret;
+	if (d->next_fill + 1 >= d->nslots) {
+		pthread_mutex_lock(&d->mu);
+		while (nx->chunk == d->next_fill + 1 - d->nslots && (nx->state == 1 || nx->state == 2) && !nx->dict_taken)
+			pthread_cond_wait(&d->cv, &d->mu);
+		pthread_mutex_unlock(&d->mu);
+	}
+	sl->chunk = d->next_fill;
+	sl->nr_recs = sl->tlen = sl->need = sl->len = 0;
+	sl->formatted = sl->dict_taken = 0;
 	*out = sl;
 	return 0;
 }
 
-/* Queue the filled chunk; its successor gets its last 32 KiB as dictionary. */
+/* Queue the filled chunk and start the next one. */
 static int dfl_submit(struct pv *p, struct dfl *d, int final)
 {
-	struct dslot *sl = &d->slot[d->next_fill % NSLOTS], *nx;
-	size_t k = sl->len < DICT ? sl->len : DICT;
+	struct dslot *sl = &d->slot[d->next_fill % d->nslots], *nx;
 	int ret;
 
 	sl->final = final;
@@ -476,12 +568,47 @@ static int dfl_submit(struct pv *p, struct dfl *d, int final)
 		return 0;
 	if ((ret = dfl_fill_slot(p, d, &nx)) < 0)
 		return ret;
-	memcpy(nx->dict, sl->in + sl->len - k, k);
-	nx->dict_len = k;
 	/* write what is done already, without waiting */
 	while ((ret = dfl_write_one(p, d, 0)) > 0)
 		;
 	return ret;
+}
+
+/* Add a sample to the chunk being filled; returns the bytes of text it will take at most. */
+static int chunk_add(struct pv *p, struct dslot *sl, const struct pfc_srec *r, const char *trace, uint32_t tlen,
+		     uint64_t frame_bytes, size_t *bytes)
+{
+	struct pvrec *pr;
+
+	if (sl->nr_recs == sl->cap_recs) {
+		size_t cap = sl->cap_recs ? sl->cap_recs * 2 : 4096;
+		struct pvrec *n = realloc(sl->recs, cap * sizeof(*n));
+		if (!n)
+			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+		sl->recs = n;
+		sl->cap_recs = cap;
+	}
+	if (tlen && sl->tlen + tlen > sl->tcap) {
+		size_t cap = sl->tcap ? sl->tcap : 1 << 16;
+		char *n;
+		while (cap < sl->tlen + tlen)
+			cap *= 2;
+		if (!(n = realloc(sl->tbuf, cap)))
+			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+		sl->tbuf = n;
+		sl->tcap = cap;
+	}
+	pr = &sl->recs[sl->nr_recs++];
+	pr->r = *r;
+	pr->r.raw = NULL;
+	pr->toff = sl->tlen;
+	pr->tlen = tlen;
+	if (tlen)
+		memcpy(sl->tbuf + sl->tlen, trace, tlen);
+	sl->tlen += tlen;
+	*bytes = header_room(p->s, r, tlen) + frame_bytes + 1;
+	sl->need += *bytes;
+	return 0;
 }
 
 /* The frame line of a unique frame, formatted once. */
@@ -521,8 +648,8 @@ static int stack_bytes(struct pv *p, uint32_t sid, uint64_t *n)
 		return 0;
 	}
 	for (k = 0; k < st->nr; k++) {
-		const char *l;
-		size_t len;
+		const char *l = NULL;
+		size_t len = 0;
 		if ((ret = frame_line(p, p->s->stacks.frame_ids[st->first + k], &l, &len)) < 0)
 			return ret;
 		sum += len;
@@ -534,7 +661,7 @@ static int stack_bytes(struct pv *p, uint32_t sid, uint64_t *n)
 
 /* Every sample in time order.  With `size`, only count the bytes (the entry's size must
  * be known before it is opened, to choose zip64) and the samples the log tells about;
- * otherwise deflate them into the open entry. */
+ * otherwise hand them to the workers in chunks, to format and deflate into the open entry. */
 static int emit_text(struct pv *p, uint64_t *size, struct dfl *d)
 {
 	struct pfc_session *s = p->s;
@@ -556,10 +683,37 @@ static int emit_text(struct pv *p, uint64_t *size, struct dfl *d)
 		const struct pfc_stack *st = &s->stacks.stacks[r.stack];
 		const char *trace;
 		uint32_t tlen;
-		size_t room, hl, k;
+		uint64_t fb;
+		size_t room, hl;
 		char *h = hdr;
 
 		pfc_tptext_next(&p->tp, &r, &trace, &tlen);
+		p->nr_written++;
+		if (r.cpu != UINT32_MAX)
+			p->nr_with_cpu++;
+		if (!(r.flags & PFC_S_HAS_TIME))
+			p->nr_no_time++;
+		if (st->pid < 0 || st->tid < 0)
+			p->nr_no_tid++;
+		if (!size) {
+			/* the lines are made (lines_ready): the workers read them now */
+			if (!p->stack_len[r.stack]) {
+				ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt: a stack without its lines");
+				break;
+			}
+			fb = p->stack_len[r.stack] - 1;
+			if ((ret = chunk_add(p, sl, &r, trace, tlen, fb, &room)) < 0)
+				break;
+			/* a sample's lines go to one chunk: a chunk ends after the sample that fills it */
+			if (sl->need >= TEXT_CHUNK) {
+				if ((ret = dfl_submit(p, d, 0)) < 0)
+					break;
+				sl = &d->slot[d->next_fill % d->nslots];
+			}
+			continue;
+		}
+		if ((ret = stack_bytes(p, r.stack, &fb)) < 0)
+			break;
 		room = header_room(s, &r, tlen);
 		if (room > sizeof(hdr)) {
 			if (room > hbig_cap) {
@@ -574,59 +728,7 @@ static int emit_text(struct pv *p, uint64_t *size, struct dfl *d)
 			h = hbig;
 		}
 		hl = header_fmt(h, s, &r, trace, tlen);
-		p->nr_written++;
-		if (r.cpu != UINT32_MAX)
-			p->nr_with_cpu++;
-		if (!(r.flags & PFC_S_HAS_TIME))
-			p->nr_no_time++;
-		if (st->pid < 0 || st->tid < 0)
-			p->nr_no_tid++;
-		if (size) {
-			uint64_t fb;
-			if ((ret = stack_bytes(p, r.stack, &fb)) < 0)
-				break;
-			total += hl + fb + 1;
-			continue;
-		}
-		/* a sample's lines go to one chunk: a chunk ends after the sample that fills it */
-		if (sl->len + hl + 1 > sl->cap) {
-			char *n = realloc(sl->in, sl->len + hl + 1 + (1 << 16));
-			if (!n) {
-				ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
-				break;
-			}
-			sl->in = n;
-			sl->cap = sl->len + hl + 1 + (1 << 16);
-		}
-		memcpy(sl->in + sl->len, h, hl);
-		sl->len += hl;
-		for (k = 0; k < st->nr; k++) {
-			const char *l;
-			size_t n;
-			if ((ret = frame_line(p, s->stacks.frame_ids[st->first + k], &l, &n)) < 0)
-				break;
-			if (sl->len + n + 1 > sl->cap) {
-				size_t cap = sl->cap * 2 > sl->len + n + 1 ? sl->cap * 2 : sl->len + n + 1;
-				char *nb = realloc(sl->in, cap);
-				if (!nb) {
-					ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
-					break;
-				}
-				sl->in = nb;
-				sl->cap = cap;
-			}
-			memcpy(sl->in + sl->len, l, n);
-			sl->len += n;
-		}
-		if (ret < 0)
-			break;
-		/* the blank line ends every sample, with or without frames (old PerfView needs it) */
-		sl->in[sl->len++] = '\n';
-		if (sl->len >= TEXT_CHUNK) {
-			if ((ret = dfl_submit(p, d, 0)) < 0)
-				break;
-			sl = &d->slot[d->next_fill % NSLOTS];
-		}
+		total += hl + fb + 1;
 	}
 	if (got < 0 && ret == 0)
 		ret = PFC_FAIL_NOOFF(p->err, IO, "cannot read the sample stream back");
@@ -669,6 +771,22 @@ static int text_bound(struct pv *p, uint64_t *bound)
 	return 0;
 }
 
+/* Every frame line and event name the samples use, made before the workers read them. */
+static int lines_ready(struct pv *p)
+{
+	struct pfc_session *s = p->s;
+	uint64_t fb;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		(void)pfc_session_evsel_name(s, i);
+	for (i = 0; i < s->nr_stream_per_stack && i < s->stacks.nr_stacks; i++)
+		if (s->stream_per_stack[i] && (ret = stack_bytes(p, (uint32_t)i, &fb)) < 0)
+			return ret;
+	return 0;
+}
+
 static int add_text(struct pv *p)
 {
 	struct dfl d;
@@ -697,7 +815,9 @@ static int add_text(struct pv *p)
 				    DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0, ZIP_VERSION_MADE_BY, 0,
 				    counted && size >= PFC_ZIP64_FROM) != ZIP_OK)
 		return write_fail(p, full);
-	if (dfl_start(&d) < 0) {
+	if ((ret = lines_ready(p)) < 0)
+		return ret;
+	if (dfl_start(&d, p) < 0) {
 		dfl_stop(&d);
 		return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
 	}

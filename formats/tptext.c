@@ -110,6 +110,18 @@ static void render_child(struct render *rc, FILE *f)
 	_exit(0);
 }
 
+/* Whether any event of the recording is a tracepoint with payloads (PERF_SAMPLE_RAW): without
+ * one, no sample has a payload, and the stream is not read for them. */
+static int any_payloads(const struct pfc_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (s->rd.evsels[i]->attr.type == PERF_TYPE_TRACEPOINT && (s->rd.evsels[i]->attr.sample_type & PERF_SAMPLE_RAW))
+			return 1;
+	return 0;
+}
+
 int pfc_tptext_render(struct pfc_session *s, int (*wants)(void *arg, const struct pfc_srec *r), void *arg,
 		      struct pfc_tptext *out, const char **why, struct pfc_error *err)
 {
@@ -127,6 +139,8 @@ int pfc_tptext_render(struct pfc_session *s, int (*wants)(void *arg, const struc
 	out->wants = wants;
 	out->arg = arg;
 	/* only whether there is any */
+	if (!any_payloads(s))
+		return 0;
 	if (pfc_stream_open(&cur, &s->stream) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "tracepoint payloads");
 	while ((got = pfc_stream_next(&cur, &rec)) > 0)
