@@ -330,6 +330,7 @@ struct dfl {
 	pthread_t th[4];
 	int nth;
 	unsigned nslots;              /* slots in use: each one's text is memory touched */
+	size_t chunk_bytes;           /* TEXT_CHUNK; PERFCONV_TEXT_CHUNK for the tests of the ring */
 	struct pv *p;
 	struct dslot slot[NSLOTS];
 	uint64_t next_fill, next_take, next_write;  /* chunk numbers */
@@ -464,8 +465,13 @@ static int dfl_start(struct dfl *d, struct pv *p)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int i, n = ncpu > 4 ? 4 : ncpu < 1 ? 1 : (int)ncpu;
 
+	const char *cb = getenv("PERFCONV_TEXT_CHUNK");
+
 	memset(d, 0, sizeof(*d));
 	d->p = p;
+	d->chunk_bytes = cb && *cb ? strtoull(cb, NULL, 10) : TEXT_CHUNK;
+	if (!d->chunk_bytes || d->chunk_bytes > TEXT_CHUNK)
+		d->chunk_bytes = TEXT_CHUNK;
 	d->crc = crc32(0, NULL, 0);
 	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->cv, NULL))
 		return -1;
@@ -534,11 +540,17 @@ static int dfl_fill_slot(struct pv *p, struct dfl *d, struct dslot **out)
 {
 	struct dslot *sl = &d->slot[d->next_fill % d->nslots];
 	struct dslot *nx = &d->slot[(d->next_fill + 1) % d->nslots];
-	int ret;
+	int ret, st;
 
-	while (sl->state != 0)
+	for (;;) {
+		pthread_mutex_lock(&d->mu);
+		st = sl->state;
+		pthread_mutex_unlock(&d->mu);
+		if (st == 0)
+			break;
 		if ((ret = dfl_write_one(p, d, 1)) < 0)
 			return ret;
+	}
 	if (d->next_fill + 1 >= d->nslots) {
 		pthread_mutex_lock(&d->mu);
 		while (nx->chunk == d->next_fill + 1 - d->nslots && (nx->state == 1 || nx->state == 2) && !nx->dict_taken)
@@ -705,7 +717,7 @@ static int emit_text(struct pv *p, uint64_t *size, struct dfl *d)
 			if ((ret = chunk_add(p, sl, &r, trace, tlen, fb, &room)) < 0)
 				break;
 			/* a sample's lines go to one chunk: a chunk ends after the sample that fills it */
-			if (sl->need >= TEXT_CHUNK) {
+			if (sl->need >= d->chunk_bytes) {
 				if ((ret = dfl_submit(p, d, 0)) < 0)
 					break;
 				sl = &d->slot[d->next_fill % d->nslots];

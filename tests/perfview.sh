@@ -10,7 +10,7 @@
 #                      with and without --tid: same frames, same counts;
 #   trace.zip-perfscript  perf.data.txt has perf's own samples, header fields and frame lines
 #                      (expected/perf-script*.txt, from perf 6.1);
-# plus the log, determinism, --include-perf-data, stdout and bad-input cases, and
+# plus the log, chunking, determinism, --include-perf-data, stdout and bad-input cases, and
 #   trace.zip-perfview  PerfView's own parser (TraceEvent, tests/interop/perfview) reads each archive:
 #                      its samples, frames, thread and process frames folded equal perfconv's folded
 #                      output, and its CPU stack view loads every sample but the last of each CPU.
@@ -163,6 +163,29 @@ if selected trace.zip-log; then
 	grep -q 'no cpu field' "$d/cpu.log" && why="${why:+$why; }cpu warning although samples have a cpu"
 	grep -q '^Fields: comm,pid,tid,cpu,time' "$d/cpu.log" || why="${why:+$why; }cpu missing from the fields"
 	if [ -z "$why" ]; then pass trace.zip-log; else fail trace.zip-log "$why" "$d/nocpu.log"; fi
+fi
+
+# perf.data.txt is cut into chunks that worker threads format and deflate, each with the previous
+# chunk's last bytes as dictionary, in a ring of slots.  Chunks of one sample each
+# (PERFCONV_TEXT_CHUNK=1: thousands of chunks, the ring wrapping hundreds of times) and of a few
+# samples must give the same text as the default, in an archive that unzip -t passes.
+if selected trace.zip-chunks; then
+	d=$TMP/chunks
+	mkdir -p "$d"
+	bad=
+	for fx in dotnet-aspnet multi-event tracepoint-systemwide; do
+		"$PERFCONV" -q -i "$FIX/$fx/perf.data" "${S[@]}" -o "$d/x.trace.zip" 2>"$d/err" &&
+			unzip -p "$d/x.trace.zip" x.trace/perf.data.txt >"$d/default.txt" 2>>"$d/err" ||
+			bad="${bad:-$fx: the default conversion failed}"
+		for c in 1 3000; do
+			PERFCONV_TEXT_CHUNK=$c "$PERFCONV" -q -i "$FIX/$fx/perf.data" "${S[@]}" -o "$d/x.trace.zip" 2>>"$d/err" &&
+				unzip -tq "$d/x.trace.zip" >/dev/null 2>>"$d/err" &&
+				unzip -p "$d/x.trace.zip" x.trace/perf.data.txt 2>>"$d/err" | cmp -s - "$d/default.txt" ||
+				bad="${bad:-$fx: chunks of $c bytes give another perf.data.txt, or a broken archive}"
+		done
+		[ -s "$d/default.txt" ] || bad="${bad:-$fx: empty perf.data.txt}"
+	done
+	if [ -z "$bad" ]; then pass trace.zip-chunks; else fail trace.zip-chunks "$bad" "$d/err"; fi
 fi
 
 # The same input gives the same bytes (entry times come from the recording, not the clock).
