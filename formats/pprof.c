@@ -55,7 +55,6 @@ struct pp_ctx {
 	const struct pfc_map **map_for;  /* mapping id - 1 -> the map its addresses come from */
 	const struct pfc_dso **dso_of_map;
 	size_t nr_maps;
-	struct pfc_map kmap;          /* the kernel's map as the recording ended (map_of_dso) */
 	/* (name, file) string indexes -> function id: key id - fkey_base + 1 */
 	struct pfc_intern fkeys;
 	uint32_t fkey_base;
@@ -148,23 +147,15 @@ static int stack_kept(const struct pp_ctx *c, const struct pfc_stack *st)
 
 /* The map a DSO's addresses are turned back into process addresses with: the first one that
  * maps it (processes map a library at different places; a profile has one address space).
- * The kernel's is its range when the recording ended: the machine's kmap is only a lookup's
- * copy, from before or after the kallsyms table stretched the range, depending on when the
- * table came in from its reading thread. */
+ * The kernel's is its range when the recording ended, not as the last kernel lookup left it
+ * (before or after the kallsyms table, read on its own thread, stretched it). */
 static const struct pfc_map *map_of_dso(struct pp_ctx *c, const struct pfc_dso *d)
 {
 	const struct pfc_machine *m = &c->s->machine;
 	size_t i, j;
 
-	if (d == m->kernel && m->have_kernel_map) {
-		c->kmap = m->kmap;
-		c->kmap.start = m->kstart;
-		c->kmap.end = m->kend;
-		c->kmap.pgoff = m->kstart;
-		c->kmap.dso = m->kernel;
-		c->kmap.identity = 1;
-		return &c->kmap;
-	}
+	if (d == m->kernel && m->have_kernel_map)
+		return pfc_machine_kernel_map(&c->s->machine);
 	for (i = 0; i < m->nr_all_maps; i++)
 		for (j = 0; j < m->all_maps[i]->n; j++)
 			if (m->all_maps[i]->v[j].dso == d)

@@ -621,11 +621,22 @@ int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, cons
 	return maps_insert(&m->ksym_maps, &map);
 }
 
+const struct pfc_map *pfc_machine_kernel_map(struct pfc_machine *m)
+{
+	struct pfc_map *kmap = &m->kmap;
+
+	kmap->start = m->have_kernel_map ? m->kstart : 0;
+	kmap->end = m->have_kernel_map ? m->kend : UINT64_MAX;
+	kmap->pgoff = kmap->start;
+	kmap->dso = m->kernel;
+	kmap->identity = 1;
+	return kmap;
+}
+
 const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thread *t, int kernel,
 					   uint64_t ip)
 {
 	if (kernel) {
-		struct pfc_map *kmap = &m->kmap;
 		const struct pfc_map *km = maps_find(&m->ksym_maps, ip);
 		if (km)
 			return km;
@@ -635,12 +646,7 @@ const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thr
 			return NULL;
 		if (m->have_kernel_map ? (ip < m->kstart || ip >= m->kend) : ip < 0x8000000000000000ULL)
 			return NULL;
-		kmap->start = m->have_kernel_map ? m->kstart : 0;
-		kmap->end = m->have_kernel_map ? m->kend : UINT64_MAX;
-		kmap->pgoff = kmap->start;
-		kmap->dso = m->kernel;
-		kmap->identity = 1;
-		return kmap;
+		return pfc_machine_kernel_map(m);
 	}
 	return maps_find(t ? t->maps : NULL, ip);
 }

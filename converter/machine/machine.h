@@ -131,4 +131,9 @@ int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, cons
 const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thread *t, int kernel,
 					   uint64_t ip);
 
+/* The kernel's map as the machine has it now: the recorded kernel map, stretched to the kallsyms
+ * range once the kernel's symbols are loaded.  kmap holds it as of the last call (a kernel
+ * lookup makes one), so it may be older. */
+const struct pfc_map *pfc_machine_kernel_map(struct pfc_machine *m);
+
 #endif
