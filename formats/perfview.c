@@ -586,9 +586,9 @@ static int dfl_submit(struct pv *p, struct dfl *d, int final)
 	return ret;
 }
 
-/* Add a sample to the chunk being filled; returns the bytes of text it will take at most. */
+/* Add a sample to the chunk being filled, and the bytes of text it can take to the chunk's need. */
 static int chunk_add(struct pv *p, struct dslot *sl, const struct pfc_srec *r, const char *trace, uint32_t tlen,
-		     uint64_t frame_bytes, size_t *bytes)
+		     uint64_t frame_bytes)
 {
 	struct pvrec *pr;
 
@@ -618,8 +618,7 @@ static int chunk_add(struct pv *p, struct dslot *sl, const struct pfc_srec *r, c
 	if (tlen)
 		memcpy(sl->tbuf + sl->tlen, trace, tlen);
 	sl->tlen += tlen;
-	*bytes = header_room(p->s, r, tlen) + frame_bytes + 1;
-	sl->need += *bytes;
+	sl->need += header_room(p->s, r, tlen) + frame_bytes + 1;
 	return 0;
 }
 
@@ -714,7 +713,7 @@ static int emit_text(struct pv *p, uint64_t *size, struct dfl *d)
 				break;
 			}
 			fb = p->stack_len[r.stack] - 1;
-			if ((ret = chunk_add(p, sl, &r, trace, tlen, fb, &room)) < 0)
+			if ((ret = chunk_add(p, sl, &r, trace, tlen, fb)) < 0)
 				break;
 			/* a sample's lines go to one chunk: a chunk ends after the sample that fills it */
 			if (sl->need >= d->chunk_bytes) {
