@@ -17,7 +17,7 @@ INSTALL ?= install
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libelf libdw libzstd zlib libdeflate libisal minizip libtraceevent liblzma libprotobuf-c libdebuginfod
+PKGS := libelf libdw libzstd zlib libdeflate libisal minizip libtraceevent liblzma libprotobuf-c libdebuginfod libarchive
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libdebuginfod: its header only; debuginfod.c loads it when servers are named
 PKG_LIBS := $(shell pkg-config --libs $(filter-out libdebuginfod,$(PKGS)) 2>/dev/null)

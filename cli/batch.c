@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/batch.h"
+#include "converter/files/pack.h"
 #include "cli/convert.h"
 
 struct input {
@@ -82,20 +83,24 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* perf.data, *.data, perf.data.*, or any file that starts with a perf.data magic (file or
- * pipe mode, either byte order): a pipe capture can have any name. */
+/* perf.data, *.data, perf.data.*, *.perfpack, or any file that starts with a perf.data magic
+ * (file or pipe mode, either byte order) or is a pack: a pipe capture can have any name. */
 static int is_recording(const char *path, const char *name)
 {
+	struct stat st;
 	char magic[8];
 	int fd, ok = 0;
 
-	if (!strcmp(name, "perf.data") || ends_with(name, ".data") || !strncmp(name, "perf.data.", 10))
+	if (!strcmp(name, "perf.data") || ends_with(name, ".data") || !strncmp(name, "perf.data.", 10) ||
+	    ends_with(name, ".perfpack"))
 		return 1;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	if (read(fd, magic, 8) == 8)
 		ok = !memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8);
+	if (!ok && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		ok = pfc_pack_detect(path) == 1;
 	close(fd);
 	return ok;
 }

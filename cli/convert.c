@@ -399,6 +399,28 @@ static void progress_end(struct progress *p)
 	}
 }
 
+/* What a pack holds: its size against the recording's, the files by place. */
+static void pack_summary(const struct pfc_session *s, const char *out, const struct pfc_pack_summary *ps)
+{
+	const struct pfc_files_entry *v;
+	size_t n = pfc_files_recorded(s->files, &v), i;
+	size_t by[PFC_FILES_NR] = { 0 };
+	const char *sep = "";
+
+	for (i = 0; i < n; i++)
+		if (!v[i].is_list && !v[i].probe)
+			by[v[i].base]++;
+	fprintf(stderr, "perfconv: packed '%s': %.1f MB (the recording %.1f MB and %zu files of %.1f MB, compressed)",
+		out ? out : "<stdout>", ps->pack_bytes / 1e6, (double)s->rd.bytes_total / 1e6, ps->files,
+		ps->file_bytes / 1e6);
+	for (i = 0; i < PFC_FILES_NR; i++)
+		if (by[i]) {
+			fprintf(stderr, "%s%zu from %s", *sep ? sep : ": ", by[i], pfc_files_base_name(i));
+			sep = ", ";
+		}
+	fputc('\n', stderr);
+}
+
 static uint64_t count_unresolved(const struct pfc_session *s)
 {
 	return s->st.nr_unresolved_user + s->st.nr_unresolved_kernel + s->st.nr_unresolved_nomap;
@@ -417,7 +439,8 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	char *cmdline = NULL;
 	FILE *logf = NULL, *log_to = c->opts.log, *unwritten = NULL;
 	char *unwritten_buf = NULL;
-	size_t i, unwritten_len = 0;
+	struct pfc_pack_summary packsum;
+	size_t i, k, unwritten_len = 0;
 	int ret, single = !c->outdir, need_log = 0, write_failed = 0, first_wret = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -432,9 +455,12 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	o.preload_kernel = n > 0;
 	if (pfc_filter_active(&c->filter))
 		o.filter = &c->filter;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (ws[i]->needs & PFC_NEED_LOG)
 			need_log = 1;
+		if (ws[i]->needs & PFC_NEED_FILES)
+			o.record_files = 1;
+	}
 	if (c->progress && n > 0) {
 		cookie_io_functions_t io = { .write = log_write };
 		const char *d = getenv("PERFCONV_PROGRESS_DELAY");
@@ -508,17 +534,26 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	 * stop the others, and those written stay.  The first failure is the error; the names
 	 * of the other outputs that failed are added to its message. */
 	unwritten = ret == 0 ? open_memstream(&unwritten_buf, &unwritten_len) : NULL;
-	for (i = 0; ret == 0 && i < n; i++) {
+	/* a pack goes last: it holds every file the other writers asked for too */
+	for (k = 0; ret == 0 && k < 2 * n; k++) {
 		struct pfc_wopts wo = c->wopts;
-		const char *out = outs[i];
+		const char *out;
 		int wret;
 
+		i = k % n;
+		if (!(ws[i]->needs & PFC_NEED_FILES) != (k < n))
+			continue;
+		out = outs[i];
 		wo.output = out;
+		wo.pack_summary = &packsum;
 		wo.command_line = cmdline;
 		wo.warnings = wc.f ? wc.buf : NULL;
 		/* a name ending in .gz asks for gzip, whatever the format */
 		wo.gzip = pfc_writer_name_gzip(out);
+		memset(&packsum, 0, sizeof(packsum));
 		wret = write_output(c, &s, ws[i], out, &wo);
+		if (wret == 0 && (ws[i]->needs & PFC_NEED_FILES) && single && !c->quiet)
+			pack_summary(&s, out, &packsum);
 		if (wret == 0)
 			continue;
 		if (!write_failed++) {

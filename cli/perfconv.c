@@ -77,7 +77,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView), pprof; with -O a list: folded,svg" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView), pprof, pack (the recording and its files); with -O a list: folded,svg" },
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
@@ -414,7 +414,7 @@ int main(int argc, char **argv)
 		case OPT_INVERTED: c.wopts.inverted = 1; break;
 		case OPT_SYMFS: c.opts.symfs = optarg; break;
 		case OPT_KALLSYMS: c.opts.kallsyms = optarg; break;
-		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; break;
+		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; c.opts.buildid_dir_given = 1; break;
 		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
 		case OPT_NO_SORT: c.opts.no_sort = 1; break;
 		case OPT_RESOLVE_JIT: want_resolve = 1; break;

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "converter/session.h"
 #include "converter/r2rframes.h"
 #include "converter/jit/r2rmeta.h"
@@ -19,12 +18,6 @@ struct pfc_r2rmeta_slot {
 };
 
 #define PAGE 4096ull
-
-static int is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 /*
  * Every executable mapping of d must be one section of the file as CoreCLR maps it
@@ -84,24 +77,27 @@ static int pid_of_dso(struct pfc_session *s, const struct pfc_dso *d)
 static struct pfc_r2rmeta *load(struct pfc_session *s, const struct pfc_dso *d)
 {
 	const struct pfc_opts *o = s->opts;
-	char path[4096], why[256];
+	char proc_rel[4096], why[256];
+	const char *rel = d->name, *path;	/* path: the image, in messages */
+	enum pfc_files_base base = PFC_FILES_ROOT;
+	struct pfc_found f;
 	struct pfc_error err;
 	struct pfc_r2rmeta *r = NULL;
-	int n, ret;
+	int pid = -1, n, ret;
 
-	if (o->symfs && *o->symfs)
-		n = snprintf(path, sizeof(path), "%s%s%s", o->symfs, d->name[0] == '/' ? "" : "/", d->name);
-	else
-		n = snprintf(path, sizeof(path), "%s", d->name);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return NULL;
-	if (!is_file(path) && !(o->symfs && *o->symfs) && d->name[0] == '/') {
-		int pid = pid_of_dso(s, d);
-		if (pid)
-			snprintf(path, sizeof(path), "/proc/%d/root%s", pid, d->name);
+	/* without --symfs, a container's image may be seen only through its process's root */
+	if (!pfc_files_find(s->files, base, rel, 0, &f)) {
+		if (pfc_files_has(s->files, PFC_FILES_ROOT) || d->name[0] != '/' || !(pid = pid_of_dso(s, d)))
+			return NULL;
+		base = PFC_FILES_PROC;
+		rel = proc_rel;
+		n = snprintf(proc_rel, sizeof(proc_rel), "%d/root%s", pid, d->name);
+		if (n < 0 || (size_t)n >= sizeof(proc_rel) || !pfc_files_find(s->files, base, rel, 0, &f))
+			return NULL;
 	}
+	path = f.name;
 	memset(&err, 0, sizeof(err));
-	ret = pfc_r2rmeta_open(path, &r, &err);
+	ret = pfc_r2rmeta_open(f.path, &r, &err);
 	if (ret < 0) {
 		/* IL-only images and missing files are not worth a warning: perf shows [DSO] too */
 		if (ret != -PFC_ERR_OPEN && ret != -PFC_ERR_UNSUPPORTED && o->log) {
@@ -121,6 +117,7 @@ static struct pfc_r2rmeta *load(struct pfc_session *s, const struct pfc_dso *d)
 		pfc_r2rmeta_free(r);
 		return NULL;
 	}
+	pfc_files_note(s->files, base, rel, "ReadyToRun image", pid, NULL, 0);
 	if (o->verbose && o->log) {
 		struct pfc_r2rmeta_stats st;
 		pfc_r2rmeta_stats(r, &st);

@@ -17,6 +17,7 @@
 #include "converter/util/mem.h"
 #include "converter/util/bytes.h"
 #include "converter/session.h"
+#include "converter/files/pack.h"
 #include "converter/jit/dotnetname.h"
 #include "converter/jit/perfmap.h"
 #include "converter/jit/r2r.h"
@@ -36,6 +37,7 @@ static int kernel_matches_running(struct pfc_session *s);
 
 struct pfc_kpreload {
 	pthread_t thread;
+	struct pfc_found found;
 	const char *path;
 	struct pfc_symtab *t;
 	int ret;
@@ -59,12 +61,14 @@ static int kpreload_done(const struct pfc_session *s)
 	return s->kpreload && __atomic_load_n(&s->kpreload->done, __ATOMIC_ACQUIRE);
 }
 
-/* The kallsyms file this session will read, or NULL (then a warning says why, later). */
-static const char *kernel_syms_path(struct pfc_session *s)
+/* The kallsyms file this session will read (--kallsyms, the running kernel's when it is
+ * the recorded one, a pack's), or NULL (then a warning says why, later). */
+static const char *kernel_syms_path(struct pfc_session *s, struct pfc_found *found)
 {
-	if (s->opts->kallsyms)
-		return s->opts->kallsyms;
-	return kernel_matches_running(s) ? "/proc/kallsyms" : NULL;
+	if (!pfc_files_find(s->files, PFC_FILES_KERNEL, "kallsyms", 0, found))
+		return NULL;
+	pfc_files_note(s->files, PFC_FILES_KERNEL, "kallsyms", "kernel symbols", -1, NULL, 0);
+	return found->path;
 }
 
 /* Reading and sorting a kallsyms file costs as much as decoding a large recording, and
@@ -72,12 +76,14 @@ static const char *kernel_syms_path(struct pfc_session *s)
  * never reads it), and its table is taken when a kernel frame needs it. */
 static void kpreload_start(struct pfc_session *s)
 {
-	struct pfc_kpreload *k;
-	const char *path = kernel_syms_path(s);
+	struct pfc_kpreload *k = calloc(1, sizeof(*k));
 
-	if (!path || !(k = calloc(1, sizeof(*k))))
+	if (!k)
 		return;
-	k->path = path;
+	if (!(k->path = kernel_syms_path(s, &k->found))) {
+		free(k);
+		return;
+	}
 	k->t = calloc(1, sizeof(*k->t));
 	if (!k->t || pthread_create(&k->thread, NULL, kpreload_main, k) != 0) {
 		free(k->t);
@@ -159,14 +165,45 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 		if (lim && *lim)
 			s->stream.mem_limit = (size_t)strtoull(lim, NULL, 10);
 	}
-	ret = pfc_reader_open(&s->rd, o->input, err);
-	if (ret < 0)
+	if (strcmp(o->input, "-") && pfc_pack_detect(o->input) == 1) {
+		/* a pack: its recording is read in place, its members answer first */
+		if ((ret = pfc_pack_open(&s->pack, o->input, err)) < 0)
+			return ret;
+		if (pfc_pack_fd(s->pack, PFC_PACK_RECORDING, NULL) < 0)
+			return PFC_FAIL_NOOFF(err, CORRUPT, "the pack has no member '%s'", PFC_PACK_RECORDING);
+		snprintf(s->pack_input, sizeof(s->pack_input), "/proc/self/fd/%d", pfc_pack_fd(s->pack, PFC_PACK_RECORDING, NULL));
+	}
+	ret = pfc_reader_open(&s->rd, s->pack ? s->pack_input : o->input, err);
+	if (ret < 0) {
+		if (s->pack && !err->file[0])	/* offsets are the recording's, inside the pack */
+			snprintf(err->file, sizeof(err->file), "%s: member %s", o->input, PFC_PACK_RECORDING);
 		return ret;
+	}
+	{
+		struct pfc_files_opts fo = {
+			.symfs = o->symfs, .buildid_dir = o->buildid_dir, .buildid_dir_given = o->buildid_dir_given,
+			.map_dir = o->map_dir,
+			.kallsyms = o->kallsyms, .running_kallsyms = kernel_matches_running(s) ? "/proc/kallsyms" : NULL,
+			.proc = getenv("PERFCONV_PROC"), .tmp = getenv("PERFCONV_TMP"), .record = o->record_files,
+		};
+		if (!(s->files = pfc_files_new(&fo, s->pack)))
+			return PFC_FAIL_NOOFF(err, NOMEM, "session");
+		if ((ret = pfc_files_load_pack(s->files, err)) < 0) {
+			snprintf(err->file, sizeof(err->file), "%s", o->input);
+			return ret;
+		}
+		if (s->pack) {	/* "captured on", and trace.zip's entry times: the recording's */
+			long long t;
+			if (pfc_files_pack_mtime(s->files, &t)) {
+				s->rd.mtime = t;
+				s->rd.have_mtime = 1;
+			}
+		}
+	}
 	{
 		struct pfc_jitsym_opts jo = {
-			.map_dir = o->map_dir, .pid_map = o->pid_map, .nr_pid_map = o->nr_pid_map,
+			.files = s->files, .pid_map = o->pid_map, .nr_pid_map = o->nr_pid_map,
 			.resolve = o->resolve_jit, .log = o->log, .verbose = o->verbose,
-			.proc = getenv("PERFCONV_PROC"), .tmp = getenv("PERFCONV_TMP"),
 		};
 		pfc_jitsyms_init(&s->jit, &jo, &s->machine, &s->rd, err);
 	}
@@ -221,6 +258,8 @@ void pfc_session_close(struct pfc_session *s)
 	pfc_machine_exit(&s->machine);
 	pfc_intern_exit(&s->strings);
 	pfc_reader_close(&s->rd);
+	pfc_files_free(s->files);
+	pfc_pack_close(s->pack);
 	free(s->evsel_first_seq);
 	free(s->fbuf);
 	free(s->raw);
@@ -682,8 +721,8 @@ static void dwarf_dso_free(struct pfc_session *s)
 static struct pfc_cfi *dso_cfi(struct pfc_session *s, const struct pfc_dso *d)
 {
 	struct pfc_dwarf_dso *dd;
-	char path[8192];
-	const char *why;
+	struct pfc_found found;
+	const char *why = "no file";
 
 	if (d->kind != PFC_DSO_FILE || d->jitted)
 		return NULL;
@@ -692,8 +731,11 @@ static struct pfc_cfi *dso_cfi(struct pfc_session *s, const struct pfc_dso *d)
 		return NULL;
 	if (!dd->cfi_tried) {
 		dd->cfi_tried = 1;
-		snprintf(path, sizeof(path), "%s%s", s->opts->symfs ? s->opts->symfs : "", d->name);
-		dd->cfi = pfc_cfi_open(path, &why);
+		/* perf reads it from the binary itself; a build-id proves it is the recorded one */
+		if (pfc_files_find(s->files, PFC_FILES_ROOT, d->name, d->build_id_len ? PFC_FILES_VERIFIED : 0, &found) &&
+		    (dd->cfi = pfc_cfi_open(found.path, &why)))
+			pfc_files_note(s->files, PFC_FILES_ROOT, d->name, "call frame information", -1,
+				       d->build_id, d->build_id_len);
 		if (!dd->cfi && s->opts->verbose && s->opts->log)
 			fprintf(s->opts->log, "perfconv: '%s': no call frame information (%s)\n", d->name, why);
 	}
@@ -1677,7 +1719,6 @@ static int cmp_int(const void *a, const void *b)
  * is loaded. */
 static struct pfc_perfinfo *r2r_perfinfo(struct pfc_session *s)
 {
-	const struct pfc_opts *o = s->opts;
 	const struct pfc_machine *m = &s->machine;
 	struct pfc_error e;
 	int *pids;
@@ -1699,15 +1740,10 @@ static struct pfc_perfinfo *r2r_perfinfo(struct pfc_session *s)
 	}
 	qsort(pids, n, sizeof(*pids), cmp_int);
 	for (i = 0; i < n; i++) {
-		char path[4096];
 		if (i && pids[i] == pids[i - 1])
 			continue;
 		memset(&e, 0, sizeof(e));
-		snprintf(path, sizeof(path), "%s/perfinfo-%d.map", o->map_dir ? o->map_dir : "/tmp", pids[i]);
-		if (pfc_perfinfo_load(path, pids[i], s->perfinfo, &e) == -PFC_ERR_OPEN && o->map_dir) {
-			snprintf(path, sizeof(path), "/tmp/perfinfo-%d.map", pids[i]);
-			pfc_perfinfo_load(path, pids[i], s->perfinfo, &e);
-		}
+		pfc_perfinfo_load_from(s->files, pids[i], s->perfinfo, &e);
 	}
 	free(pids);
 	return s->perfinfo;
@@ -1716,7 +1752,7 @@ static struct pfc_perfinfo *r2r_perfinfo(struct pfc_session *s)
 static int load_r2r(struct pfc_session *s, struct pfc_dso *d, struct pfc_symtab *t)
 {
 	const struct pfc_opts *o = s->opts;
-	struct pfc_r2r_opts ro = { .symfs = o->symfs, .map_dir = o->map_dir, .funcs = o->r2r_funcs,
+	struct pfc_r2r_opts ro = { .files = s->files, .funcs = o->r2r_funcs,
 				   .log = o->log, .verbose = o->verbose };
 	struct pfc_r2r_result res;
 	int ret;
@@ -1757,13 +1793,13 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			break;
 		/* fall through */
 	case PFC_DSO_FILE: {
-		struct pfc_symopts so = { .symfs = o->symfs, .buildid_dir = o->buildid_dir, .verbose = o->verbose,
+		struct pfc_symopts so = { .files = s->files, .verbose = o->verbose,
 					   .minidebuginfo = o->minidebuginfo,
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,
 					   .debuginfod = s->dbgf.client ? &s->dbgf : NULL };
 		struct pfc_dso_load info;
-		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(o->symfs, d->name)) {
+		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(s->files, d->name)) {
 			ret = load_r2r(s, d, t);
 			break;
 		}
@@ -1788,13 +1824,12 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		break;
 	case PFC_DSO_KERNEL: {
 		struct pfc_symtab *pre = kpreload_take(s, &ret);
+		struct pfc_found kf;
 		if (pre) {
 			free(t);
 			t = pre;
-		} else if (o->kallsyms)
-			ret = pfc_kallsyms_load(o->kallsyms, t);
-		else if (kernel_matches_running(s))
-			ret = pfc_kallsyms_load("/proc/kallsyms", t);
+		} else if (kernel_syms_path(s, &kf))
+			ret = pfc_kallsyms_load(kf.path, t);
 		else if (o->log)
 			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: the recording's kernel is not the running one (use --kallsyms)\n");
 		break;
@@ -1957,6 +1992,80 @@ int pfc_session_symbolize(struct pfc_session *s)
 		}
 	}
 	return 0;
+}
+
+/* "jitted-PID-N.so" -> PID; -1 when the name is not one of perf inject's. */
+static int jitted_pid(const char *name)
+{
+	const char *b = strrchr(name, '/'), *e;
+	long pid;
+
+	b = b ? b + 1 : name;
+	if (strncmp(b, "jitted-", 7))
+		return -1;
+	pid = strtol(b + 7, (char **)&e, 10);
+	if (e == b + 7 || *e != '-' || pid <= 0 || pid > 0x7fffffff)
+		return -1;
+	return (int)pid;
+}
+
+int pfc_session_side_files(struct pfc_session *s, int (*fn)(void *arg, const char *path, const char *name,
+							     const char *entry), void *arg)
+{
+	const struct pfc_machine *m = &s->machine;
+	struct pfc_found found;
+	int *pids = NULL;
+	size_t i, nr_pids = 0;
+	int ret = 0;
+
+	if (!(pids = calloc(m->nr_dsos + 1, sizeof(*pids))))
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "side files");
+	for (i = 0; i < m->nr_dsos && ret == 0; i++) {
+		const struct pfc_dso *d = m->dsos[i];
+		const struct pfc_found *pm;
+		int pid = -1;
+
+		if (!d->loaded)
+			continue;
+		if (d->kind == PFC_DSO_PERFMAP && d->perfmap_path && (pm = pfc_jitsyms_perfmap_found(&s->jit, d->pid))) {
+			const char *b = strrchr(pm->rel, '/');
+			b = b ? b + 1 : pm->rel;
+			pid = d->pid;
+			if (fn)
+				ret = fn(arg, pm->path, pm->name, strrchr(d->perfmap_path, '/') ? strrchr(d->perfmap_path, '/') + 1 : d->perfmap_path);
+			/* ${mapFile/perf/perfinfo}, as perfcollect copied it */
+			if (ret == 0 && !strncmp(b, "perf-", 5) &&
+			    pfc_files_findf(s->files, pm->base, 0, &found, "%.*sperfinfo-%s", (int)(b - pm->rel), pm->rel, b + 5)) {
+				const char *e = strrchr(found.name, '/');
+				pfc_files_note(s->files, found.base, found.rel, "perfinfo of a perf map", d->pid, NULL, 0);
+				if (fn)
+					ret = fn(arg, found.path, found.name, e ? e + 1 : found.name);
+			}
+		} else if (d->kind == PFC_DSO_FILE) {
+			pid = jitted_pid(d->name);
+		}
+		if (pid > 0) {
+			size_t k;
+			for (k = 0; k < nr_pids && pids[k] != pid; k++)
+				;
+			if (k == nr_pids)
+				pids[nr_pids++] = pid;
+		}
+	}
+	for (i = 0; i < nr_pids && ret == 0; i++) {
+		if (!(pfc_files_has(s->files, PFC_FILES_MAPDIR) &&
+		      pfc_files_findf(s->files, PFC_FILES_MAPDIR, 0, &found, "jit-%d.dump", pids[i])) &&
+		    !pfc_files_findf(s->files, PFC_FILES_TMP, 0, &found, "jit-%d.dump", pids[i]))
+			continue;
+		pfc_files_note(s->files, found.base, found.rel, "jitdump of a process with JIT frames", pids[i], NULL, 0);
+		if (fn) {
+			char entry[64];
+			snprintf(entry, sizeof(entry), "jit-%d.dump", pids[i]);
+			ret = fn(arg, found.path, found.name, entry);
+		}
+	}
+	free(pids);
+	return ret;
 }
 
 void pfc_session_dwarf_summary(const struct pfc_session *s, FILE *f)

@@ -21,6 +21,7 @@
 #include "converter/stream.h"
 #include "converter/offcpu.h"
 #include "converter/native/debuginfod.h"
+#include "converter/files/files.h"
 
 struct pfc_session;
 
@@ -29,11 +30,13 @@ struct pfc_opts {
 	const char *symfs;
 	const char *kallsyms;
 	const char *buildid_dir;     /* NULL: $HOME/.debug */
+	int buildid_dir_given;       /* --buildid-dir, not the default */
 	const char *map_dir;         /* where perf-PID.map files were copied */
 	int no_sort;                 /* process in file order */
 	int minidebuginfo;           /* also read .gnu_debugdata symbols (perf 6.1 does not) */
 	int max_stack;               /* perf script's limit: 127 */
 	int verbose;
+	int record_files;            /* remember every file the symbol sources used (writing a pack) */
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
 	int r2r_funcs;               /* R2R images without a usable map: name frames by function RVA */
@@ -154,6 +157,9 @@ struct pfc_session {
 	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */
 	int offcpu_oom;               /* an interval was lost for memory: reported at the end */
 	struct pfc_debuginfod dbgf;   /* debuginfod client (opts->debuginfod_urls) and what it fetched */
+	struct pfc_files *files;      /* where every symbol source gets its files (files.c) */
+	struct pfc_pack *pack;        /* the input is a pack: its members (pack.c) */
+	char pack_input[64];          /* its recording, as a path to open */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);
@@ -177,6 +183,13 @@ uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx);
 /* The file a DSO's symbols were read from (its debug file where one was found), or NULL:
  * where its DWARF line table is, for the source lines of its frames. */
 const char *pfc_session_dso_symsrc(const struct pfc_session *s, const struct pfc_dso *d);
+
+/* The files a trace.zip carries beside the recording, as perfcollect collected them: the
+ * perf maps that named frames, their perfinfo files, and the jitdumps of the processes
+ * with JIT frames.  fn gets each one's path to open, its name where it was recorded and
+ * its entry name in the archive; fn NULL only looks them up (a pack records them). */
+int pfc_session_side_files(struct pfc_session *s, int (*fn)(void *arg, const char *path, const char *name,
+							     const char *entry), void *arg);
 
 /* The summary lines on --call-graph dwarf stacks (nothing when there were none). */
 void pfc_session_dwarf_summary(const struct pfc_session *s, FILE *f);

@@ -914,78 +914,18 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* "jitted-PID-N.so" -> PID; -1 when the name is not one of perf inject's. */
-static int jitted_pid(const char *name)
+static int side_found(void *arg, const char *path, const char *name, const char *entry)
 {
-	const char *b = base_name(name), *e;
-	long pid;
-
-	if (strncmp(b, "jitted-", 7))
-		return -1;
-	pid = strtol(b + 7, (char **)&e, 10);
-	if (e == b + 7 || *e != '-' || pid <= 0 || pid > 0x7fffffff)
-		return -1;
-	return (int)pid;
-}
-
-static int readable(const char *path)
-{
-	struct stat sb;
-
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, R_OK) == 0;
+	(void)name;
+	return side_add(arg, path, entry);
 }
 
 /* The perf maps that resolved frames, their perfinfo files, and the jitdumps of the
- * processes with JIT frames (found like the maps: --map-dir, then /tmp). */
+ * processes with JIT frames (found like the maps: --map-dir, then /tmp, or a pack). */
 static int collect_side_files(struct pv *p)
 {
-	const struct pfc_machine *m = &p->s->machine;
-	const char *map_dir = p->s->opts->map_dir;
-	char path[4096], entry[300];
-	int *pids = NULL;
-	size_t i, nr_pids = 0;
-	int ret = 0;
+	int ret = pfc_session_side_files(p->s, side_found, p);
 
-	pids = calloc(m->nr_dsos + 1, sizeof(*pids));
-	if (!pids)
-		return PFC_FAIL_NOOFF(p->err, NOMEM, "side files");
-	for (i = 0; i < m->nr_dsos && ret == 0; i++) {
-		const struct pfc_dso *d = m->dsos[i];
-		int pid = -1;
-
-		if (!d->loaded)
-			continue;
-		if (d->kind == PFC_DSO_PERFMAP && d->perfmap_path) {
-			const char *b = base_name(d->perfmap_path);
-			pid = d->pid;
-			ret = side_add(p, d->perfmap_path, b);
-			/* ${mapFile/perf/perfinfo}, as perfcollect copied it */
-			if (ret == 0 && !strncmp(b, "perf-", 5) &&
-			    snprintf(path, sizeof(path), "%.*sperfinfo-%s", (int)(b - d->perfmap_path), d->perfmap_path,
-				     b + 5) < (int)sizeof(path) && readable(path))
-				ret = side_add(p, path, base_name(path));
-		} else if (d->kind == PFC_DSO_FILE) {
-			pid = jitted_pid(d->name);
-		}
-		if (pid > 0) {
-			size_t k;
-			for (k = 0; k < nr_pids && pids[k] != pid; k++)
-				;
-			if (k == nr_pids)
-				pids[nr_pids++] = pid;
-		}
-	}
-	for (i = 0; i < nr_pids && ret == 0; i++) {
-		snprintf(entry, sizeof(entry), "jit-%d.dump", pids[i]);
-		path[0] = 0;
-		if (map_dir)
-			snprintf(path, sizeof(path), "%s/%s", map_dir, entry);
-		if (!path[0] || !readable(path))
-			snprintf(path, sizeof(path), "/tmp/%s", entry);
-		if (readable(path))
-			ret = side_add(p, path, entry);
-	}
-	free(pids);
 	if (p->nr_side)
 		qsort(p->side, p->nr_side, sizeof(*p->side), cmp_side);
 	return ret;

@@ -16,6 +16,14 @@ enum {
 	PFC_NEED_LOG = 1 << 2,      /* the conversion's warnings as text (pfc_wopts.warnings) */
 	PFC_OWN_GZIP = 1 << 3,      /* compresses its own output when pfc_wopts.gzip is set, or always */
 	PFC_NO_GZIP = 1 << 4,       /* an archive already: a .gz name is refused */
+	PFC_NEED_FILES = 1 << 5,    /* the files the symbol sources used (a pack): written after the others */
+};
+
+/* What a pack holds, for the summary (the pack writer fills it). */
+struct pfc_pack_summary {
+	size_t files;               /* files packed (each once) */
+	uint64_t file_bytes;        /* their size */
+	uint64_t pack_bytes;        /* the pack's size, compressed */
 };
 
 /* Options of the output formats (the CLI fills them). */
@@ -40,6 +48,7 @@ struct pfc_wopts {
 	const char *output;         /* the output's name; NULL or "-" = stdout */
 	const char *command_line;   /* as typed, for the log */
 	const char *warnings;       /* PFC_NEED_LOG: what the conversion warned about */
+	struct pfc_pack_summary *pack_summary;  /* pack: filled when written; NULL: not wanted */
 };
 
 enum { PFC_SPEEDSCOPE_BY_THREAD, PFC_SPEEDSCOPE_BY_PROCESS };
@@ -57,6 +66,7 @@ extern const struct pfc_writer pfc_writer_speedscope;
 extern const struct pfc_writer pfc_writer_svg;
 extern const struct pfc_writer pfc_writer_perfview;
 extern const struct pfc_writer pfc_writer_pprof;
+extern const struct pfc_writer pfc_writer_pack;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];

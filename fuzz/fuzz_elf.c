@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&so, 0, sizeof(so));
 	memset(&t, 0, sizeof(t));
 	memset(&info, 0, sizeof(info));
-	so.symfs = symfs;
+	so.files = pfc_files_new(&(struct pfc_files_opts){ .symfs = symfs }, NULL);
 	so.buildid_from_symfs = 1;	/* perfconv's default: the build-id of SYMFS/in */
 	pfc_elf_build_id(path, bid, &bidlen);
 	if (pfc_elf_load(&so, "/in", NULL, 0, &t, &info) == 0) {
@@ -111,5 +111,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	pfc_symtab_free(&t);
+	pfc_files_free(so.files);
 	return 0;
 }

@@ -2,7 +2,7 @@
 # tests/layout.sh - the tree keeps the pipeline's direction (docs/architecture.md): a file
 # includes project headers only from its own stage or an earlier one, and in cli/ the files
 # call each other one way (perfconv.c -> batch.c -> convert.c), never back.
-#   layout/stages   util < perffile < machine < native < jit < converter/ (session) < formats < cli
+#   layout/stages   util < files < perffile < machine < native < jit < converter/ (session) < formats < cli
 #   layout/cli      convert.c includes neither batch.h nor perfconv.c's; batch.c not perfconv.c's
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" layout
@@ -10,15 +10,16 @@
 stage() {
 	case $1 in
 	converter/util/*) echo 0 ;;
-	converter/perffile/*) echo 1 ;;
-	converter/machine/*) echo 2 ;;
-	converter/native/*) echo 3 ;;
-	converter/jit/*) echo 4 ;;
+	converter/files/*) echo 1 ;;
+	converter/perffile/*) echo 2 ;;
+	converter/machine/*) echo 3 ;;
+	converter/native/*) echo 4 ;;
+	converter/jit/*) echo 5 ;;
 	converter/*/*) echo 99 ;;     # a folder this test does not know: add it above
-	converter/*) echo 5 ;;
-	formats/*) echo 6 ;;
-	cli/*) echo 7 ;;
-	*) echo 8 ;;
+	converter/*) echo 6 ;;
+	formats/*) echo 7 ;;
+	cli/*) echo 8 ;;
+	*) echo 9 ;;
 	esac
 }
 

@@ -101,7 +101,7 @@ fi
 # the slowest first, so that the lanes end together.  Truncation: every fixture cut at record
 # boundaries, one byte either side and at random places (TRUNCATE=0 leaves it out).
 bg=()
-for sub in truncate.sh perfview.sh perf-script.sh svg.sh batch.sh endian.sh speedscope.sh fuzz.sh \
+for sub in truncate.sh perfview.sh perf-script.sh svg.sh batch.sh pack.sh endian.sh speedscope.sh fuzz.sh \
 	perf-identity.sh pprof.sh jit.sh debuginfod.sh r2r.sh r2r-truth.sh dotnet-baseline.sh layout.sh; do
 	[ "$sub" = truncate.sh ] && [ "${TRUNCATE:-1}" = 0 ] && continue
 	bg+=("$sub")

@@ -2,21 +2,18 @@
  * jitsym.c - per-process JIT symbol sources.  A runtime names its perf-PID.map and
  * jit-PID.dump with its pid as it sees it, which inside a container is not the pid perf
  * recorded; the files may have been copied elsewhere, or left by an earlier process with
- * the same pid.  This file finds the pid the runtime used, looks for the files in a fixed
- * order (--map-dir, the live process's /proc/PID/root, the host), refuses a file whose
- * code does not lie in the process's recorded JIT mappings, and answers lookups.  It does
- * not parse the files (perfmap.c, jitdump.c) nor decide when to look (session.c).
+ * the same pid.  This file finds the pid the runtime used, asks files.c for the files in a
+ * fixed order (--map-dir, the live process's /proc/PID/root, the host), refuses a file
+ * whose code does not lie in the process's recorded JIT mappings, and answers lookups.  It
+ * does not parse the files (perfmap.c, jitdump.c), join their paths (files.c) nor decide
+ * when to look (session.c).
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <lzma.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "converter/files/files.h"
 #include "converter/jit/jitdump.h"
 #include "converter/util/fileio.h"
 #include "converter/jit/jitsym.h"
@@ -25,6 +22,12 @@
 
 struct jrange {
 	uint64_t start, end;
+};
+
+/* A place a file of the runtime's may be in, as asked of files.c. */
+struct cand {
+	enum pfc_files_base base;
+	char rel[4096];
 };
 
 struct pfc_jitproc {
@@ -36,7 +39,7 @@ struct pfc_jitproc {
 	size_t nr_ranges, cap_ranges;
 	int pm_tried, jd_tried, live_checked, live;
 	struct pfc_perfmap *pm;
-	char *pm_path;
+	struct pfc_found *pm_found; /* its file: the jitdump may be next to it */
 	struct pfc_jitdump *jd;
 	char *jd_path;
 	char *jd_dir;               /* perf inject writes jitted-*.so next to the marker */
@@ -49,10 +52,6 @@ void pfc_jitsyms_init(struct pfc_jitsyms *j, const struct pfc_jitsym_opts *o, st
 {
 	memset(j, 0, sizeof(*j));
 	j->o = *o;
-	if (!j->o.proc)
-		j->o.proc = "/proc";
-	if (!j->o.tmp)
-		j->o.tmp = "/tmp";
 	j->m = m;
 	j->rd = rd;
 	j->err = err;
@@ -74,7 +73,7 @@ void pfc_jitsyms_exit(struct pfc_jitsyms *j)
 		}
 		free(p->marker);
 		free(p->ranges);
-		free(p->pm_path);
+		free(p->pm_found);
 		free(p->jd_path);
 		free(p->jd_dir);
 		free(p);
@@ -113,14 +112,20 @@ int pfc_jitsyms_parse_nstgid(const char *st, size_t len)
 	return -1;
 }
 
-static char *read_small(const char *path, size_t *len)
+/* /proc/PID/FILE of the recording machine (comm, status); what is noted for a pack. */
+static char *read_proc(struct pfc_jitsyms *j, int32_t pid, const char *file, const char *what, size_t *len)
 {
-	FILE *f = fopen(path, "re");
+	struct pfc_found found;
+	char rel[64], why[64];
+	FILE *f;
 	char *buf;
 	size_t n;
 
-	if (!f)
+	snprintf(rel, sizeof(rel), "%d/%s", pid, file);
+	if (!pfc_files_find(j->o.files, PFC_FILES_PROC, rel, 0, &found) || !(f = fopen(found.path, "re")))
 		return NULL;
+	snprintf(why, sizeof(why), "%s of pid %d", what, pid);
+	pfc_files_note(j->o.files, PFC_FILES_PROC, rel, why, pid, NULL, 0);
 	buf = malloc(8192);
 	if (!buf) {
 		fclose(f);
@@ -137,7 +142,6 @@ static char *read_small(const char *path, size_t *len)
  * (a pid reused by an unrelated process must not lend its files). */
 static int is_live(struct pfc_jitsyms *j, struct pfc_jitproc *p)
 {
-	char path[4096];
 	size_t len;
 	char *comm;
 	struct pfc_thread *t;
@@ -145,8 +149,7 @@ static int is_live(struct pfc_jitsyms *j, struct pfc_jitproc *p)
 	if (p->live_checked)
 		return p->live;
 	p->live_checked = 1;
-	snprintf(path, sizeof(path), "%s/%d/comm", j->o.proc, p->pid);
-	comm = read_small(path, &len);
+	comm = read_proc(j, p->pid, "comm", "command", &len);
 	if (!comm)
 		return 0;
 	while (len && (comm[len - 1] == '\n'))
@@ -209,16 +212,55 @@ fail:
 	return NULL;
 }
 
-/* A file of the runtime's, or else the same name with .xz; *path_used says which. */
-static uint8_t *read_jit_file(const char *path, size_t *len, char *path_used, size_t cap)
+/* A candidate place: BASE and REL formatted. */
+static void cand_set(struct cand *c, enum pfc_files_base base, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cand_set(struct cand *c, enum pfc_files_base base, const char *fmt, ...)
 {
-	uint8_t *b = read_file(path, len);
+	va_list ap;
+	int n;
 
-	snprintf(path_used, cap, "%s", path);
-	if (b)
+	c->base = base;
+	va_start(ap, fmt);
+	n = vsnprintf(c->rel, sizeof(c->rel), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(c->rel))
+		c->rel[0] = 0;	/* too long: a place that holds nothing */
+}
+
+/*
+ * Ask for a candidate.  *label is what the list of paths tried shows of it: the file's name,
+ * else this machine's path that was tried (files.c leaves it in path), else the place
+ * itself (a pack without the file).
+ */
+static int find_cand(struct pfc_jitsyms *j, const struct cand *c, struct pfc_found *f, char *label, size_t cap)
+{
+	int hit;
+
+	f->path[0] = f->name[0] = 0;
+	hit = pfc_files_find(j->o.files, c->base, c->rel, 0, f);
+	if (hit || f->path[0])
+		snprintf(label, cap, "%s", hit ? f->name : f->path);
+	else
+		snprintf(label, cap, "%s:%s", pfc_files_base_name(c->base), c->rel);
+	return hit;
+}
+
+/* The file of a candidate find_cand found (hit), or else the same name with .xz; c->rel
+ * and *f then say which was read. */
+static uint8_t *read_jit_file(struct pfc_jitsyms *j, struct cand *c, int hit, struct pfc_found *f, size_t *len)
+{
+	size_t n = strlen(c->rel);
+	uint8_t *b;
+
+	if (hit && (b = read_file(f->path, len)))
 		return b;
-	snprintf(path_used, cap, "%s.xz", path);
-	return read_xz(path_used, len);
+	if (n + 4 > sizeof(c->rel))
+		return NULL;
+	memcpy(c->rel + n, ".xz", 4);
+	if (pfc_files_find(j->o.files, c->base, c->rel, 0, f) && (b = read_xz(f->path, len)))
+		return b;
+	c->rel[n] = 0;
+	return NULL;
 }
 
 static struct pfc_jitproc *proc_findnew(struct pfc_jitsyms *j, int32_t pid)
@@ -256,7 +298,6 @@ static struct pfc_jitproc *proc_findnew(struct pfc_jitsyms *j, int32_t pid)
 /* The pid the runtime used, once the recording has been seen as far as it matters. */
 static void settle_nspid(struct pfc_jitsyms *j, struct pfc_jitproc *p)
 {
-	char path[4096];
 	size_t len;
 	char *st;
 	int ns;
@@ -265,8 +306,7 @@ static void settle_nspid(struct pfc_jitsyms *j, struct pfc_jitproc *p)
 		return;
 	if (!is_live(j, p))
 		return;
-	snprintf(path, sizeof(path), "%s/%d/status", j->o.proc, p->pid);
-	st = read_small(path, &len);
+	st = read_proc(j, p->pid, "status", "pid namespace", &len);
 	if (!st)
 		return;
 	ns = pfc_jitsyms_parse_nstgid(st, len);
@@ -381,13 +421,21 @@ static void tried_add(struct tried *t, const char *path)
 		t->len += (size_t)n;
 }
 
-/* Read and parse a perf map (or its .xz); NULL when it cannot be read or holds no entry.
- * *used gets the path actually read. */
-static struct pfc_perfmap *read_perfmap(const char *path, char *used, size_t cap)
+static int tried_has(const struct tried *t, const char *path)
+{
+	char q[4096 + 32];
+
+	snprintf(q, sizeof(q), "'%s'", path);
+	return strstr(t->buf, q) != NULL;
+}
+
+/* Read and parse the perf map of a candidate (or its .xz); NULL when it cannot be read or
+ * holds no entry.  c->rel and *f say which file was read. */
+static struct pfc_perfmap *read_perfmap(struct pfc_jitsyms *j, struct cand *c, int hit, struct pfc_found *f)
 {
 	struct pfc_perfmap *pm;
 	size_t len;
-	uint8_t *buf = read_jit_file(path, &len, used, cap);
+	uint8_t *buf = read_jit_file(j, c, hit, f, &len);
 
 	if (!buf)
 		return NULL;
@@ -408,6 +456,31 @@ static int cmp_i32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The pids of the perf-N.map names of the map directory. */
+struct scan {
+	const struct pfc_jitproc *p;
+	int32_t *pids, n, cap;
+};
+
+static int scan_name(void *arg, const char *name)
+{
+	struct scan *sc = arg;
+	int pid, end = 0;
+
+	if (sscanf(name, "perf-%d.map%n", &pid, &end) != 1 || pid <= 0 || pid == sc->p->nspid || pid == sc->p->pid ||
+	    (name[end] && strcmp(name + end, ".xz")))
+		return 0;
+	if (sc->n == sc->cap) {
+		int32_t *np = realloc(sc->pids, (size_t)(sc->cap ? sc->cap * 2 : 16) * sizeof(*np));
+		if (!np)
+			return 1;
+		sc->pids = np;
+		sc->cap = sc->cap ? sc->cap * 2 : 16;
+	}
+	sc->pids[sc->n++] = pid;
+	return 0;
+}
+
 /*
  * A process recorded by attaching to it (perf record -p) inside a pid namespace, converted
  * after it ended: no jitdump marker was recorded (the runtime does not keep it mapped) and
@@ -417,39 +490,27 @@ static int cmp_i32(const void *a, const void *b)
  * JIT mappings is taken, and N becomes the pid the runtime used, for its jitdump too.
  * A process without recorded JIT mappings gives no evidence: nothing is taken.
  */
-static struct pfc_perfmap *scan_map_dir(struct pfc_jitsyms *j, struct pfc_jitproc *p, char *path, size_t cap)
+static struct pfc_perfmap *scan_map_dir(struct pfc_jitsyms *j, struct pfc_jitproc *p, struct cand *c,
+					struct pfc_found *f)
 {
-	DIR *dir;
-	struct dirent *e;
-	int32_t *pids = NULL, n = 0, cap_pids = 0, i;
+	struct scan sc = { .p = p };
+	int32_t i;
 	struct pfc_perfmap *found = NULL;
 
-	if (!p->nr_ranges || !(dir = opendir(j->o.map_dir)))
+	if (!p->nr_ranges)
 		return NULL;
-	while ((e = readdir(dir))) {
-		int pid, end = 0;
-		if (sscanf(e->d_name, "perf-%d.map%n", &pid, &end) != 1 || pid <= 0 || pid == p->nspid || pid == p->pid ||
-		    (e->d_name[end] && strcmp(e->d_name + end, ".xz")))
-			continue;
-		if (n == cap_pids) {
-			int32_t *np = realloc(pids, (size_t)(cap_pids ? cap_pids * 2 : 16) * sizeof(*np));
-			if (!np)
-				break;
-			pids = np;
-			cap_pids = cap_pids ? cap_pids * 2 : 16;
-		}
-		pids[n++] = pid;
-	}
-	closedir(dir);
-	if (n)
-		qsort(pids, (size_t)n, sizeof(*pids), cmp_i32);
-	for (i = 0; i < n && !found; i++) {
+	pfc_files_list(j->o.files, PFC_FILES_MAPDIR, "", scan_name, &sc);
+	if (sc.n)
+		qsort(sc.pids, (size_t)sc.n, sizeof(*sc.pids), cmp_i32);
+	for (i = 0; i < sc.n && !found; i++) {
 		uint64_t checked;
-		char cand[4096];
-		if (i && pids[i] == pids[i - 1])	/* perf-N.map and perf-N.map.xz */
+		char label[4096 + 16];
+		int hit;
+		if (i && sc.pids[i] == sc.pids[i - 1])	/* perf-N.map and perf-N.map.xz */
 			continue;
-		snprintf(cand, sizeof(cand), "%s/perf-%d.map", j->o.map_dir, pids[i]);
-		if (!(found = read_perfmap(cand, path, cap)))
+		cand_set(c, PFC_FILES_MAPDIR, "perf-%d.map", sc.pids[i]);
+		hit = find_cand(j, c, f, label, sizeof(label));
+		if (!(found = read_perfmap(j, c, hit, f)))
 			continue;
 		if (!belongs(p, &found->v[0].start, sizeof(found->v[0]), found->n, NULL, 0, &checked)) {
 			pfc_perfmap_free(found);
@@ -457,19 +518,38 @@ static struct pfc_perfmap *scan_map_dir(struct pfc_jitsyms *j, struct pfc_jitpro
 			found = NULL;
 			continue;
 		}
-		p->nspid = pids[i];
+		p->nspid = sc.pids[i];
 		p->nspid_src = "its perf map in --map-dir, whose code lies in its JIT mappings";
 	}
-	free(pids);
+	free(sc.pids);
 	return found;
+}
+
+/* The perf map found is the process's from now on. */
+static struct pfc_perfmap *take_perfmap(struct pfc_jitsyms *j, struct pfc_jitproc *p, struct pfc_perfmap *pm,
+					const struct pfc_found *f)
+{
+	char why[64];
+
+	p->pm = pm;
+	if ((p->pm_found = malloc(sizeof(*f))))
+		*p->pm_found = *f;
+	snprintf(why, sizeof(why), "perf map of pid %d", p->pid);
+	pfc_files_note(j->o.files, f->base, f->rel, why, p->pid, NULL, 0);
+	if (j->o.verbose && j->o.log)
+		fprintf(j->o.log, "perfconv: pid %d: perf map '%s' (%zu entries%s%s)\n", p->pid, f->name, pm->n,
+			p->nspid_src ? ", pid in its namespace from " : "", p->nspid_src ? p->nspid_src : "");
+	return pm;
 }
 
 struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 {
 	struct pfc_jitproc *p = proc_findnew(j, pid);
-	char cand[4][4096];
+	struct cand cand[4];
 	size_t nc = 0, i;
 	struct tried t = { .len = 0 };
+	struct pfc_found f;
+	int map_dir = pfc_files_has(j->o.files, PFC_FILES_MAPDIR);
 
 	if (!p)
 		return NULL;
@@ -477,64 +557,60 @@ struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 		return p->pm;
 	p->pm_tried = 1;
 	settle_nspid(j, p);
-	if (j->o.map_dir) {
-		snprintf(cand[nc++], sizeof(cand[0]), "%s/perf-%d.map", j->o.map_dir, p->nspid);
+	if (map_dir) {
+		cand_set(&cand[nc++], PFC_FILES_MAPDIR, "perf-%d.map", p->nspid);
 		if (p->nspid != p->pid)
-			snprintf(cand[nc++], sizeof(cand[0]), "%s/perf-%d.map", j->o.map_dir, p->pid);
+			cand_set(&cand[nc++], PFC_FILES_MAPDIR, "perf-%d.map", p->pid);
 	}
 	if (is_live(j, p))
-		snprintf(cand[nc++], sizeof(cand[0]), "%s/%d/root/tmp/perf-%d.map", j->o.proc, p->pid, p->nspid);
-	snprintf(cand[nc++], sizeof(cand[0]), "%s/perf-%d.map", j->o.tmp, p->pid);
+		cand_set(&cand[nc++], PFC_FILES_PROC, "%d/root/tmp/perf-%d.map", p->pid, p->nspid);
+	cand_set(&cand[nc++], PFC_FILES_TMP, "perf-%d.map", p->pid);
 	for (i = 0; i < nc; i++) {
 		struct pfc_perfmap *pm;
 		uint64_t checked;
-		char used[4096 + 8];
+		char label[4096 + 16];
+		int hit = find_cand(j, &cand[i], &f, label, sizeof(label));
 
-		tried_add(&t, cand[i]);
-		if (!(pm = read_perfmap(cand[i], used, sizeof(used))))
+		tried_add(&t, label);
+		if (!(pm = read_perfmap(j, &cand[i], hit, &f)))
 			continue;
-		snprintf(cand[i], sizeof(cand[i]), "%.4095s", used);
 		if (!belongs(p, &pm->v[0].start, sizeof(pm->v[0]), pm->n, NULL, 0, &checked)) {
 			warn(j, "'%s' is not the perf map of pid %d: none of its %zu entries lies in the "
 				"process's JIT mappings (left by an earlier process with the same pid?); not used",
-			     cand[i], p->pid, pm->n);
+			     f.name, p->pid, pm->n);
 			pfc_perfmap_free(pm);
 			free(pm);
 			continue;
 		}
-		p->pm = pm;
-		p->pm_path = strdup(cand[i]);
-		if (j->o.verbose && j->o.log)
-			fprintf(j->o.log, "perfconv: pid %d: perf map '%s' (%zu entries%s%s)\n", p->pid, cand[i], pm->n,
-				p->nspid_src ? ", pid in its namespace from " : "", p->nspid_src ? p->nspid_src : "");
-		return pm;
+		return take_perfmap(j, p, pm, &f);
 	}
-	if (j->o.map_dir && !p->nspid_src) {
-		char used[4096 + 8];
-		struct pfc_perfmap *pm = scan_map_dir(j, p, used, sizeof(used));
-		if (pm) {
-			p->pm = pm;
-			p->pm_path = strdup(used);
-			if (j->o.verbose && j->o.log)
-				fprintf(j->o.log, "perfconv: pid %d: perf map '%s' (%zu entries, pid in its namespace from %s)\n",
-					p->pid, used, pm->n, p->nspid_src);
-			return pm;
-		}
+	if (map_dir && !p->nspid_src) {
+		struct pfc_perfmap *pm = scan_map_dir(j, p, &cand[0], &f);
+		if (pm)
+			return take_perfmap(j, p, pm, &f);
 	}
 	warn(j, "no JIT symbols for pid %d: no perf map, looked for %s%s", p->pid, t.buf,
-	     j->o.map_dir ? "" : " (copy the map there or use --map-dir)");
+	     map_dir ? "" : " (copy the map there or use --map-dir)");
 	return NULL;
+}
+
+/* A perf map read from its .xz copy is no file a writer can copy as it is. */
+const struct pfc_found *pfc_jitsyms_perfmap_found(struct pfc_jitsyms *j, int32_t pid)
+{
+	const struct pfc_jitproc *p = proc_findnew(j, pid);
+	size_t n;
+
+	if (!p || !p->pm || !p->pm_found)
+		return NULL;
+	n = strlen(p->pm_found->rel);
+	return n > 3 && !strcmp(p->pm_found->rel + n - 3, ".xz") ? NULL : p->pm_found;
 }
 
 const char *pfc_jitsyms_perfmap_path(struct pfc_jitsyms *j, int32_t pid)
 {
-	struct pfc_jitproc *p = proc_findnew(j, pid);
-	size_t n;
+	const struct pfc_found *f = pfc_jitsyms_perfmap_found(j, pid);
 
-	if (!p || !p->pm_path)
-		return NULL;
-	n = strlen(p->pm_path);
-	return n > 3 && !strcmp(p->pm_path + n - 3, ".xz") ? NULL : p->pm_path;
+	return f ? f->name : NULL;
 }
 
 /* Whether the recording's clock is the jitdump's (CLOCK_MONOTONIC); *why when not. */
@@ -584,54 +660,58 @@ static void stale_warning(struct pfc_jitsyms *j, struct pfc_jitproc *p, const ch
 /* Find, parse and check the jitdump of a process (once).  A corrupt one is an error. */
 static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t now, int have_time)
 {
-	char cand[8][4096];
+	struct cand cand[8];
 	size_t nc = 0, i;
 	struct tried t = { .len = 0 };
 	const char *base = p->marker ? strrchr(p->marker, '/') : NULL;
+	struct pfc_found f;
 
 	p->jd_tried = 1;
 	settle_nspid(j, p);
 	base = base ? base + 1 : p->marker;
-	if (j->o.map_dir) {
+	if (pfc_files_has(j->o.files, PFC_FILES_MAPDIR)) {
 		if (base)
-			snprintf(cand[nc++], sizeof(cand[0]), "%s/%s", j->o.map_dir, base);
-		snprintf(cand[nc++], sizeof(cand[0]), "%s/jit-%d.dump", j->o.map_dir, p->nspid);
+			cand_set(&cand[nc++], PFC_FILES_MAPDIR, "%s", base);
+		cand_set(&cand[nc++], PFC_FILES_MAPDIR, "jit-%d.dump", p->nspid);
 		if (p->nspid != p->pid)
-			snprintf(cand[nc++], sizeof(cand[0]), "%s/jit-%d.dump", j->o.map_dir, p->pid);
+			cand_set(&cand[nc++], PFC_FILES_MAPDIR, "jit-%d.dump", p->pid);
 	}
 	if (is_live(j, p)) {
 		if (p->marker)
-			snprintf(cand[nc++], sizeof(cand[0]), "%s/%d/root%s", j->o.proc, p->pid, p->marker);
-		snprintf(cand[nc++], sizeof(cand[0]), "%s/%d/root/tmp/jit-%d.dump", j->o.proc, p->pid, p->nspid);
+			cand_set(&cand[nc++], PFC_FILES_PROC, "%d/root%s", p->pid, p->marker);
+		cand_set(&cand[nc++], PFC_FILES_PROC, "%d/root/tmp/jit-%d.dump", p->pid, p->nspid);
 	}
-	if (p->marker)
-		snprintf(cand[nc++], sizeof(cand[0]), "%s", p->marker);
+	if (p->marker)	/* the path the process mapped */
+		cand_set(&cand[nc++], PFC_FILES_HOST, "%s", p->marker);
 	if (!p->pm_tried)
 		pfc_jitsyms_perfmap(j, p->pid);
-	if (p->pm_path) {	/* next to the perf map */
-		char *d = dir_of(p->pm_path);
-		if (d)
-			snprintf(cand[nc++], sizeof(cand[0]), "%s/jit-%d.dump", d, p->nspid);
-		free(d);
+	if (p->pm_found) {	/* next to the perf map: its place, its directory */
+		const char *s = strrchr(p->pm_found->rel, '/');
+		cand_set(&cand[nc++], p->pm_found->base, "%.*sjit-%d.dump", s ? (int)(s + 1 - p->pm_found->rel) : 0,
+			 p->pm_found->rel, p->nspid);
 	}
-	snprintf(cand[nc++], sizeof(cand[0]), "%s/jit-%d.dump", j->o.tmp, p->pid);
+	cand_set(&cand[nc++], PFC_FILES_TMP, "jit-%d.dump", p->pid);
 	for (i = 0; i < nc; i++) {
 		struct pfc_jitdump *jd;
 		struct pfc_error e;
 		uint64_t checked;
 		size_t k, len;
-		int dup = 0, ret;
-		char used[4096 + 8];
+		int dup = 0, ret, hit;
+		char label[4096 + 16];
 		uint8_t *buf;
 
+		/* the same place twice, or the same file through two places (a marker in
+		 * /tmp): looked at once */
 		for (k = 0; k < i; k++)
-			dup |= !strcmp(cand[k], cand[i]);
-		if (dup)
+			dup |= cand[k].base == cand[i].base && !strcmp(cand[k].rel, cand[i].rel);
+		if (dup || !cand[i].rel[0])
 			continue;
-		tried_add(&t, cand[i]);
-		if (!(buf = read_jit_file(cand[i], &len, used, sizeof(used))))
+		hit = find_cand(j, &cand[i], &f, label, sizeof(label));
+		if (tried_has(&t, label))
 			continue;
-		snprintf(cand[i], sizeof(cand[i]), "%.4095s", used);
+		tried_add(&t, label);
+		if (!(buf = read_jit_file(j, &cand[i], hit, &f, &len)))
+			continue;
 		if (!(jd = calloc(1, sizeof(*jd)))) {
 			free(buf);
 			return PFC_FAIL_NOOFF(j->err, NOMEM, "jitdump");
@@ -644,15 +724,15 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 			/* hostile or broken input: the conversion stops and names the file */
 			*j->err = e;
 			{
-				size_t fl = strnlen(cand[i], sizeof(j->err->file) - 1);
-				memcpy(j->err->file, cand[i], fl);
+				size_t fl = strnlen(f.name, sizeof(j->err->file) - 1);
+				memcpy(j->err->file, f.name, fl);
 				j->err->file[fl] = 0;
 			}
 			return ret;
 		}
 		if (jd->pid != (uint32_t)p->nspid && p->nspid_src) {
 			warn(j, "'%s' was written by pid %u, not by pid %d (pid %d in its namespace, from %s); not used",
-			     cand[i], jd->pid, p->pid, p->nspid, p->nspid_src);
+			     f.name, jd->pid, p->pid, p->nspid, p->nspid_src);
 			pfc_jitdump_free(jd);
 			free(jd);
 			continue;
@@ -660,7 +740,7 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 		p->jd_timed = clock_matches(j) && have_time && !(jd->flags & PFC_JITDUMP_FLAG_ARCH_TIMESTAMP);
 		if (!belongs(p, &jd->v[0].start, sizeof(jd->v[0]), jd->n, p->jd_timed ? &jd->v[0].time : NULL, now,
 			     &checked)) {
-			stale_warning(j, p, cand[i], checked);
+			stale_warning(j, p, f.name, checked);
 			pfc_jitdump_free(jd);
 			free(jd);
 			continue;
@@ -669,21 +749,26 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 		 * nothing can be found in it anyway) */
 		p->jd_provisional = p->jd_timed && !checked && jd->n;
 		if (!p->jd_timed)
-			warn(j, "'%s': JIT code is looked up without time (the latest load wins): %s", cand[i],
+			warn(j, "'%s': JIT code is looked up without time (the latest load wins): %s", f.name,
 			     !clock_matches(j) ? j->clock_why
 			     : !have_time ? "the samples have no time stamps"
 			     : "the jitdump has architecture time stamps");
 		if (jd->truncated)
 			warn(j, "'%s': the last record, at offset %llu, is incomplete (the runtime was still "
-				"writing it); the records before it are used", cand[i],
+				"writing it); the records before it are used", f.name,
 			     (unsigned long long)jd->truncated_at);
 		p->jd = jd;
-		p->jd_path = strdup(cand[i]);
-		p->jd_dir = dir_of(p->marker ? p->marker : cand[i]);
+		p->jd_path = strdup(f.name);
+		p->jd_dir = dir_of(p->marker ? p->marker : f.name);
 		if (!p->jd_path || !p->jd_dir)
 			return PFC_FAIL_NOOFF(j->err, NOMEM, "jitdump");
+		{
+			char why[64];
+			snprintf(why, sizeof(why), "jitdump of pid %d", p->pid);
+			pfc_files_note(j->o.files, f.base, f.rel, why, p->pid, NULL, 0);
+		}
 		if (j->o.verbose && j->o.log)
-			fprintf(j->o.log, "perfconv: pid %d: jitdump '%s' (%zu code loads, %s)\n", p->pid, cand[i], jd->n,
+			fprintf(j->o.log, "perfconv: pid %d: jitdump '%s' (%zu code loads, %s)\n", p->pid, f.name, jd->n,
 				p->jd_timed ? "looked up by time" : "without time");
 		return 0;
 	}

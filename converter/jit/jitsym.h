@@ -15,6 +15,8 @@
 struct pfc_perfmap;
 struct pfc_jitdump;
 struct pfc_reader;
+struct pfc_files;
+struct pfc_found;
 
 /* A user's --pid-map HOST=NS. */
 struct pfc_pidmap {
@@ -22,12 +24,10 @@ struct pfc_pidmap {
 };
 
 struct pfc_jitsym_opts {
-	const char *map_dir;        /* --map-dir */
+	struct pfc_files *files;    /* where the maps, dumps and /proc files are (--map-dir, a pack) */
 	const struct pfc_pidmap *pid_map;
 	size_t nr_pid_map;
 	int resolve;                /* look JIT code up where perf does not (see session.c) */
-	const char *proc;           /* "/proc" */
-	const char *tmp;            /* "/tmp" */
 	FILE *log;                  /* warnings; NULL = quiet */
 	int verbose;
 };
@@ -73,8 +73,12 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 /* The perf map of process pid (found, checked and parsed once), or NULL with a warning. */
 struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid);
 
-/* The file that perf map was read from, NULL when it was read from an .xz copy or not found. */
+/* The file that perf map was read from, as the recording machine named it (for messages and
+ * writers); NULL when it was read from an .xz copy or not found. */
 const char *pfc_jitsyms_perfmap_path(struct pfc_jitsyms *j, int32_t pid);
+/* That file as files.c found it: where to read its bytes (a pack's member, or the local
+ * file), its name and its place; NULL as above. */
+const struct pfc_found *pfc_jitsyms_perfmap_found(struct pfc_jitsyms *j, int32_t pid);
 
 /* The pid inside the namespace of a process, read from a /proc/PID/status text: the last
  * field of its NStgid line; -1 when there is none.  Exposed for the unit tests. */

@@ -1,9 +1,10 @@
 /*
  * r2r.c - ReadyToRun symbol sources: the crossgen2 r2rmap and crossgen1 NI map parsers,
  * the perfinfo-PID.map parser, the search for the map of an image (next to it, in the map
- * directory, under symfs) and the checks that tie a map to the image that ran (the r2rmap
- * signature against the PE's debug entry 21, the MVID against perfinfo).  A map that
- * cannot be tied to the image is never used: a wrong name is worse than none.
+ * directory, under symfs: places asked of files.c) and the checks that tie a map to the
+ * image that ran (the r2rmap signature against the PE's debug entry 21, the MVID against
+ * perfinfo).  A map that cannot be tied to the image is never used: a wrong name is worse
+ * than none.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +12,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
+#include "converter/files/files.h"
 #include "converter/jit/pe.h"
 #include "converter/util/bytes.h"
 #include "converter/util/fileio.h"
@@ -191,20 +192,35 @@ oom:
 	return PFC_FAIL_NOOFF(err, NOMEM, "R2R map");
 }
 
-int pfc_r2rmap_load(const char *path, struct pfc_r2rmap *m, struct pfc_error *err)
+/* The whole file at path, called name in messages (a pack's member is read from elsewhere). */
+static int read_whole(const char *path, const char *name, char **buf, size_t *len, struct pfc_error *err)
+{
+	int r = pfc_read_file(path, UINT64_MAX, buf, len);
+
+	if (r == PFC_READ_NOMEM)
+		return PFC_FAIL_NOOFF(err, NOMEM, "'%s'", name);
+	if (r < 0)
+		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", name, strerror(errno));
+	return 0;
+}
+
+static int r2rmap_read(const char *path, const char *name, struct pfc_r2rmap *m, struct pfc_error *err)
 {
 	char *buf;
 	size_t len;
-	int ret, r = pfc_read_file(path, UINT64_MAX, &buf, &len);
+	int ret;
 
 	memset(m, 0, sizeof(*m));
-	if (r == PFC_READ_NOMEM)
-		return PFC_FAIL_NOOFF(err, NOMEM, "'%s'", path);
-	if (r < 0)
-		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));
+	if ((ret = read_whole(path, name, &buf, &len, err)) < 0)
+		return ret;
 	ret = pfc_r2rmap_parse(buf, len, m, err);
 	free(buf);
 	return ret;
+}
+
+int pfc_r2rmap_load(const char *path, struct pfc_r2rmap *m, struct pfc_error *err)
+{
+	return r2rmap_read(path, path, m, err);
 }
 
 void pfc_r2rmap_free(struct pfc_r2rmap *m)
@@ -322,19 +338,46 @@ bad:
 	return 0;
 }
 
-int pfc_perfinfo_load(const char *path, int pid, struct pfc_perfinfo *pi, struct pfc_error *err)
+static int perfinfo_read(const char *path, const char *name, int pid, struct pfc_perfinfo *pi,
+			 struct pfc_error *err)
 {
 	char *buf;
 	size_t len;
-	int ret, r = pfc_read_file(path, UINT64_MAX, &buf, &len);
+	int ret;
 
-	if (r == PFC_READ_NOMEM)
-		return PFC_FAIL_NOOFF(err, NOMEM, "'%s'", path);
-	if (r < 0)
-		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));
+	if ((ret = read_whole(path, name, &buf, &len, err)) < 0)
+		return ret;
 	ret = pfc_perfinfo_parse(buf, len, pid, pi, err);
 	free(buf);
 	return ret;
+}
+
+int pfc_perfinfo_load(const char *path, int pid, struct pfc_perfinfo *pi, struct pfc_error *err)
+{
+	return perfinfo_read(path, path, pid, pi, err);
+}
+
+int pfc_perfinfo_load_from(struct pfc_files *files, int32_t pid, struct pfc_perfinfo *pi, struct pfc_error *err)
+{
+	/* perfcollect copies them into the map directory; the runtime writes them to /tmp */
+	static const enum pfc_files_base bases[2] = { PFC_FILES_MAPDIR, PFC_FILES_TMP };
+	struct pfc_found f;
+	char rel[64], why[64];
+	size_t i;
+	int ret;
+
+	snprintf(rel, sizeof(rel), "perfinfo-%d.map", pid);
+	for (i = !pfc_files_has(files, PFC_FILES_MAPDIR); i < 2; i++) {
+		if (!pfc_files_find(files, bases[i], rel, 0, &f) ||
+		    (ret = perfinfo_read(f.path, f.name, pid, pi, err)) == -PFC_ERR_OPEN)
+			continue;
+		if (ret == 0) {
+			snprintf(why, sizeof(why), "perfinfo of pid %d", pid);
+			pfc_files_note(files, bases[i], rel, why, pid, NULL, 0);
+		}
+		return ret;
+	}
+	return PFC_FAIL_NOOFF(err, OPEN, "no %s", rel);
 }
 
 void pfc_perfinfo_free(struct pfc_perfinfo *pi)
@@ -349,36 +392,16 @@ void pfc_perfinfo_free(struct pfc_perfinfo *pi)
 
 /* ---- finding and checking the map of an image ---- */
 
-static int join(char *out, size_t size, const char *a, const char *b)
+int pfc_r2r_is_pe(struct pfc_files *files, const char *path)
 {
-	int n;
-
-	if (!a || !*a)
-		n = snprintf(out, size, "%s", b);
-	else
-		n = snprintf(out, size, "%s%s%s", a, a[strlen(a) - 1] == '/' || b[0] == '/' ? "" : "/", b);
-	return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
-static int is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int pfc_r2r_is_pe(const char *symfs, const char *path)
-{
-	char file[4096];
+	struct pfc_found f;
 	uint8_t head[0x40];
 	uint8_t sig[4];
 	ssize_t n;
 	uint32_t lfanew;
-	int fd;
+	int fd = -1;
 
-	if (join(file, sizeof(file), symfs, path) < 0)
-		return 0;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (!pfc_files_find(files, PFC_FILES_ROOT, path, 0, &f) || (fd = open(f.path, O_RDONLY | O_CLOEXEC)) < 0) {
 		/* not there: a .dll or .exe is taken for a PE image, so that its frames are
 		 * counted as R2R frames whose image is missing (perf shows [unknown] either way) */
 		size_t n = strlen(path);
@@ -395,38 +418,53 @@ int pfc_r2r_is_pe(const char *symfs, const char *path)
 	return n == 4 && !memcmp(sig, "PE\0\0", 4);
 }
 
+/* A directory asked of files.c: a place, and its path there up to its final '/' ("" for
+ * the top). */
+struct place {
+	enum pfc_files_base base;
+	char rel[4096];
+};
+
+static void place_set(struct place *p, enum pfc_files_base base, const char *rel, size_t len)
+{
+	p->base = base;
+	memcpy(p->rel, rel, len);
+	p->rel[len] = 0;
+}
+
 /* The directories a map may be in, best first: next to the image (under symfs), the map
  * directory, the symfs root. */
-static size_t map_dirs(const struct pfc_r2r_opts *o, const char *image, char dirs[3][4096])
+static size_t map_dirs(struct pfc_files *files, const char *image, struct place dirs[3])
 {
 	size_t n = 0;
 	const char *slash = strrchr(image, '/');
+	size_t dl = slash ? (size_t)(slash + 1 - image) : 0;
 
-	if (slash) {
-		size_t dl = (size_t)(slash - image);
-		if (dl < 4096) {
-			memcpy(dirs[n], image, dl);
-			dirs[n][dl] = 0;
-			if (!dl)
-				strcpy(dirs[n], "/");
-			n++;
-		}
-	} else {
-		strcpy(dirs[n++], ".");
-	}
-	if (o->map_dir && *o->map_dir)
-		snprintf(dirs[n++], 4096, "%s", o->map_dir);
-	if (o->symfs && *o->symfs)
-		snprintf(dirs[n++], 4096, "%s", o->symfs);
+	if (dl < sizeof(dirs[0].rel))
+		place_set(&dirs[n++], PFC_FILES_ROOT, image, dl);
+	if (pfc_files_has(files, PFC_FILES_MAPDIR))
+		place_set(&dirs[n++], PFC_FILES_MAPDIR, "", 0);
+	if (pfc_files_has(files, PFC_FILES_ROOT))
+		place_set(&dirs[n++], PFC_FILES_ROOT, "/", 1);
 	return n;
 }
 
-static int find_in_dirs(char dirs[3][4096], size_t nd, const char *name, char *out, size_t size)
+/* File name in directory dir. */
+static int find_at(struct pfc_files *files, const struct place *dir, const char *name, struct pfc_found *f)
+{
+	char rel[4096];
+	int n = snprintf(rel, sizeof(rel), "%s%s", dir->rel, name);
+
+	return n >= 0 && (size_t)n < sizeof(rel) && pfc_files_find(files, dir->base, rel, 0, f);
+}
+
+static int find_in_dirs(struct pfc_files *files, const struct place *dirs, size_t nd, const char *name,
+			struct pfc_found *f)
 {
 	size_t i;
 
 	for (i = 0; i < nd; i++)
-		if (join(out, size, dirs[i], name) == 0 && is_file(out))
+		if (find_at(files, &dirs[i], name, f))
 			return 0;
 	return -1;
 }
@@ -461,9 +499,10 @@ static void hex16(const uint8_t *b, char *out)
  * <dir>/<name>/r2rmap-v1-<signature>/<name>, all lower case, under the map directory or
  * the symfs root.
  */
-static int find_in_cache(const struct pfc_r2r_opts *o, const struct pfc_pe *pe, char *out, size_t size)
+static int find_in_cache(const struct pfc_r2r_opts *o, const struct pfc_pe *pe, struct pfc_found *f)
 {
-	const char *roots[2] = { o->map_dir, o->symfs };
+	static const enum pfc_files_base roots[2] = { PFC_FILES_MAPDIR, PFC_FILES_ROOT };
+	struct place root;
 	char lname[256], key[512];
 	size_t i;
 	int n;
@@ -480,9 +519,11 @@ static int find_in_cache(const struct pfc_r2r_opts *o, const struct pfc_pe *pe, 
 	if (n < 0 || (size_t)n + strlen(lname) + 2 > sizeof(key))
 		return -1;
 	snprintf(key + n, sizeof(key) - (size_t)n, "/%s", lname);
-	for (i = 0; i < 2; i++)
-		if (roots[i] && *roots[i] && join(out, size, roots[i], key) == 0 && is_file(out))
+	for (i = 0; i < 2; i++) {
+		place_set(&root, roots[i], "/", i);	/* the map directory's top, the symfs root */
+		if (pfc_files_has(o->files, roots[i]) && find_at(o->files, &root, key, f))
 			return 0;
+	}
 	return -1;
 }
 
@@ -563,7 +604,10 @@ static int check_r2rmap(const struct pfc_pe *pe, const struct pfc_r2rmap *m, cha
 int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symtab *t,
 		 struct pfc_r2r_result *res, struct pfc_error *err)
 {
-	char file[4096], dirs[3][4096], name[512], name1[512], cand[4096], stem[256];
+	char name[512], name1[512], stem[256];
+	struct place dirs[3];
+	struct pfc_found img, mf;
+	const char *file = img.name;	/* the image, in messages */
 	struct pfc_error perr;
 	struct pfc_pe pe;
 	struct pfc_r2rmap m;
@@ -574,7 +618,12 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 	memset(res, 0, sizeof(*res));
 	memset(&perr, 0, sizeof(perr));
 	memset(&m, 0, sizeof(m));
-	if (join(file, sizeof(file), o->symfs, path) < 0 || (ret = pfc_pe_load(file, &pe, &perr)) < 0) {
+	memset(&pe, 0, sizeof(pe));
+	if (!pfc_files_find(o->files, PFC_FILES_ROOT, path, 0, &img))
+		ret = PFC_FAIL_NOOFF(&perr, OPEN, "'%s': not found", path);
+	else
+		ret = pfc_pe_load(img.path, &pe, &perr);
+	if (ret < 0) {
 		res->status = PFC_R2R_NO_FILE;
 		snprintf(res->why, sizeof(res->why), "%s", perr.detail);
 		/* a file that is there but does not parse is worth a warning; a missing one is
@@ -615,18 +664,19 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 	}
 	if (!mvid && pe.has_mvid)
 		mvid = pe.mvid;
-	nd = map_dirs(o, file, dirs);
+	pfc_files_note(o->files, PFC_FILES_ROOT, path, "ReadyToRun image", -1, NULL, 0);
+	nd = map_dirs(o->files, path, dirs);
 	/* crossgen2: the name in the debug entry, else <Name>.ni.r2rmap */
 	simple_name(path, stem, sizeof(stem));
 	if (pe.has_perfmap && pe.perfmap_name[0])
 		snprintf(name, sizeof(name), "%s", pe.perfmap_name);
 	else
 		snprintf(name, sizeof(name), "%s.ni.r2rmap", stem);
-	if (find_in_dirs(dirs, nd, name, cand, sizeof(cand)) == 0 || find_in_cache(o, &pe, cand, sizeof(cand)) == 0) {
-		ret = pfc_r2rmap_load(cand, &m, err);
+	if (find_in_dirs(o->files, dirs, nd, name, &mf) == 0 || find_in_cache(o, &pe, &mf) == 0) {
+		ret = r2rmap_read(mf.path, mf.name, &m, err);
 		if (ret < 0)
 			goto out;
-		snprintf(res->map_path, sizeof(res->map_path), "%s", cand);
+		snprintf(res->map_path, sizeof(res->map_path), "%s", mf.name);
 		res->status = check_r2rmap(&pe, &m, res->why, sizeof(res->why));
 		have_map = res->status == PFC_R2R_MAPPED;
 	} else if (mvid) {
@@ -640,11 +690,11 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 					if (g[i] >= 'a' && g[i] <= 'f')
 						g[i] = (char)(g[i] - 'a' + 'A');
 			snprintf(name1, sizeof(name1), "%s.ni.%s.map", stem, g);
-			if (find_in_dirs(dirs, nd, name1, cand, sizeof(cand)) == 0) {
-				ret = pfc_r2rmap_load(cand, &m, err);
+			if (find_in_dirs(o->files, dirs, nd, name1, &mf) == 0) {
+				ret = r2rmap_read(mf.path, mf.name, &m, err);
 				if (ret < 0)
 					goto out;
-				snprintf(res->map_path, sizeof(res->map_path), "%s", cand);
+				snprintf(res->map_path, sizeof(res->map_path), "%s", mf.name);
 				res->status = PFC_R2R_MAPPED;
 				have_map = 1;
 			}
@@ -655,7 +705,8 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 		if (o->verbose && o->log)
 			fprintf(o->log, "perfconv: '%s': no ReadyToRun map: looked for '%s'%s%s%s next to it%s%s\n", path,
 				name, mvid ? " and '" : "", mvid ? name1 : "", mvid ? "'" : "",
-				o->map_dir ? ", in the map directory" : "", o->symfs ? ", under symfs" : "");
+				pfc_files_has(o->files, PFC_FILES_MAPDIR) ? ", in the map directory" : "",
+				pfc_files_has(o->files, PFC_FILES_ROOT) ? ", under symfs" : "");
 	}
 	if (have_map) {
 		ret = map_to_symtab(&pe, &m, t);
@@ -663,6 +714,7 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 			ret = PFC_FAIL_NOOFF(err, NOMEM, "R2R symbols");
 			goto out;
 		}
+		pfc_files_note(o->files, mf.base, mf.rel, "ReadyToRun map", -1, NULL, 0);
 		if (o->verbose && o->log)
 			fprintf(o->log, "perfconv: '%s': %zu methods from '%s'\n", path, m.n, res->map_path);
 	}

@@ -15,6 +15,8 @@
 #include "converter/native/symtab.h"
 #include "converter/util/ivindex.h"
 
+struct pfc_files;
+
 struct pfc_r2rmap_ent {
 	uint64_t rva;
 	uint32_t len;
@@ -70,6 +72,9 @@ struct pfc_perfinfo {
 int pfc_perfinfo_parse(const char *buf, size_t len, int pid, struct pfc_perfinfo *pi, struct pfc_error *err);
 /* Read a file; -PFC_ERR_OPEN when it cannot be read. */
 int pfc_perfinfo_load(const char *path, int pid, struct pfc_perfinfo *pi, struct pfc_error *err);
+/* The perfinfo-PID.map of process pid, from the map directory when there is one, else (or
+ * when it is not there) /tmp; -PFC_ERR_OPEN when there is none. */
+int pfc_perfinfo_load_from(struct pfc_files *files, int32_t pid, struct pfc_perfinfo *pi, struct pfc_error *err);
 void pfc_perfinfo_free(struct pfc_perfinfo *pi);
 
 /* What became of a PE DSO (struct pfc_dso.r2r). */
@@ -87,8 +92,7 @@ enum pfc_r2r_status {
 const char *pfc_r2r_status_str(int status);
 
 struct pfc_r2r_opts {
-	const char *symfs;         /* prefix of the image path and of its directory */
-	const char *map_dir;       /* a directory of collected map files */
+	struct pfc_files *files;   /* the image under symfs, the maps next to it and in the map dir */
 	const struct pfc_perfinfo *perfinfo;   /* images the processes loaded; may be NULL */
 	int funcs;                 /* without a usable map: name frames [image+0xRVA] by R2R function */
 	FILE *log;                 /* warnings; NULL = quiet */
@@ -97,7 +101,7 @@ struct pfc_r2r_opts {
 
 struct pfc_r2r_result {
 	int status;                /* enum pfc_r2r_status */
-	char map_path[4096];       /* the map used (or rejected) */
+	char map_path[4096];       /* the map used (or rejected), as the recording machine named it */
 	char why[512];             /* detail of a mismatch */
 	int wrong_image;           /* the file is not the image that ran (another MVID) */
 	size_t nr_syms;
@@ -113,8 +117,8 @@ struct pfc_r2r_result {
 int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symtab *t,
 		 struct pfc_r2r_result *res, struct pfc_error *err);
 
-/* 1 when the file under symfs starts like a PE image, or is missing and named
- * like one (.dll, .exe). */
-int pfc_r2r_is_pe(const char *symfs, const char *path);
+/* 1 when the file recorded at path (under symfs) starts like a PE image, or is missing and
+ * named like one (.dll, .exe). */
+int pfc_r2r_is_pe(struct pfc_files *files, const char *path);
 
 #endif

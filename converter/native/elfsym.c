@@ -63,26 +63,6 @@ enum cand_type {
 	CAND_NR,
 };
 
-static bool is_regular_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* symfs + path; returns -1 when it does not fit */
-static int join_symfs(char *out, size_t size, const char *symfs, const char *path)
-{
-	int n;
-
-	if (!symfs || !*symfs)
-		n = snprintf(out, size, "%s", path);
-	else
-		n = snprintf(out, size, "%s%s%s", symfs,
-			     symfs[strlen(symfs) - 1] == '/' || path[0] == '/' ? "" : "/", path);
-	return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
 static void hex_id(char *out, const uint8_t *id, int len)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -316,15 +296,17 @@ static int read_debuglink(const char *file, char *out, size_t size)
 }
 
 /*
- * The file name perf tries for one candidate kind (dso__read_binary_type_filename).
- * Returns 0 with a name to test, or -1 when the kind does not apply.
+ * The file perf tries for one candidate kind (dso__read_binary_type_filename), asked of
+ * files.c as a place and a path.  Returns 1 with *found filled, 0 when the kind does not
+ * apply or there is no such file.  flags: PFC_FILES_VERIFIED when the build-id is known
+ * (symsrc_open then checks every candidate against it).
  */
-static int cand_path(enum cand_type type, const struct pfc_symopts *o, const char *path,
-		     const uint8_t *bid, int bid_len, char *out, size_t size)
+static int cand_find(enum cand_type type, const struct pfc_symopts *o, const char *path,
+		     const uint8_t *bid, int bid_len, unsigned flags, struct pfc_found *found)
 {
-	const char *symfs = o->symfs ? o->symfs : "";
 	char hex[2 * BUILD_ID_MAX + 1], tmp[PFC_PATH_MAX];
 	const char *slash;
+	struct pfc_files *f = o->files;
 	int n;
 
 	switch (type) {
@@ -333,81 +315,67 @@ static int cand_path(enum cand_type type, const struct pfc_symopts *o, const cha
 		 * The .gnu_debuglink name is looked for as given (relative to the current
 		 * directory), next to the binary, in its .debug/ and in /usr/lib/debug
 		 * followed by the binary's directory, which already carries the symfs
-		 * prefix.  The debuglink CRC is not checked.
+		 * prefix (a path of this machine, then).  The debuglink CRC is not checked.
 		 */
 		char dir[PFC_PATH_MAX], link[PFC_PATH_MAX];
-		int i;
+		struct pfc_found bin;
 
-		if (join_symfs(tmp, sizeof(tmp), symfs, path) < 0 || !is_regular_file(tmp))
-			return -1;
-		slash = strrchr(tmp, '/');
-		n = slash ? (int)(slash - tmp) : 0;
-		memcpy(dir, tmp, n);
+		if (!pfc_files_find(f, PFC_FILES_ROOT, path, flags, &bin))
+			return 0;
+		if (read_debuglink(bin.path, link, sizeof(link)) != 0)
+			return 0;
+		pfc_files_note(f, PFC_FILES_ROOT, path, "ELF binary", -1, bid, bid_len);
+		slash = strrchr(path, '/');
+		n = slash ? (int)(slash - path) : 0;
+		memcpy(dir, path, n);
 		dir[n] = '\0';
-		if (read_debuglink(tmp, link, sizeof(link)) != 0)
-			return -1;
-		for (i = 0; i < 4; i++) {
-			if (i == 0)
-				n = snprintf(out, size, "%s", link);
-			else if (i == 1)
-				n = snprintf(out, size, "%s/%s", dir, link);
-			else if (i == 2)
-				n = snprintf(out, size, "%s/.debug/%s", dir, link);
-			else
-				n = snprintf(out, size, "/usr/lib/debug%s/%s", dir, link);
-			if (n >= 0 && (size_t)n < size && is_regular_file(out))
-				return 0;
-		}
-		return -1;
+		if (pfc_files_find(f, PFC_FILES_HOST, link, flags, found) ||
+		    pfc_files_findf(f, PFC_FILES_ROOT, flags, found, "%s/%s", dir, link) ||
+		    pfc_files_findf(f, PFC_FILES_ROOT, flags, found, "%s/.debug/%s", dir, link))
+			return 1;
+		/* the recording machine's path of the binary: the same question from a pack */
+		slash = strrchr(bin.name, '/');
+		n = slash ? (int)(slash - bin.name) : 0;
+		return pfc_files_findf(f, PFC_FILES_HOST, flags, found, "/usr/lib/debug%.*s/%s", n, bin.name, link);
 	}
 	case CAND_BUILD_ID_CACHE:
 	case CAND_BUILD_ID_CACHE_DEBUGINFO:
 		/* not under symfs: the caller chooses the cache directory */
-		if (bid_len <= 0 || !o->buildid_dir)
-			return -1;
+		if (bid_len <= 0 || !pfc_files_has(f, PFC_FILES_BUILDID))
+			return 0;
 		hex_id(hex, bid, bid_len);
-		n = snprintf(tmp, sizeof(tmp), "%s/.build-id/%.2s/%s", o->buildid_dir, hex, hex + 2);
-		if (n < 0 || (size_t)n >= sizeof(tmp))
-			return -1;
 		/* an old-style cache has the file itself as the link name */
-		if (is_regular_file(tmp))
-			n = snprintf(out, size, "%s", tmp);
-		else
-			n = snprintf(out, size, "%s/%s", tmp,
-				     type != CAND_BUILD_ID_CACHE ? "debug" :
-				     !strcmp(path, "[vdso]") ? "vdso" : "elf");	/* perf's cache basenames */
-		return n < 0 || (size_t)n >= size ? -1 : 0;
+		return pfc_files_findf(f, PFC_FILES_BUILDID, flags, found, ".build-id/%.2s/%s", hex, hex + 2) ||
+		       pfc_files_findf(f, PFC_FILES_BUILDID, flags, found, ".build-id/%.2s/%s/%s", hex, hex + 2,
+				       type != CAND_BUILD_ID_CACHE ? "debug" :
+				       !strcmp(path, "[vdso]") ? "vdso" : "elf");	/* perf's cache basenames */
 	case CAND_FEDORA_DEBUGINFO:
-		n = snprintf(tmp, sizeof(tmp), "/usr/lib/debug%s.debug", path);
-		return n < 0 || (size_t)n >= sizeof(tmp) ? -1 : join_symfs(out, size, symfs, tmp);
+		return pfc_files_findf(f, PFC_FILES_ROOT, flags, found, "/usr/lib/debug%s.debug", path);
 	case CAND_UBUNTU_DEBUGINFO:
-		n = snprintf(tmp, sizeof(tmp), "/usr/lib/debug%s", path);
-		return n < 0 || (size_t)n >= sizeof(tmp) ? -1 : join_symfs(out, size, symfs, tmp);
+		return pfc_files_findf(f, PFC_FILES_ROOT, flags, found, "/usr/lib/debug%s", path);
 	case CAND_BUILDID_DEBUGINFO:
 		if (bid_len <= 0)
-			return -1;
+			return 0;
 		hex_id(hex, bid, bid_len);
-		n = snprintf(tmp, sizeof(tmp), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		return n < 0 || (size_t)n >= sizeof(tmp) ? -1 : join_symfs(out, size, symfs, tmp);
+		return pfc_files_findf(f, PFC_FILES_ROOT, flags, found, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	case CAND_SYSTEM_PATH:
-		return join_symfs(out, size, symfs, path);
+		return pfc_files_find(f, PFC_FILES_ROOT, path, flags, found);
 	case CAND_OPENEMBEDDED_DEBUGINFO:
 		/* <dir>/.debug/<name> */
 		slash = strrchr(path, '/');
 		if (!slash)
-			return -1;
+			return 0;
 		n = snprintf(tmp, sizeof(tmp), "%.*s.debug%s", (int)(slash - path + 1), path, slash);
-		return n < 0 || (size_t)n >= sizeof(tmp) ? -1 : join_symfs(out, size, symfs, tmp);
+		return n >= 0 && (size_t)n < sizeof(tmp) && pfc_files_find(f, PFC_FILES_ROOT, tmp, flags, found);
 	case CAND_MIXEDUP_UBUNTU_DEBUGINFO:
 		/* /usr/lib/x -> /usr/lib/debug/lib/x */
 		if (strncmp(path, "/usr/lib/", 9) != 0)
-			return -1;
-		n = snprintf(tmp, sizeof(tmp), "/usr/lib/debug%s", path + 4);
-		return n < 0 || (size_t)n >= sizeof(tmp) ? -1 : join_symfs(out, size, symfs, tmp);
+			return 0;
+		return pfc_files_findf(f, PFC_FILES_ROOT, flags, found, "/usr/lib/debug%s", path + 4);
 	case CAND_NR:
 		break;
 	}
-	return -1;
+	return 0;
 }
 
 /* perf's elf_read_program_header: the first PT_LOAD whose extent covers vaddr */
@@ -732,7 +700,7 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	struct symsrc *syms = NULL, *run = NULL;
 	uint8_t bid[BUILD_ID_MAX];
 	int bid_len = 0, nss = 0, i, nr, err = 0;
-	char name[PFC_PATH_MAX];
+	struct pfc_found found;
 	bool use_dynsym = false;
 
 	if (!o)
@@ -745,14 +713,14 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	if (build_id_len > 0) {
 		bid_len = build_id_len > BUILD_ID_MAX ? BUILD_ID_MAX : build_id_len;
 		memcpy(bid, build_id, bid_len);
-	} else if (join_symfs(name, sizeof(name), o->symfs, path) == 0 &&
-		   is_regular_file(o->buildid_from_symfs ? name : path)) {
+	} else if ((o->buildid_from_symfs || pfc_files_find(o->files, PFC_FILES_HOST, path, PFC_FILES_PROBE, &found)) &&
+		   pfc_files_find(o->files, PFC_FILES_ROOT, path, 0, &found)) {
 		/*
 		 * perf reads the build-id when the recorded path is a regular file on this
 		 * host (it tests the path without symfs) and then reads the symfs file.  A
 		 * build-id found this way only adds the build-id candidates.
 		 */
-		if (pfc_elf_build_id(name, bid, &bid_len) != 0)
+		if (pfc_elf_build_id(found.path, bid, &bid_len) != 0)
 			bid_len = 0;
 		if (bid_len > 0) {
 			memcpy(info->build_id, bid, bid_len);
@@ -766,12 +734,10 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 		struct symsrc *cur = &ss[nss];
 		bool keep = false;
 
-		if (cand_path((enum cand_type)i, o, path, bid, bid_len, name, sizeof(name)) != 0)
-			continue;
-		if (!is_regular_file(name))
+		if (!cand_find((enum cand_type)i, o, path, bid, bid_len, bid_len > 0 ? PFC_FILES_VERIFIED : 0, &found))
 			continue;
 		/* a known build-id (given, or read from the file at the path) is enforced */
-		err = symsrc_open(cur, name, bid, bid_len);
+		err = symsrc_open(cur, found.path, bid, bid_len);
 		if (err == -EBADF && i == CAND_SYSTEM_PATH)
 			info->buildid_mismatch = 1;
 		if (err)
@@ -784,19 +750,31 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 			run = cur;
 			keep = true;
 		}
-		if (keep)
+		if (keep) {
 			nss++;
-		else
+			pfc_files_note(o->files, found.base, found.rel, cur == syms ? "ELF symbols" : "ELF runtime image",
+				       -1, bid, bid_len);
+		} else {
 			symsrc_close(cur);
+		}
 	}
 	err = 0;
 	/* no file here has the symbols: a debuginfod server may have the debug file (which
 	 * keeps the program headers, so it can stand for the binary too) */
-	if (!syms && o->debuginfod && bid_len > 0) {
+	if (!syms && bid_len > 0 && (o->debuginfod || pfc_files_from_pack(o->files))) {
 		char dpath[PFC_PATH_MAX];
 		struct symsrc *cur = &ss[nss];
-		if (pfc_debuginfod_find(o->debuginfod, bid, bid_len, path, dpath, sizeof(dpath)) == 0 &&
-		    symsrc_open(cur, dpath, bid, bid_len) == 0) {
+		char hex[2 * BUILD_ID_MAX + 1], rel[2 * BUILD_ID_MAX + 16];
+		hex_id(hex, bid, bid_len);
+		snprintf(rel, sizeof(rel), "%s/debuginfo", hex);
+		if (pfc_files_find(o->files, PFC_FILES_DEBUGINFOD, rel, PFC_FILES_VERIFIED, &found))
+			snprintf(dpath, sizeof(dpath), "%s", found.path);
+		else if (o->debuginfod && pfc_debuginfod_find(o->debuginfod, bid, bid_len, path, dpath, sizeof(dpath)) == 0)
+			pfc_files_add(o->files, PFC_FILES_DEBUGINFOD, rel, dpath);
+		else
+			dpath[0] = 0;
+		if (dpath[0] && symsrc_open(cur, dpath, bid, bid_len) == 0) {
+			pfc_files_note(o->files, PFC_FILES_DEBUGINFOD, rel, "debug file from debuginfod", -1, bid, bid_len);
 			if (cur->symtab) {
 				syms = cur;
 				nss++;

@@ -8,6 +8,7 @@
 #ifndef PFC_SYMTAB_H
 #define PFC_SYMTAB_H
 
+#include "converter/files/files.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,11 +76,11 @@ int pfc_symtab_check(const struct pfc_symtab *t);
 struct pfc_debuginfod;
 
 struct pfc_symopts {
-	const char *symfs;	/* prefix for every binary/debug lookup, NULL = "" */
-	/* perf's build-id cache; NULL = none.  perf 6.1 uses $HOME/.debug, but with --symfs
-	 * DIR it uses DIR/.debug instead (checked: a file at DIR/.debug/.build-id/xx/rest/elf
-	 * resolves, one under $HOME/.debug does not), so pass DIR/.debug to match it. */
-	const char *buildid_dir;
+	/* where every binary and debug file is asked for: --symfs, perf's build-id cache
+	 * ($HOME/.debug in perf 6.1, but with --symfs DIR it uses DIR/.debug instead: checked,
+	 * a file at DIR/.debug/.build-id/xx/rest/elf resolves, one under $HOME/.debug does
+	 * not), a pack */
+	struct pfc_files *files;
 	int verbose;
 	/* Also read .gnu_debugdata (MiniDebugInfo) when no file has a .symtab.  perf 6.1 does
 	 * NOT do this (verified: it shows [unknown]), so it stays off for identical output. */

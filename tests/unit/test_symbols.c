@@ -456,8 +456,8 @@ static int check_script(const char *fixture, const char *expected, const char *s
 		return -1;
 	}
 	memset(&o, 0, sizeof(o));
-	o.symfs = symfs;
-	o.buildid_dir = NULL;	/* no build-id cache: independent of $HOME */
+	/* no build-id cache: independent of $HOME */
+	o.files = pfc_files_new(&(struct pfc_files_opts){ .symfs = symfs }, NULL);
 	/* perf read the build-ids of files present at their recorded paths on the recording
 	 * host; reading them under symfs does the same on any host (perfconv's default) */
 	o.buildid_from_symfs = 1;
@@ -466,6 +466,7 @@ static int check_script(const char *fixture, const char *expected, const char *s
 	if (err) {
 		printf("cannot load kallsyms '%s': %d\n", kallsyms, err);
 		c->failed++;
+		pfc_files_free(o.files);
 		free(text);
 		return -1;
 	}
@@ -546,6 +547,7 @@ static int check_script(const char *fixture, const char *expected, const char *s
 	}
 	dsos_free(&ds);
 	pfc_symtab_free(&kt);
+	pfc_files_free(o.files);
 	free(text);
 	return 0;
 }
@@ -1091,9 +1093,10 @@ static void unit_elf_rules(struct counts *c, const char *root)
 			fclose(f);
 		free(d);
 		memset(&o, 0, sizeof(o));
-		o.symfs = tmpl;
+		o.files = pfc_files_new(&(struct pfc_files_opts){ .symfs = tmpl }, NULL);
 		memset(&t, 0, sizeof(t));
 		ok = ok && pfc_elf_load(&o, "/bin/callgraph", NULL, 0, &t, &info) == 0;
+		pfc_files_free(o.files);
 		s = pfc_symtab_find(&t, cases[i].addr);
 		snprintf(detail, sizeof(detail), "want %s+0x%" PRIx64 ", got %s+0x%" PRIx64,
 			 cases[i].want ? cases[i].want : "[unknown]", cases[i].off, s ? s->name : "[unknown]",
@@ -1159,11 +1162,12 @@ static void unit_corrupt(struct counts *c, const char *root)
 		}
 		free(d);
 		memset(&o, 0, sizeof(o));
-		o.symfs = tmpl;
+		o.files = pfc_files_new(&(struct pfc_files_opts){ .symfs = tmpl }, NULL);
 		o.minidebuginfo = 1;
 		memset(&t, 0, sizeof(t));
 		err = pfc_elf_load(&o, "/bin", it % 5 ? NULL : (const uint8_t *)"01234567890123456789",
 				   it % 5 ? 0 : 20, &t, &info);
+		pfc_files_free(o.files);
 		if (err && err != -ENOMEM)
 			bad++;
 		if (pfc_symtab_check(&t) != 0)

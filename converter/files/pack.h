@@ -1,0 +1,62 @@
+/*
+ * pack.h - the container of a perfconv pack: a POSIX tar archive (pax) compressed with
+ * zstd, read and written with libarchive.  A pack holds a recording and the files its
+ * samples' frames need; what the members mean (the MANIFEST, the file places) is files.c's
+ * business, this file only moves named bytes in and out, safely.
+ *
+ * A pack is untrusted input: member names are never paths on disk (members are read into
+ * memory files), sizes, counts and the expansion ratio are bounded, and a corrupt or
+ * truncated pack is an error naming the member and the offset in the pack.
+ */
+#ifndef PFC_PACK_H
+#define PFC_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "converter/util/error.h"
+
+#define PFC_PACK_MANIFEST "MANIFEST"     /* the first member */
+#define PFC_PACK_RECORDING "perf.data"   /* the recording, unchanged */
+#define PFC_PACK_MAGIC "perfpack 1\n"    /* the MANIFEST's first line */
+
+/* Limits on what a pack may ask of the reader. */
+#define PFC_PACK_MAX_MEMBERS 100000
+#define PFC_PACK_MAX_NAME 4096
+#define PFC_PACK_MAX_TOTAL ((uint64_t)64 << 30)   /* bytes of all members */
+#define PFC_PACK_MAX_RATIO 2000                   /* members' bytes per compressed byte, past the first 64 MiB */
+
+struct pfc_pack;
+
+/* Whether the file starts as a pack does (zstd frame, tar header, MANIFEST first). */
+int pfc_pack_detect(const char *path);
+int pfc_pack_detect_mem(const void *buf, size_t len);
+
+/* Read a pack: every member into a memory file.  err names the member and offset. */
+int pfc_pack_open(struct pfc_pack **out, const char *path, struct pfc_error *err);
+int pfc_pack_open_mem(struct pfc_pack **out, const void *buf, size_t len, struct pfc_error *err);
+void pfc_pack_close(struct pfc_pack *p);
+
+size_t pfc_pack_count(const struct pfc_pack *p);
+const char *pfc_pack_name_at(const struct pfc_pack *p, size_t i);
+/* A member by name: its memory file (stays the pack's: do not close) and size; -1 none. */
+int pfc_pack_fd(const struct pfc_pack *p, const char *name, uint64_t *size);
+/* A member's bytes, mapped read-only (stay the pack's); NULL when there is none.  An empty
+ * member gives a non-NULL pointer and *size 0. */
+const void *pfc_pack_bytes(const struct pfc_pack *p, const char *name, uint64_t *size);
+/* The pack's path, for messages. */
+const char *pfc_pack_path(const struct pfc_pack *p);
+
+/* Writing, as a stream (stdout works): members in the order added. */
+struct pfc_packw;
+/* level: zstd's, 0 for the default.  name is the output's name, for messages. */
+int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level, struct pfc_error *err);
+int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf, size_t len, struct pfc_error *err);
+/* The whole regular file at `path`, as it is now. */
+int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err);
+/* Finish the archive; *bytes: its compressed size.  Frees w, also on error. */
+int pfc_packw_close(struct pfc_packw *w, uint64_t *bytes, struct pfc_error *err);
+/* Abandon a pack being written (after an error). */
+void pfc_packw_abort(struct pfc_packw *w);
+
+#endif

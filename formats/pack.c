@@ -1,0 +1,217 @@
+/*
+ * pack.c - the pack writer: the recording, unchanged, and every file the conversion's
+ * symbol sources used (files.c recorded them), with a MANIFEST that says what each member
+ * answers, what it is and why it is there.  Converting the pack anywhere asks files.c the
+ * same questions and gets these bytes back.  The container is pack.c's (converter/files).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "converter/files/files.h"
+#include "converter/files/pack.h"
+#include "converter/util/strbuf.h"
+#include "formats/writer.h"
+
+static const char *const pack_suffixes[] = { ".perfpack", NULL };
+
+static const char *base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static void hex(char *out, const uint8_t *b, int n)
+{
+	static const char d[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = d[b[i] >> 4];
+		out[2 * i + 1] = d[b[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+/* A member name that tar lists as the file's path: files/PLACE/PATH, or files/PLACE/N/BASE
+ * where PATH has components tar would not keep ("", ".", "..").  Names are never paths when
+ * a pack is read; this is for people who list or unpack it. */
+static void member_name(char *out, size_t size, const struct pfc_files_entry *e, size_t idx)
+{
+	const char *p = e->rel, *c;
+	int clean = *p != 0;
+
+	while (*p == '/')
+		p++;
+	for (c = p; clean && *c; ) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			clean = 0;
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	if (clean && *p && strlen(p) < 3000)
+		snprintf(out, size, "files/%s/%s", pfc_files_base_name(e->base), p);
+	else
+		snprintf(out, size, "files/%s/%zu/%s", pfc_files_base_name(e->base), idx, base_of(e->local));
+}
+
+/* Whether two regular files have the same bytes (a binary found at its path and in the
+ * build-id cache is packed once). */
+static int same_bytes(const char *a, const char *b, uint64_t size)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	char ba[65536], bb[65536];
+	int same = fa && fb;
+
+	while (same && size) {
+		size_t n = size < sizeof(ba) ? (size_t)size : sizeof(ba);
+		same = fread(ba, 1, n, fa) == n && fread(bb, 1, n, fb) == n && !memcmp(ba, bb, n);
+		size -= n;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+/* A file's bytes as they are now: what /proc says is empty (a process's comm, status) is
+ * read, not copied by its size. */
+static int add_member(struct pfc_packw *w, const char *member, const char *path, uint64_t size,
+		      struct pfc_error *err)
+{
+	char buf[65536];
+	size_t n;
+	FILE *f;
+	int ret;
+
+	if (size)
+		return pfc_packw_add_file(w, member, path, err);
+	if (!(f = fopen(path, "rb")))
+		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ret = pfc_packw_add_bytes(w, member, buf, n, err);
+	return ret;
+}
+
+/* Members: one per distinct file (by its bytes), named by the first place it was found in. */
+static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+{
+	const struct pfc_files_entry *v;
+	size_t n, i, k;
+	size_t *member_of = NULL;
+	uint64_t *sizes = NULL, total = 0, packed_bytes = 0;
+	struct pfc_sb mf;
+	struct pfc_packw *w = NULL;
+	const char *recording = s->pack ? s->pack_input : s->opts->input;
+	struct stat st;
+	unsigned used;
+	int ret = 0, b;
+
+	if (!strcmp(s->opts->input, "-"))
+		return PFC_FAIL_NOOFF(err, USAGE, "a pack needs the recording as a file, not standard input");
+	/* what only some writers ask for is asked now, so that the pack answers them too */
+	pfc_session_kernel_syms(s);
+	if ((ret = pfc_session_side_files(s, NULL, NULL)) < 0)
+		return ret;
+	n = pfc_files_recorded(s->files, &v);
+	member_of = calloc(n + 1, sizeof(*member_of));
+	sizes = calloc(n + 1, sizeof(*sizes));
+	memset(&mf, 0, sizeof(mf));
+	if (!member_of || !sizes) {
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack");
+		goto out;
+	}
+	if (stat(recording, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = PFC_FAIL_NOOFF(err, OPEN, "the recording '%s': %s", s->opts->input, strerror(errno));
+		goto out;
+	}
+	pfc_sb_addf(&mf, "%s# perfconv %s: a recording and the files its samples' frames need.\n"
+			 "# file PLACE PATH MEMBER SIZE BUILD-ID PID NAME-WHERE-RECORDED WHY\n",
+		    PFC_PACK_MAGIC, o->version ? o->version : "");
+	pfc_sb_addf(&mf, "recording\t%s\t%llu\t%s\t%lld\n", PFC_PACK_RECORDING, (unsigned long long)st.st_size,
+		    s->opts->input, s->rd.have_mtime ? (long long)s->rd.mtime : (long long)st.st_mtime);
+	used = pfc_files_bases_used(s->files);
+	for (b = 0; b < PFC_FILES_NR; b++)
+		if (used & (1u << b))
+			pfc_sb_addf(&mf, "has\t%s\n", pfc_files_base_name(b));
+	for (i = 0; i < n; i++) {
+		const struct pfc_files_entry *e = &v[i];
+		char bid[41] = "-", pid[16] = "-", member[4200];
+
+		if (e->is_list) {
+			const char *p = e->names;
+			for (; e->names && p < e->names + e->names_len; p += strlen(p) + 1)
+				pfc_sb_addf(&mf, "entry\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel, p);
+			continue;
+		}
+		if (e->probe) {
+			pfc_sb_addf(&mf, "exists\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel, e->local);
+			continue;
+		}
+		if (stat(e->local, &st) < 0 || !S_ISREG(st.st_mode)) {
+			ret = PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", e->local, strerror(errno));
+			goto out;
+		}
+		sizes[i] = (uint64_t)st.st_size;
+		member_of[i] = i;
+		for (k = 0; k < i; k++)
+			if (!v[k].is_list && !v[k].probe && member_of[k] == k && sizes[k] == sizes[i] &&
+			    (!strcmp(v[k].local, e->local) || same_bytes(v[k].local, e->local, sizes[i]))) {
+				member_of[i] = k;
+				break;
+			}
+		if (member_of[i] == i)
+			total += sizes[i];
+		if (e->bid_len)
+			hex(bid, e->bid, e->bid_len);
+		if (e->pid >= 0)
+			snprintf(pid, sizeof(pid), "%d", e->pid);
+		member_name(member, sizeof(member), &v[member_of[i]], member_of[i]);
+		pfc_sb_addf(&mf, "file\t%s\t%s\t%s\t%llu\t%s\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel,
+			    member, (unsigned long long)sizes[i], bid, pid, e->local, e->why ? e->why : "used by the conversion");
+	}
+	if (mf.oom) {
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
+		goto out;
+	}
+	if ((ret = pfc_packw_open(&w, out, o->output, 0, err)) < 0)
+		goto out;
+	if ((ret = pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, mf.buf, mf.len, err)) < 0 ||
+	    (ret = pfc_packw_add_file(w, PFC_PACK_RECORDING, recording, err)) < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		char member[4200];
+		if (v[i].is_list || v[i].probe || member_of[i] != i)
+			continue;
+		member_name(member, sizeof(member), &v[i], i);
+		if ((ret = add_member(w, member, v[i].local, sizes[i], err)) < 0)
+			goto out;
+	}
+	ret = pfc_packw_close(w, &packed_bytes, err);
+	w = NULL;
+	if (ret == 0 && o->pack_summary) {
+		o->pack_summary->files = 0;
+		for (i = 0; i < n; i++)
+			o->pack_summary->files += !v[i].is_list && !v[i].probe && member_of[i] == i;
+		o->pack_summary->file_bytes = total;
+		o->pack_summary->pack_bytes = packed_bytes;
+	}
+out:
+	if (w)
+		pfc_packw_abort(w);
+	pfc_sb_free(&mf);
+	free(member_of);
+	free(sizes);
+	return ret;
+}
+
+const struct pfc_writer pfc_writer_pack = {
+	.name = "pack",
+	.suffixes = pack_suffixes,
+	.needs = PFC_NEED_STACKS | PFC_NEED_FILES | PFC_NO_GZIP,
+	.write = write_pack,
+};

@@ -1,0 +1,667 @@
+#!/usr/bin/env bash
+# tests/pack.sh - packs: `perfconv ... -o NAME.perfpack` (-f pack) writes the recording and every
+# file its frames need into one tar+zstd file; converting that pack on a machine without any of
+# those files must give, in every format, the bytes that converting the recording gives where they
+# are.  The conversions of packs run in tests/tools/isolate.sh, with no symbol option: /tmp, HOME,
+# /usr/lib/debug, ~/.debug, the .NET install and the fixture tree are empty there, and
+# /proc/kallsyms reads as nothing.
+#
+#   pack/isolate/hidden, pack/isolate/kept   the helper hides what it must, keeps what it is told
+#                                  to (bound back in under the hidden /tmp), and changes nothing
+#                                  outside
+#   pack/FX/pack                   each fixture packed with the options of its golden test
+#                                  (tests/lib.sh's fixture(): --symfs, --kallsyms, --map-dir)
+#   pack/FX/members                tar --zstd -tf lists the pack: MANIFEST, perf.data (the
+#                                  recording, byte for byte), then files/PLACE/PATH only
+#   pack/FX/CASE                   the pack converted in isolation, against the fixture's expected
+#                                  file as tests/run.sh and tests/perf-script.sh compare it: folded
+#                                  (-pid -tid -kernel -addrs -jit -task-clock), stats, header,
+#                                  script-default, perf-script*; and against the conversion of the
+#                                  recording with its options: folded-all, speedscope, svg, trace.zip
+#                                  (every entry but the log), pprof (every field but the comments).
+#                                  Where the recording itself does not give the expected file (a
+#                                  known gap of the golden test), the pack must give what it gives:
+#                                  an xfail.
+#   pack/fp-stripped-debuglink/*-nodebug, pack/dotnet-container/folded-nomap   packed from a symbol
+#                                  tree without the debug files, and without --map-dir
+#   pack/format-option             -f pack with any output name writes the same bytes
+#   pack/same-pid/FX[/control]     a wrong /tmp/perf-PID.map for the recorded pid (same addresses,
+#                                  other names) is not used for the pack; the control shows that it
+#                                  is for the recording itself
+#   pack/bad/truncated, pack/bad/flipped   a pack cut in half or with a byte flipped: exit 1 (no
+#                                  signal), a message naming the pack, no output left behind
+#   pack/batch                     perfconv -O DIR -j 2 -f folded,svg over a directory of two packs
+#                                  made from different symbol trees
+#
+# Without a pack format in perfconv (the usage error of `-f pack`), every case but pack/isolate is
+# skipped.  Run by tests/run.sh; prints its lines ("ok", "FAIL", "skip", "xfail").
+#   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases whose name has a word
+#   PACK_JOBS=N          conversions at a time (default: the number of CPUs)
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" pack
+need_perfconv pack
+ISO=$top/tests/tools/isolate.sh
+JOBS=${PACK_JOBS:-$(nproc 2>/dev/null || echo 2)}
+FULL=comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace
+# everything the isolated commands read and write is under W, which the helper binds back in
+W=$TMP/w
+mkdir -p "$W/log" "$W/p" "$W/o"
+FIXABS=$(cd "$FIX" && pwd)
+bindir=$(dirname "$(command -v "$PERFCONV")")
+
+# iso ARGS...: tests/tools/isolate.sh keeping W and the binary, hiding the fixture tree too
+iso() { "$ISO" -k "$W" -k "$bindir" -x "$FIXABS" "$@"; }
+
+# ---------------------------------------------------------------------------------------------------
+# The helper, first: the cases below mean nothing if it lets this machine's files through.
+iso_why=
+if [ "$(id -u)" != 0 ]; then
+	iso_why="not root: the isolation needs a mount namespace (unshare -m) and tmpfs mounts"
+elif ! "$ISO" -- true 2>"$TMP/iso.err"; then
+	iso_why="tests/tools/isolate.sh cannot run here: $(head -n 1 "$TMP/iso.err")"
+fi
+if [ -n "$iso_why" ]; then
+	selected pack/isolate && skip "pack/isolate/*" "$iso_why"
+elif selected pack/isolate; then
+	# hidden: what a conversion could take from this machine is empty inside; each of them that
+	# exists outside holds something (the marker files below, $TMP in /tmp, the kernel's symbols)
+	mkdir -p "$HOME/.debug" "$W/extra"
+	echo marker >"$HOME/.debug/marker"
+	echo marker >"$W/extra/marker"
+	dn=
+	command -v dotnet >/dev/null 2>&1 && dn=$(dirname "$(readlink -f "$(command -v dotnet)")")
+	outside=$(wc -c </proc/kallsyms)
+	"$ISO" -x "$W/extra" -- bash -c '
+		echo "kallsyms $(wc -c </proc/kallsyms)"
+		for d in /tmp /usr/lib/debug /root/.debug "$HOME" "$1" "$2"; do
+			[ -n "$d" ] && [ -e "$d" ] && echo "$d $(ls -A "$d" | wc -l)"
+		done
+		echo "env ${PERFCONV_TMP-}${PERFCONV_PROC-}${DEBUGINFOD_URLS-}"
+	' isolate "$dn" "$W/extra" >"$TMP/iso.out" 2>"$TMP/iso.err"
+	rc=$?
+	bad=
+	[ "$rc" = 0 ] || bad="exit status $rc"
+	grep -qx "kallsyms 0" "$TMP/iso.out" || bad="${bad:-/proc/kallsyms is not empty inside}"
+	grep -v '^kallsyms \|^env ' "$TMP/iso.out" | grep -v ' 0$' >"$TMP/iso.left" && bad="${bad:-directories not empty inside: $(tr '\n' ' ' <"$TMP/iso.left")}"
+	grep -qx "env " "$TMP/iso.out" || bad="${bad:-PERFCONV_TMP, PERFCONV_PROC or DEBUGINFOD_URLS set inside}"
+	grep -q "^/tmp " "$TMP/iso.out" || bad="${bad:-/tmp was not looked at}"
+	[ "$(wc -c </proc/kallsyms)" = "$outside" ] && [ -f "$HOME/.debug/marker" ] && [ -f "$W/extra/marker" ] ||
+		bad="${bad:-the mounts reached outside the namespace}"
+	if [ -n "$bad" ]; then
+		cat "$TMP/iso.err" >>"$TMP/iso.out"
+		fail pack/isolate/hidden "$bad" "$TMP/iso.out"
+	else
+		pass pack/isolate/hidden
+	fi
+	# kept: W (under the hidden /tmp) is reachable and writable, HOME beside it stays hidden, and
+	# what the command writes to the empty /tmp stays inside
+	echo in >"$W/in.txt"
+	probe=/tmp/perfconv-isolate-probe.$$
+	rm -f "$W/out.txt" "$probe"
+	iso -- bash -c 'cat "$1/in.txt" >"$1/out.txt" && echo x >"$2" && ls -A "$HOME" 2>/dev/null | wc -l' \
+		isolate "$W" "$probe" >"$TMP/iso.out" 2>"$TMP/iso.err"
+	rc=$?
+	if [ "$rc" = 0 ] && [ "$(cat "$W/out.txt" 2>/dev/null)" = in ] && [ "$(cat "$TMP/iso.out")" = 0 ] && [ ! -e "$probe" ]; then
+		pass pack/isolate/kept
+	else
+		fail pack/isolate/kept "exit status $rc; W must be readable and writable inside, HOME empty, /tmp not the host's" "$TMP/iso.err"
+	fi
+	rm -rf "$W/extra" "$W/in.txt" "$W/out.txt" "$HOME/.debug"
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Is there a pack format?  A usage error naming it: not yet, skip; any other failure is one.
+probe_fx=$FIX/fp-callgraph
+"$PERFCONV" -q -i "$probe_fx/perf.data" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms" -f pack \
+	-o "$W/probe.perfpack" >/dev/null 2>"$TMP/probe.err" </dev/null
+rc=$?
+if [ "$rc" = 2 ] && grep -q "pack" "$TMP/probe.err"; then
+	skip "pack/*" "perfconv has no pack format yet (-f pack: $(head -n 1 "$TMP/probe.err"))"
+	exit 0
+elif [ "$rc" != 0 ] || [ ! -s "$W/probe.perfpack" ]; then
+	fail pack/probe "perfconv -f pack: exit status $rc, output $([ -s "$W/probe.perfpack" ] && echo written || echo missing)" "$TMP/probe.err"
+	exit 0
+fi
+rm -f "$W/probe.perfpack"
+if [ -n "$iso_why" ]; then
+	skip "pack/*" "$iso_why"
+	exit 0
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# The jobs: a job is a line of shell run by lanes, JOBS at a time, here or in the isolation (which
+# gets these functions in a script).  Their results are files under W/log, read afterwards.
+
+# job ID OUT ARGS...: perfconv ARGS -o OUT; stdout, stderr and status go to W/log/ID.{out,err,rc}.
+# OUT "-": no -o, the product is stdout (--stats, --header)
+job() {
+	local id=$1 out=$2
+	shift 2
+	[ "$out" = - ] || set -- "$@" -o "$out"
+	mkdir -p "$(dirname "$W/log/$id")"
+	"$PERFCONV" "$@" >"$W/log/$id.out" 2>"$W/log/$id.err" </dev/null
+	echo $? >"$W/log/$id.rc"
+}
+# packjob ID PACK RECORDING ARGS...: job ID PACK -q ARGS, then the pack's listing in W/log/ID.list
+# (tar's status in ID.tar) and whether its perf.data member is RECORDING in ID.cmp
+packjob() {
+	local id=$1 pk=$2 rec=$3
+	shift 3
+	job "$id" "$pk" -q "$@"
+	[ "$(cat "$W/log/$id.rc")" = 0 ] || return 0
+	tar --zstd -tf "$pk" >"$W/log/$id.list" 2>"$W/log/$id.tarerr"
+	echo $? >"$W/log/$id.tar"
+	tar --zstd -xOf "$pk" perf.data 2>>"$W/log/$id.tarerr" | cmp -s - "$rec"
+	echo $? >"$W/log/$id.cmp"
+}
+# lanes FILE: every line of FILE, JOBS at a time
+lanes() {
+	local line
+	while IFS= read -r line; do
+		while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+		eval "$line" &
+	done <"$1"
+	wait
+}
+# the same functions for the isolation
+{
+	printf 'set -u\nW=%q PERFCONV=%q JOBS=%q\n' "$W" "$PERFCONV" "$JOBS"
+	declare -f job packjob lanes
+	echo 'lanes "$1"'
+} >"$W/jobs.sh"
+# line ARGS...: the words as one line of shell
+line() { printf '%q ' "$@" | sed 's/ $//'; }
+
+: >"$W/jobs.pack"	# packing and the recordings' conversions, here
+: >"$W/jobs.conv"	# the packs' conversions, in the isolation
+cases=()	# NAME|PACK-ID|KIND|EXPECTED|FILTER|RAW-ID|PK-ID|RAW-OUT|PK-OUT
+declare -A rawjob	# RAW-ID: its job line
+
+# addcase NAME KIND EXPECTED FILTER ARGS...: one case of the current pack (pk, pkid, named, pkopts,
+# rawargs): the recording converted with rawargs ARGS, the pack with pkopts ARGS, each into
+# W/o/{raw,pk}/PACK-ID/NAME.EXT (the same file names: trace.zip names its directory after its own).
+# KIND: folded, stdout (--stats, --header), script, speedscope, svg, trace.zip, pprof.
+# EXPECTED: the fixture's file to compare with, or "" for the recording's conversion.
+# The pack is made when one of its cases is selected.
+addcase() {
+	local name=$1 kind=$2 e=$3 filter=$4 base src ext q=-q
+	shift 4
+	selected "pack/$name" || return 0
+	make_pack
+	base=${name##*/}
+	src=$pk
+	case $kind in
+	folded) ext=folded ;;
+	stdout) ext= q= ;;
+	script) ext=perf.txt ;;
+	speedscope) ext=speedscope.json src=$named ;;	# its "name" is the input's file name
+	svg) ext=svg ;;
+	trace.zip) ext=trace.zip ;;
+	pprof) ext=pprof ;;
+	esac
+	local ro=- po=-
+	[ -n "$ext" ] && ro=$W/o/raw/$pkid/$base.$ext po=$W/o/pk/$pkid/$base.$ext
+	mkdir -p "$W/o/raw/$pkid" "$W/o/pk/$pkid"
+	# the recording's conversion: needed for a case without an expected file, else only to tell
+	# a pack's mismatch from the golden case's own
+	rawjob[raw/$pkid/$base]=$(line job "raw/$pkid/$base" "$ro" $q "${rawargs[@]}" "$@")
+	[ -z "$e" ] && echo "${rawjob[raw/$pkid/$base]}" >>"$W/jobs.pack"
+	line job "pk/$pkid/$base" "$po" $q -i "$src" "${pkopts[@]}" "$@" >>"$W/jobs.conv"
+	echo >>"$W/jobs.conv"
+	cases+=("$name|$pkid|$kind|$e|$filter|raw/$pkid/$base|pk/$pkid/$base|$ro|$po")
+}
+
+# newpack ID LABEL RECORDING ARGS...: the pack W/p/ID.perfpack of RECORDING made with ARGS (the
+# conversion's options, -i included), also linked as W/p/ID/BASENAME-OF-RECORDING, its cases named
+# pack/LABEL and pack/LABEL's "pack" word changed to "members"; sets pk, pkid, named, rawargs and
+# pkopts (--perf-compat when ARGS have it) for addcase, and make_pack makes it once.  A pack that
+# cases further down need is made now.
+packs=()
+newpack() {
+	pkid=$1
+	local label=$2 rec=$3
+	shift 3
+	pk=$W/p/$pkid.perfpack
+	named=$W/p/$pkid/$(basename "$rec")
+	rawargs=("$@")
+	pkopts=()
+	local a
+	for a in "$@"; do [ "$a" = --perf-compat ] && pkopts+=(--perf-compat); done
+	pack_line=$(line packjob "pack/$pkid" "$pk" "$rec" "$@")
+	pack_entry="$pkid|$rec|$label"
+	case $pkid in
+	fp-callgraph) { selected pack/bad || selected pack/format-option || selected pack/batch; } && make_pack ;;
+	fp-stripped-debuglink-nodebug) selected pack/batch && make_pack ;;
+	node-perf-basic-prof | mono-jitmap) selected "pack/same-pid/$pkid" && make_pack ;;
+	esac
+	return 0
+}
+make_pack() {
+	[ -n "$pack_line" ] || return 0
+	echo "$pack_line" >>"$W/jobs.pack"
+	packs+=("$pack_entry")
+	pack_line=
+}
+
+for dir in "$FIX"/*/; do
+	dir=${dir%/}
+	fixture "$dir" || continue
+	if why=$(missing_runtime "$dir"); then
+		selected "pack/$fx/" && skip "pack/$fx/*" "$why"
+		continue
+	fi
+	newpack "$fx" "$fx/pack" "$in" "${args[@]}"
+	addcase "$fx/folded" folded "$exp/folded.txt" ""
+	for opt in pid tid kernel addrs; do
+		addcase "$fx/folded-$opt" folded "$exp/folded-$opt.txt" "" "--$opt"
+	done
+	[ -e "$exp/folded-jit.txt" ] && addcase "$fx/folded-jit" folded "$exp/folded-jit.txt" "" --jit
+	[ -e "$exp/folded-task-clock.txt" ] && addcase "$fx/folded-task-clock" folded "$exp/folded-task-clock.txt" "" --event task-clock
+	addcase "$fx/folded-all" folded "" "" --all
+	addcase "$fx/stats" stdout "$exp/stats.txt" "" --stats
+	addcase "$fx/header" stdout "$exp/header.txt" "/^# captured on/d" --header
+	addcase "$fx/script-default" script "$exp/script-default.txt" ""
+	if [ -e "$exp/perf-script.txt" ] || [ -e "$exp/perf-script.txt.xz" ]; then
+		addcase "$fx/perf-script" script "$exp/perf-script.txt" "" --fields "$FULL"
+	fi
+	if [ -e "$exp/perf-script-nocpu.txt" ] || [ -e "$exp/perf-script-nocpu.txt.xz" ]; then
+		addcase "$fx/perf-script-nocpu" script "$exp/perf-script-nocpu.txt" "" --fields "$FULL"
+		addcase "$fx/perf-script-nocpu-list" script "$exp/perf-script-nocpu.txt" "" --fields comm,pid,tid,time,period,event,ip,sym,dso,trace
+	fi
+	if [ -e "$exp/perf-script-nocpu-notime.txt" ] || [ -e "$exp/perf-script-nocpu-notime.txt.xz" ]; then
+		addcase "$fx/perf-script-nocpu-notime" script "$exp/perf-script-nocpu-notime.txt" "" --fields "$FULL"
+		addcase "$fx/perf-script-nocpu-notime-list" script "$exp/perf-script-nocpu-notime.txt" "" --fields comm,pid,tid,period,event,ip,sym,dso,trace
+	fi
+	for kind in speedscope svg trace.zip pprof; do
+		addcase "$fx/$kind" "$kind" "" ""
+	done
+	# fp-stripped-debuglink from a symbol tree without its debug files
+	if [ -e "$exp/folded-nodebug.txt" ]; then
+		symfs_without_debug "$W/symfs-nodebug"
+		newpack "$fx-nodebug" "$fx/pack-nodebug" "$in" -i "$in" --symfs "$W/symfs-nodebug" --kallsyms "$ROOT/kallsyms"
+		addcase "$fx/folded-nodebug" folded "$exp/folded-nodebug.txt" ""
+		addcase "$fx/script-default-nodebug" script "$exp/script-default-nodebug.txt" ""
+		addcase "$fx/svg-nodebug" svg "" ""
+	fi
+	# dotnet-container without --map-dir: perf's output without the map
+	if [ -e "$exp/folded-nomap.txt" ]; then
+		newpack "$fx-nomap" "$fx/pack-nomap" "$in" -i "$in" --symfs "$ROOT" --kallsyms "$dir/kallsyms" --perf-compat
+		addcase "$fx/folded-nomap" folded "$exp/folded-nomap.txt" ""
+	fi
+done
+
+# the packs, their listings, and the recordings' conversions
+t0=$SECONDS
+lanes "$W/jobs.pack"
+t_pack=$((SECONDS - t0))
+ok_packs=" "
+for p in "${packs[@]}"; do
+	IFS='|' read -r id rec name <<<"$p"
+	name=pack/$name
+	L=$W/log/pack/$id
+	if [ "$(cat "$L.rc")" != 0 ] || [ ! -s "$W/p/$id.perfpack" ]; then
+		fail "$name" "exit status $(cat "$L.rc") packing $(basename "$rec")" "$L.err"
+		continue
+	fi
+	selected "$name" && pass "$name"
+	ok_packs="$ok_packs$id "
+	mkdir -p "$W/p/$id"
+	ln -f "$W/p/$id.perfpack" "$W/p/$id/$(basename "$rec")"
+	# members: the listing, in its order
+	mname=${name%/pack*}/members${name##*/pack}
+	selected "$mname" || continue
+	if [ "$(cat "$L.tar")" != 0 ]; then
+		fail "$mname" "tar --zstd -tf cannot list the pack" "$L.tarerr"
+	elif [ "$(sed -n 1p "$L.list")" != MANIFEST ]; then
+		fail "$mname" "the first member is '$(sed -n 1p "$L.list")', not MANIFEST" "$L.list"
+	elif [ "$(sed -n 2p "$L.list")" != perf.data ]; then
+		fail "$mname" "the second member is '$(sed -n 2p "$L.list")', not perf.data" "$L.list"
+	elif sed 1,2d "$L.list" | grep -v '^files/[a-z]*/.' | grep -v '^files/.*/$' >"$L.odd"; then
+		fail "$mname" "members that are not files/PLACE/PATH" "$L.odd"
+	elif [ "$(cat "$L.cmp")" != 0 ]; then
+		fail "$mname" "the perf.data member is not $rec byte for byte" "$L.tarerr"
+	else
+		pass "$mname"
+	fi
+done
+
+# the packs' conversions, on a machine without the files
+t0=$SECONDS
+: >"$W/jobs.ok"
+while IFS= read -r l; do
+	id=${l#job pk/}
+	id=${id%%/*}
+	[[ $ok_packs == *" $id "* ]] && echo "$l" >>"$W/jobs.ok"
+done <"$W/jobs.conv"
+iso -- bash "$W/jobs.sh" "$W/jobs.ok" 2>"$TMP/iso.err" || fail pack/isolation "the isolated conversions: exit status $?" "$TMP/iso.err"
+t_conv=$((SECONDS - t0))
+
+# The trace.zip and pprof outputs hold the command line (the log entry, the comments): one python
+# run compares every pair of them, given as "KIND A B VERDICT" lines, and writes VERDICT (0 the
+# same, else what differs first).  trace.zip: every entry but the log.  pprof: the top-level fields
+# of the gzip-compressed Profile message as bytes, the strings that comment (13) points at left out
+# of the string table (6).
+cat >"$W/same.py" <<'EOF'
+import gzip, sys, zipfile
+
+def entries(p):
+    z = zipfile.ZipFile(p)
+    return {i.filename: z.read(i) for i in z.infolist() if not i.filename.endswith(".log")}
+
+def same_zip(a, b):
+    a, b = entries(a), entries(b)
+    for n in sorted(set(a) | set(b)):
+        if a.get(n) != b.get(n):
+            return "entry %s: %s" % (n, "missing" if n not in b else "extra" if n not in a else "differs")
+    return None
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+
+def fields(b):
+    i, out = 0, []
+    while i < len(b):
+        key, i = varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            v, j = varint(b, i); val = b[i:j]; i = j
+        elif wt == 2:
+            n, i = varint(b, i); val = b[i:i + n]; i += n
+        elif wt == 1:
+            val = b[i:i + 8]; i += 8
+        elif wt == 5:
+            val = b[i:i + 4]; i += 4
+        else:
+            raise ValueError("wire type %d" % wt)
+        out.append((f, wt, val))
+    return out
+
+def canon(p):
+    fl = fields(gzip.decompress(open(p, "rb").read()))
+    comments = set()
+    for f, wt, val in fl:
+        if f == 13 and wt == 0:
+            comments.add(varint(val, 0)[0])
+        elif f == 13 and wt == 2:
+            i = 0
+            while i < len(val):
+                v, i = varint(val, i); comments.add(v)
+    strings = [val for f, wt, val in fl if f == 6]
+    rest = [(f, wt, val) for f, wt, val in fl if f not in (6, 13)]
+    return [s for n, s in enumerate(strings) if n not in comments], rest
+
+def first(x, y):
+    return next((n for n in range(min(len(x), len(y))) if x[n] != y[n]), min(len(x), len(y)))
+
+def same_pprof(a, b):
+    (sa, ra), (sb, rb) = canon(a), canon(b)
+    if sa != sb:
+        d = first(sa, sb)
+        return "string table: %d and %d strings; string %d: %r / %r" % (
+            len(sa), len(sb), d, sa[d] if d < len(sa) else None, sb[d] if d < len(sb) else None)
+    if ra != rb:
+        d = first(ra, rb)
+        return "%d and %d fields; field #%d (number %s) differs" % (len(ra), len(rb), d, (ra + [(None,)])[d][0])
+    return None
+
+for line in sys.stdin:
+    kind, a, b, verdict = line.rstrip("\n").split("\t")
+    try:
+        why = same_zip(a, b) if kind == "trace.zip" else same_pprof(a, b)
+    except Exception as e:
+        why = "cannot read: %s" % e
+    open(verdict, "w").write("0\n" if why is None else why + "\n")
+EOF
+: >"$W/same.in"
+for c in "${cases[@]}"; do
+	IFS='|' read -r name id kind e filter rawid pkid ro po <<<"$c"
+	case $kind in trace.zip | pprof) ;; *) continue ;; esac
+	[ -f "$ro" ] && [ -f "$po" ] && printf '%s\t%s\t%s\t%s\n' "$kind" "$ro" "$po" "$W/log/$pkid.same" >>"$W/same.in"
+done
+python3 "$W/same.py" <"$W/same.in"
+
+# text FILTER FILE: FILE (or its .xz) with the sed FILTER applied
+text() {
+	if [ -n "$1" ]; then expected "$2" | sed -e "$1"; else expected "$2"; fi
+}
+
+for c in "${cases[@]}"; do
+	IFS='|' read -r name id kind e filter rawid pkid ro po <<<"$c"
+	name=pack/$name
+	if [[ $ok_packs != *" $id "* ]]; then
+		skip "$name" "no pack"
+		continue
+	fi
+	[ "$ro" = - ] && ro=$W/log/$rawid.out
+	[ "$po" = - ] && po=$W/log/$pkid.out
+	prc=none rrc=none
+	[ -f "$W/log/$pkid.rc" ] && read -r prc <"$W/log/$pkid.rc"
+	[ -f "$W/log/$rawid.rc" ] && read -r rrc <"$W/log/$rawid.rc"
+	if [ "$prc" != 0 ] || [ ! -f "$po" ]; then
+		fail "$name" "exit status $prc converting the pack$([ -f "$po" ] || echo ', no output')" "$W/log/$pkid.err"
+		continue
+	fi
+	if [ -z "$e" ]; then
+		# against the recording's conversion
+		if [ "$rrc" != 0 ] || [ ! -f "$ro" ]; then
+			skip "$name" "the recording's own conversion failed (exit status $rrc)"
+			continue
+		fi
+		case $kind in
+		trace.zip | pprof)
+			read -r why <"$W/log/$pkid.same"
+			[ "$why" = 0 ] && pass "$name" && continue
+			echo "$why" >"$W/diff"
+			;;
+		*)
+			cmp -s "$ro" "$po" && pass "$name" && continue
+			diff -u "$ro" "$po" --label recording --label pack | cut -c 1-200 >"$W/diff"
+			;;
+		esac
+		fail "$name" "the pack's $kind differs from the recording's" "$W/diff"
+		continue
+	fi
+	# against the expected file, as the golden test compares
+	if [ -z "$filter" ] && [ -f "$e" ] && cmp -s "$e" "$po"; then
+		pass "$name"
+		continue
+	fi
+	if ! text "$filter" "$e" >"$W/exp" 2>/dev/null; then
+		skip "$name" "no $e"
+		continue
+	fi
+	text "$filter" "$po" >"$W/got"
+	if cmp -s "$W/exp" "$W/got"; then
+		pass "$name"
+		continue
+	fi
+	eval "${rawjob[$rawid]}"
+	read -r rrc <"$W/log/$rawid.rc"
+	text "$filter" "$ro" >"$W/raw" 2>/dev/null
+	if [ "$rrc" = 0 ] && cmp -s "$W/exp" "$W/raw"; then
+		diff -u "$W/exp" "$W/got" --label "${e#"$top"/}" --label pack | cut -c 1-200 >"$W/diff"
+		fail "$name" "output differs from ${e#"$top"/}" "$W/diff"
+	elif [ "$rrc" = 0 ] && cmp -s "$W/raw" "$W/got"; then
+		xfail "$name" "the recording converted where its files are differs from ${e#"$top"/} too (its golden case); the pack gives the same"
+	else
+		diff -u "$W/raw" "$W/got" --label recording --label pack | cut -c 1-200 >"$W/diff"
+		fail "$name" "output differs from ${e#"$top"/}, and from the recording's conversion (exit status $rrc)" "$W/diff"
+	fi
+done
+
+# ---------------------------------------------------------------------------------------------------
+# -f pack with a name that does not tell the format: the same bytes as NAME.perfpack (a pack is
+# made the same way every time)
+if selected pack/format-option && [[ $ok_packs == *" fp-callgraph "* ]]; then
+	fx=fp-callgraph
+	fixture "$FIX/$fx"
+	run_pc "$W/fo" -q "${args[@]}" -f pack -o "$W/fo/out.pk"
+	if [ "$rc" != 0 ] || [ ! -s "$W/fo/out.pk" ]; then
+		fail pack/format-option "-f pack -o out.pk: exit status $rc" "$W/fo/err"
+	elif cmp -s "$W/p/$fx.perfpack" "$W/fo/out.pk"; then
+		pass pack/format-option
+	elif cmp -s <(tar --zstd -tf "$W/p/$fx.perfpack" 2>&1) <(tar --zstd -tf "$W/fo/out.pk" 2>&1); then
+		diff <(tar --zstd -tvf "$W/p/$fx.perfpack" 2>&1) <(tar --zstd -tvf "$W/fo/out.pk" 2>&1) >"$W/diff"
+		fail pack/format-option "two packs of the same recording have the same members but not the same bytes: a pack is not the same every time" "$W/diff"
+	else
+		diff <(tar --zstd -tvf "$W/p/$fx.perfpack" 2>&1) <(tar --zstd -tvf "$W/fo/out.pk" 2>&1) >"$W/diff"
+		fail pack/format-option "-f pack -o out.pk and -o $fx.perfpack list different members" "$W/diff"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# The same pid on another machine: the converting machine's /tmp/perf-PID.map belongs to some other
+# process that had the recorded pid.  Here it covers the recorded map's addresses with other names;
+# the pack must not use it.  The control converts the recording itself (with its symbol tree, no
+# --map-dir) in the same namespace: perf's rule reads /tmp, so the wrong names show up.
+for fx in node-perf-basic-prof mono-jitmap; do
+	selected "pack/same-pid/$fx" || continue
+	dir=$FIX/$fx
+	map=$(ls "$dir"/maps/perf-*.map 2>/dev/null | head -n 1)
+	if [ -z "$map" ]; then
+		skip "pack/same-pid/$fx" "no perf map in $dir/maps"
+		continue
+	fi
+	if [[ $ok_packs != *" $fx "* ]]; then
+		skip "pack/same-pid/$fx" "no pack"
+		continue
+	fi
+	fixture "$dir"
+	pid=${map##*/perf-}
+	pid=${pid%.map}
+	D=$W/same-pid/$fx
+	mkdir -p "$D"
+	awk '{ printf "%s %s WRONG_NAME_%d\n", $1, $2, NR }' "$map" >"$D/perf-$pid.map"
+	compat=()
+	jit_fixture "$fx" && compat=(--perf-compat)
+	# the recording's own conversion, with its options but --map-dir
+	norawmap=("${args[@]:0:${#args[@]}-2}")
+	ln -f "$W/p/$fx.perfpack" "$D/pack.perfpack"
+	# in the isolation: PERFCONV D PID ARGS..., the map put in /tmp, then each conversion
+	# shellcheck disable=SC2016
+	script='pc=$1 D=$2 pid=$3
+		shift 3
+		cp "$D/perf-$pid.map" "/tmp/perf-$pid.map" || exit 9
+		"$pc" -q "$@" -o "$D/$out.folded" 2>"$D/$out.err"
+		echo $? >"$D/$out.rc"
+		"$pc" -q "$@" --jit -o "$D/$out-jit.folded" 2>>"$D/$out.err"
+		echo $? >>"$D/$out.rc"'
+	out=pack iso -- bash -c "out=pack; $script" isolate "$PERFCONV" "$D" "$pid" -i "$D/pack.perfpack" "${compat[@]}" 2>"$D/iso.err"
+	# the control: the fixture tree is needed there, so it is not hidden
+	"$ISO" -k "$W" -k "$bindir" -k "$FIXABS" -- bash -c "out=raw; $script" isolate "$PERFCONV" "$D" "$pid" "${norawmap[@]}" 2>>"$D/iso.err"
+	expected "$dir/expected/folded.txt" >"$D/exp"
+	expected "$dir/expected/folded-jit.txt" >"$D/exp-jit" 2>/dev/null || : >"$D/exp-jit"
+	if [ "$(tr '\n' ' ' <"$D/pack.rc" 2>/dev/null)" != "0 0 " ]; then
+		fail "pack/same-pid/$fx" "exit status $(tr '\n' ' ' <"$D/pack.rc" 2>/dev/null) converting the pack" "$D/pack.err"
+	elif grep -q WRONG_NAME "$D/pack.folded" "$D/pack-jit.folded"; then
+		grep -h WRONG_NAME "$D/pack.folded" | head -n 5 >"$W/diff"
+		fail "pack/same-pid/$fx" "the pack's conversion took names from /tmp/perf-$pid.map of this machine" "$W/diff"
+	elif ! cmp -s "$D/exp" "$D/pack.folded"; then
+		diff -u "$D/exp" "$D/pack.folded" --label expected/folded.txt --label pack | cut -c 1-200 >"$W/diff"
+		fail "pack/same-pid/$fx" "output differs from expected/folded.txt with a perf-$pid.map in /tmp" "$W/diff"
+	elif [ -s "$D/exp-jit" ] && ! cmp -s "$D/exp-jit" "$D/pack-jit.folded"; then
+		diff -u "$D/exp-jit" "$D/pack-jit.folded" --label expected/folded-jit.txt --label pack | cut -c 1-200 >"$W/diff"
+		fail "pack/same-pid/$fx" "--jit output differs from expected/folded-jit.txt with a perf-$pid.map in /tmp" "$W/diff"
+	else
+		pass "pack/same-pid/$fx"
+	fi
+	if [ "$(tr '\n' ' ' <"$D/raw.rc" 2>/dev/null)" != "0 0 " ]; then
+		fail "pack/same-pid/$fx/control" "exit status $(tr '\n' ' ' <"$D/raw.rc" 2>/dev/null) converting the recording" "$D/raw.err"
+	elif grep -q WRONG_NAME "$D/raw.folded"; then
+		pass "pack/same-pid/$fx/control"
+	elif ! cmp -s "$D/exp" "$D/raw.folded"; then
+		pass "pack/same-pid/$fx/control"
+		echo "      the recording's conversion differs from expected/folded.txt, without the wrong names"
+	else
+		fail "pack/same-pid/$fx/control" "the recording converted with /tmp/perf-$pid.map and no --map-dir gave the expected output: the hazard is not shown" "$D/raw.err"
+	fi
+done
+
+# ---------------------------------------------------------------------------------------------------
+# Bad packs: the conversion fails (1, never a signal), names the pack, and leaves nothing behind.
+if selected pack/bad && [[ $ok_packs == *" fp-callgraph "* ]]; then
+	src=$W/p/fp-callgraph.perfpack
+	# the undamaged pack must convert, or the failures below prove nothing
+	run_pc "$W/bad/intact" -q -i "$src" -o "$W/bad/intact/out.folded"
+	if [ "$rc" != 0 ]; then
+		skip "pack/bad/*" "the undamaged pack does not convert either (exit status $rc): $(head -n 1 "$W/bad/intact/err")"
+	fi
+fi
+if selected pack/bad && [[ $ok_packs == *" fp-callgraph "* ]] && [ "$rc" = 0 ]; then
+	size=$(stat -c %s "$src")
+	mkdir -p "$W/bad"
+	head -c $((size / 2)) "$src" >"$W/bad/truncated.perfpack"
+	cp "$src" "$W/bad/flipped.perfpack"
+	mid=$((size / 2))
+	b=$(od -An -tu1 -j "$mid" -N 1 "$src" | tr -d ' ')
+	# shellcheck disable=SC2059
+	printf "\\$(printf %03o $((b ^ 0xff)))" | dd of="$W/bad/flipped.perfpack" bs=1 seek="$mid" conv=notrunc status=none
+	for kind in truncated flipped; do
+		bp=$W/bad/$kind.perfpack
+		O=$W/bad/out-$kind
+		run_pc "$O" -q -i "$bp" -o "$O/out.folded"
+		left=$(ls -A "$O" | grep -vx 'out\|err' | tr '\n' ' ')
+		if [ "$rc" = 0 ]; then
+			fail "pack/bad/$kind" "exit status 0: the pack $([ "$kind" = truncated ] && echo "cut at byte $mid" || echo "with byte $mid flipped") (of $size) was converted" "$O/err"
+		elif [ "$rc" -ge 128 ]; then
+			fail "pack/bad/$kind" "exit status $rc: a crash" "$O/err"
+		elif ! grep -qF "$bp" "$O/err"; then
+			fail "pack/bad/$kind" "exit status $rc, but stderr does not name $bp" "$O/err"
+		elif [ -n "$left" ]; then
+			fail "pack/bad/$kind" "exit status $rc, but files were left behind: $left" "$O/err"
+		else
+			pass "pack/bad/$kind"
+		fi
+	done
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Batch mode over packs: two fixtures of the same build-id (callgraph e1bab191...) packed from two
+# symbol trees, the whole tree and one without the debug files: each output is its own pack's,
+# folded as perf made it, svg as the recording gives it.
+if selected pack/batch; then
+	a=fp-callgraph b=fp-stripped-debuglink-nodebug
+	if [[ $ok_packs != *" $a "* ]] || [[ $ok_packs != *" $b "* ]]; then
+		skip pack/batch "no pack of $a or $b"
+	else
+		B=$W/batch
+		mkdir -p "$B/in" "$B/ref"
+		ln -f "$W/p/$a.perfpack" "$B/in/$a.perfpack"
+		ln -f "$W/p/$b.perfpack" "$B/in/$b.perfpack"
+		fixture "$FIX/fp-callgraph"
+		"$PERFCONV" -q "${args[@]}" -o "$B/ref/$a.svg" 2>/dev/null
+		"$PERFCONV" -q -i "$FIX/fp-stripped-debuglink/perf.data" --symfs "$W/symfs-nodebug" --kallsyms "$ROOT/kallsyms" \
+			-o "$B/ref/$b.svg" 2>/dev/null
+		iso -- "$PERFCONV" -O "$B/out" -j 2 -f folded,svg "$B/in/" >"$B/stdout" 2>"$B/err"
+		rc=$?
+		bad=
+		[ "$rc" = 0 ] || bad="exit status $rc"
+		for p in "$a|$FIX/fp-callgraph/expected/folded.txt" "$b|$FIX/fp-stripped-debuglink/expected/folded-nodebug.txt"; do
+			n=${p%%|*} e=${p#*|}
+			for ext in folded svg; do
+				mapfile -t got < <(find "$B/out" -type f -name "$n.*$ext" 2>/dev/null)
+				if [ "${#got[@]}" != 1 ]; then
+					bad="${bad:-${#got[@]} outputs $n.*$ext in $B/out, expected 1}"
+					continue
+				fi
+				if [ "$ext" = folded ]; then
+					if ! cmp -s "$e" "${got[0]}"; then
+						diff -u "$e" "${got[0]}" --label "${e#"$top"/}" --label batch >>"$B/err"
+						bad="${bad:-${got[0]#"$B"/} differs from ${e#"$top"/}}"
+					fi
+				elif ! cmp -s "$B/ref/$n.svg" "${got[0]}"; then
+					bad="${bad:-${got[0]#"$B"/} differs from the svg of the recording}"
+				fi
+			done
+		done
+		if [ -n "$bad" ]; then fail pack/batch "$bad" "$B/err"; else pass pack/batch; fi
+	fi
+fi
+
+echo "# packing and the recordings' conversions took $t_pack s, the packs' conversions $t_conv s"
+exit 0
