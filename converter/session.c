@@ -65,6 +65,8 @@ static int kpreload_done(const struct pfc_session *s)
  * the recorded one, a pack's), or NULL (then a warning says why, later). */
 static const char *kernel_syms_path(struct pfc_session *s, struct pfc_found *found)
 {
+	/* asked when the first kernel frame needs it: a pipe stream tells its kernel late */
+	pfc_files_set_running_kallsyms(s->files, kernel_matches_running(s) ? "/proc/kallsyms" : NULL);
 	if (!pfc_files_find(s->files, PFC_FILES_KERNEL, "kallsyms", 0, found))
 		return NULL;
 	pfc_files_note(s->files, PFC_FILES_KERNEL, "kallsyms", "kernel symbols", -1, NULL, 0);
@@ -183,7 +185,7 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 		struct pfc_files_opts fo = {
 			.symfs = o->symfs, .buildid_dir = o->buildid_dir, .buildid_dir_given = o->buildid_dir_given,
 			.map_dir = o->map_dir,
-			.kallsyms = o->kallsyms, .running_kallsyms = kernel_matches_running(s) ? "/proc/kallsyms" : NULL,
+			.kallsyms = o->kallsyms,
 			.proc = getenv("PERFCONV_PROC"), .tmp = getenv("PERFCONV_TMP"), .record = o->record_files,
 		};
 		if (!(s->files = pfc_files_new(&fo, s->pack)))

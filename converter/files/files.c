@@ -217,6 +217,11 @@ struct pfc_files *pfc_files_new(const struct pfc_files_opts *o, const struct pfc
 	return f;
 }
 
+void pfc_files_set_running_kallsyms(struct pfc_files *f, const char *path)
+{
+	f->o.running_kallsyms = path;
+}
+
 int pfc_files_load_pack(struct pfc_files *f, struct pfc_error *err)
 {
 	return f->pack ? load_manifest(f, err) : 0;

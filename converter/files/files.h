@@ -70,6 +70,9 @@ struct pfc_files;
 struct pfc_files *pfc_files_new(const struct pfc_files_opts *o, const struct pfc_pack *pack);
 void pfc_files_free(struct pfc_files *f);
 
+/* The running kernel's symbols serve the recording (its kernel is the running one): path,
+ * or NULL when it is not.  Never used for a pack. */
+void pfc_files_set_running_kallsyms(struct pfc_files *f, const char *path);
 /* Reads the pack's MANIFEST (after pfc_files_new with a pack): which member answers which
  * (place, path).  A malformed MANIFEST is an error. */
 int pfc_files_load_pack(struct pfc_files *f, struct pfc_error *err);

@@ -181,7 +181,7 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 	if (r->total + size > r->mem)
 		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': %llu bytes, more than this machine's memory holds",
 				shown(name, r->buf[0]), (unsigned long long)size);
-	if (!p->n && (strcmp(name, PFC_PACK_MANIFEST) || size < MAGIC_LEN))
+	if (!p->n && strcmp(name, PFC_PACK_MANIFEST))
 		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': the first member must be %s",
 				shown(name, r->buf[0]), PFC_PACK_MANIFEST);
 
