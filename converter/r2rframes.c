@@ -118,6 +118,7 @@ static struct pfc_r2rmeta *load(struct pfc_session *s, const struct pfc_dso *d)
 		return NULL;
 	}
 	pfc_files_note(s->files, base, rel, "ReadyToRun image", pid, NULL, 0);
+	pfc_r2rmeta_use_files(r, s->files, base, rel);
 	if (o->verbose && o->log) {
 		struct pfc_r2rmeta_stats st;
 		pfc_r2rmeta_stats(r, &st);

@@ -44,6 +44,9 @@ struct pfc_r2rmeta {
 	const uint8_t *buf;
 	size_t len;
 	void *own_map;             /* buf, when pfc_r2rmeta_open mapped it */
+	struct pfc_files *files;   /* where the modules beside the image are asked for (or dir) */
+	enum pfc_files_base files_base;
+	char *files_dir;
 	char *dir;
 	struct pfc_pe pe;
 	int composite;
@@ -276,13 +279,25 @@ static const struct pfc_ecma *module_md(struct pfc_r2rmeta *r, uint32_t k)
 	if (mo->cor_rva) {
 		if (md_of_cli(&r->pe, r->buf, r->len, mo->cor_rva, &mo->md, &e) == 0)
 			mo->state = 1;
-	} else if (r->dir) {
+	} else if (r->dir || r->files) {
 		char path[4096];
+		struct pfc_found f;
 		struct pfc_pe pe;
-		int n = snprintf(path, sizeof(path), "%s/%s.dll", r->dir, mo->name);
-		if (n < 0 || (size_t)n >= sizeof(path) || strchr(mo->name, '/') ||
-		    map_file(path, &mo->map, &mo->map_len) < 0)
+		int n = 0;
+		if (strchr(mo->name, '/'))
 			return NULL;
+		if (r->files) {	/* asked like the image itself: a pack has the modules it used */
+			if (!pfc_files_findf(r->files, r->files_base, 0, &f, "%s/%s.dll", r->files_dir, mo->name))
+				return NULL;
+			n = snprintf(path, sizeof(path), "%s", f.path);
+		} else {
+			n = snprintf(path, sizeof(path), "%s/%s.dll", r->dir, mo->name);
+		}
+		if (n < 0 || (size_t)n >= sizeof(path) || map_file(path, &mo->map, &mo->map_len) < 0)
+			return NULL;
+		if (r->files)
+			pfc_files_note(r->files, f.base, f.rel, "ReadyToRun module of a composite or version bubble", -1,
+				       NULL, 0);
 		if (pfc_pe_parse_headers(mo->map, mo->map_len, &pe, &e) == 0 && pe.is_managed && pe.md_size) {
 			int64_t off = pfc_pe_rva_to_offset(&pe, pe.md_rva);
 			if (off >= 0 && (uint64_t)off + pe.md_size <= mo->map_len &&
@@ -766,6 +781,16 @@ int pfc_r2rmeta_open(const char *path, struct pfc_r2rmeta **out, struct pfc_erro
 	return 0;
 }
 
+void pfc_r2rmeta_use_files(struct pfc_r2rmeta *r, struct pfc_files *files, enum pfc_files_base base, const char *rel)
+{
+	const char *slash = strrchr(rel, '/');
+
+	free(r->files_dir);
+	r->files_dir = strndup(rel, slash ? (size_t)(slash - rel) : 0);
+	r->files = r->files_dir ? files : NULL;
+	r->files_base = base;
+}
+
 void pfc_r2rmeta_free(struct pfc_r2rmeta *r)
 {
 	size_t i;
@@ -780,6 +805,7 @@ void pfc_r2rmeta_free(struct pfc_r2rmeta *r)
 	free(r->mods);
 	free(r->owner);
 	free(r->dir);
+	free(r->files_dir);
 	free(r->tmp.buf);
 	pfc_pe_free(&r->pe);
 	if (r->own_map)

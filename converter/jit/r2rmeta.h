@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "converter/util/error.h"
+#include "converter/files/files.h"
 #include "converter/util/strbuf.h"
 #include "converter/jit/pe.h"
 
@@ -48,6 +49,10 @@ int pfc_r2rmeta_parse(const uint8_t *buf, size_t len, const char *dir, struct pf
 		      struct pfc_error *err);
 /* Map a file and parse it, its directory being dir.  -PFC_ERR_OPEN when it cannot be read. */
 int pfc_r2rmeta_open(const char *path, struct pfc_r2rmeta **out, struct pfc_error *err);
+/* The modules beside the image (a composite's components, a version bubble's assemblies)
+ * are asked of files as BASE "DIR/NAME.dll", DIR the directory of rel, the image's own
+ * question: where it came from, a pack included. */
+void pfc_r2rmeta_use_files(struct pfc_r2rmeta *r, struct pfc_files *files, enum pfc_files_base base, const char *rel);
 void pfc_r2rmeta_free(struct pfc_r2rmeta *r);
 
 const struct pfc_pe *pfc_r2rmeta_pe(const struct pfc_r2rmeta *r);
