@@ -194,12 +194,16 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 			snprintf(err->file, sizeof(err->file), "%s", o->input);
 			return ret;
 		}
+		s->recording_path = s->recording_name = o->input;
 		if (s->pack) {	/* "captured on", and trace.zip's entry times: the recording's */
 			long long t;
 			if (pfc_files_pack_mtime(s->files, &t)) {
 				s->rd.mtime = t;
 				s->rd.have_mtime = 1;
 			}
+			s->recording_path = s->pack_input;
+			if (pfc_files_pack_recording(s->files))
+				s->recording_name = pfc_files_pack_recording(s->files);
 		}
 	}
 	{

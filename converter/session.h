@@ -160,6 +160,9 @@ struct pfc_session {
 	struct pfc_files *files;      /* where every symbol source gets its files (files.c) */
 	struct pfc_pack *pack;        /* the input is a pack: its members (pack.c) */
 	char pack_input[64];          /* its recording, as a path to open */
+	const char *recording_path;   /* the recording, to open: the input, or the pack's member */
+	const char *recording_name;   /* its name, for the writers that name it: the input's, or
+				       * the name it had where the pack was written */
 };
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err);

@@ -77,24 +77,39 @@ static int same_bytes(const char *a, const char *b, uint64_t size)
 	return same;
 }
 
-/* A file's bytes as they are now: what /proc says is empty (a process's comm, status) is
- * read, not copied by its size. */
-static int add_member(struct pfc_packw *w, const char *member, const char *path, uint64_t size,
-		      struct pfc_error *err)
-{
-	char buf[65536];
-	size_t n;
-	FILE *f;
-	int ret;
+/* What /proc says is empty (a process's comm and status, kallsyms) is read whole, up to
+ * this size, rather than copied by the size stat gives. */
+#define PROC_FILE_MAX ((size_t)256 << 20)
 
-	if (size)
-		return pfc_packw_add_file(w, member, path, err);
-	if (!(f = fopen(path, "rb")))
-		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));
-	n = fread(buf, 1, sizeof(buf), f);
+static int read_whole(const char *path, char **buf, size_t *len, struct pfc_error *err)
+{
+	size_t cap = 1 << 16, n = 0, got;
+	char *b = malloc(cap);
+	FILE *f = fopen(path, "rb");
+
+	if (!b || !f) {
+		free(b);
+		if (f)
+			fclose(f);
+		return b ? PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno)) : PFC_FAIL_NOOFF(err, NOMEM, "pack");
+	}
+	while ((got = fread(b + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			char *nb = cap < PROC_FILE_MAX ? realloc(b, cap * 2) : NULL;
+			if (!nb) {
+				free(b);
+				fclose(f);
+				return PFC_FAIL_NOOFF(err, NOMEM, "'%s': larger than %zu MB", path, PROC_FILE_MAX >> 20);
+			}
+			b = nb;
+			cap *= 2;
+		}
+	}
 	fclose(f);
-	ret = pfc_packw_add_bytes(w, member, buf, n, err);
-	return ret;
+	*buf = b;
+	*len = n;
+	return 0;
 }
 
 /* Members: one per distinct file (by its bytes), named by the first place it was found in. */
@@ -102,11 +117,12 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 {
 	const struct pfc_files_entry *v;
 	size_t n, i, k;
-	size_t *member_of = NULL;
-	uint64_t *sizes = NULL, total = 0, packed_bytes = 0;
+	size_t *member_of = NULL, *sizes = NULL;
+	char **bytes = NULL;          /* the content of files read whole (/proc) */
+	uint64_t total = 0, packed_bytes = 0;
 	struct pfc_sb mf;
 	struct pfc_packw *w = NULL;
-	const char *recording = s->pack ? s->pack_input : s->opts->input;
+	const char *recording = s->recording_path;
 	struct stat st;
 	unsigned used;
 	int ret = 0, b;
@@ -120,8 +136,9 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	n = pfc_files_recorded(s->files, &v);
 	member_of = calloc(n + 1, sizeof(*member_of));
 	sizes = calloc(n + 1, sizeof(*sizes));
+	bytes = calloc(n + 1, sizeof(*bytes));
 	memset(&mf, 0, sizeof(mf));
-	if (!member_of || !sizes) {
+	if (!member_of || !sizes || !bytes) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack");
 		goto out;
 	}
@@ -133,7 +150,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			 "# file PLACE PATH MEMBER SIZE BUILD-ID PID NAME-WHERE-RECORDED WHY\n",
 		    PFC_PACK_MAGIC, o->version ? o->version : "");
 	pfc_sb_addf(&mf, "recording\t%s\t%llu\t%s\t%lld\n", PFC_PACK_RECORDING, (unsigned long long)st.st_size,
-		    s->opts->input, s->rd.have_mtime ? (long long)s->rd.mtime : (long long)st.st_mtime);
+		    s->recording_name, s->rd.have_mtime ? (long long)s->rd.mtime : (long long)st.st_mtime);
 	used = pfc_files_bases_used(s->files);
 	for (b = 0; b < PFC_FILES_NR; b++)
 		if (used & (1u << b))
@@ -157,9 +174,13 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			goto out;
 		}
 		sizes[i] = (uint64_t)st.st_size;
+		if (!st.st_size) {	/* /proc: its bytes now, as the conversion read them */
+			if ((ret = read_whole(e->local, &bytes[i], &sizes[i], err)) < 0)
+				goto out;
+		}
 		member_of[i] = i;
-		for (k = 0; k < i; k++)
-			if (!v[k].is_list && !v[k].probe && member_of[k] == k && sizes[k] == sizes[i] &&
+		for (k = 0; k < i && !bytes[i]; k++)
+			if (!v[k].is_list && !v[k].probe && member_of[k] == k && !bytes[k] && sizes[k] == sizes[i] &&
 			    (!strcmp(v[k].local, e->local) || same_bytes(v[k].local, e->local, sizes[i]))) {
 				member_of[i] = k;
 				break;
@@ -188,7 +209,9 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		if (v[i].is_list || v[i].probe || member_of[i] != i)
 			continue;
 		member_name(member, sizeof(member), &v[i], i);
-		if ((ret = add_member(w, member, v[i].local, sizes[i], err)) < 0)
+		ret = bytes[i] ? pfc_packw_add_bytes(w, member, bytes[i], sizes[i], err)
+			       : pfc_packw_add_file(w, member, v[i].local, err);
+		if (ret < 0)
 			goto out;
 	}
 	ret = pfc_packw_close(w, &packed_bytes, err);
@@ -204,6 +227,9 @@ out:
 	if (w)
 		pfc_packw_abort(w);
 	pfc_sb_free(&mf);
+	for (i = 0; bytes && i < n; i++)
+		free(bytes[i]);
+	free(bytes);
 	free(member_of);
 	free(sizes);
 	return ret;

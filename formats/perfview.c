@@ -181,7 +181,7 @@ struct pv {
 	struct pfc_tptext tp;         /* tracepoint payloads, in stream order */
 	const char *tp_why;           /* why they could not be rendered */
 	/* side files copied */
-	struct side { char *path; char *entry; } *side;
+	struct side { char *path, *name, *entry; } *side;	/* open path, name where recorded */
 	size_t nr_side, cap_side;
 };
 
@@ -876,7 +876,7 @@ static int add_file(struct pv *p, const char *path, const char *entry)
 	return ret;
 }
 
-static int side_add(struct pv *p, const char *path, const char *entry)
+static int side_add(struct pv *p, const char *path, const char *name, const char *entry)
 {
 	size_t i;
 
@@ -892,9 +892,11 @@ static int side_add(struct pv *p, const char *path, const char *entry)
 		p->cap_side = cap;
 	}
 	p->side[p->nr_side].path = strdup(path);
+	p->side[p->nr_side].name = strdup(name);
 	p->side[p->nr_side].entry = strdup(entry);
-	if (!p->side[p->nr_side].path || !p->side[p->nr_side].entry) {
+	if (!p->side[p->nr_side].path || !p->side[p->nr_side].name || !p->side[p->nr_side].entry) {
 		free(p->side[p->nr_side].path);
+		free(p->side[p->nr_side].name);
 		free(p->side[p->nr_side].entry);
 		return PFC_FAIL_NOOFF(p->err, NOMEM, "side files");
 	}
@@ -916,8 +918,7 @@ static const char *base_name(const char *path)
 
 static int side_found(void *arg, const char *path, const char *name, const char *entry)
 {
-	(void)name;
-	return side_add(arg, path, entry);
+	return side_add(arg, path, name, entry);
 }
 
 /* The perf maps that resolved frames, their perfinfo files, and the jitdumps of the
@@ -1078,7 +1079,7 @@ static void build_log(struct pv *p, int have_perf_data)
 		    (unsigned long long)s->st.nr_unresolved_user, (unsigned long long)s->st.nr_unresolved_kernel,
 		    (unsigned long long)s->st.nr_unresolved_nomap);
 	for (i = 0; i < p->nr_side; i++)
-		pfc_sb_addf(L, "Copied %s from %s\n", p->side[i].entry, p->side[i].path);
+		pfc_sb_addf(L, "Copied %s from %s\n", p->side[i].entry, p->side[i].name);
 	if (have_perf_data)
 		pfc_sb_addf(L, "Copied perf.data from %s\n", so->input);
 	if (p->o->warnings && *p->o->warnings) {
@@ -1097,7 +1098,7 @@ static void build_log(struct pv *p, int have_perf_data)
 
 static int pack(struct pv *p)
 {
-	const char *input = p->s->opts->input;
+	const char *input = p->s->recording_path;
 	int ret, have_perf_data = 0;
 	size_t i;
 
@@ -1113,7 +1114,7 @@ static int pack(struct pv *p)
 		if (ret < 0)
 			return ret;
 		if (ret > 0) {	/* gone since it was read: say so in the log */
-			pfc_sb_addf(&p->log, "Warning: cannot read %s any more: not copied\n", p->side[i].path);
+			pfc_sb_addf(&p->log, "Warning: cannot read %s any more: not copied\n", p->side[i].name);
 			free(p->side[i].entry);
 			p->side[i].entry = strdup("(not copied)");
 		}
@@ -1175,7 +1176,7 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	p.fp = seekable ? out : tmpfile();
 	if (!p.fp)
 		return PFC_FAIL_NOOFF(err, WRITE, "cannot create a temporary file: %s", strerror(errno));
-	p.dir = trace_name(o, s->opts->input);
+	p.dir = trace_name(o, s->recording_name);
 	p.line_of = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_of));
 	p.line_str = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_str));
 	p.line_len = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_len));
@@ -1215,6 +1216,7 @@ out:
 		fclose(p.fp);
 	for (i = 0; i < p.nr_side; i++) {
 		free(p.side[i].path);
+		free(p.side[i].name);
 		free(p.side[i].entry);
 	}
 	free(p.side);

@@ -315,7 +315,7 @@ static const char *unit_of(const struct pfc_evsel *ev, int use_period)
 static int ss_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
 	struct ss_ctx c;
-	const char *input = s->opts->input, *unit = "none", *base;
+	const char *input = s->recording_name, *unit = "none", *base;
 	size_t i, j, active = 0;
 	int ret;
 

@@ -11,6 +11,7 @@
  */
 // FUZZ_MAX_LEN: 16384
 // FUZZ_SEEDS: fuzz/seeds/pack/*
+// FUZZ_ASAN_OPTIONS: quarantine_size_mb=0:thread_local_quarantine_size_kb=0
 #include <zstd.h>
 #include "converter/files/pack.h"
 #include "fuzz/fuzz_common.h"

@@ -539,7 +539,7 @@ for fx in node-perf-basic-prof mono-jitmap; do
 	awk '{ printf "%s %s WRONG_NAME_%d\n", $1, $2, NR }' "$map" >"$D/perf-$pid.map"
 	compat=()
 	jit_fixture "$fx" && compat=(--perf-compat)
-	# the recording's own conversion, with its options but --map-dir
+	# the recording's own conversion: its options without --map-dir (the last two words)
 	norawmap=("${args[@]:0:${#args[@]}-2}")
 	ln -f "$W/p/$fx.perfpack" "$D/pack.perfpack"
 	# in the isolation: PERFCONV D PID ARGS..., a conversion before the map is put in /tmp, and two
@@ -553,7 +553,7 @@ for fx in node-perf-basic-prof mono-jitmap; do
 		echo $? >"$D/$out.rc"
 		"$pc" -q "$@" --jit -o "$D/$out-jit.folded" 2>>"$D/$out.err"
 		echo $? >>"$D/$out.rc"'
-	out=pack iso -- bash -c "out=pack; $script" isolate "$PERFCONV" "$D" "$pid" -i "$D/pack.perfpack" "${compat[@]}" 2>"$D/iso.err"
+	iso -- bash -c "out=pack; $script" isolate "$PERFCONV" "$D" "$pid" -i "$D/pack.perfpack" "${compat[@]}" 2>"$D/iso.err"
 	# the control: the fixture tree is needed there, so it is not hidden
 	"$ISO" -k "$W" -k "$bindir" -k "$FIXABS" -- bash -c "out=raw; $script" isolate "$PERFCONV" "$D" "$pid" "${norawmap[@]}" 2>>"$D/iso.err"
 	expected "$dir/expected/folded.txt" >"$D/exp"

@@ -44,6 +44,7 @@ struct pfc_files {
 	size_t nr_listed;
 	unsigned pack_has;           /* bases the packing conversion had (1 << base) */
 	long long mtime;             /* the recording's, from the MANIFEST */
+	const char *recording;       /* its name where the pack was written */
 	int have_mtime;
 	struct pfc_files_entry *rec; /* opts.record: what was found, in order */
 	size_t nr_rec, cap_rec;
@@ -171,6 +172,8 @@ static int load_manifest(struct pfc_files *f, struct pfc_error *err)
 			p->fd = -1;
 		} else if (!strcmp(fl[0], "recording") && n >= 5) {
 			char *end;
+			if (*fl[3])
+				f->recording = fl[3];
 			long long t = strtoll(fl[4], &end, 10);
 			if (*fl[4] && !*end) {
 				f->mtime = t;
@@ -250,6 +253,11 @@ int pfc_files_pack_mtime(const struct pfc_files *f, long long *mtime)
 {
 	*mtime = f->mtime;
 	return f->have_mtime;
+}
+
+const char *pfc_files_pack_recording(const struct pfc_files *f)
+{
+	return f->recording;
 }
 
 int pfc_files_from_pack(const struct pfc_files *f)

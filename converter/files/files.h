@@ -101,6 +101,8 @@ void pfc_files_note(struct pfc_files *f, enum pfc_files_base base, const char *r
 		    int32_t pid, const uint8_t *bid, int bid_len);
 /* The recording's modification time as the pack's MANIFEST gives it; 0 when it does not. */
 int pfc_files_pack_mtime(const struct pfc_files *f, long long *mtime);
+/* The recording's name where the pack was written (its MANIFEST), or NULL. */
+const char *pfc_files_pack_recording(const struct pfc_files *f);
 /* Whether a pack is being read (sources tell the user other things then). */
 int pfc_files_from_pack(const struct pfc_files *f);
 

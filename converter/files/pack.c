@@ -520,16 +520,18 @@ int pfc_pack_detect_mem(const void *buf, size_t len)
 	unsigned char out[512 + MAGIC_LEN];
 	ZSTD_inBuffer in = { buf, len < DETECT_MAX ? len : DETECT_MAX, 0 };
 	ZSTD_outBuffer o = { out, sizeof(out), 0 };
-	ZSTD_DCtx *d;
+	/* one decoder a thread, kept: its window is allocated once (a batch detects every
+	 * file it scans, a fuzzer every input) */
+	static __thread ZSTD_DCtx *d;
 
-	if (len < 4 || memcmp(buf, ZSTD_MAGIC, 4) || !(d = ZSTD_createDCtx()))
+	if (len < 4 || memcmp(buf, ZSTD_MAGIC, 4) || (!d && !(d = ZSTD_createDCtx())))
 		return 0;
+	ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
 	while (o.pos < o.size && in.pos < in.size) {
 		size_t r = ZSTD_decompressStream(d, &o, &in);
 		if (ZSTD_isError(r) || !r)
 			break;
 	}
-	ZSTD_freeDCtx(d);
 	return o.pos == o.size && !memcmp(out, PFC_PACK_MANIFEST, sizeof(PFC_PACK_MANIFEST)) &&
 	       (out[156] == '0' || !out[156]) && !memcmp(out + 257, "ustar", 5) &&
 	       !memcmp(out + 512, PFC_PACK_MAGIC, MAGIC_LEN);
@@ -556,6 +558,8 @@ int pfc_pack_detect(const char *path)
 
 struct pfc_packw {
 	struct archive *a;
+	ZSTD_CCtx *z;         /* the tar stream is compressed here, with a frame checksum */
+	char zout[1 << 17];
 	FILE *fp;
 	char *name;           /* the output's, for messages */
 	uint64_t bytes;       /* compressed bytes written to fp */
@@ -568,19 +572,39 @@ struct pfc_packw {
 	char buf[2][160];     /* for shown() */
 };
 
+/* Compress what libarchive gives (the tar stream) and write it; end: finish the frame. */
+static int w_compress(struct pfc_packw *w, const void *buf, size_t len, ZSTD_EndDirective end)
+{
+	ZSTD_inBuffer in = { buf, len, 0 };
+	size_t left;
+
+	do {
+		ZSTD_outBuffer out = { w->zout, sizeof(w->zout), 0 };
+		left = ZSTD_compressStream2(w->z, &out, &in, end);
+		if (ZSTD_isError(left)) {
+			w->werr = EIO;
+			return -1;
+		}
+		errno = 0;
+		if (out.pos && fwrite(w->zout, 1, out.pos, w->fp) != out.pos) {
+			w->werr = errno ? errno : EIO;
+			return -1;
+		}
+		w->bytes += out.pos;
+	} while (end == ZSTD_e_end ? left != 0 : in.pos < in.size);
+	return 0;
+}
+
 static la_ssize_t w_write(struct archive *a, void *cd, const void *buf, size_t len)
 {
 	struct pfc_packw *w = cd;
 
 	if (w->discard)
 		return (la_ssize_t)len;
-	errno = 0;
-	if (fwrite(buf, 1, len, w->fp) != len) {
-		w->werr = errno ? errno : EIO;
+	if (w_compress(w, buf, len, ZSTD_e_continue) < 0) {
 		archive_set_error(a, w->werr, "%s", strerror(w->werr));
 		return -1;
 	}
-	w->bytes += len;
 	return (la_ssize_t)len;
 }
 
@@ -588,9 +612,11 @@ static int w_close(struct archive *a, void *cd)
 {
 	struct pfc_packw *w = cd;
 
+	if (w->discard)
+		return ARCHIVE_OK;
 	errno = 0;
-	if (!w->discard && (fflush(w->fp) || ferror(w->fp))) {
-		w->werr = errno ? errno : EIO;
+	if (w_compress(w, NULL, 0, ZSTD_e_end) < 0 || fflush(w->fp) || ferror(w->fp)) {
+		w->werr = w->werr ? w->werr : errno ? errno : EIO;
 		archive_set_error(a, w->werr, "%s", strerror(w->werr));
 		return ARCHIVE_FATAL;
 	}
@@ -619,6 +645,7 @@ static void w_free(struct pfc_packw *w)
 	}
 	for (size_t i = 0; i < w->names_cap; i++)
 		free(w->names[i]);
+	ZSTD_freeCCtx(w->z);
 	free(w->names);
 	free(w->name);
 	free(w);
@@ -628,7 +655,7 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 {
 	struct pfc_packw *w;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	char lv[16], th[16];
+	int th;
 
 	*out = NULL;
 	if (level && (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel()))
@@ -641,14 +668,20 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 	w->fp = fp;
 	/* zstd's worker threads give the same bytes for any number of them from 1 on (0 gives
 	 * others); at most 4, each costs a compression context.  Measured on 2 cores, level 3:
-	 * 200 MB/s without workers, 360 with 2 */
-	snprintf(lv, sizeof(lv), "%d", level ? level : DEFAULT_LEVEL);
-	snprintf(th, sizeof(th), "%ld", cpus < 1 ? 1 : cpus > 4 ? 4 : cpus);
+	 * 200 MB/s without workers, 360 with 2.  The frame carries a checksum of its content,
+	 * which the reader's decoder checks: a flipped byte is an error, not other names.
+	 * libarchive's own zstd filter sets no checksum, so the tar stream is compressed here. */
+	th = cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus;
+	if (!(w->z = ZSTD_createCCtx()) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, level ? level : DEFAULT_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_checksumFlag, 1))) {
+		w_free(w);
+		return PFC_FAIL_NOOFF(err, NOMEM, "pack writer");
+	}
+	/* a libzstd built without threads refuses workers: it then compresses on this thread */
+	(void)ZSTD_CCtx_setParameter(w->z, ZSTD_c_nbWorkers, th);
 	if (archive_write_set_format_pax_restricted(w->a) != ARCHIVE_OK ||
-	    archive_write_add_filter_zstd(w->a) != ARCHIVE_OK ||
-	    archive_write_set_filter_option(w->a, "zstd", "compression-level", lv) != ARCHIVE_OK ||
-	    archive_write_set_filter_option(w->a, "zstd", "threads", th) != ARCHIVE_OK ||
-	    /* no zeros after the zstd frame: the tar blocks are inside it */
+	    /* no zeros after the tar stream's end: nothing is written past the zstd frame */
 	    archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
 	    archive_write_open2(w->a, w, NULL, w_write, w_close, NULL) != ARCHIVE_OK) {
 		int ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", w->name, archive_error_string(w->a));
