@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli/batch.h"
@@ -311,6 +312,13 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	memset(&err, 0, sizeof(err));
+	{	/* a pack holds each member in a memory file: as many as the system lets us open */
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	c.opts.input = "perf.data";
 	c.opts.max_stack = 127;
 	c.jobs = 1;

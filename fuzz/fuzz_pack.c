@@ -7,12 +7,14 @@
  * libarchive and libzstd are the system's, without coverage, and a mutated zstd frame is
  * mostly a broken one: an input that does not start with the zstd magic is a tar stream,
  * which the target compresses into a pack, so that mutations reach the tar headers.  Seeds:
- * small packs written by pfc_packw (*.perfpack) and their tar streams (*.tar).
+ * small packs written by pfc_packw (*.perfpack) and their tar streams (*.tar).  A pack that
+ * opens has its MANIFEST read as a conversion reads it (files.c) and asked a few questions.
  */
 // FUZZ_MAX_LEN: 16384
 // FUZZ_SEEDS: fuzz/seeds/pack/*
 // FUZZ_ASAN_OPTIONS: quarantine_size_mb=0:thread_local_quarantine_size_kb=0
 #include <zstd.h>
+#include "converter/files/files.h"
 #include "converter/files/pack.h"
 #include "fuzz/fuzz_common.h"
 
@@ -66,6 +68,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint64_t k = 0; k < n; k += 64)
 			sum += b[k];
 		(void)sum;
+	}
+	/* the MANIFEST as a conversion reads it (files.c), and a few questions to it */
+	{
+		struct pfc_files_opts fo = { 0 };
+		struct pfc_files *f = pfc_files_new(&fo, p);
+		struct pfc_found found;
+		long long t;
+
+		memset(&err, 0, sizeof(err));
+		if (f && pfc_files_load_pack(f, &err) == 0) {
+			pfc_files_find(f, PFC_FILES_KERNEL, "kallsyms", 0, &found);
+			pfc_files_find(f, PFC_FILES_ROOT, "/usr/lib/x86_64-linux-gnu/libc.so.6", 0, &found);
+			pfc_files_find(f, PFC_FILES_TMP, "perf-1.map", PFC_FILES_PROBE, &found);
+			pfc_files_pack_mtime(f, &t);
+			(void)pfc_files_pack_recording(f);
+		} else if (f && !err.code) {
+			abort();
+		}
+		pfc_files_free(f);
 	}
 	pfc_pack_close(p);
 	return 0;
