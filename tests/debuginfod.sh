@@ -14,6 +14,14 @@
 #                          1.5 s more than the conversion without a server
 #   debuginfod/slow        a server that never answers: --debuginfod-timeout 2 costs at most that
 #                          (plus libdebuginfod's 1 s polling and 0.5 s), one warning, the nodebug output
+#   debuginfod/pack        packed (-o NAME.perfpack) with the options of debuginfod/live while the
+#                          server serves the debug file, into an emptied ~/.cache/debuginfod_client: the
+#                          MANIFEST has a `file debuginfod HEX/debuginfo` line; then, with the server
+#                          stopped, the pack converted in tests/tools/isolate.sh with no server
+#                          configured (no DEBUGINFOD_URLS, no --debuginfod; $HOME, hence the client's
+#                          cache, /tmp and the fixtures hidden) gives the bytes the conversion with
+#                          the server gave (expected/folded.txt).  Last of the server cases: it stops
+#                          the server.  Needs root (isolate.sh) and tar with --zstd.
 #   debuginfod/stripped-summary   the binary without symbols, its lost frames, build-id and hint
 #   debuginfod/dotnet-symbol      a library named libcoreclr.so, stripped with a .gnu_debuglink as
 #                          Microsoft ships it: the summary gives the dotnet-symbol hint; with
@@ -106,7 +114,7 @@ if selected debuginfod/stripped-summary; then
 fi
 
 if ! command -v debuginfod >/dev/null 2>&1; then
-	for n in live env down slow; do
+	for n in live env down slow pack; do
 		selected "debuginfod/$n" && skip "debuginfod/$n" "debuginfod is not installed (scripts/install-deps.sh --test installs it)"
 	done
 else
@@ -115,7 +123,8 @@ else
 	cp "$ROOT/tmp/probe/fx/bin/stripped/callgraph.debug" "$TMP/srv/"
 	PORT=$(free_port)
 	debuginfod -F -p "$PORT" -d "$TMP/debuginfod.sqlite" -t 0 -g 0 "$TMP/srv" >"$TMP/debuginfod.log" 2>&1 &
-	pids+=($!)
+	DPID=$!
+	pids+=("$DPID")
 	URL=http://127.0.0.1:$PORT
 	# ready when its first scan has indexed the file
 	for _ in $(seq 100); do
@@ -165,6 +174,61 @@ else
 			fail debuginfod/slow "exit $rc in ${secs} s (${base} s without a server): a slow server must cost at most the timeout (2 s, polled each second) and one warning" "$C/err"
 		fi
 		unset DEBUGINFOD_CACHE_PATH
+	fi
+	if selected debuginfod/pack; then
+		ISO=$top/tests/tools/isolate.sh
+		P=$TMP/pk	# the pack and the outputs: all the isolation keeps of $TMP
+		mkdir -p "$P"
+		why=
+		if [ "$(id -u)" != 0 ]; then
+			why="not root: tests/tools/isolate.sh needs a mount namespace and tmpfs mounts"
+		elif ! "$ISO" -- true 2>"$P/iso.err"; then
+			why="tests/tools/isolate.sh cannot run here: $(head -n 1 "$P/iso.err")"
+		elif ! tar --zstd -cf /dev/null --files-from /dev/null 2>/dev/null; then
+			why="tar has no --zstd"
+		fi
+		# the client's own cache, ~/.cache/debuginfod_client: emptied, so that the packing
+		# conversion fetches; the isolation hides $HOME
+		unset DEBUGINFOD_CACHE_PATH
+		rm -rf "$HOME/.cache/debuginfod_client"
+		cached=$HOME/.cache/debuginfod_client/e1bab1914ae852a42a93b1cdcf1029d57e9c0acb/debuginfo
+		[ -n "$why" ] || run_pc "$C" "${A[@]}" --debuginfod "$URL" -o "$P/fp.perfpack"
+		if [ -n "$why" ]; then
+			skip debuginfod/pack "$why"
+		elif [ "$rc" = 2 ] && grep -q pack "$C/err"; then
+			skip debuginfod/pack "perfconv has no pack format yet ($(head -n 1 "$C/err"))"
+		elif [ "$rc" != 0 ] || [ ! -s "$P/fp.perfpack" ] || [ ! -s "$cached" ] ||
+			! grep -q '^perfconv: debuginfod: 1 debug files fetched' "$C/err"; then
+			fail debuginfod/pack "exit $rc packing with --debuginfod: the pack must be written and the debug file fetched into $cached" "$C/err"
+		else
+			tar --zstd -xOf "$P/fp.perfpack" MANIFEST >"$P/MANIFEST" 2>"$P/tar.err"
+			# the conversion with the server, as the pack's must be
+			run_pc "$C" "${A[@]}" --debuginfod "$URL" -o "$P/server.folded"
+			src=$rc
+			# the server is gone from here on, and nothing names one
+			kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+			bindir=$(dirname "$(command -v "$PERFCONV")")
+			"$ISO" -k "$P" -k "$bindir" -x "$(cd "$FIX" && pwd)" -- bash -c '
+				[ -e "$1" ] && { echo "the client cache $1 is visible in the isolation" >&2; exit 99; }
+				shift
+				exec env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH "$@"
+			' isolate "$cached" "$PERFCONV" -i "$P/fp.perfpack" -o "$P/pack.folded" >"$P/iso.out" 2>"$P/iso.err" </dev/null
+			irc=$?
+			if [ "$src" != 0 ] || ! cmp -s "$P/server.folded" "$exp/folded.txt"; then
+				fail debuginfod/pack "exit $src; the conversion with the server must give expected/folded.txt" "$C/err"
+			elif ! grep -q "^file	debuginfod	e1bab1914ae852a42a93b1cdcf1029d57e9c0acb/debuginfo	files/debuginfod/" "$P/MANIFEST"; then
+				fail debuginfod/pack "the MANIFEST has no 'file	debuginfod	e1bab1914ae852a42a93b1cdcf1029d57e9c0acb/debuginfo	files/debuginfod/...' line: the fetched debug file is not in the pack" "$P/MANIFEST"
+			elif [ "$irc" != 0 ]; then
+				fail debuginfod/pack "exit $irc converting the pack in the isolation without a server" "$P/iso.err"
+			elif ! cmp -s "$P/pack.folded" "$P/server.folded"; then
+				diff "$P/server.folded" "$P/pack.folded" >"$P/diff"
+				fail debuginfod/pack "the pack without a server does not give what the conversion with the server gave" "$P/diff"
+			elif grep -q 'without symbols\|debuginfod:' "$P/iso.err"; then
+				fail debuginfod/pack "the pack's conversion reports a stripped binary or a debuginfod fetch" "$P/iso.err"
+			else
+				pass "debuginfod/pack (the debug file from the pack of $(wc -c <"$P/fp.perfpack") bytes, no server, no cache)"
+			fi
+		fi
 	fi
 fi
 

@@ -458,8 +458,10 @@ int pfc_files_findf(struct pfc_files *f, enum pfc_files_base base, unsigned flag
 
 void pfc_files_add(struct pfc_files *f, enum pfc_files_base base, const char *rel, const char *local)
 {
-	if (f->o.record)
-		rec_add(f, base, rel, local, 0);
+	struct pfc_files_entry *e;
+
+	if (f->o.record && (e = rec_add(f, base, rel, local, 0)))
+		e->probe = 0;
 }
 
 static int cmp_str(const void *a, const void *b)
