@@ -822,3 +822,87 @@ out:
 	(void)o->verbose;
 	return err;
 }
+
+/* Sections a symbol source reads although they are loaded: CFI, function descriptors
+ * (.opd, ppc64), the program interpreter's name. */
+static bool section_is_read(const char *name)
+{
+	static const char *const keep[] = { ".eh_frame", ".eh_frame_hdr", ".opd", ".interp", ".gcc_except_table" };
+	size_t i;
+
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (!strcmp(name, keep[i]))
+			return true;
+	return false;
+}
+
+int pfc_elf_unread_ranges(const char *file, uint64_t **ranges, size_t *n)
+{
+	int fd;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t shstrndx, cap = 0;
+	uint64_t *v = NULL;
+	struct stat st;
+	int err = 0;
+
+	*ranges = NULL;
+	*n = 0;
+	elf_version(EV_CURRENT);
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !(elf = elf_begin(fd, PFC_ELF_C_READ, NULL))) {
+		close(fd);
+		return 0;
+	}
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+	    elf_getshdrstrndx(elf, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name))) {
+			err = 0;	/* a section table perf cannot read: keep the whole file */
+			free(v);
+			v = NULL;
+			*n = 0;
+			goto out;
+		}
+		if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size ||
+		    sh.sh_offset > (uint64_t)st.st_size || sh.sh_size > (uint64_t)st.st_size - sh.sh_offset ||
+		    section_is_read(name))
+			continue;
+		/* never the headers, whatever a section says */
+		if (sh.sh_offset < eh.e_ehsize ||
+		    (eh.e_phnum && sh.sh_offset < eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize &&
+		     eh.e_phoff < sh.sh_offset + sh.sh_size) ||
+		    (eh.e_shnum && sh.sh_offset < eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize &&
+		     eh.e_shoff < sh.sh_offset + sh.sh_size))
+			continue;
+		if (*n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			uint64_t *nv = realloc(v, nc * 2 * sizeof(*nv));
+			if (!nv) {
+				err = -ENOMEM;
+				goto out;
+			}
+			v = nv;
+			cap = nc;
+		}
+		v[2 * *n] = sh.sh_offset;
+		v[2 * *n + 1] = sh.sh_size;
+		(*n)++;
+	}
+out:
+	elf_end(elf);
+	close(fd);
+	if (err < 0) {
+		free(v);
+		*n = 0;
+		return err;
+	}
+	*ranges = v;
+	return 0;
+}

@@ -121,6 +121,13 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
  * negative error (-ENOENT: no note). */
 int pfc_elf_build_id(const char *file, uint8_t *out, int *len);
 
+/* The byte ranges of an ELF executable or shared object that no symbol source reads: the
+ * contents of its loaded code and data sections (.text, .rodata, .data, ...).  Symbols,
+ * program and section headers, notes, CFI (.eh_frame), debug sections and the dynamic
+ * tables stay.  A pack stores these ranges as zeros.  *ranges (free it) holds n pairs
+ * (offset, size), sorted; 0 with n = 0 for a file that is not such an ELF file. */
+int pfc_elf_unread_ranges(const char *file, uint64_t **ranges, size_t *n);
+
 /* Load a kallsyms file (absolute kernel addresses).  Returns 0 or negative error. */
 int pfc_kallsyms_load(const char *file, struct pfc_symtab *t);
 
