@@ -187,11 +187,10 @@ else
 		elif ! tar --zstd -cf /dev/null --files-from /dev/null 2>/dev/null; then
 			why="tar has no --zstd"
 		fi
-		# the client's own cache, ~/.cache/debuginfod_client: emptied, so that the packing
-		# conversion fetches; the isolation hides $HOME
-		unset DEBUGINFOD_CACHE_PATH
-		rm -rf "$HOME/.cache/debuginfod_client"
-		cached=$HOME/.cache/debuginfod_client/e1bab1914ae852a42a93b1cdcf1029d57e9c0acb/debuginfo
+		# the client's cache: a new one (as debuginfod/live's), so that the packing conversion
+		# fetches; the isolation hides it with the rest of $TMP
+		export DEBUGINFOD_CACHE_PATH=$TMP/cache-pack
+		cached=$DEBUGINFOD_CACHE_PATH/e1bab1914ae852a42a93b1cdcf1029d57e9c0acb/debuginfo
 		[ -n "$why" ] || run_pc "$C" "${A[@]}" --debuginfod "$URL" -o "$P/fp.perfpack"
 		if [ -n "$why" ]; then
 			skip debuginfod/pack "$why"
@@ -229,6 +228,7 @@ else
 				pass "debuginfod/pack (the debug file from the pack of $(wc -c <"$P/fp.perfpack") bytes, no server, no cache)"
 			fi
 		fi
+		unset DEBUGINFOD_CACHE_PATH
 	fi
 fi
 

@@ -38,7 +38,9 @@ struct pfc_debuginfod_api {         /* the functions used, from the loaded libra
 
 static int api_load(struct pfc_debuginfod_api *a)
 {
-	a->lib = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	/* never unloaded: libcurl, which it loads, keeps its global state (initialized once a
+	 * process) in memory it owns; unmapped, that state would be lost, not freed */
+	a->lib = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!a->lib)
 		return -1;
 	*(void **)&a->begin = dlsym(a->lib, "debuginfod_begin");
