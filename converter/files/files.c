@@ -83,6 +83,23 @@ static int cmp_listed(const void *a, const void *b)
 	return c ? c : strcmp(x->entry, y->entry);
 }
 
+/* The next element of a growing array *v of *n (capacity *cap), not yet counted; NULL
+ * when memory ran out. */
+static void *grow(void *v, size_t *n, size_t *cap, size_t size)
+{
+	void **pv = v;
+
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		void *nv = realloc(*pv, nc * size);
+		if (!nv)
+			return NULL;
+		*pv = nv;
+		*cap = nc;
+	}
+	return (char *)*pv + *n * size;
+}
+
 /* Split a line at tabs into at most max fields; returns how many. */
 static size_t split_tabs(char *line, char **f, size_t max)
 {
@@ -137,39 +154,20 @@ static int load_manifest(struct pfc_files *f, struct pfc_error *err)
 		base = n >= 2 ? pfc_files_base_from_name(fl[1], strlen(fl[1])) : -1;
 		if (!strcmp(fl[0], "has") && n == 2 && base >= 0) {
 			f->pack_has |= 1u << base;
-		} else if (!strcmp(fl[0], "file") && n == 9 && base >= 0) {
-			struct packed *p;
-			if (f->nr_packed == cap_p) {
-				size_t nc = cap_p ? cap_p * 2 : 64;
-				if (!(p = realloc(f->packed, nc * sizeof(*p))))
-					return PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
-				f->packed = p;
-				cap_p = nc;
-			}
-			p = &f->packed[f->nr_packed];
+		} else if ((!strcmp(fl[0], "file") && n == 9 && base >= 0) ||
+			   (!strcmp(fl[0], "exists") && n == 4 && base >= 0)) {
+			int is_file = fl[0][0] == 'f';
+			struct packed *p = grow(&f->packed, &f->nr_packed, &cap_p, sizeof(*p));
+			if (!p)
+				return PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
 			p->base = base;
 			p->rel = fl[2];
-			p->member = fl[3];
-			p->name = fl[7];
-			p->fd = pfc_pack_fd(f->pack, fl[3], &size);
-			if (p->fd < 0)
+			p->member = is_file ? fl[3] : NULL;	/* exists: seen, never read */
+			p->name = is_file ? fl[7] : fl[3];
+			p->fd = is_file ? pfc_pack_fd(f->pack, fl[3], &size) : -1;
+			if (is_file && p->fd < 0)
 				return PFC_FAIL_NOOFF(err, CORRUPT, "MANIFEST line %zu: no member '%.200s'", lineno, fl[3]);
 			f->nr_packed++;
-		} else if (!strcmp(fl[0], "exists") && n == 4 && base >= 0) {
-			struct packed *p;
-			if (f->nr_packed == cap_p) {
-				size_t nc = cap_p ? cap_p * 2 : 64;
-				if (!(p = realloc(f->packed, nc * sizeof(*p))))
-					return PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
-				f->packed = p;
-				cap_p = nc;
-			}
-			p = &f->packed[f->nr_packed++];
-			p->base = base;
-			p->rel = fl[2];
-			p->member = NULL;
-			p->name = fl[3];
-			p->fd = -1;
 		} else if (!strcmp(fl[0], "recording") && n >= 5) {
 			char *end;
 			if (*fl[3])
@@ -180,19 +178,15 @@ static int load_manifest(struct pfc_files *f, struct pfc_error *err)
 				f->have_mtime = 1;
 			}
 		} else if (!strcmp(fl[0], "entry") && n == 4 && base >= 0) {
-			struct listed *l;
-			if (f->nr_listed == cap_l) {
-				size_t nc = cap_l ? cap_l * 2 : 64;
-				if (!(l = realloc(f->listed, nc * sizeof(*l))))
-					return PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
-				f->listed = l;
-				cap_l = nc;
-			}
-			l = &f->listed[f->nr_listed++];
+			struct listed *l = grow(&f->listed, &f->nr_listed, &cap_l, sizeof(*l));
+			if (!l)
+				return PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
+			f->nr_listed++;
 			l->base = base;
 			l->rel = fl[2];
 			l->entry = fl[3];
-		} else if (!strcmp(fl[0], "has") || !strcmp(fl[0], "file") || !strcmp(fl[0], "entry")) {
+		} else if (!strcmp(fl[0], "has") || !strcmp(fl[0], "file") || !strcmp(fl[0], "exists") ||
+			   !strcmp(fl[0], "entry")) {
 			return PFC_FAIL_NOOFF(err, CORRUPT, "MANIFEST line %zu: malformed '%s' line", lineno, fl[0]);
 		}
 	}
