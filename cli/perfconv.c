@@ -63,6 +63,8 @@ enum {
 	OPT_THREAD_TIME,
 	OPT_DEBUGINFOD,
 	OPT_DEBUGINFOD_TIMEOUT,
+	OPT_ENABLE_PERFMAP,
+	OPT_DISABLE_PERFMAP,
 };
 
 struct opt_doc {
@@ -82,7 +84,7 @@ static const struct opt_doc opt_table[] = {
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
-	{ OPT_TIMEOUT, "timeout", 0, 1, "SECONDS", "batch mode: stop a conversion that takes longer, and count it as failed" },
+	{ OPT_TIMEOUT, "timeout", 0, 1, "SECONDS", "batch mode: stop a conversion that takes longer, and count it as failed; --enable-perfmap: wait this long for the runtime (default: 5)" },
 	{ OPT_STATS, "stats", 0, 0, NULL, "print record counts by type, like 'perf report --stats'" },
 	{ OPT_HEADER, "header", 0, 0, NULL, "print the header features, like 'perf report --header-only'" },
 	{ OPT_HEADER_FULL, "header-full", 0, 0, NULL, "print every header feature in full, like 'perf report --header-only -I'" },
@@ -117,6 +119,8 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
 	{ OPT_R2R_DUMP, "r2r-dump", 0, 1, "IMAGE", "print the methods of a ReadyToRun image with their names from its metadata, as 'RVA LENGTH name' lines" },
 	{ OPT_R2R_DUMP_STYLE, "r2r-dump-style", 0, 1, "STYLE", "--r2r-dump names: runtime (default, as in the runtime's perf map) or r2rmap (as crossgen2 writes them)" },
+	{ OPT_ENABLE_PERFMAP, "enable-perfmap", 0, 1, "PID[:TYPE]", "ask the running .NET 8+ process PID to write its perf map and jitdump (TYPE: all, the default; perfmap; jitdump), then exit" },
+	{ OPT_DISABLE_PERFMAP, "disable-perfmap", 0, 1, "PID", "ask the running .NET 8+ process PID to stop writing its perf map and jitdump, then exit" },
 	{ OPT_DEBUGINFOD, "debuginfod", 0, 1, "URLS", "fetch the debug files of binaries without symbols by build-id from these debuginfod servers (default: $DEBUGINFOD_URLS; none when unset)" },
 	{ OPT_DEBUGINFOD_TIMEOUT, "debuginfod-timeout", 0, 1, "SECONDS", "give up on a debug file after this long, and on the servers for the rest of the conversion (default: 10)" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
@@ -306,9 +310,9 @@ int main(int argc, char **argv)
 	struct pfc_error err;
 	struct pfc_job_result res;
 	const struct pfc_writer *ws[16];
-	const char *r2r_dump = NULL, *r2r_dump_style = NULL;
+	const char *r2r_dump = NULL, *r2r_dump_style = NULL, *perfmap_pid = NULL;
 	size_t i, k = 0, nws = 0;
-	int opt, ret, want_resolve = 0, dotnet_names = -1;
+	int opt, ret, want_resolve = 0, dotnet_names = -1, perfmap_enable = 0;
 
 	memset(&c, 0, sizeof(c));
 	memset(&err, 0, sizeof(err));
@@ -448,6 +452,13 @@ int main(int argc, char **argv)
 		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
 		case OPT_R2R_RVA: c.opts.r2r_funcs = 1; break;
 		case OPT_R2R_DUMP: r2r_dump = optarg; break;
+		case OPT_ENABLE_PERFMAP:
+		case OPT_DISABLE_PERFMAP:
+			if (perfmap_pid)
+				return usage_error("%s: one --enable-perfmap or --disable-perfmap at a time", optarg);
+			perfmap_pid = optarg;
+			perfmap_enable = opt == OPT_ENABLE_PERFMAP;
+			break;
 		case OPT_R2R_DUMP_STYLE: r2r_dump_style = optarg; break;
 		case OPT_DEBUGINFOD: c.opts.debuginfod_urls = optarg; break;
 		case OPT_DEBUGINFOD_TIMEOUT: {
@@ -466,6 +477,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "Try 'perfconv --help' for more information.\n");
 			return EXIT_USAGE;
 		}
+	}
+	if (perfmap_pid) {
+		if (optind < argc)
+			return usage_error("unexpected argument '%s' (--enable-perfmap and --disable-perfmap take one PID)",
+					   argv[optind]);
+		return pfc_cli_perfmap(perfmap_pid, perfmap_enable, c.timeout > 0 ? c.timeout : 5.0, c.quiet);
 	}
 	if (r2r_dump)
 		return pfc_cli_r2r_dump(r2r_dump, r2r_dump_style, c.output, c.quiet);

@@ -7,7 +7,8 @@
 #   FUZZ_DIR=build/fuzz         the fuzz targets tests/fuzz.sh replays tests/regress/ through
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
-#   DOTNET_LIVE=0               skip the .NET end-to-end tests (dotnet-live.sh, aspnet-live.sh, dotnet-dwarf.sh)
+#   DOTNET_LIVE=0               skip the .NET end-to-end tests (dotnet-live.sh, aspnet-live.sh, dotnet-dwarf.sh,
+#                               dotnet-enable.sh)
 #   LIVE=0                      skip every suite that records with perf or runs .NET apps (also offcpu.sh)
 #   CONSUMERS=0                 skip handing outputs to the real consumers (PerfView, Chromium, go tool pprof, protoc)
 #   VARIANTS=N                  the per-option golden variants (--pid --tid --kernel --addrs --all) on one
@@ -96,6 +97,8 @@ if [ "${LIVE:-1}" != 0 ]; then
 		suite dotnet-live.sh
 		suite aspnet-live.sh
 		suite dotnet-dwarf.sh
+		# --enable-perfmap on a running app, and its failure messages
+		suite dotnet-enable.sh
 	fi
 fi
 # the slowest first, so that the lanes end together.  Truncation: every fixture cut at record

@@ -1,0 +1,224 @@
+/*
+ * diagipc.c - the bytes of the .NET diagnostics IPC messages perfconv sends (EnablePerfMap,
+ * DisablePerfMap) and of the reply, and the /proc texts and socket names that lead to the
+ * runtime's socket.  It owns no socket and prints nothing: cli/perfmap.c does the I/O.  A
+ * reply comes from whatever listens on the socket, so it is decoded from bytes with every
+ * length checked, and a malformed one is an error value with the offset of the bad byte.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "converter/util/bytes.h"
+#include "converter/jit/diagipc.h"
+
+/* the protocol is little-endian */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define SWAP_LE 1
+#else
+#define SWAP_LE 0
+#endif
+
+static const uint8_t magic[PFC_DIAGIPC_MAGIC_LEN] = "DOTNET_IPC_V1";	/* with its NUL: 14 bytes */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+size_t pfc_diagipc_encode_perfmap(uint8_t *buf, int enable, enum pfc_perfmap_type type)
+{
+	size_t len = PFC_DIAGIPC_HEADER_LEN + (enable ? 4u : 0u);
+
+	memcpy(buf, magic, PFC_DIAGIPC_MAGIC_LEN);
+	put16(buf + 14, (uint16_t)len);
+	buf[16] = PFC_DIAGIPC_SET_PROCESS;
+	buf[17] = enable ? PFC_DIAGIPC_ENABLE_PERFMAP : PFC_DIAGIPC_DISABLE_PERFMAP;
+	put16(buf + 18, 0);
+	if (enable) {
+		uint32_t t = (uint32_t)type;
+		buf[20] = (uint8_t)t;
+		buf[21] = (uint8_t)(t >> 8);
+		buf[22] = (uint8_t)(t >> 16);
+		buf[23] = (uint8_t)(t >> 24);
+	}
+	return len;
+}
+
+int pfc_diagipc_decode_reply(const uint8_t *buf, size_t len, struct pfc_diagipc_reply *r, size_t *need,
+			     struct pfc_error *e)
+{
+	size_t i, n = len < PFC_DIAGIPC_MAGIC_LEN ? len : PFC_DIAGIPC_MAGIC_LEN;
+	uint16_t size;
+
+	memset(r, 0, sizeof(*r));
+	if (need)
+		*need = PFC_DIAGIPC_HEADER_LEN;
+	/* the magic is checked as far as it came, so that a stream of something else is told
+	 * at once and not by a timeout */
+	for (i = 0; i < n; i++)
+		if (buf[i] != magic[i])
+			return PFC_FAIL(e, CORRUPT, i, "not a diagnostics IPC reply: byte 0x%02x where the magic "
+					"\"DOTNET_IPC_V1\" has 0x%02x", buf[i], magic[i]);
+	if (len < PFC_DIAGIPC_HEADER_LEN)
+		return -PFC_ERR_TRUNCATED;
+	size = pfc_ld16(buf + 14, SWAP_LE);
+	r->size = size;
+	r->command_set = buf[16];
+	r->command_id = buf[17];
+	if (size < PFC_DIAGIPC_HEADER_LEN)
+		return PFC_FAIL(e, CORRUPT, 14, "reply size %u is smaller than its %u-byte header", size,
+				PFC_DIAGIPC_HEADER_LEN);
+	if (r->command_set != PFC_DIAGIPC_SET_SERVER)
+		return PFC_FAIL(e, CORRUPT, 16, "reply command set 0x%02x, not the server's 0xff", r->command_set);
+	if (r->command_id != PFC_DIAGIPC_OK && r->command_id != PFC_DIAGIPC_ERROR)
+		return PFC_FAIL(e, CORRUPT, 17, "reply command id 0x%02x is neither OK (0x00) nor Error (0xff)",
+				r->command_id);
+	r->ok = r->command_id == PFC_DIAGIPC_OK;
+	/* both replies of these two commands carry an int32 HRESULT */
+	if (size < PFC_DIAGIPC_HEADER_LEN + 4)
+		return PFC_FAIL(e, CORRUPT, 14, "reply size %u leaves no room for its 4-byte HRESULT", size);
+	if (size > PFC_DIAGIPC_REPLY_MAX)
+		return PFC_FAIL(e, CORRUPT, 14, "reply size %u is longer than a reply to these commands (at most %u)",
+				size, PFC_DIAGIPC_REPLY_MAX);
+	if (need)
+		*need = size;
+	if (len < size)
+		return -PFC_ERR_TRUNCATED;
+	r->hresult = pfc_ld32(buf + PFC_DIAGIPC_HEADER_LEN, SWAP_LE);
+	return 0;
+}
+
+const char *pfc_diagipc_hresult_name(uint32_t hr)
+{
+	switch (hr) {
+	case 0: return "S_OK";
+	case PFC_DIAGIPC_E_BAD_ENCODING: return "BAD_ENCODING";
+	case PFC_DIAGIPC_E_UNKNOWN_COMMAND: return "UNKNOWN_COMMAND";
+	case PFC_DIAGIPC_E_UNKNOWN_MAGIC: return "UNKNOWN_MAGIC";
+	case PFC_DIAGIPC_E_UNKNOWN_ERROR: return "UNKNOWN_ERROR";
+	case PFC_DIAGIPC_E_NOTSUPPORTED: return "NOTSUPPORTED";
+	case PFC_DIAGIPC_E_FAIL: return "E_FAIL";
+	case PFC_DIAGIPC_E_INVALIDARG: return "E_INVALIDARG";
+	}
+	return NULL;
+}
+
+/* the line of text that starts with key at a line start, its rest in [*v, *end) */
+static int find_line(const char *s, size_t len, const char *key, const char **v, const char **end)
+{
+	size_t k = strlen(key), i = 0;
+
+	while (i < len) {
+		const char *nl = memchr(s + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - s) : len;
+		if (e - i >= k && !memcmp(s + i, key, k)) {
+			*v = s + i + k;
+			*end = s + e;
+			return 1;
+		}
+		i = e + 1;
+	}
+	return 0;
+}
+
+long pfc_diagipc_status_nstgid(const char *status, size_t len)
+{
+	const char *p, *end;
+	long last = 0;
+
+	if (!find_line(status, len, "NStgid:", &p, &end))
+		return 0;
+	/* "NStgid:\t12345\t1": outermost first; the last field is the pid the process sees */
+	while (p < end) {
+		long v = 0;
+		int digits = 0;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		while (p < end && *p >= '0' && *p <= '9' && v < 100000000) {
+			v = v * 10 + (*p++ - '0');
+			digits = 1;
+		}
+		if (!digits || (p < end && *p != ' ' && *p != '\t'))
+			return 0;
+		last = v;
+	}
+	return last;
+}
+
+uint64_t pfc_diagipc_stat_starttime(const char *stat, size_t len)
+{
+	const char *p = NULL, *end = stat + len;
+	uint64_t v = 0;
+	size_t i;
+	int field;
+
+	/* the command name in parentheses may hold anything, ')' too: fields start after the last */
+	for (i = len; i > 0; i--)
+		if (stat[i - 1] == ')') {
+			p = stat + i;
+			break;
+		}
+	if (!p)
+		return 0;
+	/* after ")" comes field 3 (state): skip fields 3 to 21, the start time is field 22 */
+	for (field = 3; field < 22; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		while (p < end && *p != ' ')
+			p++;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end || *p < '0' || *p > '9')
+		return 0;
+	while (p < end && *p >= '0' && *p <= '9' && v < UINT64_MAX / 10 - 9)
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
+}
+
+int pfc_diagipc_environ_get(const char *env, size_t len, const char *name, char *out, size_t cap)
+{
+	size_t k = strlen(name), i = 0;
+
+	while (i < len) {
+		const char *z = memchr(env + i, 0, len - i);
+		size_t e = z ? (size_t)(z - env) : len;
+		if (e - i > k && !memcmp(env + i, name, k) && env[i + k] == '=') {
+			size_t n = e - i - k - 1;
+			if (cap) {
+				if (n >= cap)
+					n = cap - 1;
+				memcpy(out, env + i + k + 1, n);
+				out[n] = 0;
+			}
+			return 1;
+		}
+		i = e + 1;
+	}
+	return 0;
+}
+
+int pfc_diagipc_socket_name(const char *name, long pid, uint64_t *key)
+{
+	static const char pre[] = "dotnet-diagnostic-", post[] = "-socket";
+	const char *p;
+	char *end;
+	unsigned long long k;
+	long v;
+
+	if (strncmp(name, pre, sizeof(pre) - 1))
+		return 0;
+	p = name + sizeof(pre) - 1;
+	if (*p < '0' || *p > '9')
+		return 0;
+	v = strtol(p, &end, 10);
+	if (v != pid || *end != '-' || end[1] < '0' || end[1] > '9')
+		return 0;
+	p = end + 1;
+	k = strtoull(p, &end, 10);
+	if (strcmp(end, post))
+		return 0;
+	*key = k;
+	return 1;
+}

@@ -1,0 +1,54 @@
+/*
+ * fuzz_diagipc.c - the decoder of a .NET diagnostics IPC reply (converter/jit/diagipc.c),
+ * which reads whatever listens on a socket named like the runtime's.  Each input is decoded
+ * whole and as every prefix the socket code could have read so far: a prefix must ask for
+ * more or fail, never decode to a reply the whole input does not give, and an accepted reply
+ * must lie inside the bytes.  Replies are at most 256 bytes; inputs are capped at 512.
+ */
+// FUZZ_MAX_LEN: 512
+// FUZZ_SEEDS: fuzz/seeds/diagipc/*
+#include "converter/jit/diagipc.h"
+#include "fuzz/fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pfc_diagipc_reply whole, part;
+	struct pfc_error e;
+	size_t i, need = 0;
+	int ret, r;
+	uint64_t key;
+	char name[64], out[32];
+
+	memset(&e, 0, sizeof(e));
+	ret = pfc_diagipc_decode_reply(data, size, &whole, &need, &e);
+	if (ret == 0 && (whole.size < PFC_DIAGIPC_HEADER_LEN + 4 || whole.size > size ||
+			 whole.size > PFC_DIAGIPC_REPLY_MAX || whole.command_set != PFC_DIAGIPC_SET_SERVER))
+		abort();
+	if (ret == -PFC_ERR_TRUNCATED && need <= size)
+		abort();
+	if (ret < 0 && ret != -PFC_ERR_TRUNCATED && (!e.has_offset || e.offset >= size))
+		abort();
+	for (i = 0; i < size && i <= PFC_DIAGIPC_REPLY_MAX; i++) {
+		memset(&e, 0, sizeof(e));
+		r = pfc_diagipc_decode_reply(data, i, &part, &need, &e);
+		/* a prefix that decodes is the same reply the whole input gives */
+		if (r == 0 && (ret != 0 || part.hresult != whole.hresult || part.ok != whole.ok))
+			abort();
+		/* a prefix found malformed stays malformed */
+		if (r < 0 && r != -PFC_ERR_TRUNCATED && ret != r)
+			abort();
+	}
+	/* the text parsers of the same module, on the same bytes */
+	pfc_diagipc_status_nstgid((const char *)data, size);
+	pfc_diagipc_stat_starttime((const char *)data, size);
+	pfc_diagipc_environ_get((const char *)data, size, "TMPDIR", out, sizeof(out));
+	if (size < sizeof(name)) {
+		memcpy(name, data, size);
+		name[size] = 0;
+		pfc_diagipc_socket_name(name, 1, &key);
+	}
+	pfc_diagipc_hresult_name(whole.hresult);
+	return 0;
+}

@@ -1,0 +1,150 @@
+/*
+ * test_diagipc.c - converter/jit/diagipc.c: the EnablePerfMap and DisablePerfMap requests
+ * byte for byte as dotnet/diagnostics' ipc-protocol.md lays them out, the reply decoder on
+ * the replies a .NET 8 runtime (OK, S_OK) and a .NET 6/7 runtime (Error, UNKNOWN_COMMAND)
+ * send, on every prefix of them, and on damaged ones (each with the offset of the bad
+ * byte); the NStgid, start-time, environment and socket-name parsers that find the socket.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "converter/jit/diagipc.h"
+#include "tests/unit/check.h"
+
+static const uint8_t magic[14] = "DOTNET_IPC_V1";
+
+static size_t reply(uint8_t *b, uint16_t size, uint8_t set, uint8_t id, uint32_t hr)
+{
+	memcpy(b, magic, 14);
+	b[14] = (uint8_t)size;
+	b[15] = (uint8_t)(size >> 8);
+	b[16] = set;
+	b[17] = id;
+	b[18] = b[19] = 0;
+	b[20] = (uint8_t)hr;
+	b[21] = (uint8_t)(hr >> 8);
+	b[22] = (uint8_t)(hr >> 16);
+	b[23] = (uint8_t)(hr >> 24);
+	return 24;
+}
+
+static void test_requests(void)
+{
+	uint8_t b[PFC_DIAGIPC_REQUEST_MAX];
+	static const uint8_t enable_all[24] = { 'D', 'O', 'T', 'N', 'E', 'T', '_', 'I', 'P', 'C', '_', 'V', '1', 0,
+						24, 0, 0x04, 0x05, 0, 0, 1, 0, 0, 0 };
+	static const uint8_t disable[20] = { 'D', 'O', 'T', 'N', 'E', 'T', '_', 'I', 'P', 'C', '_', 'V', '1', 0,
+					     20, 0, 0x04, 0x06, 0, 0 };
+	size_t n;
+
+	n = pfc_diagipc_encode_perfmap(b, 1, PFC_PERFMAP_TYPE_ALL);
+	check(n == 24 && !memcmp(b, enable_all, 24), "EnablePerfMap(ALL) is 24 bytes: magic, 24, 0x04 0x05, 0, uint32 1");
+	n = pfc_diagipc_encode_perfmap(b, 1, PFC_PERFMAP_TYPE_PERFMAP);
+	check(n == 24 && b[20] == 3 && !b[21] && !b[22] && !b[23], "EnablePerfMap(PERFMAP) carries 3");
+	n = pfc_diagipc_encode_perfmap(b, 1, PFC_PERFMAP_TYPE_JITDUMP);
+	check(n == 24 && b[20] == 2, "EnablePerfMap(JITDUMP) carries 2");
+	n = pfc_diagipc_encode_perfmap(b, 0, PFC_PERFMAP_TYPE_ALL);
+	check(n == 20 && !memcmp(b, disable, 20), "DisablePerfMap is a 20-byte header, 0x04 0x06, no payload");
+}
+
+static void test_replies(void)
+{
+	uint8_t b[2 * PFC_DIAGIPC_REPLY_MAX];
+	struct pfc_diagipc_reply r;
+	struct pfc_error e;
+	size_t n, i, need;
+	int ret, bad;
+
+	/* .NET 8+: OK with S_OK */
+	n = reply(b, 24, 0xff, 0x00, 0);
+	memset(&e, 0, sizeof(e));
+	ret = pfc_diagipc_decode_reply(b, n, &r, &need, &e);
+	check(ret == 0 && r.ok && r.hresult == 0 && r.size == 24, "OK reply: ret %d ok %d hr %x", ret, r.ok, r.hresult);
+	/* every prefix asks for more, and for the right amount */
+	for (i = 0, bad = 0; i < n; i++) {
+		ret = pfc_diagipc_decode_reply(b, i, &r, &need, &e);
+		if (ret != -PFC_ERR_TRUNCATED || need != (i < 20 ? 20u : 24u))
+			bad++;
+	}
+	check(!bad, "each prefix of a reply is TRUNCATED with the bytes still needed (%d wrong)", bad);
+	/* .NET 6 and 7 answer an unknown Process command with Error, UNKNOWN_COMMAND */
+	n = reply(b, 24, 0xff, 0xff, 0x80131385u);
+	ret = pfc_diagipc_decode_reply(b, n, &r, NULL, &e);
+	check(ret == 0 && !r.ok && r.hresult == PFC_DIAGIPC_E_UNKNOWN_COMMAND, "Error reply with UNKNOWN_COMMAND");
+	check(!strcmp(pfc_diagipc_hresult_name(r.hresult), "UNKNOWN_COMMAND") &&
+	      !strcmp(pfc_diagipc_hresult_name(0x80131384u), "BAD_ENCODING") && !pfc_diagipc_hresult_name(0x12345678u),
+	      "HRESULT names");
+	/* bytes after the reply are not read */
+	n = reply(b, 24, 0xff, 0x00, 0);
+	memset(b + n, 0xee, 8);
+	ret = pfc_diagipc_decode_reply(b, n + 8, &r, NULL, &e);
+	check(ret == 0 && r.hresult == 0, "trailing bytes after the reply are left alone");
+	/* a longer payload (a future runtime): the HRESULT is its first 4 bytes */
+	n = reply(b, 32, 0xff, 0x00, 0);
+	memset(b + 24, 0, 8);
+	ret = pfc_diagipc_decode_reply(b, 24, &r, &need, &e);
+	check(ret == -PFC_ERR_TRUNCATED && need == 32, "a 32-byte reply needs its 32 bytes");
+	ret = pfc_diagipc_decode_reply(b, 32, &r, NULL, &e);
+	check(ret == 0 && r.size == 32, "a 32-byte reply decodes");
+
+	/* damaged replies: the offset of the bad byte */
+	struct { const char *what; int at; uint8_t v; uint64_t off; size_t len; } dmg[] = {
+		{ "bad magic", 3, 'x', 3, 24 },
+		{ "bad magic, read so far", 0, 'H', 0, 5 },
+		{ "magic without its NUL", 13, '2', 13, 24 },
+		{ "size below the header", 14, 19, 14, 24 },
+		{ "size without room for the HRESULT", 14, 22, 14, 24 },
+		{ "size past the limit", 15, 0x10, 14, 24 },
+		{ "command set of a request", 16, 0x04, 16, 24 },
+		{ "command id neither OK nor Error", 17, 0x01, 17, 24 },
+	};
+	for (i = 0; i < sizeof(dmg) / sizeof(dmg[0]); i++) {
+		reply(b, 24, 0xff, 0x00, 0);
+		b[dmg[i].at] = dmg[i].v;
+		memset(&e, 0, sizeof(e));
+		ret = pfc_diagipc_decode_reply(b, dmg[i].len, &r, NULL, &e);
+		check(ret == -PFC_ERR_CORRUPT && e.has_offset && e.offset == dmg[i].off && e.detail[0],
+		      "%s: ret %d offset %llu (want %llu): %s", dmg[i].what, ret, (unsigned long long)e.offset,
+		      (unsigned long long)dmg[i].off, e.detail);
+	}
+	memset(&e, 0, sizeof(e));
+	check(pfc_diagipc_decode_reply(b, 0, &r, &need, &e) == -PFC_ERR_TRUNCATED && need == 20, "nothing read yet");
+}
+
+static void test_proc_texts(void)
+{
+	static const char status[] = "Name:\tProbeApi\nTgid:\t4242\nNgid:\t0\nPid:\t4242\nNStgid:\t4242\t17\t1\nNSpid:\t4242\t17\t1\n";
+	static const char flat[] = "Name:\tsleep\nNStgid:\t999\n";
+	static const char broken[] = "NStgid:\t12x\n";
+	static const char stat[] = "4242 (a) b) S ) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 12 0 987654 12345 678\n";
+	static const char env[] = "PATH=/usr/bin\0TMPDIRX=no\0TMPDIR=/var/tmp/app\0DOTNET_EnableDiagnostics=0";
+	char v[8];
+	uint64_t key = 0;
+
+	check(pfc_diagipc_status_nstgid(status, sizeof(status) - 1) == 1, "NStgid: the innermost of three levels");
+	check(pfc_diagipc_status_nstgid(flat, sizeof(flat) - 1) == 999, "NStgid: one level");
+	check(pfc_diagipc_status_nstgid(broken, sizeof(broken) - 1) == 0, "NStgid: not a number");
+	check(pfc_diagipc_status_nstgid("Name:\tx\n", 8) == 0, "no NStgid line (kernel before 4.1)");
+	check(pfc_diagipc_stat_starttime(stat, sizeof(stat) - 1) == 987654, "start time after a comm with ') ' in it: %llu",
+	      (unsigned long long)pfc_diagipc_stat_starttime(stat, sizeof(stat) - 1));
+	check(pfc_diagipc_stat_starttime("1 (x) S 1 2", 11) == 0, "a stat line cut short");
+	check(pfc_diagipc_environ_get(env, sizeof(env) - 1, "TMPDIR", v, sizeof(v)) && !strcmp(v, "/var/tm"),
+	      "environ: TMPDIR, not TMPDIRX, cut to the buffer: '%s'", v);
+	check(pfc_diagipc_environ_get(env, sizeof(env) - 1, "DOTNET_EnableDiagnostics", v, sizeof(v)) && !strcmp(v, "0"),
+	      "environ: the last entry has no NUL");
+	check(!pfc_diagipc_environ_get(env, sizeof(env) - 1, "HOME", v, sizeof(v)), "environ: a name not there");
+	check(pfc_diagipc_socket_name("dotnet-diagnostic-1-3361-socket", 1, &key) && key == 3361, "socket name, pid 1");
+	check(!pfc_diagipc_socket_name("dotnet-diagnostic-12-3361-socket", 1, &key), "another pid's socket");
+	check(!pfc_diagipc_socket_name("dotnet-diagnostic-1-3361-socketx", 1, &key), "not the ending");
+	check(!pfc_diagipc_socket_name("dotnet-diagnostic-1--socket", 1, &key), "no key");
+	check(!pfc_diagipc_socket_name("perf-1.map", 1, &key), "another file");
+}
+
+int main(void)
+{
+	test_requests();
+	test_replies();
+	test_proc_texts();
+	return check_done("test_diagipc");
+}
