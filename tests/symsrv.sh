@@ -14,12 +14,14 @@
 #                    makes no request (the server's log keeps one line)
 #   symsrv/order     with that cache and a debuginfod server that never answers: the cache serves
 #                    first, debuginfod gets no request
+#   symsrv/after-debuginfod   with --debuginfod too (on a server without the file): debuginfod is
+#                    asked first, then the symbol server, whose file is used
 #   symsrv/env       PERFCONV_SYMBOL_SERVERS="DOWN URL": the first is down (one warning), the second
 #                    serves; cached under $HOME/.cache/perfconv-symbols
 #   symsrv/down      a port nothing listens on: the nodebug output, one warning, less than 1.5 s
 #                    more than without a server
 #   symsrv/slow      a server that never answers: --symbol-server-timeout 2 costs at most that (plus
-#                    1 s), one warning that says 'timed out', the nodebug output
+#                    1.5 s for a loaded machine), one warning that says 'timed out', the nodebug output
 #   symsrv/wrong     the key holds another ELF file (another build-id), then a file that is no ELF:
 #                    refused with a warning naming what came, nothing cached, no temporary file left
 #   symsrv/pack      packed (-o NAME.perfpack) with the server into an empty cache: the MANIFEST has a
@@ -154,6 +156,22 @@ if selected symsrv/live || selected symsrv/order; then
 	unset XDG_CACHE_HOME
 fi
 
+if selected symsrv/after-debuginfod; then
+	# debuginfod (which answers 404 here) is asked first, then the symbol server
+	export XDG_CACHE_HOME=$TMP/cache-after DEBUGINFOD_CACHE_PATH=$TMP/dcache-after
+	: >"$TMP/good.log"
+	run_pc "$C" "${A[@]}" --debuginfod "$GOOD" --symbol-server "$GOOD" -o "$C/o.folded"
+	if [ "$rc" = 0 ] && cmp -s "$C/o.folded" "$exp/folded.txt" &&
+		[ "$(cat "$TMP/good.log")" = "$(printf '/buildid/%s/debuginfo\n/%s' "$BID" "$KEY")" ] &&
+		grep -q '^perfconv: debuginfod: 0 debug files fetched (0.0 MB), 1 not on the servers' "$C/err" &&
+		grep -q '^perfconv: symbol server: 1 debug files fetched' "$C/err"; then
+		pass "symsrv/after-debuginfod (debuginfod asked first, then the symbol server)"
+	else
+		fail symsrv/after-debuginfod "exit $rc; debuginfod must be asked before the symbol server, which then serves" "$TMP/good.log"
+	fi
+	unset XDG_CACHE_HOME DEBUGINFOD_CACHE_PATH
+fi
+
 if selected symsrv/env; then
 	: >"$TMP/good.log"
 	down=http://127.0.0.1:$(free_port)
@@ -182,7 +200,7 @@ if selected symsrv/slow; then
 	: >"$TMP/slow.log"
 	secs run_pc "$C" "${A[@]}" --symbol-server "$SLOW" --symbol-server-timeout 2 -o "$C/o.folded"
 	if [ "$rc" = 0 ] && cmp -s "$C/o.folded" "$exp/folded-nodebug.txt" && [ "$(nwarn "$C/err")" = 1 ] &&
-		grep -q 'timed out' "$C/err" && [ "$(nreq slow)" = 1 ] && within 3; then
+		grep -q 'timed out' "$C/err" && [ "$(nreq slow)" = 1 ] && within 3.5; then
 		pass "symsrv/slow (${secs} s with --symbol-server-timeout 2, ${base} s without a server, one warning)"
 	else
 		fail symsrv/slow "exit $rc in ${secs} s (${base} s without a server): a server that never answers must cost at most the timeout (2 s) and one warning" "$C/err"
