@@ -1808,7 +1808,7 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,
 					   .debuginfod = s->dbgf.client ? &s->dbgf : NULL,
-					   .symsrv = s->ssrv.curl ? &s->ssrv : NULL };
+					   .symsrv = s->ssrv.nr_urls ? &s->ssrv : NULL };
 		struct pfc_dso_load info;
 		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(s->files, d->name)) {
 			ret = load_r2r(s, d, t);

@@ -9,8 +9,9 @@
  * only when it is an ELF file whose build-id is the one asked for.  A server that does not
  * connect, answers with a server error or stalls for the timeout is warned about once and
  * not asked again in this conversion, so each costs at most one timeout.  libcurl is
- * loaded only when servers are named, as debuginfod.c loads libdebuginfod: linked in, it
- * and its dependencies (TLS, Kerberos, LDAP...) would cost every run their relocations.
+ * loaded only for a request, as debuginfod.c loads libdebuginfod only when servers are
+ * named: linked in, it and its dependencies (TLS, Kerberos, LDAP...) would cost every run
+ * their relocations.
  */
 #include <curl/curl.h>
 #include <dlfcn.h>
@@ -170,22 +171,34 @@ int pfc_symsrv_open(struct pfc_symsrv *s, const char *urls, const char *cache_di
 	}
 	s->cache = strdup(cache_dir);
 	s->down = calloc(s->nr_urls, 1);
-	s->api = calloc(1, sizeof(*s->api));
-	if (!s->cache || !s->down || !s->api)
-		goto fail;
-	if (api_load(s->api) < 0) {
-		if (log)
-			fprintf(log, "perfconv: warning: symbol server: cannot load libcurl (%s or %s)\n",
-				curl_sonames[0], curl_sonames[1]);
-		free(s->api);
-		s->api = NULL;
-		goto fail;
-	}
-	if (!(s->curl = s->api->init()))
+	if (!s->cache || !s->down)
 		goto fail;
 	return 0;
 fail:
 	pfc_symsrv_close(s);
+	return -1;
+}
+
+/* libcurl and a handle, on the first request: a conversion whose files all come from the
+ * disk or the cache never loads it (about 15 ms of start-up, OpenSSL's included).  -1 when
+ * it cannot start, after one warning; then no server is asked. */
+static int client_start(struct pfc_symsrv *s)
+{
+	size_t i;
+
+	if (s->curl)
+		return 0;
+	if (s->api)	/* failed before */
+		return -1;
+	if (!(s->api = calloc(1, sizeof(*s->api))))
+		return -1;
+	if (api_load(s->api) == 0 && (s->curl = s->api->init()))
+		return 0;
+	if (s->log)
+		fprintf(s->log, "perfconv: warning: symbol server: cannot start libcurl (%s or %s)\n",
+			curl_sonames[0], curl_sonames[1]);
+	for (i = 0; i < s->nr_urls; i++)
+		s->down[i] = 1;
 	return -1;
 }
 
@@ -195,7 +208,7 @@ int pfc_symsrv_cached(struct pfc_symsrv *s, const uint8_t *build_id, int len, ch
 	struct stat st;
 	int n;
 
-	if (!s || !s->curl || pfc_symsrv_key(build_id, len, key, sizeof(key)) < 0)
+	if (!s || !s->nr_urls || pfc_symsrv_key(build_id, len, key, sizeof(key)) < 0)
 		return -1;
 	n = snprintf(path, size, "%s/%s", s->cache, key);
 	if (n < 0 || (size_t)n >= size)
@@ -359,13 +372,13 @@ int pfc_symsrv_fetch(struct pfc_symsrv *s, const uint8_t *build_id, int len, con
 	size_t i;
 	int asked = 0, refused = 0, failed = 0, n;
 
-	if (!s || !s->curl || pfc_symsrv_key(build_id, len, key, sizeof(key)) < 0)
+	if (!s || !s->nr_urls || pfc_symsrv_key(build_id, len, key, sizeof(key)) < 0)
 		return -1;
 	n = snprintf(path, size, "%s/%s", s->cache, key);
 	if (n < 0 || (size_t)n >= size)
 		return -1;
 	for (i = 0; i < s->nr_urls; i++) {
-		if (s->down[i])
+		if (s->down[i] || client_start(s) < 0)
 			continue;
 		if (!asked++)
 			s->nr_queries++;

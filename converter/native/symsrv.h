@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 struct pfc_symsrv {
-	struct pfc_symsrv_api *api; /* libcurl, loaded when servers are named; NULL: off */
+	struct pfc_symsrv_api *api; /* libcurl, loaded for the first request */
 	void *curl;                 /* one easy handle: a server's connection serves several files */
 	char **urls;                /* the servers, in the order asked */
 	unsigned char *down;        /* by server: it failed once, not asked again */
@@ -37,7 +37,8 @@ int pfc_symsrv_key(const uint8_t *build_id, int len, char *key, size_t size);
 
 /* Starts a client for urls (space-separated, as DEBUGINFOD_URLS; only http:// and https://
  * URLs, others are warned about and left out) keeping its files under cache_dir.  Returns
- * 0, or -1 when no client can start (s stays off; a warning says why). */
+ * 0, or -1 when there is no server or no cache (s stays off; a warning says why).  No
+ * library is loaded and no request made before pfc_symsrv_fetch needs one. */
 int pfc_symsrv_open(struct pfc_symsrv *s, const char *urls, const char *cache_dir, double timeout, FILE *log);
 /* The cached debug file of a build-id, without a request: 0 with its path, -1 when none. */
 int pfc_symsrv_cached(struct pfc_symsrv *s, const uint8_t *build_id, int len, char *path, size_t size);
