@@ -22,6 +22,8 @@
 #                    more than without a server
 #   symsrv/slow      a server that never answers: --symbol-server-timeout 2 costs at most that (plus
 #                    1.5 s for a loaded machine), one warning that says 'timed out', the nodebug output
+#   symsrv/slow-many the same with dotnet-perfmap-all, which has five binaries without symbols (the
+#                    .NET runtime's): one request, one warning, one timeout for all of them
 #   symsrv/wrong     the key holds another ELF file (another build-id), then a file that is no ELF:
 #                    refused with a warning naming what came, nothing cached, no temporary file left
 #   symsrv/pack      packed (-o NAME.perfpack) with the server into an empty cache: the MANIFEST has a
@@ -204,6 +206,28 @@ if selected symsrv/slow; then
 		pass "symsrv/slow (${secs} s with --symbol-server-timeout 2, ${base} s without a server, one warning)"
 	else
 		fail symsrv/slow "exit $rc in ${secs} s (${base} s without a server): a server that never answers must cost at most the timeout (2 s) and one warning" "$C/err"
+	fi
+	unset XDG_CACHE_HOME
+fi
+
+if selected symsrv/slow-many; then
+	# five binaries without symbols (the .NET runtime's, and others): still one request, one
+	# warning and one timeout, not one per binary
+	M=$FIX/dotnet-perfmap-all
+	MA=(-i "$M/perf.data" --symfs "$ROOT" --kallsyms "$M/kallsyms")
+	export XDG_CACHE_HOME=$TMP/cache-many
+	secs run_pc "$C" "${MA[@]}" -o "$C/o.folded"
+	mbase=$secs
+	cp "$C/o.folded" "$TMP/many-none.folded"
+	: >"$TMP/slow.log"
+	secs run_pc "$C" "${MA[@]}" --symbol-server "$SLOW" --symbol-server-timeout 2 -o "$C/o.folded"
+	nbin=$(sed -n 's/^perfconv: \([0-9]*\) binaries without symbols.*/\1/p' "$C/err")
+	if [ "$rc" = 0 ] && cmp -s "$C/o.folded" "$TMP/many-none.folded" && [ "${nbin:-0}" -ge 2 ] &&
+		[ "$(nwarn "$C/err")" = 1 ] && [ "$(nreq slow)" = 1 ] && grep -q ' 1 failed' "$C/err" &&
+		python3 -c "import sys; sys.exit(not $secs < $mbase + 3.5)"; then
+		pass "symsrv/slow-many ($nbin binaries without symbols: one request, one warning, ${secs} s, ${mbase} s without a server)"
+	else
+		fail symsrv/slow-many "exit $rc in ${secs} s (${mbase} s without a server): $nbin binaries without symbols must cost one request ($(nreq slow)), one timeout and one warning" "$C/err"
 	fi
 	unset XDG_CACHE_HOME
 fi
