@@ -65,6 +65,8 @@ enum {
 	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_ENABLE_PERFMAP,
 	OPT_DISABLE_PERFMAP,
+	OPT_SYMBOL_SERVER,
+	OPT_SYMBOL_SERVER_TIMEOUT,
 };
 
 struct opt_doc {
@@ -123,6 +125,8 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_DISABLE_PERFMAP, "disable-perfmap", 0, 1, "PID", "ask the running .NET 8+ process PID to stop writing its perf map and jitdump, then exit" },
 	{ OPT_DEBUGINFOD, "debuginfod", 0, 1, "URLS", "fetch the debug files of binaries without symbols by build-id from these debuginfod servers (default: $DEBUGINFOD_URLS; none when unset)" },
 	{ OPT_DEBUGINFOD_TIMEOUT, "debuginfod-timeout", 0, 1, "SECONDS", "give up on a debug file after this long, and on the servers for the rest of the conversion (default: 10)" },
+	{ OPT_SYMBOL_SERVER, "symbol-server", 0, 1, "URL", "fetch the debug files of binaries without symbols by build-id from this symbol server, as dotnet-symbol does (repeatable; default: $PERFCONV_SYMBOL_SERVERS; none when unset)" },
+	{ OPT_SYMBOL_SERVER_TIMEOUT, "symbol-server-timeout", 0, 1, "SECONDS", "give up on a symbol server that does not connect or stops sending for this long, for the rest of the conversion (default: 10)" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
@@ -305,7 +309,8 @@ int main(int argc, char **argv)
 {
 	struct option longopts[NR_OPTS + 1];
 	char shortopts[64];
-	static char bdir[PATH_MAX];
+	static char bdir[PATH_MAX], symcache[PATH_MAX];
+	static char symsrv[8192];	/* the --symbol-server URLs, space-separated */
 	struct cli c;
 	struct pfc_error err;
 	struct pfc_job_result res;
@@ -469,6 +474,24 @@ int main(int argc, char **argv)
 			c.opts.debuginfod_timeout = v;
 			break;
 		}
+		case OPT_SYMBOL_SERVER:
+			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8))
+				return usage_error("--symbol-server '%s': expected an http:// or https:// URL", optarg);
+			if (strpbrk(optarg, " \t\n") || strlen(symsrv) + strlen(optarg) + 2 > sizeof(symsrv))
+				return usage_error("--symbol-server '%s': a URL without spaces, and not that long", optarg);
+			if (*symsrv)
+				strcat(symsrv, " ");
+			strcat(symsrv, optarg);
+			c.opts.symsrv_urls = symsrv;
+			break;
+		case OPT_SYMBOL_SERVER_TIMEOUT: {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (end == optarg || *end || !(v > 0) || v > 86400)
+				return usage_error("--symbol-server-timeout '%s': expected a number of seconds greater than 0", optarg);
+			c.opts.symsrv_timeout = v;
+			break;
+		}
 		case 'q': c.quiet = 1; break;
 		case 'v': c.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
@@ -511,6 +534,17 @@ int main(int argc, char **argv)
 	/* debuginfod servers only when the user named some */
 	if (!c.opts.debuginfod_urls && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
 		c.opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
+	/* symbol servers too; their files are kept in $XDG_CACHE_HOME/perfconv-symbols, by key */
+	if (!c.opts.symsrv_urls && getenv("PERFCONV_SYMBOL_SERVERS") && *getenv("PERFCONV_SYMBOL_SERVERS"))
+		c.opts.symsrv_urls = getenv("PERFCONV_SYMBOL_SERVERS");
+	if (c.opts.symsrv_urls) {
+		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+		if (xdg && xdg[0] == '/')	/* the XDG rule: a relative path is ignored */
+			snprintf(symcache, sizeof(symcache), "%s/perfconv-symbols", xdg);
+		else if (home && *home)
+			snprintf(symcache, sizeof(symcache), "%s/.cache/perfconv-symbols", home);
+		c.opts.symsrv_cache = *symcache ? symcache : NULL;
+	}
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	if (!c.opts.buildid_dir) {
 		const char *home = getenv("HOME");

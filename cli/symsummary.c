@@ -1,6 +1,6 @@
 /*
  * symsummary.c - the part of a conversion's summary about missing symbols: what the
- * debuginfod client fetched, and which stripped binaries cost how many frames, with how to
+ * debuginfod and symbol-server clients fetched, and which stripped binaries cost how many frames, with how to
  * get their debug files (dotnet-symbol for Microsoft's .NET runtime, debuginfod or the
  * distribution's debug packages for the others).  Printing only; the counts come from
  * the finished session.
@@ -50,6 +50,11 @@ void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s)
 		fprintf(fp, "perfconv: debuginfod: %u debug files fetched (%.1f MB), %u not on the servers, "
 			"%u failed, in %.2f s\n", d->nr_fetched, d->bytes / 1e6, d->nr_missing, d->nr_failed,
 			d->seconds);
+	if (s->ssrv.nr_queries || s->ssrv.nr_cached)
+		fprintf(fp, "perfconv: symbol server: %u debug files fetched (%.1f MB), %u from the cache, "
+			"%u not on the servers, %u refused, %u failed, in %.2f s\n", s->ssrv.nr_fetched,
+			s->ssrv.bytes / 1e6, s->ssrv.nr_cached, s->ssrv.nr_missing, s->ssrv.nr_refused,
+			s->ssrv.nr_failed, s->ssrv.seconds);
 	if (!s->symbolized)
 		return;
 	by_dso = calloc(s->machine.nr_dsos + 1, sizeof(*by_dso));
@@ -108,7 +113,9 @@ void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s)
 	if (dotnet)
 		fprintf(fp, "perfconv: hint: for Microsoft's .NET runtime run 'dotnet-symbol --symbols LIBRARY' on a "
 			"connected machine: it writes LIBRARY.dbg beside it, which is found there, under --symfs DIR "
-			"at the same path, or in the build-id cache (--buildid-dir)\n");
+			"at the same path, or in the build-id cache (--buildid-dir)%s\n",
+			s->opts->symsrv_urls ? "" : "; or let perfconv fetch them by build-id with --symbol-server "
+						    "https://msdl.microsoft.com/download/symbols");
 	if (other)
 		fprintf(fp, "perfconv: hint: for distribution libraries %s, or install their debug packages "
 			"(-dbgsym) into /usr/lib/debug\n",

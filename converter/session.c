@@ -221,6 +221,9 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	if (o->debuginfod_urls && *o->debuginfod_urls &&
 	    pfc_debuginfod_open(&s->dbgf, o->debuginfod_urls, o->debuginfod_timeout, o->log) < 0 && o->log)
 		fprintf(o->log, "perfconv: warning: debuginfod: cannot start the client\n");
+	/* the same for symbol servers (pfc_symsrv_open says why it cannot start) */
+	if (o->symsrv_urls && *o->symsrv_urls)
+		pfc_symsrv_open(&s->ssrv, o->symsrv_urls, o->symsrv_cache, o->symsrv_timeout, o->log);
 	/* perf's idle thread: pid/tid 0 is "swapper" */
 	if (pfc_machine_comm(&s->machine, 0, 0, "swapper", 7) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
@@ -239,6 +242,7 @@ void pfc_session_close(struct pfc_session *s)
 	struct pfc_symtab *kt = kpreload_take(s, &kret);
 
 	pfc_debuginfod_close(&s->dbgf);
+	pfc_symsrv_close(&s->ssrv);
 	if (kt) {
 		pfc_symtab_free(kt);
 		free(kt);
@@ -1803,7 +1807,8 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 					   .minidebuginfo = o->minidebuginfo,
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,
-					   .debuginfod = s->dbgf.client ? &s->dbgf : NULL };
+					   .debuginfod = s->dbgf.client ? &s->dbgf : NULL,
+					   .symsrv = s->ssrv.nr_urls ? &s->ssrv : NULL };
 		struct pfc_dso_load info;
 		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(s->files, d->name)) {
 			ret = load_r2r(s, d, t);

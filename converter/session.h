@@ -21,6 +21,7 @@
 #include "converter/stream.h"
 #include "converter/offcpu.h"
 #include "converter/native/debuginfod.h"
+#include "converter/native/symsrv.h"
 #include "converter/files/files.h"
 
 struct pfc_session;
@@ -42,6 +43,9 @@ struct pfc_opts {
 	int r2r_funcs;               /* R2R images without a usable map: name frames by function RVA */
 	const char *debuginfod_urls; /* servers to fetch missing debug files from; NULL: none */
 	double debuginfod_timeout;   /* seconds per file; 0: 10 */
+	const char *symsrv_urls;     /* symbol servers (SSQP) to fetch missing debug files from; NULL: none */
+	double symsrv_timeout;       /* seconds to connect and the longest stall; 0: 10 */
+	const char *symsrv_cache;    /* where their files are kept ($XDG_CACHE_HOME/perfconv-symbols) */
 	FILE *log;                   /* warnings; NULL = quiet */
 	/* JIT code */
 	/* Names beyond perf 6.1's (on by default; off with --perf-compat): W^X JIT code, jitdumps
@@ -157,6 +161,7 @@ struct pfc_session {
 	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */
 	int offcpu_oom;               /* an interval was lost for memory: reported at the end */
 	struct pfc_debuginfod dbgf;   /* debuginfod client (opts->debuginfod_urls) and what it fetched */
+	struct pfc_symsrv ssrv;       /* symbol-server client (opts->symsrv_urls) and what it fetched */
 	struct pfc_files *files;      /* where every symbol source gets its files (files.c) */
 	struct pfc_pack *pack;        /* the input is a pack: its members (pack.c) */
 	char pack_input[64];          /* its recording, as a path to open */

@@ -15,9 +15,12 @@ set -euo pipefail
 
 build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev libisal-dev
 	libminizip-dev libtraceevent-dev liblzma-dev libiberty-dev xz-utils
-	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev libdebuginfod-dev libarchive-dev)
+	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev libdebuginfod-dev libarchive-dev
+	libcurl4-openssl-dev)
 # (golang-github-google-pprof-dev only for its profile.proto, compiled by protoc-c at build time;
-# libarchive-dev for packs, the tar archives in zstd that converter/files/pack.c writes and reads)
+# libarchive-dev for packs, the tar archives in zstd that converter/files/pack.c writes and reads;
+# libcurl4-openssl-dev for curl/curl.h: converter/native/symsrv.c loads libcurl only when symbol
+# servers are named)
 # The test harness (tests/run.sh, tests/truncate.sh) needs python3 and the usual coreutils/diffutils;
 # mandoc lints man/perfconv.1; tests/speedscope.sh loads speedscope files into the speedscope app
 # in headless chromium (its npm packages come from tests/npm/package.json, with the machine's node/npm).

@@ -18,7 +18,7 @@
 static const char *const base_names[PFC_FILES_NR] = {
 	[PFC_FILES_ROOT] = "root", [PFC_FILES_HOST] = "host", [PFC_FILES_BUILDID] = "buildid",
 	[PFC_FILES_PROC] = "proc", [PFC_FILES_TMP] = "tmp", [PFC_FILES_MAPDIR] = "mapdir",
-	[PFC_FILES_KERNEL] = "kernel", [PFC_FILES_DEBUGINFOD] = "debuginfod",
+	[PFC_FILES_KERNEL] = "kernel", [PFC_FILES_DEBUGINFOD] = "debuginfod", [PFC_FILES_SYMSRV] = "symsrv",
 };
 
 /* A file of the pack: (base, rel) -> member, with its name on the recording machine. */
@@ -324,7 +324,7 @@ static int local_path(const struct pfc_files *f, enum pfc_files_base base, const
 	case PFC_FILES_PROC: dir = f->o.proc; break;
 	case PFC_FILES_TMP: dir = f->o.tmp; break;
 	case PFC_FILES_MAPDIR: dir = f->o.map_dir; break;
-	default: return -1;	/* debuginfod's files come through pfc_files_add */
+	default: return -1;	/* debuginfod's and symbol servers' files come through pfc_files_add */
 	}
 	if (!dir)
 		return -1;

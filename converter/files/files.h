@@ -29,6 +29,8 @@ enum pfc_files_base {
 	PFC_FILES_MAPDIR,     /* --map-dir: "perf-N.map" */
 	PFC_FILES_KERNEL,     /* the recorded kernel's symbols: "kallsyms" (/proc/kallsyms or --kallsyms) */
 	PFC_FILES_DEBUGINFOD, /* fetched from a debuginfod server: "HEX/debuginfo" */
+	PFC_FILES_SYMSRV,     /* fetched from a symbol server, by its SSQP key:
+			       * "_.debug/elf-buildid-sym-HEX/_.debug" */
 	PFC_FILES_NR
 };
 
@@ -92,7 +94,8 @@ int pfc_files_has(const struct pfc_files *f, enum pfc_files_base base);
  * non-zero; a pack gives the names the directory had when it was written. */
 int pfc_files_list(struct pfc_files *f, enum pfc_files_base base, const char *rel,
 		   int (*fn)(void *arg, const char *name), void *arg);
-/* A file fetched to LOCAL for (base, rel) by a source that has its own client (debuginfod):
+/* A file fetched to LOCAL for (base, rel) by a source that has its own client (debuginfod,
+ * a symbol server):
  * recorded like a file found. */
 void pfc_files_add(struct pfc_files *f, enum pfc_files_base base, const char *rel, const char *local);
 /* Says why a found file is needed and what it is, for the pack's manifest: the last file

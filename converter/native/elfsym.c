@@ -20,6 +20,7 @@
 #include <lzma.h>
 
 #include "converter/native/debuginfod.h"
+#include "converter/native/symsrv.h"
 #include "converter/native/elfread.h"
 #include "converter/native/symtab.h"
 
@@ -692,6 +693,58 @@ static int open_minidebuginfo(struct symsrc *out, struct symsrc *run)
 	return 0;
 }
 
+/*
+ * The debug file of a build-id from the servers, into cur when it has a .symtab: 0 then.
+ * The order: a pack's answer (it holds what the packing conversion fetched); what a symbol
+ * server sent before (its cache: no request); debuginfod (its own cache, then its
+ * servers); then the symbol servers.  debuginfod comes before the symbol servers because
+ * DEBUGINFOD_URLS serves the distribution's libraries, the most of a process's stripped
+ * files, while a symbol server (Microsoft's) serves the few of the .NET runtime: each
+ * library the first one asks in vain costs a request, so the wider one goes first; and
+ * naming a symbol server then changes nothing that debuginfod gave before.
+ */
+static int open_fetched(const struct pfc_symopts *o, const char *path, const uint8_t *bid, int bid_len,
+			struct symsrc *cur, struct pfc_dso_load *info)
+{
+	char dpath[PFC_PATH_MAX], hex[2 * BUILD_ID_MAX + 1], drel[2 * BUILD_ID_MAX + 16], skey[128];
+	enum pfc_files_base base = PFC_FILES_NR;
+	int have_key = pfc_symsrv_key(bid, bid_len, skey, sizeof(skey)) == 0;
+	struct pfc_found found;
+
+	hex_id(hex, bid, bid_len);
+	snprintf(drel, sizeof(drel), "%s/debuginfo", hex);
+	if (pfc_files_find(o->files, PFC_FILES_DEBUGINFOD, drel, PFC_FILES_VERIFIED, &found)) {
+		base = PFC_FILES_DEBUGINFOD;
+		snprintf(dpath, sizeof(dpath), "%s", found.path);
+	} else if (have_key && pfc_files_find(o->files, PFC_FILES_SYMSRV, skey, PFC_FILES_VERIFIED, &found)) {
+		base = PFC_FILES_SYMSRV;
+		snprintf(dpath, sizeof(dpath), "%s", found.path);
+	} else if (o->symsrv && have_key && pfc_symsrv_cached(o->symsrv, bid, bid_len, dpath, sizeof(dpath)) == 0) {
+		base = PFC_FILES_SYMSRV;
+		pfc_files_add(o->files, base, skey, dpath);
+	} else if (o->debuginfod && pfc_debuginfod_find(o->debuginfod, bid, bid_len, path, dpath, sizeof(dpath)) == 0) {
+		base = PFC_FILES_DEBUGINFOD;
+		pfc_files_add(o->files, base, drel, dpath);
+	} else if (o->symsrv && have_key && pfc_symsrv_fetch(o->symsrv, bid, bid_len, path, dpath, sizeof(dpath)) == 0) {
+		base = PFC_FILES_SYMSRV;
+		pfc_files_add(o->files, base, skey, dpath);
+	}
+	if (base == PFC_FILES_NR || symsrc_open(cur, dpath, bid, bid_len) != 0)
+		return -1;
+	if (!cur->symtab) {
+		symsrc_close(cur);
+		return -1;
+	}
+	if (base == PFC_FILES_DEBUGINFOD) {
+		pfc_files_note(o->files, base, drel, "debug file from debuginfod", -1, bid, bid_len);
+		info->from_debuginfod = 1;
+	} else {
+		pfc_files_note(o->files, base, skey, "debug file from a symbol server", -1, bid, bid_len);
+		info->from_symsrv = 1;
+	}
+	return 0;
+}
+
 int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *build_id,
 		 int build_id_len, struct pfc_symtab *t, struct pfc_dso_load *info)
 {
@@ -759,30 +812,12 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 		}
 	}
 	err = 0;
-	/* no file here has the symbols: a debuginfod server may have the debug file (which
+	/* no file here has the symbols: a server may have the debug file by build-id (which
 	 * keeps the program headers, so it can stand for the binary too) */
-	if (!syms && bid_len > 0 && (o->debuginfod || pfc_files_from_pack(o->files))) {
-		char dpath[PFC_PATH_MAX];
-		struct symsrc *cur = &ss[nss];
-		char hex[2 * BUILD_ID_MAX + 1], rel[2 * BUILD_ID_MAX + 16];
-		hex_id(hex, bid, bid_len);
-		snprintf(rel, sizeof(rel), "%s/debuginfo", hex);
-		if (pfc_files_find(o->files, PFC_FILES_DEBUGINFOD, rel, PFC_FILES_VERIFIED, &found))
-			snprintf(dpath, sizeof(dpath), "%s", found.path);
-		else if (o->debuginfod && pfc_debuginfod_find(o->debuginfod, bid, bid_len, path, dpath, sizeof(dpath)) == 0)
-			pfc_files_add(o->files, PFC_FILES_DEBUGINFOD, rel, dpath);
-		else
-			dpath[0] = 0;
-		if (dpath[0] && symsrc_open(cur, dpath, bid, bid_len) == 0) {
-			pfc_files_note(o->files, PFC_FILES_DEBUGINFOD, rel, "debug file from debuginfod", -1, bid, bid_len);
-			if (cur->symtab) {
-				syms = cur;
-				nss++;
-				info->from_debuginfod = 1;
-			} else {
-				symsrc_close(cur);
-			}
-		}
+	if (!syms && bid_len > 0 && (o->debuginfod || o->symsrv || pfc_files_from_pack(o->files)) &&
+	    open_fetched(o, path, bid, bid_len, &ss[nss], info) == 0) {
+		syms = &ss[nss];
+		nss++;
 	}
 	if (!syms && !run)
 		goto out;

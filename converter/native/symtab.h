@@ -74,6 +74,7 @@ void pfc_symtab_free(struct pfc_symtab *t);
 int pfc_symtab_check(const struct pfc_symtab *t);
 
 struct pfc_debuginfod;
+struct pfc_symsrv;
 
 struct pfc_symopts {
 	/* where every binary and debug file is asked for: --symfs, perf's build-id cache
@@ -92,6 +93,8 @@ struct pfc_symopts {
 	/* debuginfod servers to ask for the debug file when no file on disk has a .symtab;
 	 * NULL: never */
 	struct pfc_debuginfod *debuginfod;
+	/* symbol servers to ask after debuginfod (elfsym.c says why in that order); NULL: never */
+	struct pfc_symsrv *symsrv;
 };
 
 /* What was found, for the summary and warnings. */
@@ -105,6 +108,7 @@ struct pfc_dso_load {
 	int from_dynsym;	/* symbols came from .dynsym (no .symtab anywhere) */
 	int from_minidebuginfo;	/* symbols came from .gnu_debugdata */
 	int from_debuginfod;	/* symbols came from a debug file a debuginfod server sent */
+	int from_symsrv;	/* symbols came from a debug file a symbol server sent */
 };
 
 /*

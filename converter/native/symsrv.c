@@ -1,0 +1,428 @@
+/*
+ * symsrv.c - one symbol-server client per conversion: the debug file of a build-id by the
+ * SSQP key dotnet-symbol asks for ("_.debug/elf-buildid-sym-HEX/_.debug"), over HTTP with
+ * libcurl, into a cache laid out by key.  It owns the requests, their time bounds, the
+ * cache and the check of what a server sends; it does not read the symbols (elfsym.c does).
+ *
+ * A response is untrusted: it is written to a temporary file in the cache, at most
+ * max_size bytes, and becomes the cached file (by rename, so that no run sees half a file)
+ * only when it is an ELF file whose build-id is the one asked for.  A server that does not
+ * connect, answers with a server error or stalls for the timeout is warned about once and
+ * not asked again in this conversion, so each costs at most one timeout.  libcurl is
+ * loaded only for a request, as debuginfod.c loads libdebuginfod only when servers are
+ * named: linked in, it and its dependencies (TLS, Kerberos, LDAP...) would cost every run
+ * their relocations.
+ */
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "converter/native/symsrv.h"
+#include "converter/native/symtab.h"
+
+/* Debian's libcurl4 (OpenSSL), then the GnuTLS flavour libdebuginfod uses: the same ABI */
+static const char *const curl_sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
+
+/* Larger than any debug file of the .NET runtime (libcoreclr.so.dbg is tens of MB) by far */
+#define SYMSRV_MAX_SIZE ((uint64_t)2 << 30)
+/* However fast data flows, one file gets at most this long */
+#define SYMSRV_MAX_SECONDS 600
+
+struct pfc_symsrv_api {            /* the functions used, from the loaded library */
+	void *lib;
+	__typeof__(curl_easy_init) *init;
+	__typeof__(curl_easy_setopt) *setopt;
+	__typeof__(curl_easy_perform) *perform;
+	__typeof__(curl_easy_getinfo) *getinfo;
+	__typeof__(curl_easy_cleanup) *cleanup;
+	__typeof__(curl_easy_strerror) *strerror;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int api_load(struct pfc_symsrv_api *a)
+{
+	size_t i;
+
+	/* never unloaded: libcurl's global state (initialized once a process) lives in it */
+	for (i = 0; i < sizeof(curl_sonames) / sizeof(curl_sonames[0]) && !a->lib; i++)
+		a->lib = dlopen(curl_sonames[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	if (!a->lib)
+		return -1;
+	*(void **)&a->init = dlsym(a->lib, "curl_easy_init");
+	*(void **)&a->setopt = dlsym(a->lib, "curl_easy_setopt");
+	*(void **)&a->perform = dlsym(a->lib, "curl_easy_perform");
+	*(void **)&a->getinfo = dlsym(a->lib, "curl_easy_getinfo");
+	*(void **)&a->cleanup = dlsym(a->lib, "curl_easy_cleanup");
+	*(void **)&a->strerror = dlsym(a->lib, "curl_easy_strerror");
+	if (!a->init || !a->setopt || !a->perform || !a->getinfo || !a->cleanup || !a->strerror) {
+		dlclose(a->lib);
+		a->lib = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int pfc_symsrv_key(const uint8_t *build_id, int len, char *key, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	char id[41];
+	int i, n;
+
+	if (len <= 0 || len > 20)
+		return -1;
+	/* SSQP_Key_Conventions.md: bytes as lowercase hex, the build-id padded to 20 bytes */
+	for (i = 0; i < 20; i++) {
+		uint8_t b = i < len ? build_id[i] : 0;
+		id[2 * i] = hex[b >> 4];
+		id[2 * i + 1] = hex[b & 15];
+	}
+	id[40] = 0;
+	n = snprintf(key, size, "_.debug/elf-buildid-sym-%s/_.debug", id);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* mkdir -p DIR (its last component too) */
+static int mkdirs(const char *dir)
+{
+	char p[4096];
+	size_t i, n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(p))
+		return -1;
+	memcpy(p, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != 0)
+			continue;
+		p[i] = 0;
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -1;
+		p[i] = i < n ? '/' : 0;
+	}
+	return 0;
+}
+
+/* A build-id as perf compares them: a 20-byte id asked for may be a shorter one padded */
+static int same_build_id(const uint8_t *want, int want_len, const uint8_t *have, int have_len)
+{
+	int i;
+
+	if (want_len == have_len)
+		return !memcmp(want, have, (size_t)want_len);
+	if (want_len != 20 || have_len > want_len || memcmp(want, have, (size_t)have_len))
+		return 0;
+	for (i = have_len; i < want_len; i++)
+		if (want[i])
+			return 0;
+	return 1;
+}
+
+int pfc_symsrv_open(struct pfc_symsrv *s, const char *urls, const char *cache_dir, double timeout, FILE *log)
+{
+	const char *p = urls;
+
+	memset(s, 0, sizeof(*s));
+	s->timeout = timeout > 0 ? timeout : 10;
+	s->max_size = SYMSRV_MAX_SIZE;
+	s->log = log;
+	if (!urls || !*urls)
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, " \t\n");
+		char **v;
+
+		if (n && !(n > 7 && !strncmp(p, "http://", 7)) && !(n > 8 && !strncmp(p, "https://", 8))) {
+			if (log)
+				fprintf(log, "perfconv: warning: symbol server '%.*s': not an http:// or https:// URL; "
+					"left out\n", (int)n, p);
+		} else if (n) {
+			if (!(v = realloc(s->urls, (s->nr_urls + 1) * sizeof(*v))))
+				goto fail;
+			s->urls = v;
+			/* without its trailing slashes: keys are joined with one */
+			while (n > 1 && p[n - 1] == '/')
+				n--;
+			if (!(s->urls[s->nr_urls] = strndup(p, n)))
+				goto fail;
+			s->nr_urls++;
+			n += strspn(p + n, "/");
+		}
+		p += n;
+		p += strspn(p, " \t\n");
+	}
+	if (!s->nr_urls)
+		goto fail;
+	if (!cache_dir || !*cache_dir) {
+		if (log)
+			fprintf(log, "perfconv: warning: symbol server: no cache directory (set HOME or XDG_CACHE_HOME)\n");
+		goto fail;
+	}
+	s->cache = strdup(cache_dir);
+	s->down = calloc(s->nr_urls, 1);
+	if (!s->cache || !s->down)
+		goto fail;
+	return 0;
+fail:
+	pfc_symsrv_close(s);
+	return -1;
+}
+
+/* libcurl and a handle, on the first request: a conversion whose files all come from the
+ * disk or the cache never loads it (about 15 ms of start-up, OpenSSL's included).  -1 when
+ * it cannot start, after one warning; then no server is asked. */
+static int client_start(struct pfc_symsrv *s)
+{
+	size_t i;
+
+	if (s->curl)
+		return 0;
+	if (s->api)	/* failed before */
+		return -1;
+	if (!(s->api = calloc(1, sizeof(*s->api))))
+		return -1;
+	if (api_load(s->api) == 0 && (s->curl = s->api->init()))
+		return 0;
+	if (s->log)
+		fprintf(s->log, "perfconv: warning: symbol server: cannot start libcurl (%s or %s)\n",
+			curl_sonames[0], curl_sonames[1]);
+	for (i = 0; i < s->nr_urls; i++)
+		s->down[i] = 1;
+	return -1;
+}
+
+int pfc_symsrv_cached(struct pfc_symsrv *s, const uint8_t *build_id, int len, char *path, size_t size)
+{
+	char key[128];
+	struct stat st;
+	int n;
+
+	if (!s || !s->nr_urls || pfc_symsrv_key(build_id, len, key, sizeof(key)) < 0)
+		return -1;
+	n = snprintf(path, size, "%s/%s", s->cache, key);
+	if (n < 0 || (size_t)n >= size)
+		return -1;
+	/* only a checked file is ever renamed to this name */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return -1;
+	s->nr_cached++;
+	return 0;
+}
+
+/* The body of a response, into the temporary file, bounded */
+struct sink {
+	int fd;
+	uint64_t bytes, max;
+	int too_big, io_error;
+};
+
+static size_t sink_write(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct sink *k = arg;
+	size_t n = size * nmemb, done = 0;
+
+	if (k->bytes + n > k->max) {
+		k->too_big = 1;
+		return 0;	/* ends the transfer */
+	}
+	while (done < n) {
+		ssize_t w = write(k->fd, data + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			k->io_error = 1;
+			return 0;
+		}
+		done += (size_t)w;
+	}
+	k->bytes += n;
+	return n;
+}
+
+enum fetched { FETCHED, MISSING, REFUSED, FAILED };
+
+/* One server asked for one key; FETCHED leaves the checked file at path. */
+static enum fetched fetch_one(struct pfc_symsrv *s, size_t srv, const char *key, const uint8_t *bid, int len,
+			      const char *what, const char *path)
+{
+	const struct pfc_symsrv_api *a = s->api;
+	char url[8192], tmp[4096], dir[4096], why[160];
+	struct sink k = { .fd = -1, .max = s->max_size };
+	uint8_t have[20];
+	int have_len = 0, n;
+	long code = 0;
+	double t0, dt;
+	CURLcode rc;
+	enum fetched ret = FAILED;
+
+	n = snprintf(url, sizeof(url), "%s/%s", s->urls[srv], key);
+	if (n < 0 || (size_t)n >= sizeof(url))
+		return MISSING;
+	if (mkdirs(s->cache) < 0 || snprintf(tmp, sizeof(tmp), "%s/.fetch-XXXXXX", s->cache) >= (int)sizeof(tmp) ||
+	    (k.fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		if (s->log)
+			fprintf(s->log, "perfconv: warning: symbol server: cannot write to the cache '%s': %s\n",
+				s->cache, strerror(errno));
+		return FAILED;
+	}
+	a->setopt(s->curl, CURLOPT_URL, url);
+	a->setopt(s->curl, CURLOPT_WRITEFUNCTION, sink_write);
+	a->setopt(s->curl, CURLOPT_WRITEDATA, &k);
+	a->setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
+	a->setopt(s->curl, CURLOPT_FAILONERROR, 1L);
+	a->setopt(s->curl, CURLOPT_USERAGENT, "perfconv");
+	/* Microsoft's server answers with a redirect to its storage; http and https only */
+	a->setopt(s->curl, CURLOPT_FOLLOWLOCATION, 1L);
+	a->setopt(s->curl, CURLOPT_MAXREDIRS, 8L);
+	a->setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	a->setopt(s->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	a->setopt(s->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s->max_size);
+	/* the timeout bounds the connection and every stall (less than a byte a second for that
+	 * long, the wait for the answer included); a file that keeps coming may take longer */
+	a->setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(s->timeout * 1000));
+	a->setopt(s->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	a->setopt(s->curl, CURLOPT_LOW_SPEED_TIME, (long)ceil(s->timeout));
+	a->setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)(fmax(s->timeout, SYMSRV_MAX_SECONDS) * 1000));
+	t0 = now();
+	rc = a->perform(s->curl);
+	dt = now() - t0;
+	s->seconds += dt;
+	a->getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
+	a->setopt(s->curl, CURLOPT_WRITEDATA, NULL);
+	if (close(k.fd) < 0)
+		k.io_error = 1;
+	if (rc == CURLE_HTTP_RETURNED_ERROR && code < 500) {
+		ret = MISSING;	/* 404: not on this server */
+		goto out;
+	}
+	if (k.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+		if (s->log)
+			fprintf(s->log, "perfconv: warning: symbol server '%s': the debug file of '%s' is larger than "
+				"%llu MB; refused\n", s->urls[srv], what, (unsigned long long)(s->max_size >> 20));
+		ret = REFUSED;
+		goto out;
+	}
+	if (k.io_error) {
+		if (s->log)
+			fprintf(s->log, "perfconv: warning: symbol server: cannot write to the cache '%s': %s\n",
+				s->cache, strerror(errno));
+		goto out;
+	}
+	if (rc != CURLE_OK || code < 200 || code > 299) {
+		/* down, refused, too slow, a server error: every other file would fare the same */
+		if (rc == CURLE_OPERATION_TIMEDOUT)
+			snprintf(why, sizeof(why), "timed out");
+		else if (rc == CURLE_HTTP_RETURNED_ERROR || rc == CURLE_OK)
+			snprintf(why, sizeof(why), "HTTP status %ld", code);
+		else
+			snprintf(why, sizeof(why), "%s", a->strerror(rc));
+		s->down[srv] = 1;
+		if (s->log)
+			fprintf(s->log, "perfconv: warning: symbol server '%s': no answer for '%s' after %.1f s (%s); "
+				"not asking it again in this conversion\n", s->urls[srv], what, dt, why);
+		goto out;
+	}
+	/* what came is untrusted: only the debug file of this build-id is kept */
+	if (pfc_elf_build_id(tmp, have, &have_len) != 0 || !same_build_id(bid, len, have, have_len)) {
+		if (s->log) {
+			fprintf(s->log, "perfconv: warning: symbol server '%s': the file sent for '%s' ", s->urls[srv], what);
+			if (have_len > 0) {
+				int i;
+				fputs("has build-id ", s->log);
+				for (i = 0; i < have_len; i++)
+					fprintf(s->log, "%02x", have[i]);
+			} else {
+				fputs("is not an ELF file with a build-id", s->log);
+			}
+			fputs("; refused\n", s->log);
+		}
+		ret = REFUSED;
+		goto out;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	if (mkdirs(dir) < 0 || rename(tmp, path) < 0) {
+		if (s->log)
+			fprintf(s->log, "perfconv: warning: symbol server: cannot write to the cache '%s': %s\n",
+				s->cache, strerror(errno));
+		goto out;
+	}
+	s->bytes += k.bytes;
+	return FETCHED;
+out:
+	unlink(tmp);
+	return ret;
+}
+
+int pfc_symsrv_fetch(struct pfc_symsrv *s, const uint8_t *build_id, int len, const char *what,
+		     char *path, size_t size)
+{
+	char key[128];
+	size_t i;
+	int asked = 0, refused = 0, failed = 0, n;
+
+	if (!s || !s->nr_urls || pfc_symsrv_key(build_id, len, key, sizeof(key)) < 0)
+		return -1;
+	n = snprintf(path, size, "%s/%s", s->cache, key);
+	if (n < 0 || (size_t)n >= size)
+		return -1;
+	for (i = 0; i < s->nr_urls; i++) {
+		if (s->down[i] || client_start(s) < 0)
+			continue;
+		if (!asked++)
+			s->nr_queries++;
+		switch (fetch_one(s, i, key, build_id, len, what, path)) {
+		case FETCHED:
+			s->nr_fetched++;
+			return 0;
+		case REFUSED:
+			refused = 1;
+			break;
+		case FAILED:
+			failed = 1;
+			break;
+		case MISSING:
+			break;
+		}
+	}
+	if (refused)
+		s->nr_refused++;
+	else if (failed)
+		s->nr_failed++;
+	else if (asked)
+		s->nr_missing++;
+	return -1;
+}
+
+void pfc_symsrv_close(struct pfc_symsrv *s)
+{
+	size_t i;
+
+	if (s->curl)
+		s->api->cleanup(s->curl);
+	s->curl = NULL;
+	if (s->api && s->api->lib)
+		dlclose(s->api->lib);	/* it stays loaded (RTLD_NODELETE) */
+	free(s->api);
+	s->api = NULL;
+	for (i = 0; i < s->nr_urls; i++)
+		free(s->urls[i]);
+	free(s->urls);
+	free(s->down);
+	free(s->cache);
+	s->urls = NULL;
+	s->down = NULL;
+	s->cache = NULL;
+	s->nr_urls = 0;
+}
