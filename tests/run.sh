@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/run.sh - perfconv's test driver: unit tests, golden tests on every fixture, CLI tests, the
-# man page test and the truncation test (tests/truncate.sh).  `make check` and `make asan` run it.
+# man page test and the truncation test (tests/truncate.sh); the README's recipes and the links of the
+# documentation in tests/readme.sh.  `make check` and `make asan` run it.
 #
 #   PERFCONV=path/to/perfconv   binary under test (default ./perfconv)
 #   UNIT_DIR=build/tests        run every executable there as a unit test (make check sets it)
@@ -105,7 +106,7 @@ fi
 # boundaries, one byte either side and at random places (TRUNCATE=0 leaves it out).
 bg=()
 for sub in truncate.sh perfview.sh perf-script.sh svg.sh batch.sh pack.sh endian.sh speedscope.sh fuzz.sh \
-	perf-identity.sh pprof.sh jit.sh debuginfod.sh symsrv.sh r2r.sh r2r-truth.sh dotnet-baseline.sh layout.sh; do
+	perf-identity.sh pprof.sh jit.sh debuginfod.sh symsrv.sh r2r.sh r2r-truth.sh dotnet-baseline.sh layout.sh readme.sh; do
 	[ "$sub" = truncate.sh ] && [ "${TRUNCATE:-1}" = 0 ] && continue
 	bg+=("$sub")
 done
