@@ -2,7 +2,8 @@
 # tests/readme.sh - the README's recipes run as written, and the documentation's links resolve.
 #   readme/N-NAME   the Nth ```sh block of README.md (NAME: its section's heading), run with bash -e in
 #                   a fresh directory; it fails when a command fails, or when a file it writes
-#                   (-o FILE, -O DIR, > FILE, and the EXPECT globs below) is missing or empty.  A block
+#                   (-o FILE, -O DIR, > FILE, and the EXPECT globs below) is missing or empty, or
+#                   lacks the frame names it is about (CONTAINS below).  A block
 #                   right after a line "<!-- not run: REASON -->" is reported as skipped with REASON;
 #                   a block whose commands are not installed here is skipped, naming them.
 #   readme/blocks   every code block of README.md is a ```sh block (none escapes this test)
@@ -32,6 +33,14 @@ declare -A FIXTURE=(
 	[a-service-in-a-container]=dotnet-container
 	[other-runtimes]=node-perf-basic-prof
 	[off-cpu-time]=tracepoint-sched-switch
+)
+# what a recipe is for, in a file it writes: FILE:TEXT (grep -F), so that a recipe that converts
+# without naming the frames it is about fails (the pack in the container recipe must carry the maps)
+declare -A CONTAINS=(
+	[a-native-program]='flame.folded:;main;'
+	[a-net-service]='svc.svg:System.Private.CoreLib!System.'
+	[a-service-in-a-container]='svc.svg:Probe!Probe.'
+	[other-runtimes]='node.svg:JS:^requireBuiltin'
 )
 # files a block writes that its command lines do not name (relative to the case's directory)
 declare -A EXPECT=(
@@ -179,8 +188,11 @@ for ((n = 1; n <= nblocks; n++)); do
 		set -- "$d"/$g
 		[ -s "$1" ] || empty="$empty $g"
 	done
+	want=${CONTAINS[$section]-}
 	if [ -n "$empty" ]; then
 		fail "$name" "missing or empty:$empty" "$d.stderr"
+	elif [ -n "$want" ] && ! grep -qF -- "${want#*:}" "$d/${want%%:*}"; then
+		fail "$name" "${want%%:*} has no '${want#*:}': the recipe's frames are not named" "$d.stderr"
 	else
 		pass "$name"
 	fi
