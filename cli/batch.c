@@ -153,7 +153,11 @@ static int walk(struct batch *b, const char *dir, const char *rel, int depth)
 		char path[PATH_MAX], sub[PATH_MAX];
 		struct stat st;
 
-		if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path) ||
+		/* "in/" as typed gives in/x.data, not in//x.data */
+		size_t dl = strlen(dir);
+		int slash = dl && dir[dl - 1] == '/';
+
+		if (snprintf(path, sizeof(path), "%s%s%s", dir, slash ? "" : "/", names[i]) >= (int)sizeof(path) ||
 		    snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", names[i]) >= (int)sizeof(sub))
 			continue;
 		if (lstat(path, &st) < 0)
@@ -273,7 +277,10 @@ static int plan(struct batch *b, struct input *in)
 	}
 	for (k = 0; k < b->nws; k++) {
 		char sbuf[64], path[PATH_MAX];
-		if (snprintf(path, sizeof(path), "%s/%s%s", b->c->outdir, in->rel, suffix_of(b->ws[k], sbuf, sizeof(sbuf))) >=
+		size_t ol = strlen(b->c->outdir);
+		const char *sep = ol && b->c->outdir[ol - 1] == '/' ? "" : "/";	/* -O out/ */
+
+		if (snprintf(path, sizeof(path), "%s%s%s%s", b->c->outdir, sep, in->rel, suffix_of(b->ws[k], sbuf, sizeof(sbuf))) >=
 		    (int)sizeof(path)) {
 			in->failed_early = 1;
 			snprintf(in->msg, sizeof(in->msg), "'%s': the output name is too long", in->path);
@@ -444,6 +451,8 @@ static void report(struct batch *b, struct input *in, const struct pfc_job_resul
 		fprintf(stderr, " (%llu kept)", (unsigned long long)r->kept);
 	fprintf(stderr, ", %.2f s, %.1f%% unresolved\n", r->seconds,
 		r->frames ? 100.0 * (double)r->unresolved / (double)r->frames : 0.0);
+	/* the file's own hints (symsummary.c) under its line, not lost in the worker */
+	fputs(r->hints, stderr);
 	if (c->verbose) {
 		size_t k;
 		for (k = 0; k < b->nws; k++)
@@ -659,6 +668,7 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 			got = timed_out ? 0 : read(run[k].fd, &r, sizeof(r));
 			close(run[k].fd);
 			r.msg[sizeof(r.msg) - 1] = 0;
+			r.hints[sizeof(r.hints) - 1] = 0;
 			if (timed_out) {
 				r.ok = 0;
 				snprintf(r.msg, sizeof(r.msg), "'%s': stopped after %g s (--timeout); no output written",
