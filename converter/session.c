@@ -281,6 +281,13 @@ void pfc_session_close(struct pfc_session *s)
 	free(s->stream_per_stack);
 }
 
+const char *pfc_session_thread_comm(struct pfc_session *s, int32_t pid, int32_t tid)
+{
+	const struct pfc_thread *th = pfc_machine_find_thread(&s->machine, pid, tid);
+
+	return th && th->comm_set ? pfc_intern_str(&s->strings, th->comm) : NULL;
+}
+
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
 {
 	struct pfc_evsel *ev;

@@ -111,6 +111,8 @@ int pfc_machine_init(struct pfc_machine *m, struct pfc_intern *strings);
 void pfc_machine_exit(struct pfc_machine *m);
 
 struct pfc_thread *pfc_machine_findnew_thread(struct pfc_machine *m, int32_t pid, int32_t tid);
+/* The thread tid of process pid as it is now (threads are never removed); NULL when unknown. */
+const struct pfc_thread *pfc_machine_find_thread(struct pfc_machine *m, int32_t pid, int32_t tid);
 int pfc_machine_comm(struct pfc_machine *m, int32_t pid, int32_t tid, const char *comm, size_t len);
 int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t ppid, int32_t ptid);
 int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
