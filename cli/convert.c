@@ -82,8 +82,9 @@ static int print_stats(struct pfc_session *s)
 }
 
 /* Frames in ReadyToRun images: how many resolved, and why the others did not. */
-static void print_r2r_summary(const struct pfc_session_stats *st)
+static void print_r2r_summary(const struct pfc_session *s, int verbose)
 {
+	const struct pfc_session_stats *st = &s->st;
 	uint64_t unres = 0;
 	int i, sep = 0;
 
@@ -103,6 +104,8 @@ static void print_r2r_summary(const struct pfc_session_stats *st)
 		sep = 1;
 	}
 	fprintf(stderr, "%s\n", sep ? ")" : "");
+	if (verbose && unres)
+		pfc_cli_r2r_images(stderr, s);
 	/* the hint only where maps would make a difference: a tenth of the frames or more without a
 	 * name for want of one (the images' metadata names nearly all frames of a normal build) */
 	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP] &&
@@ -184,7 +187,7 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			(unsigned long long)st->nr_jit_jitted, (unsigned long long)st->nr_jit_unresolved,
 			st->nr_jit_unresolved && c->opts.perf_compat ? " (without --perf-compat perfconv looks further)" : "");
 	if (s->symbolized)
-		print_r2r_summary(st);
+		print_r2r_summary(s, c->verbose);
 	pfc_session_dwarf_summary(s, stderr);
 	pfc_cli_symbol_summary(stderr, s);
 	if (s->rd.junk_bytes)

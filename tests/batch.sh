@@ -483,7 +483,7 @@ if selected batch/hints; then
 	after_ok=$(grep -A1 "^perfconv: ok   'in/host1/perf.data': " "$TMP/h.err" | sed -n 2p)
 	if [ "$rc" = 0 ] && [ -f "$TMP/hout/perf.data.folded" ] && ! grep -q '//' "$TMP/h.err" &&
 		grep -qx "perfconv:      -> 'hout/perf.data.folded'" "$TMP/h.err" &&
-		[[ $after_ok == "perfconv: 1 binary without symbols "* ]] &&
+		[[ $after_ok == "perfconv: 1 binary without symbols (not found: "* ]] &&
 		grep -q "^perfconv:   /tmp/probe/fx/bin/callgraph: 7763 frames" "$TMP/h.err"; then
 		pass batch/hints
 	else
