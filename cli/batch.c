@@ -28,6 +28,9 @@
 #include "converter/files/pack.h"
 #include "cli/convert.h"
 
+/* a worker's result is one write() to its pipe, read whole by one read() */
+_Static_assert(sizeof(struct pfc_job_result) <= PIPE_BUF, "a job result must fit one atomic pipe write");
+
 struct input {
 	char *path;                  /* as found: ARG or ARG/sub/name */
 	char *rel;                   /* names the outputs */
@@ -440,6 +443,7 @@ static void report(struct batch *b, struct input *in, const struct pfc_job_resul
 	if (!r->ok) {
 		t->failed++;
 		fprintf(stderr, "perfconv: FAIL %s\n", r->msg);
+		fputs(r->hints, stderr);
 		return;
 	}
 	t->converted++;
@@ -541,8 +545,8 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 	b.ws = ws;
 	b.nws = nws;
 	c->progress = 0;			/* workers share stderr: one line per file instead */
-	if (!c->verbose)
-		c->opts.log = NULL;		/* per-file warnings would interleave */
+	/* per-file warnings would interleave: each worker keeps its own and the parent prints
+	 * them under the file's line (convert.c, batch_hints) */
 	if (mkdir(c->outdir, 0777) < 0 && errno != EEXIST) {
 		fprintf(stderr, "perfconv: cannot create '%s': %s\n", c->outdir, strerror(errno));
 		return EXIT_FAILED;

@@ -196,11 +196,11 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 		print_offcpu_summary(s);
 }
 
-/* Batch mode: the workers share stderr and print no summary, but the lines on missing symbols
- * and how to get them (--map-dir, debug packages) are what a user acts on, so they go back to
- * the parent in the result, which prints them under the file's line.  Cut at a line's end when
- * they do not fit. */
-static void batch_hints(struct pfc_session *s, char *buf, size_t len)
+/* Batch mode: the workers share stderr and print no summary, but the file's warnings (a perf
+ * map to give with --map-dir) and the lines on missing symbols (debug packages) are what a user
+ * acts on, so they go back to the parent in the result, which prints them under the file's
+ * line.  Cut at a line's end when they do not fit. */
+static void batch_hints(struct pfc_session *s, const char *warnings, int symbols, char *buf, size_t len)
 {
 	char *text = NULL;
 	size_t n = 0;
@@ -209,7 +209,10 @@ static void batch_hints(struct pfc_session *s, char *buf, size_t len)
 	buf[0] = 0;
 	if (!f)
 		return;
-	pfc_cli_symbol_summary(f, s);
+	if (warnings)
+		fputs(warnings, f);
+	if (symbols)
+		pfc_cli_symbol_summary(f, s);
 	if (fclose(f) != 0 || !text) {
 		free(text);
 		return;
@@ -543,7 +546,10 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	}
 	/* writers that keep a log get the warnings as text; they still reach stderr (unless -q)
 	 * once the input is read */
-	if (need_log && (!(cmdline = command_line(c->argc, c->argv)) || capture_start(&wc, &o) < 0)) {
+	/* a batch worker keeps its warnings too, for the parent to print under the file's line:
+	 * workers share stderr, and a warning there names no input */
+	if ((need_log && !(cmdline = command_line(c->argc, c->argv))) ||
+	    ((need_log || (!single && o.log)) && capture_start(&wc, &o) < 0)) {
 		free(cmdline);
 		snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
 		if (logf)
@@ -594,7 +600,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	clock_gettime(CLOCK_MONOTONIC, &t_sym);
 	if (wc.f) {
 		fflush(wc.f);
-		if (log_to && wc.len)
+		if (log_to && wc.len && single)
 			fwrite(wc.buf, 1, wc.len, log_to);
 	}
 	/* Each output is written on its own: one that cannot be written (a full disk) does not
@@ -656,9 +662,9 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		res->ok = 1;
 		if (single && n)
 			print_summary(c, &s, res->kept, &ph);
-		else if (n && !c->quiet)
-			batch_hints(&s, res->hints, sizeof(res->hints));
 	}
+	if (!single && !c->quiet)
+		batch_hints(&s, wc.f ? wc.buf : NULL, ret == 0 && n, res->hints, sizeof(res->hints));
 	pfc_session_close(&s);
 	capture_end(&wc);
 	free(unwritten_buf);

@@ -17,7 +17,7 @@ struct pfc_job_result {
 	uint64_t frames, unresolved; /* unique frames, of which without a symbol */
 	double seconds;
 	char msg[2048];              /* the error: "'FILE': what at offset N: detail" */
-	char hints[1536];            /* batch: the lines on missing symbols a single conversion prints
+	char hints[1900];            /* batch: the lines on missing symbols a single conversion prints
 				      * (symsummary.c), for the parent to print with the file's line;
 				      * the whole struct stays under PIPE_BUF, one atomic write */
 };

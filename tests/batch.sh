@@ -473,21 +473,27 @@ if selected write/no-dir; then
 		fail write/no-dir "exit $rc/$rc2; expected 1 and a message that leads with the output as given" "$TMP/nd.err"
 	fi
 fi
-# batch/hints: a batch prints each file's lines on missing symbols (the hints a single
-# conversion prints) right under its ok line, and joins paths typed with a slash at the end
-# cleanly (in/host1/perf.data, out/perf.data.folded; never in/host1//perf.data)
+# batch/hints: a batch prints each file's warnings and lines on missing symbols (what a single
+# conversion prints) right under its ok line, with -j 2 too, and joins paths typed with a slash
+# at the end cleanly (hin/x.data, hout/x.data.folded; never hin//x.data)
 if selected batch/hints; then
-	rm -rf "$TMP/hout"
-	(cd "$TMP" && "$PERFCONV" -v -O hout/ --kallsyms "$ROOT/kallsyms" in/host1/ >/dev/null 2>"$TMP/h.err")
+	rm -rf "$TMP/hout" "$TMP/hin"
+	mkdir -p "$TMP/hin"
+	cp "$FIX/fp-callgraph/perf.data" "$TMP/hin/x.data"
+	cp "$FIX/dotnet-perfmap-only/perf.data" "$TMP/hin/y.data"
+	ks=$(cd "$ROOT" && pwd)/kallsyms
+	(cd "$TMP" && PERFCONV_TMP=$TMP/nothing "$PERFCONV" -v -j 2 -O hout/ --kallsyms "$ks" hin/ >/dev/null 2>"$TMP/h.err")
 	rc=$?
-	after_ok=$(grep -A1 "^perfconv: ok   'in/host1/perf.data': " "$TMP/h.err" | sed -n 2p)
-	if [ "$rc" = 0 ] && [ -f "$TMP/hout/perf.data.folded" ] && ! grep -q '//' "$TMP/h.err" &&
-		grep -qx "perfconv:      -> 'hout/perf.data.folded'" "$TMP/h.err" &&
-		[[ $after_ok == "perfconv: 1 binary without symbols (not found: "* ]] &&
+	after_x=$(grep -A1 "^perfconv: ok   'hin/x.data': " "$TMP/h.err" | sed -n 2p)
+	after_y=$(grep -A1 "^perfconv: ok   'hin/y.data': " "$TMP/h.err" | sed -n 2p)
+	if [ "$rc" = 0 ] && [ -f "$TMP/hout/x.data.folded" ] && ! grep -q '//' "$TMP/h.err" &&
+		grep -qx "perfconv:      -> 'hout/x.data.folded'" "$TMP/h.err" &&
+		[[ $after_x == "perfconv: 1 binary without symbols (not found: "* ]] &&
+		[[ $after_y == "perfconv: warning: no JIT symbols for pid 12516: no perf map, "*"--map-dir)" ]] &&
 		grep -q "^perfconv:   /tmp/probe/fx/bin/callgraph: 7763 frames" "$TMP/h.err"; then
 		pass batch/hints
 	else
-		fail batch/hints "exit $rc; expected the symbol hints under in/host1/perf.data's ok line, no '//'" "$TMP/h.err"
+		fail batch/hints "exit $rc; expected each file's warnings and symbol lines under its ok line, no '//'" "$TMP/h.err"
 	fi
 fi
 # ---------------------------------------------------------------------------------------------------
