@@ -28,6 +28,9 @@
 #include "converter/files/pack.h"
 #include "cli/convert.h"
 
+/* a worker's result is one write() to its pipe, read whole by one read() */
+_Static_assert(sizeof(struct pfc_job_result) <= PIPE_BUF, "a job result must fit one atomic pipe write");
+
 struct input {
 	char *path;                  /* as found: ARG or ARG/sub/name */
 	char *rel;                   /* names the outputs */
@@ -153,7 +156,11 @@ static int walk(struct batch *b, const char *dir, const char *rel, int depth)
 		char path[PATH_MAX], sub[PATH_MAX];
 		struct stat st;
 
-		if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path) ||
+		/* "in/" as typed gives in/x.data, not in//x.data */
+		size_t dl = strlen(dir);
+		int slash = dl && dir[dl - 1] == '/';
+
+		if (snprintf(path, sizeof(path), "%s%s%s", dir, slash ? "" : "/", names[i]) >= (int)sizeof(path) ||
 		    snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", names[i]) >= (int)sizeof(sub))
 			continue;
 		if (lstat(path, &st) < 0)
@@ -273,7 +280,10 @@ static int plan(struct batch *b, struct input *in)
 	}
 	for (k = 0; k < b->nws; k++) {
 		char sbuf[64], path[PATH_MAX];
-		if (snprintf(path, sizeof(path), "%s/%s%s", b->c->outdir, in->rel, suffix_of(b->ws[k], sbuf, sizeof(sbuf))) >=
+		size_t ol = strlen(b->c->outdir);
+		const char *sep = ol && b->c->outdir[ol - 1] == '/' ? "" : "/";	/* -O out/ */
+
+		if (snprintf(path, sizeof(path), "%s%s%s%s", b->c->outdir, sep, in->rel, suffix_of(b->ws[k], sbuf, sizeof(sbuf))) >=
 		    (int)sizeof(path)) {
 			in->failed_early = 1;
 			snprintf(in->msg, sizeof(in->msg), "'%s': the output name is too long", in->path);
@@ -433,6 +443,7 @@ static void report(struct batch *b, struct input *in, const struct pfc_job_resul
 	if (!r->ok) {
 		t->failed++;
 		fprintf(stderr, "perfconv: FAIL %s\n", r->msg);
+		fputs(r->hints, stderr);
 		return;
 	}
 	t->converted++;
@@ -444,6 +455,8 @@ static void report(struct batch *b, struct input *in, const struct pfc_job_resul
 		fprintf(stderr, " (%llu kept)", (unsigned long long)r->kept);
 	fprintf(stderr, ", %.2f s, %.1f%% unresolved\n", r->seconds,
 		r->frames ? 100.0 * (double)r->unresolved / (double)r->frames : 0.0);
+	/* the file's own hints (symsummary.c) under its line, not lost in the worker */
+	fputs(r->hints, stderr);
 	if (c->verbose) {
 		size_t k;
 		for (k = 0; k < b->nws; k++)
@@ -532,8 +545,8 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 	b.ws = ws;
 	b.nws = nws;
 	c->progress = 0;			/* workers share stderr: one line per file instead */
-	if (!c->verbose)
-		c->opts.log = NULL;		/* per-file warnings would interleave */
+	/* per-file warnings would interleave: each worker keeps its own and the parent prints
+	 * them under the file's line (convert.c, batch_hints) */
 	if (mkdir(c->outdir, 0777) < 0 && errno != EEXIST) {
 		fprintf(stderr, "perfconv: cannot create '%s': %s\n", c->outdir, strerror(errno));
 		return EXIT_FAILED;
@@ -659,6 +672,7 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 			got = timed_out ? 0 : read(run[k].fd, &r, sizeof(r));
 			close(run[k].fd);
 			r.msg[sizeof(r.msg) - 1] = 0;
+			r.hints[sizeof(r.hints) - 1] = 0;
 			if (timed_out) {
 				r.ok = 0;
 				snprintf(r.msg, sizeof(r.msg), "'%s': stopped after %g s (--timeout); no output written",

@@ -6,6 +6,7 @@
  * terminal.  It never parses options; main() and the batch loop call it.
  */
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +82,9 @@ static int print_stats(struct pfc_session *s)
 }
 
 /* Frames in ReadyToRun images: how many resolved, and why the others did not. */
-static void print_r2r_summary(const struct pfc_session_stats *st)
+static void print_r2r_summary(const struct pfc_session *s, int verbose)
 {
+	const struct pfc_session_stats *st = &s->st;
 	uint64_t unres = 0;
 	int i, sep = 0;
 
@@ -102,6 +104,8 @@ static void print_r2r_summary(const struct pfc_session_stats *st)
 		sep = 1;
 	}
 	fprintf(stderr, "%s\n", sep ? ")" : "");
+	if (verbose && unres)
+		pfc_cli_r2r_images(stderr, s);
 	/* the hint only where maps would make a difference: a tenth of the frames or more without a
 	 * name for want of one (the images' metadata names nearly all frames of a normal build) */
 	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP] &&
@@ -183,13 +187,45 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 			(unsigned long long)st->nr_jit_jitted, (unsigned long long)st->nr_jit_unresolved,
 			st->nr_jit_unresolved && c->opts.perf_compat ? " (without --perf-compat perfconv looks further)" : "");
 	if (s->symbolized)
-		print_r2r_summary(st);
+		print_r2r_summary(s, c->verbose);
 	pfc_session_dwarf_summary(s, stderr);
 	pfc_cli_symbol_summary(stderr, s);
 	if (s->rd.junk_bytes)
 		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);
 	if (s->offcpu)
 		print_offcpu_summary(s);
+}
+
+/* Batch mode: the workers share stderr and print no summary, but the file's warnings (a perf
+ * map to give with --map-dir) and the lines on missing symbols (debug packages) are what a user
+ * acts on, so they go back to the parent in the result, which prints them under the file's
+ * line.  Cut at a line's end when they do not fit. */
+static void batch_hints(struct pfc_session *s, const char *warnings, int symbols, char *buf, size_t len)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	if (warnings)
+		fputs(warnings, f);
+	if (symbols)
+		pfc_cli_symbol_summary(f, s);
+	if (fclose(f) != 0 || !text) {
+		free(text);
+		return;
+	}
+	if (n >= len) {
+		char *nl;
+
+		text[len - 1] = 0;
+		if ((nl = strrchr(text, '\n')))
+			nl[1] = 0;
+	}
+	snprintf(buf, len, "%s", text);
+	free(text);
 }
 
 /* A device or a FIFO (/dev/null, /dev/stdout, a named pipe): its name has no ending to tell a
@@ -200,6 +236,30 @@ int pfc_cli_is_device_name(const char *output)
 
 	return !strncmp(output, "/dev/", 5) ||
 	       (stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
+/* An output whose directory is missing or read-only fails before the input is read: the user
+ * learns it in a second, not after the conversion, and the message names the output as given
+ * (the temporary name beside it is ours, not the user's).  The error's file is the output, so
+ * the message leads with it.  Devices and stdout are opened as they are and not checked. */
+static int check_output_dir(const char *output, struct pfc_error *err)
+{
+	char buf[PATH_MAX], *dir;
+	struct stat st;
+
+	if (!output || !strcmp(output, "-") || pfc_cli_is_device_name(output))
+		return 0;
+	if (snprintf(buf, sizeof(buf), "%s", output) >= (int)sizeof(buf))
+		return 0;	/* write_output says the name is too long */
+	dir = dirname(buf);
+	if (access(dir, W_OK | X_OK) == 0)
+		return 0;
+	snprintf(err->file, sizeof(err->file), "%s", output);
+	if (errno == ENOENT)
+		return PFC_FAIL_NOOFF(err, WRITE, "directory '%s' does not exist", dir);
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+		return PFC_FAIL_NOOFF(err, WRITE, "'%s' is not a directory", dir);
+	return PFC_FAIL_NOOFF(err, WRITE, "cannot write in directory '%s': %s", dir, strerror(errno));
 }
 
 /* Write through a temporary file in the target directory, renamed into place only when
@@ -228,14 +288,19 @@ static int write_output(struct cli *c, struct pfc_session *s, const struct pfc_w
 		if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.XXXXXX", output, (long)getpid()) >= (int)sizeof(tmp))
 			return PFC_FAIL_NOOFF(err, USAGE, "output name is too long");
 		fd = mkstemp(tmp);
-		if (fd < 0)
-			return PFC_FAIL_NOOFF(err, WRITE, "cannot create '%s': %s", tmp, strerror(errno));
+		if (fd < 0) {
+			/* the temporary name is an implementation detail: name the output as given */
+			int e = errno;
+
+			snprintf(err->file, sizeof(err->file), "%s", output);
+			return PFC_FAIL_NOOFF(err, WRITE, "cannot create it: %s", strerror(e));
+		}
 		fchmod(fd, 0644 & ~c->umask);
 		out = fdopen(fd, "w");
 		if (!out) {
 			close(fd);
 			unlink(tmp);
-			return PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", tmp, strerror(errno));
+			return PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", output, strerror(errno));
 		}
 	}
 	errno = 0;
@@ -447,6 +512,11 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	memset(&err, 0, sizeof(err));
 	memset(&prog, 0, sizeof(prog));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++)
+		if ((ret = check_output_dir(outs[i], &err)) < 0) {
+			format_error(c, input, &err, res->msg, sizeof(res->msg));
+			return ret;
+		}
 	o.input = input;
 	o.keep_stream = 0;
 	for (i = 0; i < n; i++)
@@ -476,7 +546,10 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	}
 	/* writers that keep a log get the warnings as text; they still reach stderr (unless -q)
 	 * once the input is read */
-	if (need_log && (!(cmdline = command_line(c->argc, c->argv)) || capture_start(&wc, &o) < 0)) {
+	/* a batch worker keeps its warnings too, for the parent to print under the file's line:
+	 * workers share stderr, and a warning there names no input */
+	if ((need_log && !(cmdline = command_line(c->argc, c->argv))) ||
+	    ((need_log || (!single && o.log)) && capture_start(&wc, &o) < 0)) {
 		free(cmdline);
 		snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
 		if (logf)
@@ -527,7 +600,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	clock_gettime(CLOCK_MONOTONIC, &t_sym);
 	if (wc.f) {
 		fflush(wc.f);
-		if (log_to && wc.len)
+		if (log_to && wc.len && single)
 			fwrite(wc.buf, 1, wc.len, log_to);
 	}
 	/* Each output is written on its own: one that cannot be written (a full disk) does not
@@ -590,6 +663,8 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		if (single && n)
 			print_summary(c, &s, res->kept, &ph);
 	}
+	if (!single && !c->quiet)
+		batch_hints(&s, wc.f ? wc.buf : NULL, ret == 0 && n, res->hints, sizeof(res->hints));
 	pfc_session_close(&s);
 	capture_end(&wc);
 	free(unwritten_buf);

@@ -16,7 +16,10 @@ struct pfc_job_result {
 	uint64_t kept;               /* samples that passed the filters */
 	uint64_t frames, unresolved; /* unique frames, of which without a symbol */
 	double seconds;
-	char msg[2048];              /* the error: "'FILE': what at offset N: detail"; under PIPE_BUF */
+	char msg[2048];              /* the error: "'FILE': what at offset N: detail" */
+	char hints[1900];            /* batch: the lines on missing symbols a single conversion prints
+				      * (symsummary.c), for the parent to print with the file's line;
+				      * the whole struct stays under PIPE_BUF, one atomic write */
 };
 
 /* Convert one input into n outputs (one per writer) from one read of the input.  Each

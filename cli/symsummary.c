@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/symsummary.h"
+#include "converter/jit/r2r.h"
 
 struct lost {
 	const struct pfc_dso *dso;
@@ -44,7 +45,7 @@ void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s)
 	struct lost *v;
 	uint64_t *by_dso, total = 0;
 	size_t i, k, n = 0;
-	int dotnet = 0, other = 0;
+	int dotnet = 0, other = 0, missing = 0, cat;
 
 	if (d->nr_queries)
 		fprintf(fp, "perfconv: debuginfod: %u debug files fetched (%.1f MB), %u not on the servers, "
@@ -87,29 +88,65 @@ void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s)
 	if (!n)
 		goto out;
 	qsort(v, n, sizeof(*v), cmp_lost);
-	for (i = 0; i < n; i++)
-		total += v[i].frames;
-	fprintf(fp, "perfconv: %zu binar%s without symbols (stripped) cost %llu frames in samples:\n", n,
-		n == 1 ? "y" : "ies", (unsigned long long)total);
-	for (i = 0; i < n; i++) {
-		const struct pfc_dso *dso = v[i].dso;
-		int net = is_dotnet_runtime(dso->name);
-		if (i < 8) {
-			fprintf(fp, "perfconv:   %s: %llu frames (%llu addresses)", dso->name,
-				(unsigned long long)v[i].frames, (unsigned long long)v[i].unique);
-			if (dso->build_id_len > 0) {
-				int b;
-				fputs(", build-id ", fp);
-				for (b = 0; b < dso->build_id_len && b < 20; b++)
-					fprintf(fp, "%02x", dso->build_id[b]);
+	/* "stripped" only for a file that was read and has no symbol table; a file that is not
+	 * there (a runtime of another machine) or of another build is said to be so, with where
+	 * it was looked for, and the hints on debug files are for the stripped ones */
+	for (cat = 0; cat < 3; cat++) {
+		size_t m = 0, shown = 0;
+
+		total = 0;
+		for (i = 0; i < n; i++)
+			if (v[i].dso->not_found == cat) {
+				m++;
+				total += v[i].frames;
 			}
-			fputc('\n', fp);
+		if (!m)
+			continue;
+		if (cat == 0)
+			fprintf(fp, "perfconv: %zu binar%s without symbols (stripped) cost %llu frames in samples:\n", m,
+				m == 1 ? "y" : "ies", (unsigned long long)total);
+		else if (cat == 1)
+			fprintf(fp, "perfconv: %zu binar%s without symbols (not found: looked for at the recorded path "
+				"under '%s', and by build-id in the build-id cache) cost %llu frames in samples:\n", m,
+				m == 1 ? "y" : "ies", s->opts->symfs && *s->opts->symfs ? s->opts->symfs : "/",
+				(unsigned long long)total);
+		else
+			fprintf(fp, "perfconv: %zu binar%s without symbols (the file found is another build: its "
+				"build-id differs) cost %llu frames in samples:\n", m, m == 1 ? "y" : "ies",
+				(unsigned long long)total);
+		for (i = 0; i < n; i++) {
+			const struct pfc_dso *dso = v[i].dso;
+			int net;
+
+			if (dso->not_found != cat)
+				continue;
+			if (shown++ < 8) {
+				fprintf(fp, "perfconv:   %s: %llu frames (%llu addresses)", dso->name,
+					(unsigned long long)v[i].frames, (unsigned long long)v[i].unique);
+				if (dso->build_id_len > 0) {
+					int b;
+					fputs(", build-id ", fp);
+					for (b = 0; b < dso->build_id_len && b < 20; b++)
+						fprintf(fp, "%02x", dso->build_id[b]);
+				}
+				fputc('\n', fp);
+			}
+			net = is_dotnet_runtime(dso->name);
+			if (cat == 0) {
+				dotnet |= net;
+				other |= !net;
+			} else {
+				missing = 1;
+			}
 		}
-		dotnet |= net;
-		other |= !net;
+		if (m > 8)
+			fprintf(fp, "perfconv:   and %zu more\n", m - 8);
 	}
-	if (n > 8)
-		fprintf(fp, "perfconv:   and %zu more\n", n - 8);
+	if (missing)
+		fprintf(fp, "perfconv: hint: binaries not found here are read from the recording machine's files: "
+			"give them with --symfs DIR (a copy of its file system), or convert there%s\n",
+			s->opts->debuginfod_urls || s->opts->symsrv_urls ? "" :
+			"; debug files of binaries with a build-id can be fetched with --debuginfod or --symbol-server");
 	if (dotnet)
 		fprintf(fp, "perfconv: hint: for Microsoft's .NET runtime run 'dotnet-symbol --symbols LIBRARY' on a "
 			"connected machine: it writes LIBRARY.dbg beside it, which is found there, under --symfs DIR "
@@ -126,4 +163,42 @@ void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s)
 out:
 	free(by_dso);
 	free(v);
+}
+
+/* -v: the PE images whose ReadyToRun frames stay unnamed, each with its count and why (the
+ * summary line only counts them by reason: "219 unresolved (219 image not readable)"). */
+void pfc_cli_r2r_images(FILE *fp, const struct pfc_session *s)
+{
+	const struct pfc_stacks *sk = &s->stacks;
+	uint64_t *by_dso;
+	size_t i;
+
+	if (!s->symbolized || !(by_dso = calloc(s->machine.nr_dsos + 1, sizeof(*by_dso))))
+		return;
+	for (i = 0; i < sk->nr_frames; i++) {
+		const struct pfc_frame *f = &sk->frames[i];
+		if (f->dso && f->dso->r2r > 0 && f->dso->r2r < PFC_R2R__MAX && !f->resolved)
+			by_dso[f->dso->id]++;
+	}
+	for (i = 0; i < s->machine.nr_dsos; i++) {
+		const struct pfc_dso *d = s->machine.dsos[i];
+		if (!by_dso[i])
+			continue;
+		fprintf(fp, "perfconv:   %s: %llu unresolved, %s", d->name, (unsigned long long)by_dso[i],
+			pfc_r2r_status_str(d->r2r));
+		if (d->r2r_why) {
+			/* r2r.c's detail names the image, which the line has named already */
+			const char *why = d->r2r_why;
+			size_t nl = strlen(d->name);
+
+			if (why[0] == '\'' && !strncmp(why + 1, d->name, nl) && !strncmp(why + 1 + nl, "': ", 3))
+				why += nl + 4;
+			fprintf(fp, ": %s", why);
+			if (!strcmp(why, "not found"))
+				fprintf(fp, " at the recorded path under '%s'",
+					s->opts->symfs && *s->opts->symfs ? s->opts->symfs : "/");
+		}
+		fputc('\n', fp);
+	}
+	free(by_dso);
 }

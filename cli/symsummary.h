@@ -9,5 +9,7 @@
 #include "converter/session.h"
 
 void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s);
+/* -v: each PE image with unresolved ReadyToRun frames, how many, and why. */
+void pfc_cli_r2r_images(FILE *fp, const struct pfc_session *s);
 
 #endif

@@ -281,6 +281,13 @@ void pfc_session_close(struct pfc_session *s)
 	free(s->stream_per_stack);
 }
 
+const char *pfc_session_thread_comm(struct pfc_session *s, int32_t pid, int32_t tid)
+{
+	const struct pfc_thread *th = pfc_machine_find_thread(&s->machine, pid, tid);
+
+	return th && th->comm_set ? pfc_intern_str(&s->strings, th->comm) : NULL;
+}
+
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
 {
 	struct pfc_evsel *ev;
@@ -1772,6 +1779,12 @@ static int load_r2r(struct pfc_session *s, struct pfc_dso *d, struct pfc_symtab 
 	ro.perfinfo = r2r_perfinfo(s);
 	ret = pfc_r2r_load(&ro, d->name, t, &res, s->err);
 	d->r2r = res.status;
+	/* why its frames stay unnamed, for the summary's list under -v */
+	if (res.status != PFC_R2R_MAPPED && res.why[0]) {
+		uint32_t id = pfc_intern(&s->strings, res.why, strlen(res.why));
+		if (id != UINT32_MAX)
+			d->r2r_why = pfc_intern_str(&s->strings, id);
+	}
 	if (res.wrong_image)
 		pfc_r2rframes_refuse(s, d);
 	return ret;
@@ -1823,6 +1836,7 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 				dd->symsrc = strdup(info.used_path);
 		}
 		d->no_symtab = d->kind == PFC_DSO_FILE && (!info.found || info.from_dynsym);
+		d->not_found = d->kind != PFC_DSO_FILE || info.found ? 0 : info.buildid_mismatch ? 2 : 1;
 		d->from_debuginfod = info.from_debuginfod;
 		if (info.buildid_mismatch && o->log)
 			fprintf(o->log, "perfconv: warning: '%s': build-id mismatch, its frames stay unresolved\n",

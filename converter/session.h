@@ -185,6 +185,8 @@ int pfc_session_print_header(struct pfc_session *s, FILE *out, int full, int no_
 const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s);
 
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx);
+/* The last name (COMM) the recording gave thread tid of process pid, or NULL when it gave none. */
+const char *pfc_session_thread_comm(struct pfc_session *s, int32_t pid, int32_t tid);
 /* Order of the first sample of an event (UINT64_MAX: no samples). */
 uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx);
 

@@ -111,6 +111,7 @@ struct ss_profile {
 	size_t first, n;            /* range of ctx.ids */
 	uint64_t total;
 	uint32_t comm;
+	const char *own;            /* per process: its main thread's name, when the recording gave one */
 };
 
 struct ss_ctx {
@@ -280,8 +281,13 @@ static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *
 		p->n++;
 		p->total += stack_weight(c, st);
 	}
-	for (i = 0; i < c->nr_profs; i++)
+	/* A process is named by its own name, the comm of its main thread (pid == tid: "dotnet"),
+	 * even when that thread has no samples (it waits in Main while the thread pool works);
+	 * the heaviest thread's name (".NET TP Worker") names a thread, not the process. */
+	for (i = 0; i < c->nr_profs; i++) {
 		c->profs[i].comm = profile_comm(c, &c->profs[i]);
+		c->profs[i].own = c->by_process ? pfc_session_thread_comm(s, c->profs[i].pid, c->profs[i].pid) : NULL;
+	}
 	return 0;
 }
 
@@ -390,7 +396,7 @@ static int ss_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 
 		fputs(i ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
 		pfc_sb_reset(&c.tmp);
-		pfc_sb_adds(&c.tmp, pfc_intern_str(&s->strings, p->comm));
+		pfc_sb_adds(&c.tmp, p->own ? p->own : pfc_intern_str(&s->strings, p->comm));
 		if (c.by_process)
 			pfc_sb_addf(&c.tmp, " (%d)", (int)p->pid);
 		else

@@ -70,6 +70,10 @@ enum pfc_svg_kind pfc_svg_frame_kind(const struct pfc_frame *f)
 	default:
 		break;
 	}
+	/* a PE image's code is managed code compiled ahead of time (ReadyToRun): green as JIT
+	 * code, which it is too, only compiled earlier */
+	if (f->dso->r2r)
+		return PFC_SVG_JIT;
 	/* the jitted-PID-N.so files of `perf inject --jit` hold JIT code */
 	name = f->dso->name ? f->dso->name : "";
 	base = strrchr(name, '/');
@@ -357,20 +361,71 @@ void pfc_svg_put_xml(FILE *out, const char *s, size_t n, size_t max)
 	}
 }
 
-/* The label in a box w pixels wide: flamegraph.pl's rule, in characters. */
+/* A .NET frame's full name, "Assembly!Namespace.Type::Method(params)[tier]", reads
+ * "Micr.." in a narrow box.  Its label starts at the type, "Type::Method(params)", and when
+ * that does not fit either, at the method; the title (tooltip) and the search keep the full
+ * name.  *type and *method get the byte offsets of both; false for any other name.  The rule
+ * is on the name alone, so that the page's script (label() below) finds the same places:
+ * an assembly name (no ':', '(', '<', '[' or blank) before a '!', then the first "::" outside
+ * brackets; the type starts after the last '.' outside brackets before it (generic arguments
+ * hold dots). */
+int pfc_svg_dotnet_parts(const char *s, size_t n, size_t *type, size_t *method)
+{
+	size_t i, bang, dot = 0;
+	int depth = 0;
+
+	for (bang = 0; bang < n && s[bang] != '!'; bang++)
+		if (strchr(":(<[ \t", s[bang]))
+			return 0;
+	if (bang == 0 || bang >= n)
+		return 0;
+	for (i = bang + 1; i + 1 < n; i++) {
+		char ch = s[i];
+
+		if (ch == '[' || ch == '<' || ch == '(')
+			depth++;
+		else if ((ch == ']' || ch == '>' || ch == ')') && depth > 0)
+			depth--;
+		else if (depth == 0 && ch == '.')
+			dot = i;
+		else if (depth == 0 && ch == ':' && s[i + 1] == ':') {
+			if (i + 2 >= n)
+				return 0;
+			*type = dot ? dot + 1 : bang + 1;
+			*method = i + 2;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The label in a box w pixels wide: flamegraph.pl's rule, in characters ("..": cut), but a
+ * .NET name that does not fit shows its method first (pfc_svg_dotnet_parts). */
 void pfc_svg_put_label(FILE *out, const char *s, size_t n, double w)
 {
-	size_t chars = (size_t)(w / (FONT_SIZE * FONT_WIDTH)), len;
+	size_t chars = (size_t)(w / (FONT_SIZE * FONT_WIDTH)), len, type, method;
 
 	if (w <= 0 || chars < 3)	/* room for one character and ".." */
 		return;
 	len = count_cps(s, n);
 	if (len <= chars) {
 		pfc_svg_put_xml(out, s, n, SIZE_MAX);
-	} else {
-		pfc_svg_put_xml(out, s, n, chars - 2);
-		fputs("..", out);
+		return;
 	}
+	if (pfc_svg_dotnet_parts(s, n, &type, &method)) {
+		if (count_cps(s + type, n - type) <= chars) {
+			pfc_svg_put_xml(out, s + type, n - type, SIZE_MAX);
+			return;
+		}
+		s += method;
+		n -= method;
+		if (count_cps(s, n) <= chars) {
+			pfc_svg_put_xml(out, s, n, SIZE_MAX);
+			return;
+		}
+	}
+	pfc_svg_put_xml(out, s, n, chars - 2);
+	fputs("..", out);
 }
 
 /* 1234567 -> "1,234,567" */
@@ -500,11 +555,33 @@ static const char script[] =
 "\treturn node && node.fgIndex !== undefined ? node.fgIndex : -1;\n"
 "}\n"
 "\n"
-"/* flamegraph.pl's rule: about 0.59 em a character, \"..\" when the name does not fit */\n"
+"/* a .NET name \"Asm!Ns.Type::Method(args)\": [type start, method start] (svg.c's pfc_svg_dotnet_parts) */\n"
+"function dotnetParts(s) {\n"
+"\tvar bang = s.indexOf(\"!\"), depth = 0, dot = 0, i, c;\n"
+"\tif (bang <= 0 || /[:(<\\[ \\t]/.test(s.slice(0, bang))) return null;\n"
+"\tfor (i = bang + 1; i + 1 < s.length; i++) {\n"
+"\t\tc = s[i];\n"
+"\t\tif (c === \"[\" || c === \"<\" || c === \"(\") depth++;\n"
+"\t\telse if ((c === \"]\" || c === \">\" || c === \")\") && depth > 0) depth--;\n"
+"\t\telse if (depth === 0 && c === \".\") dot = i;\n"
+"\t\telse if (depth === 0 && c === \":\" && s[i + 1] === \":\")\n"
+"\t\t\treturn i + 2 < s.length ? [dot ? dot + 1 : bang + 1, i + 2] : null;\n"
+"\t}\n"
+"\treturn null;\n"
+"}\n"
+"\n"
+"/* flamegraph.pl's rule: about 0.59 em a character, \"..\" when the name does not fit; a .NET\n"
+" * name that does not fit starts at its type, or at its method */\n"
 "function label(name, w) {\n"
-"\tvar chars = Math.floor(w / (fg.fontsize * fg.fontwidth)), cps = Array.from(name);\n"
+"\tvar chars = Math.floor(w / (fg.fontsize * fg.fontwidth)), cps = Array.from(name), p;\n"
 "\tif (chars < 3) return \"\";\n"
-"\treturn cps.length > chars ? cps.slice(0, chars - 2).join(\"\") + \"..\" : name;\n"
+"\tif (cps.length <= chars) return name;\n"
+"\tif ((p = dotnetParts(name))) {\n"
+"\t\tif (Array.from(name.slice(p[0])).length <= chars) return name.slice(p[0]);\n"
+"\t\tcps = Array.from(name.slice(p[1]));\n"
+"\t\tif (cps.length <= chars) return name.slice(p[1]);\n"
+"\t}\n"
+"\treturn cps.slice(0, chars - 2).join(\"\") + \"..\";\n"
 "}\n"
 "\n"
 "function place(f, x, w) {\n"

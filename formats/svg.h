@@ -26,7 +26,10 @@ void pfc_svg_color(int kind, const char *name, size_t n, char *buf, size_t size)
  * that are not UTF-8 and characters XML forbids replaced by U+FFFD. */
 void pfc_svg_put_xml(FILE *out, const char *s, size_t n, size_t max);
 /* The label of a frame w pixels wide (flamegraph.pl's rule: 0.59 em a character, at least
- * three characters, "..") as XML text. */
+ * three characters, ".."; a .NET name that does not fit starts at its type or method) as XML text. */
 void pfc_svg_put_label(FILE *out, const char *s, size_t n, double w);
+/* A .NET name "Assembly!Namespace.Type::Method(params)": the byte offsets of Type and Method;
+ * 0 for any other name.  A label that does not fit starts there. */
+int pfc_svg_dotnet_parts(const char *s, size_t n, size_t *type, size_t *method);
 
 #endif

@@ -7,7 +7,8 @@
 #   filter/*    --pid=, --tid=, --comm, --time against `perf script` with the same filter (per-thread
 #               sums of the sample periods must be equal), and the "--pid N" usage error
 #   progress/*  the progress line under a pseudo-terminal: shown, rate-limited, erased, silenced by -q
-#   write/*     write errors: /dev/full, a full tmpfs, a read-only directory; partial files removed
+#   write/*     write errors: /dev/full, a full tmpfs, a read-only directory, a missing one (reported
+#               before the conversion, naming the output); partial files removed
 #
 # Run by tests/run.sh (one line per case in its format: ok / FAIL / skip).
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2" only cases whose name has a word
@@ -453,6 +454,47 @@ if selected write/read-only; then
 		fi
 	fi
 	chmod 755 "$ro"
+fi
+# write/no-dir: an output in a directory that does not exist fails before the input is even
+# opened (the input here does not exist either, and the message is about the output), names the
+# output as given, never its temporary name; the same for a directory that is a file
+if selected write/no-dir; then
+	"$PERFCONV" -q -i "$TMP/no-such-input.data" "${S[@]}" -o "$TMP/nodir/out.svg" 2>"$TMP/nd.err"
+	rc=$?
+	: >"$TMP/afile"
+	"$PERFCONV" -q -i "$FIX/fp-callgraph/perf.data" "${S[@]}" -o "$TMP/afile/out.folded" 2>>"$TMP/nd.err"
+	rc2=$?
+	if [ "$rc" = 1 ] && [ "$rc2" = 1 ] &&
+		[ "$(head -n 1 "$TMP/nd.err")" = "perfconv: '$TMP/nodir/out.svg': write error: directory '$TMP/nodir' does not exist" ] &&
+		grep -qx "perfconv: '$TMP/afile/out.folded': write error: '$TMP/afile' is not a directory" "$TMP/nd.err" &&
+		! grep -q '\.tmp\.\|no-such-input' "$TMP/nd.err"; then
+		pass write/no-dir
+	else
+		fail write/no-dir "exit $rc/$rc2; expected 1 and a message that leads with the output as given" "$TMP/nd.err"
+	fi
+fi
+# batch/hints: a batch prints each file's warnings and lines on missing symbols (what a single
+# conversion prints) right under its ok line, with -j 2 too, and joins paths typed with a slash
+# at the end cleanly (hin/x.data, hout/x.data.folded; never hin//x.data)
+if selected batch/hints; then
+	rm -rf "$TMP/hout" "$TMP/hin"
+	mkdir -p "$TMP/hin"
+	cp "$FIX/fp-callgraph/perf.data" "$TMP/hin/x.data"
+	cp "$FIX/dotnet-perfmap-only/perf.data" "$TMP/hin/y.data"
+	ks=$(cd "$ROOT" && pwd)/kallsyms
+	(cd "$TMP" && PERFCONV_TMP=$TMP/nothing "$PERFCONV" -v -j 2 -O hout/ --kallsyms "$ks" hin/ >/dev/null 2>"$TMP/h.err")
+	rc=$?
+	after_x=$(grep -A1 "^perfconv: ok   'hin/x.data': " "$TMP/h.err" | sed -n 2p)
+	after_y=$(grep -A1 "^perfconv: ok   'hin/y.data': " "$TMP/h.err" | sed -n 2p)
+	if [ "$rc" = 0 ] && [ -f "$TMP/hout/x.data.folded" ] && ! grep -q '//' "$TMP/h.err" &&
+		grep -qx "perfconv:      -> 'hout/x.data.folded'" "$TMP/h.err" &&
+		[[ $after_x == "perfconv: 1 binary without symbols (not found: "* ]] &&
+		[[ $after_y == "perfconv: warning: no JIT symbols for pid 12516: no perf map, "*"--map-dir)" ]] &&
+		grep -q "^perfconv:   /tmp/probe/fx/bin/callgraph: 7763 frames" "$TMP/h.err"; then
+		pass batch/hints
+	else
+		fail batch/hints "exit $rc; expected each file's warnings and symbol lines under its ok line, no '//'" "$TMP/h.err"
+	fi
 fi
 # ---------------------------------------------------------------------------------------------------
 # Faults in a batch over many recordings (every file-mode fixture, one directory each), three

@@ -23,6 +23,8 @@
 #                          the server gave (expected/folded.txt).  Last of the server cases: it stops
 #                          the server.  Needs root (isolate.sh) and tar with --zstd.
 #   debuginfod/stripped-summary   the binary without symbols, its lost frames, build-id and hint
+#   debuginfod/not-found   binaries that are not there are "not found" (where it looked), not
+#                          "stripped"; -v lists the PE images not read and why
 #   debuginfod/dotnet-symbol      a library named libcoreclr.so, stripped with a .gnu_debuglink as
 #                          Microsoft ships it: the summary gives the dotnet-symbol hint; with
 #                          libcoreclr.so.dbg beside it, as dotnet-symbol --symbols writes it, its
@@ -111,6 +113,36 @@ if selected debuginfod/stripped-summary; then
 	# with the debug file on disk there is nothing to report
 	run_pc "$C" -i "$in" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms" -o "$C/o.folded"
 	grep -q 'without symbols' "$C/err" && fail debuginfod/stripped-summary-none "a binary with its debug file reported as stripped" "$C/err"
+fi
+
+# not-found: "stripped" only for a file that was read and has no symbol table.  The .NET
+# recording converted with an empty --symfs: libcoreclr.so and the others are not there, so they
+# are "not found" with where they were looked for, none is "stripped", and the dotnet-symbol hint
+# (which needs the library) is not given; with -v the PE images whose ReadyToRun frames stay
+# unnamed are listed, each with why.  Against the recorded file system libcoreclr.so is stripped.
+DN=$FIX/dotnet-perfmap-only
+if selected debuginfod/not-found && [ -d "$DN" ]; then
+	if why=$(missing_runtime "$DN"); then
+		skip debuginfod/not-found "$why"
+	else
+		mkdir -p "$TMP/emptyfs"
+		run_pc "$C" -v -i "$DN/perf.data" --symfs "$TMP/emptyfs" --kallsyms "$ROOT/kallsyms" -o "$C/o.folded"
+		cp "$C/err" "$TMP/nf.err"
+		run_pc "$C" -i "$DN/perf.data" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms" -o "$C/o.folded"
+		cat "$C/err" >>"$TMP/nf.err"
+		if [ "$rc" = 0 ] &&
+			grep -q "^perfconv: [0-9]* binaries without symbols (not found: looked for at the recorded path under '$TMP/emptyfs', and by build-id in the build-id cache) cost [0-9]* frames in samples:$" "$TMP/nf.err" &&
+			grep -q "^perfconv:   /usr/share/dotnet/shared/Microsoft.NETCore.App/[0-9.]*/libcoreclr.so: [0-9]* frames" "$TMP/nf.err" &&
+			[ "$(grep -c 'without symbols (stripped)' "$TMP/nf.err")" = 1 ] &&
+			[ "$(grep -c "hint: for Microsoft's .NET runtime run 'dotnet-symbol" "$TMP/nf.err")" = 1 ] &&
+			grep -q "^perfconv: ReadyToRun frames (unique): 0 resolved, \([0-9]*\) unresolved (\1 image not readable)$" "$TMP/nf.err" &&
+			grep -q "^perfconv:   /usr/share/dotnet/shared/Microsoft.NETCore.App/[0-9.]*/System.Private.CoreLib.dll: [0-9]* unresolved, image not readable: not found at the recorded path under '$TMP/emptyfs'$" "$TMP/nf.err" &&
+			sed -n '/without symbols (stripped)/,$p' "$TMP/nf.err" | grep -q '/libcoreclr.so: '; then
+			pass debuginfod/not-found
+		else
+			fail debuginfod/not-found "missing binaries must be 'not found' (with where), stripped ones 'stripped', -v must list unreadable images" "$TMP/nf.err"
+		fi
+	fi
 fi
 
 if ! command -v debuginfod >/dev/null 2>&1; then

@@ -13,6 +13,8 @@
 #                                  frame names with quotes, control bytes and invalid UTF-8
 #   speedscope/bad-by, speedscope/unknown-event, speedscope/truncated   errors: exit status,
 #                                  message, no file left behind
+#   speedscope/dotnet-aspnet/active, speedscope/dotnet-aspnet/process-name   a .NET recording opens
+#                                  on its busiest thread; a process is named after its main thread
 #   speedscope/app/NAME            the speedscope app (npm package) in headless Debian chromium
 #                                  loads the file and shows what it holds: tests/speedscope/app.cjs;
 #                                  its screenshot is kept in tests/out/
@@ -104,6 +106,47 @@ for dir in "$FIX"/*/; do
 	fi
 done
 
+# A .NET recording: the viewer opens on the busiest thread (activeProfileIndex is the profile of
+# most weight: the thread pool worker 14905, not the main thread or the tiered compiler), and
+# --speedscope-by process names the process after its main thread (pid == tid: "ProbeWeb"), also
+# when --tid leaves only worker threads' samples (it was ".NET TP Worker (14802)").
+DA=$FIX/dotnet-aspnet
+DA_ARGS=(-i "$DA/perf.data" --symfs "$ROOT" --kallsyms "$DA/kallsyms" --map-dir "$DA/maps")
+if [ -d "$DA" ] && ! why=$(missing_runtime "$DA"); then
+	if selected speedscope/dotnet-aspnet/active; then
+		run_pc "$C" -q "${DA_ARGS[@]}" -o "$TMP/dotnet-aspnet.speedscope.json"
+		got=$(python3 - "$TMP/dotnet-aspnet.speedscope.json" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+P = d["profiles"]
+a = d["activeProfileIndex"]
+m = max(range(len(P)), key=lambda i: (P[i]["endValue"], -i))
+print("%s %d/%d %s" % (P[a]["name"], a + 1, len(P), "heaviest" if a == m else "not the heaviest: " + P[m]["name"]))
+PY
+)
+		if [ "$rc" = 0 ] && [ "$got" = ".NET TP Worker (14802/14905) 10/17 heaviest" ]; then
+			pass speedscope/dotnet-aspnet/active
+		else
+			fail speedscope/dotnet-aspnet/active "opens on '$got', expected '.NET TP Worker (14802/14905) 10/17 heaviest'" "$C/err"
+		fi
+	fi
+	if selected speedscope/dotnet-aspnet/process-name; then
+		names=
+		for t in "" --tid=14905,14850; do
+			run_pc "$C" -q "${DA_ARGS[@]}" ${t:+"$t"} --speedscope-by process -f speedscope -o "$TMP/da-p.json"
+			names+="$(python3 -c 'import json,sys; print(",".join(p["name"] for p in json.load(open(sys.argv[1]))["profiles"]))' "$TMP/da-p.json" 2>&1);"
+		done
+		if [ "$names" = "ProbeWeb (14802);ProbeWeb (14802);" ]; then
+			pass speedscope/dotnet-aspnet/process-name
+		else
+			fail speedscope/dotnet-aspnet/process-name "profiles named '$names', expected 'ProbeWeb (14802)' both times" "$C/err"
+		fi
+	fi
+elif selected speedscope/dotnet-aspnet; then
+	skip speedscope/dotnet-aspnet/active "${why:-no $DA}"
+	skip speedscope/dotnet-aspnet/process-name "${why:-no $DA}"
+fi
+
 # A pipe-mode stream on stdin, written to stdout: the name is "stdin".
 PM=$FIX/pipe-mode
 if selected speedscope/stdin && [ -f "$PM/pipe.data" ]; then
@@ -187,10 +230,14 @@ fi
 # ---------------------------------------------------------------------------------------------------
 # The real app: speedscope's bundle in headless chromium loads the files and shows their profiles.
 app=()
-for name in mt-threads hostile-names; do
+for name in mt-threads hostile-names dotnet-aspnet; do
 	selected "speedscope/app/$name" || continue
 	f=$TMP/$name.speedscope.json
 	[ "$name" = hostile-names ] && f=$TMP/hostile.speedscope.json
+	if [ "$name" = dotnet-aspnet ] && [ ! -s "$f" ]; then
+		# the app opens on the busy thread pool worker: "(10/17)" in its toolbar (app.cjs)
+		run_pc "$C" -q "${DA_ARGS[@]}" -o "$f"
+	fi
 	if [ -n "$tools" ]; then
 		skip "speedscope/app/$name" "$tools"
 		continue

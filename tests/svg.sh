@@ -6,7 +6,8 @@
 # Then: identical bytes from two runs, --pid/--tid/--event/--all (frame colors by kind), --inverted,
 # --title, --width, --minwidth in pixels and in percent, bad option values, hostile names from a perf
 # map, -o -, a corrupt input, and the page in headless Chromium (tests/svg_browser.py: no script
-# error, search with its matched share, zoom, reset, a screenshot; skipped without Chromium).
+# error, search with its matched share, zoom, reset, a screenshot; skipped without Chromium), and a
+# .NET recording there (labels from the method, search on full names, ReadyToRun frames green).
 #
 # Run by tests/run.sh; prints "ok    svg/NAME", "FAIL  svg/NAME: why" (with details indented) or
 # "skip  svg/NAME: why".
@@ -241,5 +242,50 @@ if selected svg/chromium && consumers svg/chromium; then
 	77) skip svg/chromium "$(head -n 1 "$TMP/browser")" ;;
 	*) fail svg/chromium "the page in headless Chromium" "$TMP/browser" ;;
 	esac
+fi
+# A .NET recording in the browser: the labels start with the method (the script's rule is svg.c's),
+# the search matches the full names the labels no longer show (the assembly and namespace), and
+# ReadyToRun frames (PE images) are green as JIT code.  Its screenshot: tests/out/svg-dotnet-aspnet.png.
+DA=$FIX/dotnet-aspnet
+if selected svg/chromium-dotnet && consumers svg/chromium-dotnet; then
+	if why=$(missing_runtime "$DA"); then
+		skip svg/chromium-dotnet "$why"
+	else
+		DSHOT=$top/tests/out/svg-dotnet-aspnet.png
+		DA_ARGS=(-i "$DA/perf.data" --symfs "$ROOT" --kallsyms "$DA/kallsyms" --map-dir "$DA/maps")
+		pc "$TMP/dn.svg" "${DA_ARGS[@]}" --minwidth 0
+		pc "$TMP/dn.folded" "${DA_ARGS[@]}"
+		mkdir -p "$(dirname "$DSHOT")"
+		timeout 60 python3 "$top/tests/svg_browser.py" test "$TMP/dn.svg" "$TMP/dn.folded" "$DSHOT" \
+			'^Microsoft\.AspNetCore\.Server\.Kestrel\.Core!Microsoft\.AspNetCore\.Server\.Kestrel' >"$TMP/browser" 2>&1
+		st=$?
+		# a label cut from the assembly's name ("Micr..") is what this replaced
+		python3 "$CHECK" "$TMP/dn.folded" "$TMP/dn.svg" >>"$TMP/browser" 2>&1 || st=1
+		grep -q '>Micr\.\.<\|>Syst\.\.<' "$TMP/dn.svg" && { echo "a label cut from the assembly name" >>"$TMP/browser"; st=1; }
+		case $st in
+		0) pass "svg/chromium-dotnet (screenshot: tests/out/svg-dotnet-aspnet.png)" ;;
+		77) skip svg/chromium-dotnet "$(head -n 1 "$TMP/browser")" ;;
+		*) fail svg/chromium-dotnet "the .NET page in headless Chromium" "$TMP/browser" ;;
+		esac
+	fi
+fi
+# ReadyToRun code is managed code: without --perf-compat the frames of the framework's PE images
+# (System.Private.CoreLib!...) are green, as JIT code
+if selected svg/r2r-green; then
+	pc "$TMP/r2r.svg" -i "$FIX/dotnet-perfmap-only/perf.data" "${S[@]}"
+	got=$(python3 - "$TMP/r2r.svg" <<'PY'
+import re, sys
+n = green = 0
+for t, r, g in re.findall(r"<title>(System\.Private\.CoreLib![^<]*)</title><rect [^>]*fill=\"rgb\((\d+),(\d+),", open(sys.argv[1]).read()):
+    n += 1
+    green += int(g) > int(r)
+print("%d of %d" % (green, n))
+PY
+)
+	if [ "$rc" = 0 ] && [ "${got%% of *}" = "${got##* of }" ] && [ "${got%% *}" -gt 0 ] 2>/dev/null; then
+		pass svg/r2r-green
+	else
+		fail svg/r2r-green "System.Private.CoreLib frames green: $got (all expected)" "$TMP/err"
+	fi
 fi
 exit 0

@@ -8,7 +8,8 @@ on 127.0.0.1 only).
       it loads without a script error and without a request that leaves the server; the script
       found every frame; hovering a frame shows its details; clicking "Search" and answering
       the prompt with REGEX highlights exactly the frames whose name matches and shows the
-      matched share that FOLDED gives; clicking a frame zooms it to the full width, dims its
+      matched share that FOLDED gives; every label is the one the page's script gives its
+      frame (the same rule as svg.c's, for a .NET name too); clicking a frame zooms it to the full width, dims its
       ancestors and hides the rest; "Reset Zoom" puts everything back; ?s=REGEX in the address
       searches on load.  The page is saved to PNG (after the search and the zoom).  Prints what failed; exit 0 ok, 1 failed.
   svg_browser.py shot SVG PNG [REGEX]
@@ -251,6 +252,16 @@ def run_test(svg, folded, png, regex):
         ngs = len(re.findall(r"<g><title>", open(svg, encoding="utf-8").read()))
         if n != ngs:
             errors.append("the script found %s frames, the file has %d (init did not run?)" % (n, ngs))
+
+        # the labels the file was written with are the ones the page's script gives (label():
+        # flamegraph.pl's cut, a .NET name from its type or method); the script sees widths
+        # rounded to 0.1 px, so a label at the edge may be the one of a width 0.1 px off
+        bad = json.loads(b.js(
+            "JSON.stringify(boxes.filter(function (f) { var t = f.text.textContent;"
+            " return t !== label(f.name, f.w) && t !== label(f.name, f.w - 0.1) && t !== label(f.name, f.w + 0.1); })"
+            ".slice(0, 3).map(function (f) { return [f.text.textContent, label(f.name, f.w), f.name]; }))"))
+        for lbl, js, nm in bad:
+            errors.append("label %r in the file, %r from the page's script, of %r" % (lbl, js, nm))
 
         # hover: the details line shows the frame's title
         i = min(3, ngs - 1)

@@ -11,7 +11,9 @@ document order (preorder, depth from the rectangle's y) into frame paths, and th
 must equal the sums the folded lines give their prefixes: exactly the paths at least --minwidth
 wide (pixels, or a percentage of the whole; it applies to the SVGs after it, default 0.1), names
 shown as flamegraph.pl shows them (one trailing _[k]/_[j]/_[i]/_[w] removed, invalid UTF-8 and
-control characters replaced).  Rectangles must nest inside their parents and be as wide as their
+control characters replaced).  A label is the name or a cut of it; a .NET name
+("Assembly!Namespace.Type::Method(params)") that does not fit shows "Type::Method(params)", or
+its method first, cut.  Rectangles must nest inside their parents and be as wide as their
 count.  With --kinds, FOLDED_ALL (the same conversion with --all) tells each frame's kind and the
 fill must be in its hue family: _[k] orange, _[j] green, the process and the root grey blue, others
 red or orange, or green exactly when their name matches --jit-names (JIT code stackcollapse-perf.pl
@@ -28,6 +30,38 @@ XPAD, FRAME_H, YPAD1, YPAD2, FRAME_PAD = 10, 16, 36, 34, 1
 TITLE = re.compile(r"^(.*) \(([\d,]+) (?:samples|ns), ([\d.]+)%\)$", re.S)
 ANNOT = re.compile(r"_\[[kwij]\]$")
 CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\ufffe\uffff]")
+
+
+def dotnet_parts(name):
+    """A .NET name "Assembly!Namespace.Type::Method(params)": (type start, method start), as
+    svg.c's pfc_svg_dotnet_parts finds them; None for any other name."""
+    bang = name.find("!")
+    if bang <= 0 or re.search(r"[:(<\[ \t]", name[:bang]):
+        return None
+    depth, dot = 0, 0
+    for i in range(bang + 1, len(name) - 1):
+        c = name[i]
+        if c in "[<(":
+            depth += 1
+        elif c in "]>)" and depth > 0:
+            depth -= 1
+        elif depth == 0 and c == ".":
+            dot = i
+        elif depth == 0 and c == ":" and name[i + 1] == ":":
+            return (dot + 1 if dot else bang + 1, i + 2) if i + 2 < len(name) else None
+    return None
+
+
+def label_ok(lbl, name):
+    """A label is the name, or a cut of it ("..."..); a .NET name's label that does not fit
+    starts at its type or its method, never with the assembly cut ("Micr..")."""
+    if not lbl or lbl == name:
+        return True
+    parts = dotnet_parts(name)
+    if parts is None:
+        return lbl.endswith("..") and name.startswith(lbl[:-2])
+    t, m = parts
+    return lbl in (name[t:], name[m:]) or (lbl.endswith("..") and name[m:].startswith(lbl[:-2]))
 
 
 def shown(raw):
@@ -144,8 +178,9 @@ def check_svg(svg, want, total, minwidth, pct, kind, jit_names):
         if share != exp_share:
             errors.append("frame %d (%s): share %s%%, expected %s%%" % (n, name, share, exp_share))
         lbl = label.text or ""
-        if lbl and lbl != name and not (lbl.endswith("..") and name.startswith(lbl[:-2])):
-            errors.append("frame %d: label %r is not a cut of %r" % (n, lbl, name))
+        if not label_ok(lbl, name):
+            errors.append("frame %d: label %r is not a cut of %r (a .NET name's: from its type or method)" %
+                          (n, lbl, name))
         if kind is not None:
             k = "process" if n == 0 else kind.get(path, "?")
             fam = family(rect.get("fill"))

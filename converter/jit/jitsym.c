@@ -45,6 +45,7 @@ struct pfc_jitproc {
 	char *jd_dir;               /* perf inject writes jitted-*.so next to the marker */
 	int jd_timed;
 	int jd_provisional;         /* none of its loads was old enough to be checked yet */
+	int jd_trunc_warned;        /* the warning on its incomplete last record was given */
 };
 
 void pfc_jitsyms_init(struct pfc_jitsyms *j, const struct pfc_jitsym_opts *o, struct pfc_machine *m,
@@ -753,10 +754,12 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 			     !clock_matches(j) ? j->clock_why
 			     : !have_time ? "the samples have no time stamps"
 			     : "the jitdump has architecture time stamps");
-		if (jd->truncated)
-			warn(j, "'%s': the last record, at offset %llu, is incomplete (the runtime was still "
-				"writing it); the records before it are used", f.name,
-			     (unsigned long long)jd->truncated_at);
+		/* an incomplete last record is normal: the process was killed, or still ran, while
+		 * it was written.  It matters only for a JIT frame that no record names, which
+		 * that record may have: the lookup below warns then (trunc_warning) */
+		if (jd->truncated && j->o.verbose && j->o.log)
+			fprintf(j->o.log, "perfconv: pid %d: jitdump '%s': the last record, at offset %llu, is incomplete; "
+				"the records before it are used\n", p->pid, f.name, (unsigned long long)jd->truncated_at);
 		p->jd = jd;
 		p->jd_path = strdup(f.name);
 		p->jd_dir = dir_of(p->marker ? p->marker : f.name);
@@ -797,6 +800,20 @@ int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *
 	 * that has mapped JIT code: a jitdump names code outside JIT regions too (V8's
 	 * builtins in the node binary), which a sample may show before any JIT frame */
 	return p && (p->jd || (p->marker && !p->jd_tried && p->nr_ranges));
+}
+
+/* A JIT frame that neither the jitdump nor a perf map names, in a process whose jitdump
+ * ends in an incomplete record: that record may have been the code load that names it.
+ * Said once a process, with why it matters. */
+static void trunc_warning(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t ip)
+{
+	if (!p->jd || !p->jd->truncated || p->jd_trunc_warned)
+		return;
+	p->jd_trunc_warned = 1;
+	warn(j, "'%s': the last record, at offset %llu, is incomplete, and JIT code of pid %d that no record "
+		"names was sampled (first at %#llx): the incomplete record may be its code load: read the "
+		"jitdump once the runtime has finished writing it (after the process exits or is stopped)",
+	     p->jd_path, (unsigned long long)p->jd->truncated_at, p->pid, (unsigned long long)ip);
 }
 
 int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map, uint64_t ip,
@@ -855,8 +872,10 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 		char name[64];
 		struct pfc_dso *d;
 
-		if (!pm || !pfc_perfmap_find(pm, ip))
+		if (!pm || !pfc_perfmap_find(pm, ip)) {
+			trunc_warning(j, p, ip);
 			return 0;
+		}
 		snprintf(name, sizeof(name), "/tmp/perf-%d.map", pid);
 		d = pfc_machine_dso_findnew(j->m, name, strlen(name), PFC_DSO_PERFMAP, pid);
 		if (!d)

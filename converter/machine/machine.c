@@ -281,6 +281,13 @@ struct pfc_thread *pfc_machine_findnew_thread(struct pfc_machine *m, int32_t pid
 	return findnew(m, pid, tid);
 }
 
+const struct pfc_thread *pfc_machine_find_thread(struct pfc_machine *m, int32_t pid, int32_t tid)
+{
+	const struct pfc_thread *th = find_thread(m, tid);
+
+	return th && th->pid == pid ? th : NULL;
+}
+
 int pfc_machine_comm(struct pfc_machine *m, int32_t pid, int32_t tid, const char *comm, size_t len)
 {
 	struct pfc_thread *th = findnew(m, pid, tid);

@@ -57,6 +57,9 @@ struct pfc_dso {
 	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
 	int r2r;                   /* FILE that is a PE image: enum pfc_r2r_status (r2r.h), 0 = not PE */
 	int no_symtab;             /* FILE: loaded, and no file had a .symtab (stripped: .dynsym or nothing) */
+	int not_found;             /* FILE: loaded, no_symtab, and not stripped: 1 no file was found to read,
+				    * 2 the file there is another build (its build-id differs) */
+	const char *r2r_why;       /* PE image not resolved: why, as r2r.c says it (interned), or NULL */
 	int from_debuginfod;       /* FILE: its symbols came from a debuginfod server */
 	struct pfc_dso *hnext;
 };
@@ -111,6 +114,8 @@ int pfc_machine_init(struct pfc_machine *m, struct pfc_intern *strings);
 void pfc_machine_exit(struct pfc_machine *m);
 
 struct pfc_thread *pfc_machine_findnew_thread(struct pfc_machine *m, int32_t pid, int32_t tid);
+/* The thread tid of process pid as it is now (threads are never removed); NULL when unknown. */
+const struct pfc_thread *pfc_machine_find_thread(struct pfc_machine *m, int32_t pid, int32_t tid);
 int pfc_machine_comm(struct pfc_machine *m, int32_t pid, int32_t tid, const char *comm, size_t len);
 int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t ppid, int32_t ptid);
 int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,

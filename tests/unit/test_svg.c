@@ -90,6 +90,20 @@ static void test_label(void)
 	label_case("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 30.0, "\xc3\xa9\xc3\xa9..");
 	label_case("\xc3\xa9\xc3\xa9\xc3\xa9", 22.0, "\xc3\xa9\xc3\xa9\xc3\xa9");
 	label_case("x", 0, "");
+	/* a .NET name that does not fit starts at its type, then at its method, never "Micr.." */
+	label_case("Microsoft.AspNetCore.Server.Kestrel.Core!Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpProtocol::ProcessRequests(int)",
+		   300.0, "HttpProtocol::ProcessRequests(int)");
+	label_case("Microsoft.AspNetCore.Server.Kestrel.Core!Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpProtocol::ProcessRequests(int)",
+		   150.0, "ProcessRequests(int)");
+	label_case("Microsoft.AspNetCore.Server.Kestrel.Core!Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpProtocol::ProcessRequests(int)",
+		   60.0, "Proces..");
+	/* generic arguments hold dots and "::" is looked for outside brackets */
+	label_case("System.Private.CoreLib!System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::TryInsert",
+		   400.0, "Dictionary`2[System.__Canon,System.Int32]::TryInsert");
+	label_case("System.Private.CoreLib!System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::TryInsert",
+		   100.0, "TryInsert");
+	/* a C++ name keeps flamegraph.pl's cut */
+	label_case("std::vector<int>::push_back(int const&)", 100.0, "std::vector&lt;..");
 }
 
 static void test_kinds(void)
@@ -114,6 +128,13 @@ static void test_kinds(void)
 	CHECK(pfc_svg_frame_kind(&f) == PFC_SVG_JIT, "jitted-*.so is JIT");
 	f.dso = &libc;
 	CHECK(pfc_svg_frame_kind(&f) == PFC_SVG_NATIVE, "libc is native");
+	/* a PE image's ReadyToRun code is managed code, coloured as JIT code */
+	{
+		struct pfc_dso pe = { .kind = PFC_DSO_FILE, .name = "/usr/share/dotnet/shared/x/System.Private.CoreLib.dll",
+				      .r2r = 1 };
+		f.dso = &pe;
+		CHECK(pfc_svg_frame_kind(&f) == PFC_SVG_JIT, "a ReadyToRun image is managed (JIT) code");
+	}
 	f.dso = &vdso;
 	CHECK(pfc_svg_frame_kind(&f) == PFC_SVG_NATIVE, "the vdso is user code");
 	f.dso = NULL;
