@@ -513,7 +513,7 @@ static struct pfc_perfmap *scan_map_dir(struct pfc_jitsyms *j, struct pfc_jitpro
 		hit = find_cand(j, c, f, label, sizeof(label));
 		if (!(found = read_perfmap(j, c, hit, f)))
 			continue;
-		if (!belongs(p, &found->v[0].start, sizeof(found->v[0]), found->n, NULL, 0, &checked)) {
+		if (!belongs(p, found->n ? &found->v[0].start : NULL, sizeof(found->v[0]), found->n, NULL, 0, &checked)) {
 			pfc_perfmap_free(found);
 			free(found);
 			found = NULL;
@@ -575,7 +575,7 @@ struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 		tried_add(&t, label);
 		if (!(pm = read_perfmap(j, &cand[i], hit, &f)))
 			continue;
-		if (!belongs(p, &pm->v[0].start, sizeof(pm->v[0]), pm->n, NULL, 0, &checked)) {
+		if (!belongs(p, pm->n ? &pm->v[0].start : NULL, sizeof(pm->v[0]), pm->n, NULL, 0, &checked)) {
 			warn(j, "'%s' is not the perf map of pid %d: none of its %zu entries lies in the "
 				"process's JIT mappings (left by an earlier process with the same pid?); not used",
 			     f.name, p->pid, pm->n);
@@ -739,8 +739,9 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 			continue;
 		}
 		p->jd_timed = clock_matches(j) && have_time && !(jd->flags & PFC_JITDUMP_FLAG_ARCH_TIMESTAMP);
-		if (!belongs(p, &jd->v[0].start, sizeof(jd->v[0]), jd->n, p->jd_timed ? &jd->v[0].time : NULL, now,
-			     &checked)) {
+		/* a jitdump cut before its first record has no entries (and no array) */
+		if (!belongs(p, jd->n ? &jd->v[0].start : NULL, sizeof(jd->v[0]), jd->n,
+			     p->jd_timed && jd->n ? &jd->v[0].time : NULL, now, &checked)) {
 			stale_warning(j, p, f.name, checked);
 			pfc_jitdump_free(jd);
 			free(jd);
@@ -828,7 +829,8 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 		return ret;
 	if (p->jd && p->jd_provisional && time >= p->jd->min_time) {
 		uint64_t checked;
-		if (!belongs(p, &p->jd->v[0].start, sizeof(p->jd->v[0]), p->jd->n, &p->jd->v[0].time, time, &checked)) {
+		if (!belongs(p, p->jd->n ? &p->jd->v[0].start : NULL, sizeof(p->jd->v[0]), p->jd->n,
+			     p->jd->n ? &p->jd->v[0].time : NULL, time, &checked)) {
 			stale_warning(j, p, p->jd_path, checked);
 			pfc_jitdump_free(p->jd);
 			free(p->jd);
