@@ -146,15 +146,6 @@ orders = [{"id": i, "sku": "%s-%05d" % (cats[i * 7 % len(cats)], i * 7919 % 1000
 json.dump({"customer": "c-42", "orders": orders}, open(sys.argv[1], "w"))
 EOF
 
-# A port on the loopback interface that nothing listens on (bash's /dev/tcp tries to connect).
-free_port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || break
-	done
-	echo "$p"
-}
 
 # load URL UNTIL: POST the body to URL in batches of 200 requests on one keep-alive connection,
 # while UNTIL (a command) succeeds, at most 100 batches.  Prints the number of requests answered.

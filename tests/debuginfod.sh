@@ -50,17 +50,6 @@ cleanup_servers() {
 }
 trap 'cleanup_servers; rm -rf "$TMP"' EXIT
 
-# free_port: a TCP port on 127.0.0.1 nothing listens on (the kernel's choice, then closed)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# secs CMD...: run it, elapsed seconds in $secs (two decimals)
-secs() {
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$@"
-	rc=$?
-	t1=$(date +%s.%N)
-	secs=$(python3 -c "print('%.2f' % ($t1 - $t0))")
-}
 nwarn() { grep -c 'warning: debuginfod' "$1"; }
 
 # A server that accepts connections, logs them, and never answers.

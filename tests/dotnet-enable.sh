@@ -251,14 +251,6 @@ orders = [{"id": i, "sku": "%s-%05d" % (cats[i * 7 % len(cats)], i * 7919 % 1000
            "tags": ["t%d" % (i % 5), "promo" if i % 4 == 0 else "std"]} for i in range(200)]
 json.dump({"customer": "c-42", "orders": orders}, open(sys.argv[1], "w"))
 EOF
-free_port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || break
-	done
-	echo "$p"
-}
 # load URL UNTIL...: batches of 200 POSTs of the body on one keep-alive connection while UNTIL
 # succeeds (at most 100 batches); prints the number answered
 load() {

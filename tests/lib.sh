@@ -184,3 +184,16 @@ symfs_without_debug() {
 	cp -R "$ROOT" "$1" && chmod -R u+w "$1"
 	rm -f "$1/tmp/probe/fx/bin/stripped/callgraph.debug" "$1"/usr/lib/debug/.build-id/e1/*.debug
 }
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on (the kernel's choice, then closed)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# secs CMD...: run it, $rc its status, $secs the elapsed seconds (two decimals)
+secs() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@"
+	rc=$?
+	t1=$(date +%s.%N)
+	secs=$(python3 -c "print('%.2f' % ($t1 - $t0))")
+}

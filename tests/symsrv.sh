@@ -82,17 +82,6 @@ serve() {
 	for _ in $(seq 50); do [ -s "$TMP/$1.port" ] && break; sleep 0.1; done
 	url=http://127.0.0.1:$(cat "$TMP/$1.port")
 }
-# free_port: a TCP port on 127.0.0.1 nothing listens on (the kernel's choice, then closed)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# secs CMD...: run it, elapsed seconds in $secs (two decimals)
-secs() {
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$@"
-	rc=$?
-	t1=$(date +%s.%N)
-	secs=$(python3 -c "print('%.2f' % ($t1 - $t0))")
-}
 nwarn() { grep -c 'warning: symbol server' "$1"; }
 nreq() { wc -l <"$TMP/$1.log" | tr -d ' '; }
 
