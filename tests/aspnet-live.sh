@@ -278,16 +278,19 @@ PACK_ENDINGS=(folded perf.txt speedscope.json svg trace.zip pb.gz)
 
 # pack_live DIR: while the app runs, the references, DIR/perf.data converted with no flag into
 # DIR/ref/app.ENDING (each with its .log and .rc), and the pack, packw/app.perfpack (pack.log,
-# pack.rc).
+# pack.rc).  The app is stopped (SIGSTOP) meanwhile: its tiered JIT keeps compiling after the load
+# ends and appends to its perf map, and the references and the pack must read the same files.
 pack_live() {
 	local d=$1 e t0=$SECONDS
 	mkdir -p "$d/ref" "$packw"
+	kill -STOP "$hostpid"
 	for e in "${PACK_ENDINGS[@]}"; do
 		"$PERFCONV" -i "$d/perf.data" "${DEFAULT_FLAGS[@]}" -o "$d/ref/app.$e" >"$d/ref/app.$e.log" 2>&1 </dev/null
 		echo $? >"$d/ref/app.$e.rc"
 	done
 	"$PERFCONV" -i "$d/perf.data" "${DEFAULT_FLAGS[@]}" -o "$packw/app.perfpack" >"$packw/pack.log" 2>&1 </dev/null
 	echo $? >"$packw/pack.rc"
+	kill -CONT "$hostpid"
 	echo $((SECONDS - t0)) >"$packw/live-seconds"
 }
 
