@@ -51,10 +51,11 @@ void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s)
 		fprintf(fp, "perfconv: debuginfod: %u debug files fetched (%.1f MB), %u not on the servers, "
 			"%u failed, in %.2f s\n", d->nr_fetched, d->bytes / 1e6, d->nr_missing, d->nr_failed,
 			d->seconds);
-	if (s->ssrv.nr_queries || s->ssrv.nr_cached)
+	if (s->ssrv.nr_queries || s->ssrv.nr_cached || s->ssrv.nr_miss_noted)
 		fprintf(fp, "perfconv: symbol server: %u debug files fetched (%.1f MB), %u from the cache, "
-			"%u not on the servers, %u refused, %u failed, in %.2f s\n", s->ssrv.nr_fetched,
-			s->ssrv.bytes / 1e6, s->ssrv.nr_cached, s->ssrv.nr_missing, s->ssrv.nr_refused,
+			"%u not on the servers (%u of them known from an earlier request), %u refused, %u failed, "
+			"in %.2f s\n", s->ssrv.nr_fetched, s->ssrv.bytes / 1e6, s->ssrv.nr_cached,
+			s->ssrv.nr_missing + s->ssrv.nr_miss_noted, s->ssrv.nr_miss_noted, s->ssrv.nr_refused,
 			s->ssrv.nr_failed, s->ssrv.seconds);
 	if (!s->symbolized)
 		return;

@@ -24,6 +24,9 @@
 #                    1.5 s for a loaded machine), one warning that says 'timed out', the nodebug output
 #   symsrv/slow-many the same with dotnet-perfmap-all, which has five binaries without symbols (the
 #                    .NET runtime's): one request, one warning, one timeout for all of them
+#   symsrv/miss      a server without the file (404): one request; a second conversion asks
+#                    nothing (the summary says the miss is known), one with another server list asks
+#                    again, as does one after the note of the miss is ten minutes old
 #   symsrv/wrong     the key holds another ELF file (another build-id), then a file that is no ELF:
 #                    refused with a warning naming what came, nothing cached, no temporary file left
 #   symsrv/pack      packed (-o NAME.perfpack) with the server into an empty cache: the MANIFEST has a
@@ -173,6 +176,42 @@ if selected symsrv/env; then
 	else
 		fail symsrv/env "exit $rc; PERFCONV_SYMBOL_SERVERS must work as --symbol-server, servers in order, cached in ~/.cache/perfconv-symbols" "$C/err"
 	fi
+fi
+
+if selected symsrv/miss; then
+	export XDG_CACHE_HOME=$TMP/cache-miss
+	mkdir -p "$TMP/empty"
+	serve empty "$TMP/empty"
+	EMPTY=$url
+	note=$XDG_CACHE_HOME/perfconv-symbols/$KEY.missing
+	run_pc "$C/1" "${A[@]}" --symbol-server "$EMPTY" -o "$C/1/o.folded"
+	r1=$rc n1=$(nreq empty)
+	run_pc "$C/2" "${A[@]}" --symbol-server "$EMPTY" -o "$C/2/o.folded"
+	r2=$rc n2=$(nreq empty)
+	run_pc "$C/3" "${A[@]}" --symbol-server "$EMPTY" --symbol-server "$GOOD" -o "$C/3/o.folded"
+	r3=$rc n3=$(nreq empty)
+	rm -rf "$XDG_CACHE_HOME/perfconv-symbols/$(dirname "$KEY")"
+	run_pc "$C/4" "${A[@]}" --symbol-server "$EMPTY" -o "$C/4/o.folded"
+	touch -d '11 minutes ago' "$note"
+	run_pc "$C/4" "${A[@]}" --symbol-server "$EMPTY" -o "$C/4/o.folded"
+	r4=$rc n4=$(nreq empty)
+	why=
+	if [ "$r1$r2$r3$r4" != 0000 ] || [ "$n1 $n2 $n3 $n4" != "1 1 2 4" ]; then
+		why="exit $r1/$r2/$r3/$r4, requests after each run $n1 $n2 $n3 $n4 (want 1 1 2 4): a miss is remembered for ten minutes and for the same servers only"
+	elif ! cmp -s "$C/1/o.folded" "$exp/folded-nodebug.txt" || ! cmp -s "$C/2/o.folded" "$exp/folded-nodebug.txt"; then
+		why="without the file the output must be expected/folded-nodebug.txt"
+	elif ! cmp -s "$C/3/o.folded" "$exp/folded.txt"; then
+		why="the second server's file must name the frames (expected/folded.txt)"
+	elif ! grep -q '^perfconv: symbol server: 0 debug files fetched (0.0 MB), 0 from the cache, 1 not on the servers (1 of them known from an earlier request)' "$C/2/err" ||
+		grep -q warning "$C/2/err"; then
+		why="the summary must say the miss was known, without a warning"
+	fi
+	if [ -z "$why" ]; then
+		pass "symsrv/miss (requests 1, then none, then again with another server list and after ten minutes)"
+	else
+		fail symsrv/miss "$why" "$C/2/err"
+	fi
+	unset XDG_CACHE_HOME
 fi
 
 if selected symsrv/down; then

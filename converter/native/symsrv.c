@@ -33,6 +33,8 @@ static const char *const curl_sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4
 #define SYMSRV_MAX_SIZE ((uint64_t)2 << 30)
 /* However fast data flows, one file gets at most this long */
 #define SYMSRV_MAX_SECONDS 600
+/* how long a miss is remembered: debuginfod's client default (cache_miss_s) */
+#define SYMSRV_MISS_SECONDS 600
 
 struct pfc_symsrv_api {            /* the functions used, from the loaded library */
 	void *lib;
@@ -365,6 +367,70 @@ out:
 	return ret;
 }
 
+/* The servers asked, one a line: what a note of a miss holds, so that a note made with
+ * other servers is not believed.  NULL when out of memory. */
+static char *server_list(const struct pfc_symsrv *s, size_t *len)
+{
+	size_t i, n = 0;
+	char *v, *p;
+
+	for (i = 0; i < s->nr_urls; i++)
+		n += strlen(s->urls[i]) + 1;
+	if (!(v = p = malloc(n + 1)))
+		return NULL;
+	for (i = 0; i < s->nr_urls; i++)
+		p += sprintf(p, "%s\n", s->urls[i]);
+	*len = n;
+	return v;
+}
+
+/* A miss remembered: KEY.missing in the cache, written when every server answered that it has
+ * no such file, holds the list of those servers.  It is believed for SYMSRV_MISS_SECONDS after
+ * it was written, and only by a conversion that asks the same servers, as debuginfod's client
+ * remembers its misses (cache_miss_s). */
+static int miss_noted(const struct pfc_symsrv *s, const char *path)
+{
+	char note[4096], have[4096], *want;
+	struct stat st;
+	size_t len;
+	ssize_t n;
+	int fd, ret = 0;
+
+	if (snprintf(note, sizeof(note), "%s.missing", path) >= (int)sizeof(note) ||
+	    (fd = open(note, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && time(NULL) - st.st_mtime < SYMSRV_MISS_SECONDS &&
+	    time(NULL) >= st.st_mtime && (want = server_list(s, &len))) {
+		n = read(fd, have, sizeof(have));
+		ret = n >= 0 && (size_t)n == len && len < sizeof(have) && !memcmp(have, want, len);
+		free(want);
+	}
+	close(fd);
+	return ret;
+}
+
+static void note_miss(const struct pfc_symsrv *s, const char *path)
+{
+	char note[4096], tmp[4096], dir[4096];
+	size_t len;
+	char *list;
+	int fd, ok;
+
+	if (snprintf(note, sizeof(note), "%s.missing", path) >= (int)sizeof(note) ||
+	    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", note) >= (int)sizeof(tmp))
+		return;
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	if (mkdirs(dir) < 0 || !(list = server_list(s, &len)))
+		return;
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) >= 0) {
+		ok = write(fd, list, len) == (ssize_t)len;
+		if (close(fd) < 0 || !ok || rename(tmp, note) < 0)
+			unlink(tmp);
+	}
+	free(list);
+}
+
 int pfc_symsrv_fetch(struct pfc_symsrv *s, const uint8_t *build_id, int len, const char *what,
 		     char *path, size_t size)
 {
@@ -377,6 +443,10 @@ int pfc_symsrv_fetch(struct pfc_symsrv *s, const uint8_t *build_id, int len, con
 	n = snprintf(path, size, "%s/%s", s->cache, key);
 	if (n < 0 || (size_t)n >= size)
 		return -1;
+	if (miss_noted(s, path)) {
+		s->nr_miss_noted++;
+		return -1;
+	}
 	for (i = 0; i < s->nr_urls; i++) {
 		if (s->down[i] || client_start(s) < 0)
 			continue;
@@ -402,6 +472,13 @@ int pfc_symsrv_fetch(struct pfc_symsrv *s, const uint8_t *build_id, int len, con
 		s->nr_failed++;
 	else if (asked)
 		s->nr_missing++;
+	/* every server was asked and none has it */
+	if (asked && !refused && !failed) {
+		for (i = 0; i < s->nr_urls && !s->down[i]; i++)
+			;
+		if (i == s->nr_urls)
+			note_miss(s, path);
+	}
 	return -1;
 }
 

@@ -24,6 +24,7 @@ struct pfc_symsrv {
 	FILE *log;                  /* warnings; NULL = quiet */
 	/* for the summary */
 	unsigned nr_cached;         /* found in the cache, no request */
+	unsigned nr_miss_noted;     /* not asked: every server said lately it has no such file */
 	unsigned nr_queries;        /* build-ids asked of the servers */
 	unsigned nr_fetched, nr_missing, nr_failed, nr_refused;
 	uint64_t bytes;
