@@ -187,6 +187,7 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 			.map_dir = o->map_dir,
 			.kallsyms = o->kallsyms,
 			.proc = getenv("PERFCONV_PROC"), .tmp = getenv("PERFCONV_TMP"), .record = o->record_files,
+			.debug_dir = getenv("PERFCONV_DEBUG_DIR"),
 		};
 		if (!(s->files = pfc_files_new(&fo, s->pack)))
 			return PFC_FAIL_NOOFF(err, NOMEM, "session");
@@ -898,6 +899,41 @@ static int uc_insert(struct pfc_session *s, uint64_t h1, uint64_t h2, const stru
 }
 
 /*
+ * addr2line (BFD) reads a file without DWARF through its separate debug file: the first of
+ * .build-id/xx/yyyy.debug relative to perf's working directory, the same under .debug/, and
+ * /usr/lib/debug/.build-id/xx/yyyy.debug, of this machine whatever --symfs says, whose
+ * build-id is the file's.  The last one is the one that matters (libc6-dbg's files are
+ * there): a symbols-only libc debug file under --symfs names libc's frames from its
+ * symbols, the host's libc6-dbg file from its DWARF (__libc_start_main_impl).  The file
+ * is found by build-id and checked, so the answers are the recorded binary's, in the
+ * default mode as with --perf-compat.  (The two working-directory paths, and the
+ * .gnu_debuglink BFD follows when there is no build-id file, are left out.)
+ */
+static void a2l_separate(struct pfc_session *s, struct pfc_a2l *a, const char *symsrc)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint8_t bid[20], have[20];
+	int len = 0, have_len = 0, i;
+	char hex[41];
+	struct pfc_found found;
+
+	if (!a || pfc_a2l_has_dwarf(a) || pfc_elf_build_id(symsrc, bid, &len) != 0 || len <= 0)
+		return;
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[bid[i] >> 4];
+		hex[2 * i + 1] = digits[bid[i] & 15];
+	}
+	hex[2 * len] = '\0';
+	if (!pfc_files_findf(s->files, PFC_FILES_HOST, PFC_FILES_VERIFIED, &found,
+			     "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2))
+		return;
+	if (pfc_elf_build_id(found.path, have, &have_len) != 0 || have_len != len || memcmp(have, bid, len))
+		return;
+	if (pfc_a2l_separate(a, found.path) == 0)
+		pfc_files_note(s->files, found.base, found.rel, "debug file (DWARF) addr2line reads", -1, bid, len);
+}
+
+/*
  * The names perf gives the frames at one address of a DSO (append_inlines, perf 6.1):
  * it asks addr2line about the file its symbols came from; every record addr2line prints
  * becomes a frame at that address, the record that names perf's own symbol as that
@@ -946,6 +982,7 @@ static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_
 	if (!dd->a2l_tried) {
 		dd->a2l_tried = 1;
 		dd->a2l = pfc_a2l_open(dd->symsrc);
+		a2l_separate(s, dd->a2l, dd->symsrc);
 	}
 	if (!dd->a2l)
 		return e;
