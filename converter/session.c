@@ -733,6 +733,8 @@ static void dwarf_dso_free(struct pfc_session *s)
 	free(s->uc);
 	free(s->uc_frames);
 	free(s->uips);
+	free(s->rv_keys);
+	free(s->rv_vals);
 }
 
 /* The CFI of a file DSO, opened at first use: perf reads it from the binary itself. */
@@ -1213,10 +1215,100 @@ static int filter_sample(struct pfc_session *s, const struct pfc_sample *smp, co
 	return pfc_filter_thread_keep(f, th->pid, th->tid, pfc_intern_str(&s->strings, th->comm));
 }
 
+static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_sample *smpp);
+
+/* The slot of a counter id's last value (perf's sid->period), created at 0. */
+static uint64_t *read_last(struct pfc_session *s, uint64_t id)
+{
+	size_t j;
+
+	if ((s->rv_count + 1) * 2 > s->rv_cap) {
+		size_t cap = s->rv_cap ? s->rv_cap * 2 : 64, k;
+		uint64_t *nk = calloc(cap, sizeof(*nk)), *nv = calloc(cap, sizeof(*nv));
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return NULL;
+		}
+		for (k = 0; k < s->rv_cap; k++)
+			if (s->rv_keys[k]) {
+				j = (size_t)(s->rv_keys[k] * 0x9e3779b97f4a7c15ULL) & (cap - 1);
+				while (nk[j])
+					j = (j + 1) & (cap - 1);
+				nk[j] = s->rv_keys[k];
+				nv[j] = s->rv_vals[k];
+			}
+		free(s->rv_keys);
+		free(s->rv_vals);
+		s->rv_keys = nk;
+		s->rv_vals = nv;
+		s->rv_cap = cap;
+	}
+	j = (size_t)((id + 1) * 0x9e3779b97f4a7c15ULL) & (s->rv_cap - 1);
+	while (s->rv_keys[j]) {
+		if (s->rv_keys[j] == id + 1)
+			return &s->rv_vals[j];
+		j = (j + 1) & (s->rv_cap - 1);
+	}
+	s->rv_keys[j] = id + 1;
+	s->rv_vals[j] = 0;
+	s->rv_count++;
+	return &s->rv_vals[j];
+}
+
+/*
+ * perf's evlist__deliver_sample: a sample with PERF_SAMPLE_READ (a group read with
+ * `-e '{a,b}:S'`, or --sample-read) is delivered once per counter value it carries, to
+ * the event that counter's id belongs to, with the period the counter advanced since its
+ * last value in a sample (deliver_sample_value); a counter that did not advance, or whose
+ * id is unknown, gives no sample.  The callchain, time, thread and cpu are the record's.
+ * So perf script prints one sample per member, and folded stacks count each event as
+ * perf script | stackcollapse-perf.pl does: the first event seen, or --event's.
+ */
 static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t *data, uint32_t size,
 			  uint64_t off)
 {
 	struct pfc_sample smp;
+	int swap = s->rd.swap, ret;
+	uint64_t i;
+
+	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
+	if (ret < 0)
+		return ret;
+	smp.misc = pfc_ld16(data + 4, swap);
+	s->st.nr_samples++;
+	if (!(smp.flags & PFC_S_HAS_READ))
+		return deliver_sample(s, ev, &smp);
+	for (i = 0; i < smp.read_nr; i++) {
+		const uint8_t *v = smp.read_values + i * smp.read_stride * 8;
+		uint64_t value = pfc_ld64(v, swap);
+		uint64_t id = smp.read_id_off ? pfc_ld64(v + smp.read_id_off * 8, swap) : 0;
+		struct pfc_evsel *mev = smp.read_id_off ? pfc_reader_find_id(&s->rd, id) : NULL;
+		uint64_t *last;
+		struct pfc_sample one;
+
+		if (!mev)
+			continue;
+		if (!(last = read_last(s, id)))
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "sample read values");
+		one = smp;
+		one.evsel = mev;
+		one.id = id;
+		one.period = value - *last;
+		one.flags |= PFC_S_HAS_PERIOD | PFC_S_HAS_ID;
+		*last = value;
+		if (!one.period)
+			continue;
+		if ((ret = deliver_sample(s, mev, &one)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* One sample, of event ev, into the aggregate and the stream. */
+static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_sample *smpp)
+{
+	struct pfc_sample smp = *smpp;
 	struct pfc_thread *th;
 	uint32_t n = 0;
 	int swap = s->rd.swap, ret, user_frames = 0, cacheable;
@@ -1225,11 +1317,6 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	struct pfc_rawkey rawkey;
 	unsigned oc_start = 0;
 
-	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
-	if (ret < 0)
-		return ret;
-	smp.misc = pfc_ld16(data + 4, swap);
-	s->st.nr_samples++;
 	ev->nr_samples++;
 	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp.pid, (int32_t)smp.tid);
 	if (!th)

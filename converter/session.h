@@ -137,6 +137,9 @@ struct pfc_session {
 	uint32_t *raw_block_used;     /* words used in each block */
 	size_t raw_nblocks, raw_blocks_cap;
 	uint64_t nr_raw_hits;
+	/* PERF_SAMPLE_READ: each counter id's last value read (perf's sid->period) */
+	uint64_t *rv_keys, *rv_vals;  /* key id + 1; 0 = empty slot */
+	size_t rv_cap, rv_count;
 	/* time-ordered sample stream (opts->keep_stream), read with pfc_stream_open */
 	struct pfc_stream stream;
 	uint64_t *stream_per_stack;   /* stack id -> its samples in the stream */

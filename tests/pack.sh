@@ -15,7 +15,7 @@
 #                                  recording, byte for byte), then files/PLACE/PATH only
 #   pack/FX/CASE                   the pack converted in isolation, against the fixture's expected
 #                                  file as tests/run.sh and tests/perf-script.sh compare it: folded
-#                                  (-pid -tid -kernel -addrs -jit -task-clock), stats, header,
+#                                  (-pid -tid -kernel -addrs -jit -task-clock -page-faults), stats, header,
 #                                  script-default, perf-script*; and against the conversion of the
 #                                  recording with its options: folded-all, speedscope, svg, trace.zip
 #                                  (every entry but the log), pprof (every field but the comments).
@@ -259,7 +259,9 @@ for dir in "$FIX"/*/; do
 		addcase "$fx/folded-$opt" folded "$exp/folded-$opt.txt" "" "--$opt"
 	done
 	[ -e "$exp/folded-jit.txt" ] && addcase "$fx/folded-jit" folded "$exp/folded-jit.txt" "" --jit
-	[ -e "$exp/folded-task-clock.txt" ] && addcase "$fx/folded-task-clock" folded "$exp/folded-task-clock.txt" "" --event task-clock
+	for ev in task-clock page-faults; do
+		[ -e "$exp/folded-$ev.txt" ] && addcase "$fx/folded-$ev" folded "$exp/folded-$ev.txt" "" --event "$ev"
+	done
 	addcase "$fx/folded-all" folded "" "" --all
 	addcase "$fx/stats" stdout "$exp/stats.txt" "" --stats
 	addcase "$fx/header" stdout "$exp/header.txt" "/^# captured on/d" --header

@@ -291,9 +291,10 @@ for dir in "$FIX"/*/; do
 		jref=$exp/folded-jit.txt
 	fi
 	[ "$variants" = 1 ] && derive_all "$fx/folded-all" "$xwhy" "$exp/folded-kernel.txt" "$jref" "${args[@]}"
-	if [ -f "$exp/folded-task-clock.txt" ]; then
-		golden "$fx/folded-task-clock" "$exp/folded-task-clock.txt" "$xwhy" "${args[@]}" --event task-clock
-	fi
+	# one event of several (stackcollapse-perf.pl --event-filter=EVENT)
+	for ev in task-clock page-faults; do
+		[ -f "$exp/folded-$ev.txt" ] && golden "$fx/folded-$ev" "$exp/folded-$ev.txt" "$xwhy" "${args[@]}" --event "$ev"
+	done
 
 	# fp-stripped-debuglink with no debug file at all: a symfs copy without the two .debug files.
 	if [ -f "$exp/folded-nodebug.txt" ] && selected "$fx/folded-nodebug"; then
