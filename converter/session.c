@@ -61,12 +61,28 @@ static int kpreload_done(const struct pfc_session *s)
 	return s->kpreload && __atomic_load_n(&s->kpreload->done, __ATOMIC_ACQUIRE);
 }
 
+/* This machine's kernel files: /proc/kallsyms, /sys/kernel/notes, and its release (uname),
+ * or the files kallsyms, notes and osrelease of PERFCONV_RUNNING_KERNEL, a directory that
+ * stands for the running kernel in the tests. */
+static const char *running_file(struct pfc_session *s, const char *name)
+{
+	const char *dir = getenv("PERFCONV_RUNNING_KERNEL");
+	int i;
+
+	if (!dir || !*dir)
+		return !strcmp(name, "kallsyms") ? "/proc/kallsyms" : !strcmp(name, "notes") ? "/sys/kernel/notes" : NULL;
+	/* one buffer a name: files.c keeps the kallsyms path */
+	i = !strcmp(name, "kallsyms") ? 0 : !strcmp(name, "notes") ? 1 : 2;
+	snprintf(s->running_path[i], sizeof(s->running_path[i]), "%s/%s", dir, name);
+	return s->running_path[i];
+}
+
 /* The kallsyms file this session will read (--kallsyms, the running kernel's when it is
  * the recorded one, a pack's), or NULL (then a warning says why, later). */
 static const char *kernel_syms_path(struct pfc_session *s, struct pfc_found *found)
 {
 	/* asked when the first kernel frame needs it: a pipe stream tells its kernel late */
-	pfc_files_set_running_kallsyms(s->files, kernel_matches_running(s) ? "/proc/kallsyms" : NULL);
+	pfc_files_set_running_kallsyms(s->files, kernel_matches_running(s) ? running_file(s, "kallsyms") : NULL);
 	if (!pfc_files_find(s->files, PFC_FILES_KERNEL, "kallsyms", 0, found))
 		return NULL;
 	pfc_files_note(s->files, PFC_FILES_KERNEL, "kallsyms", "kernel symbols", -1, NULL, 0);
@@ -1829,22 +1845,115 @@ int pfc_session_process(struct pfc_session *s)
 
 /* ---- symbols ---- */
 
+/* The recorded kernel's build-id (the BUILD_ID feature, or a kernel MMAP2 of
+ * --buildid-mmap): its length, 0 when the recording has none. */
+static int recorded_kernel_build_id(const struct pfc_session *s, uint8_t *out)
+{
+	const struct pfc_machine *m = &s->machine;
+	size_t i;
+
+	for (i = 0; i < m->nr_bids; i++)
+		if (m->bids[i].kernel && m->bids[i].len > 0 && !strcmp(m->bids[i].path, "[kernel.kallsyms]")) {
+			memcpy(out, m->bids[i].id, 20);
+			return m->bids[i].len;
+		}
+	for (i = 0; i < m->nr_dsos; i++)
+		if (m->dsos[i]->kind == PFC_DSO_KERNEL && m->dsos[i]->build_id_len > 0) {
+			memcpy(out, m->dsos[i]->build_id, 20);
+			return m->dsos[i]->build_id_len;
+		}
+	return 0;
+}
+
+/* The running kernel's build-id, from /sys/kernel/notes (perf's sysfs__read_build_id):
+ * its length, 0 when it cannot be read. */
+static int running_kernel_build_id(struct pfc_session *s, uint8_t *out)
+{
+	uint8_t buf[4096];
+	size_t n, pos = 0;
+	FILE *f = fopen(running_file(s, "notes"), "rb");
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (n - pos >= 12) {
+		uint32_t namesz, descsz, type;
+		size_t nsz, dsz;
+		memcpy(&namesz, buf + pos, 4);
+		memcpy(&descsz, buf + pos + 4, 4);
+		memcpy(&type, buf + pos + 8, 4);
+		pos += 12;
+		nsz = ((size_t)namesz + 3) & ~(size_t)3;
+		dsz = ((size_t)descsz + 3) & ~(size_t)3;
+		if (nsz > n - pos || dsz > n - pos - nsz)
+			break;
+		if (type == 3 && namesz == 4 && !memcmp(buf + pos, "GNU", 4) && descsz > 0) {
+			size_t len = descsz < 20 ? descsz : 20;
+			memset(out, 0, 20);
+			memcpy(out, buf + pos + nsz, len);
+			return (int)len;
+		}
+		pos += nsz + dsz;
+	}
+	return 0;
+}
+
+enum { KERNEL_IS_RUNNING, KERNEL_OTHER_BUILD_ID, KERNEL_OTHER_RELEASE, KERNEL_NO_RELEASE, KERNEL_SYMFS };
+
+/*
+ * Whether this machine's /proc/kallsyms names the recording's kernel (s->kernel_why says
+ * why not).  perf 6.1 (dso__find_kallsyms): a kernel build-id in the recording must be the
+ * running kernel's; a recording without one (pipe mode, --no-buildid) gets /proc/kallsyms
+ * whatever kernel recorded it, so another machine's recording gets this machine's names,
+ * wrong ones; and with --symfs perf reads no kernel symbols of this machine at all ("do
+ * not try local files if a symfs was given", dso__load_kernel_sym).  --perf-compat does
+ * the same.  The default names such a recording's kernel
+ * frames only when it was recorded by a kernel of the running release (OSRELEASE), and
+ * leaves them unnamed otherwise, as perf prints a kernel frame it cannot name.
+ */
 static int kernel_matches_running(struct pfc_session *s)
 {
 	struct utsname u;
 	const struct pfc_blob *b = &s->rd.feat[PFC_FEAT_OSRELEASE];
 	struct pfc_cursor c;
+	uint8_t rec[20], run[20];
+	int rlen = recorded_kernel_build_id(s, rec), nlen;
 	uint32_t len;
 	const char *str;
 
-	if (!pfc_feat_has(&s->rd, PFC_FEAT_OSRELEASE) || uname(&u) < 0)
+	s->kernel_why = KERNEL_IS_RUNNING;
+	if (s->opts->perf_compat && s->opts->symfs && *s->opts->symfs) {
+		s->kernel_why = KERNEL_SYMFS;
 		return 0;
+	}
+	if (rlen > 0 && (nlen = running_kernel_build_id(s, run)) > 0) {
+		if (nlen == rlen && !memcmp(rec, run, (size_t)rlen))
+			return 1;
+		s->kernel_why = KERNEL_OTHER_BUILD_ID;
+		return 0;
+	}
+	if (rlen <= 0 && s->opts->perf_compat)
+		return 1;
+	if (!pfc_feat_has(&s->rd, PFC_FEAT_OSRELEASE) || uname(&u) < 0) {
+		s->kernel_why = KERNEL_NO_RELEASE;
+		return 0;
+	}
+	if (running_file(s, "osrelease")) {	/* the tests' running kernel */
+		FILE *f = fopen(running_file(s, "osrelease"), "r");
+		if (!f || !fgets(u.release, sizeof(u.release), f))
+			u.release[0] = '\0';
+		if (f)
+			fclose(f);
+		u.release[strcspn(u.release, "\n")] = '\0';
+	}
 	pfc_cur_init(&c, b->data, b->size, s->rd.swap);
 	len = pfc_cur_u32(&c);
 	str = (const char *)pfc_cur_bytes(&c, len);
-	if (!str)
-		return 0;
-	return strnlen(str, len) == strlen(u.release) && !strncmp(str, u.release, len);
+	if (str && strnlen(str, len) == strlen(u.release) && !strncmp(str, u.release, len))
+		return 1;
+	s->kernel_why = str ? KERNEL_OTHER_RELEASE : KERNEL_NO_RELEASE;
+	return 0;
 }
 
 /* ---- ReadyToRun images ---- */
@@ -1980,7 +2089,19 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		} else if (kernel_syms_path(s, &kf))
 			ret = pfc_kallsyms_load(kf.path, t);
 		else if (o->log)
-			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: the recording's kernel is not the running one (use --kallsyms)\n");
+			fprintf(o->log, "perfconv: warning: kernel frames left unnamed: %s; to name them, "
+				"give --kallsyms a copy of /proc/kallsyms from the machine that recorded, "
+				"or convert a pack made there (-f pack)\n",
+				s->kernel_why == KERNEL_IS_RUNNING ?
+				(pfc_files_from_pack(s->files) ? "the pack has no kernel symbols" :
+				 "the running kernel's symbols cannot be read") :
+				s->kernel_why == KERNEL_SYMFS ?
+				"with --symfs, perf (--perf-compat) reads no kernel symbols of this machine" :
+				s->kernel_why == KERNEL_OTHER_BUILD_ID ?
+				"the recording's kernel build-id is not the running kernel's" :
+				s->kernel_why == KERNEL_OTHER_RELEASE ?
+				"the recording has no kernel build-id and another kernel release recorded it" :
+				"the recording has no kernel build-id nor kernel release to check against the running kernel");
 		break;
 	}
 	case PFC_DSO_PERFMAP: {

@@ -129,6 +129,8 @@ struct pfc_session {
 	size_t nr_uc_frames, cap_uc_frames;
 	uint64_t *uips;
 	int kernel_loaded;
+	int kernel_why;               /* why /proc/kallsyms does not serve (kernel_matches_running) */
+	char running_path[3][4096];   /* running_file's answers */
 	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
 	 * aggregated without resolving its frames again */
 	uint64_t *raw;                /* slots: hash tag << 32 | arena index */

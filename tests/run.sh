@@ -307,6 +307,81 @@ for dir in "$FIX"/*/; do
 	textcmp "$fx/stats" "$exp/stats.txt" "" --stats -i "$in"
 	textcmp "$fx/header" "$exp/header.txt" "/^# captured on/d" --header -i "$in"
 
+	# A recording without a kernel build-id, from another kernel release (pipe-foreign), converted
+	# without --kallsyms on a machine whose kernel is DIR/running (PERFCONV_RUNNING_KERNEL: its
+	# kallsyms, notes and osrelease).  perf 6.1 names the kernel frames from the running kernel's
+	# kallsyms (wrong ones, for another machine's recording) unless --symfs is given; --perf-compat
+	# does the same, the default leaves them unnamed and says why and how to get names.  Only the
+	# kernel lines are compared where there is no --symfs (the user frames are this machine's).
+	if [ -d "$dir/running" ]; then
+		klines() { grep -F '([kernel.kallsyms])' "$1"; }
+		running_case() {	# NAME EXPECTED WHOLE(1: the whole output) STDERR-WORDS ARGS...
+			local name=$1 e=$2 whole=$3 words=$4 d=$TMP/case w
+			shift 4
+			selected "$fx/$name" || return 0
+			expected "$e" >"$TMP/rexp"
+			rm -rf "$d"
+			mkdir -p "$d"
+			PERFCONV_RUNNING_KERNEL=$(cd "$dir/running" && pwd) "$PERFCONV" -i "$in" -f perf-script -o "$d/out" "$@" 2>"$d/err" </dev/null
+			rc=$?
+			if [ "$whole" = 1 ]; then
+				cp "$TMP/rexp" "$d/want"
+				cp "$d/out" "$d/got" 2>/dev/null
+			else
+				klines "$TMP/rexp" >"$d/want"
+				klines "$d/out" >"$d/got" 2>/dev/null
+			fi
+			if [ "$rc" != 0 ]; then
+				fail "$fx/$name" "exit status $rc" "$d/err"
+				return
+			fi
+			for w in $words; do
+				if ! grep -q -- "$w" "$d/err"; then
+					fail "$fx/$name" "stderr does not say '$w'" "$d/err"
+					return
+				fi
+			done
+			if [ -z "$words" ] && grep -q "kernel frames left unnamed" "$d/err"; then
+				fail "$fx/$name" "stderr says the kernel frames are unnamed" "$d/err"
+			elif [ ! -s "$d/want" ] || ! cmp -s "$d/want" "$d/got"; then
+				diff -u "$d/want" "$d/got" --label "$e" --label perfconv >"$d/diff"
+				fail "$fx/$name" "kernel frames differ from $e" "$d/diff"
+			else
+				pass "$fx/$name"
+			fi
+		}
+		running_case running-compat "$exp/script-default.txt" 0 "" --perf-compat
+		running_case running-default "$exp/script-default-unnamed.txt" 0 \
+			"left.unnamed another.kernel.release --kallsyms -f.pack"
+		running_case running-compat-symfs "$exp/script-default-unnamed.txt" 1 "--symfs" \
+			--perf-compat --symfs "$ROOT"
+		running_case running-default-symfs "$exp/script-default-unnamed.txt" 1 "another.kernel.release" \
+			--symfs "$ROOT"
+		for v in "" -kernel-addrs; do	# folded, as perf script | stackcollapse-perf.pl
+			PERFCONV_RUNNING_KERNEL=$(cd "$dir/running" && pwd) golden "$fx/folded-unnamed$v" \
+				"$exp/folded-unnamed$v.txt" "" -i "$in" --symfs "$ROOT" ${v:+--kernel --addrs}
+		done
+		# the same release as the recording's: the default trusts it and names the frames
+		if selected "$fx/running-same-release"; then
+			mkdir -p "$TMP/samerel"
+			cp "$dir/running/kallsyms" "$dir/running/notes" "$TMP/samerel/"
+			"$PERFCONV" -i "$in" --header 2>/dev/null | sed -n 's/^# os release : //p' >"$TMP/samerel/osrelease"
+			d=$TMP/case
+			rm -rf "$d"
+			mkdir -p "$d"
+			PERFCONV_RUNNING_KERNEL=$TMP/samerel "$PERFCONV" -i "$in" -f perf-script -o "$d/out" 2>"$d/err" </dev/null
+			klines "$d/out" >"$d/got"
+			expected "$exp/script-default.txt" >"$TMP/rexp"
+			klines "$TMP/rexp" >"$d/want"
+			if [ -s "$TMP/samerel/osrelease" ] && cmp -s "$d/want" "$d/got"; then
+				pass "$fx/running-same-release"
+			else
+				diff -u "$d/want" "$d/got" >"$d/diff"
+				fail "$fx/running-same-release" "a running kernel of the recording's release must name the frames" "$d/diff"
+			fi
+		fi
+	fi
+
 	# DWARF: the summary says how many user stacks were unwound, and no stack was cut by bad input.
 	if [ "$fx" = dwarf-callgraph ] && selected "$fx/dwarf-summary"; then
 		d=$TMP/case
@@ -382,7 +457,7 @@ for dir in "$FIX"/*/; do
 		rm -rf "$d"
 		mkdir -p "$d"
 		expected "$exp/folded.txt" >"$TMP/expected"
-		cat "$in" | "$PERFCONV" -q -i - "${S[@]}" -o "$d/out.folded" >"$d/out" 2>"$d/err"
+		cat "$in" | "$PERFCONV" -q -i - "${args[@]:2}" -o "$d/out.folded" >"$d/out" 2>"$d/err"
 		rc=$?
 		if [ "$rc" = 0 ] && cmp -s "$TMP/expected" "$d/out.folded"; then
 			pass "$fx/stdin"
