@@ -1292,7 +1292,6 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	if (ret < 0)
 		return ret;
 	smp.misc = pfc_ld16(data + 4, swap);
-	s->st.nr_samples++;
 	if (!(smp.flags & PFC_S_HAS_READ))
 		return deliver_sample(s, ev, &smp);
 	for (i = 0; i < smp.read_nr; i++) {
@@ -1333,6 +1332,7 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 	struct pfc_rawkey rawkey;
 	unsigned oc_start = 0;
 
+	s->st.nr_samples++;	/* a group read's record counts once per sample it delivers */
 	ev->nr_samples++;
 	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp.pid, (int32_t)smp.tid);
 	if (!th)

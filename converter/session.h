@@ -70,7 +70,7 @@ struct pfc_opts {
 struct pfc_session_stats {
 	uint64_t nr_records;
 	uint64_t nr_by_type[PFC_REC_MAX];
-	uint64_t nr_samples;
+	uint64_t nr_samples;          /* as perf delivers them: a group read's record gives several */
 	uint64_t nr_samples_bad;      /* samples that could not be decoded */
 	uint64_t nr_samples_filtered; /* read, but left out by the filter */
 	uint64_t nr_lost_events, nr_lost_records, nr_lost_samples;
