@@ -2090,18 +2090,18 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			ret = pfc_kallsyms_load(kf.path, t);
 		else if (o->log)
 			fprintf(o->log, "perfconv: warning: kernel frames left unnamed: %s; to name them, "
-				"give --kallsyms a copy of /proc/kallsyms from the machine that recorded, "
-				"or convert a pack made there (-f pack)\n",
-				s->kernel_why == KERNEL_IS_RUNNING ?
-				(pfc_files_from_pack(s->files) ? "the pack has no kernel symbols" :
-				 "the running kernel's symbols cannot be read") :
+				"give --kallsyms a copy of /proc/kallsyms from the machine that recorded%s\n",
+				pfc_files_from_pack(s->files) ?
+				"the pack has no kernel symbols (it was made where the recorded kernel was not running)" :
+				s->kernel_why == KERNEL_IS_RUNNING ? "the running kernel's symbols cannot be read" :
 				s->kernel_why == KERNEL_SYMFS ?
 				"with --symfs, perf (--perf-compat) reads no kernel symbols of this machine" :
 				s->kernel_why == KERNEL_OTHER_BUILD_ID ?
 				"the recording's kernel build-id is not the running kernel's" :
 				s->kernel_why == KERNEL_OTHER_RELEASE ?
 				"the recording has no kernel build-id and another kernel release recorded it" :
-				"the recording has no kernel build-id nor kernel release to check against the running kernel");
+				"the recording has no kernel build-id nor kernel release to check against the running kernel",
+				pfc_files_from_pack(s->files) ? "" : ", or convert a pack made there (-f pack)");
 		break;
 	}
 	case PFC_DSO_PERFMAP: {
