@@ -382,6 +382,48 @@ for dir in "$FIX"/*/; do
 		fi
 	fi
 
+	# A recording with a kernel build-id (fp-callgraph's 6ecd6ec2...), without --kallsyms: the running
+	# kernel's symbols name its frames when its build-id (/sys/kernel/notes) is the recorded one,
+	# whatever its release, and in neither mode when it is another (perf: dso__find_kallsyms).
+	if [ "$fx" = fp-callgraph ] && selected "$fx/kernel-build-id"; then
+		kid=6ecd6ec21ec69416e50a8aa6737e500901ddb47a
+		for which in same other; do
+			rk=$TMP/rk-$which
+			mkdir -p "$rk"
+			cp "$ROOT/kallsyms" "$rk/kallsyms"
+			id=$kid
+			[ "$which" = other ] && id=7ecd6ec21ec69416e50a8aa6737e500901ddb47a
+			python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<III", 4, 20, 3) + b"GNU\0" + bytes.fromhex(sys.argv[1]))' "$id" >"$rk/notes"
+			if [ "$which" = same ]; then
+				echo "not-the-recorded-release" >"$rk/osrelease"
+			else
+				"$PERFCONV" -i "$in" --header 2>/dev/null | sed -n 's/^# os release : //p' >"$rk/osrelease"
+			fi
+		done
+		expected "$exp/script-default.txt" | grep -F '([kernel.kallsyms])' >"$TMP/kwant"
+		sed 's/^\(\t *[0-9a-f]*\) .*/\1 [unknown] ([kernel.kallsyms])/' "$TMP/kwant" >"$TMP/kunnamed"
+		bad=
+		for mode in "" --perf-compat; do
+			for which in same other; do
+				PERFCONV_RUNNING_KERNEL=$TMP/rk-$which "$PERFCONV" -i "$in" $mode -f perf-script -o "$TMP/kout" \
+					2>"$TMP/kerr" </dev/null
+				grep -F '([kernel.kallsyms])' "$TMP/kout" >"$TMP/kgot"
+				want=$TMP/kwant
+				[ "$which" = other ] && want=$TMP/kunnamed
+				if [ ! -s "$want" ] || ! cmp -s "$want" "$TMP/kgot"; then
+					bad="${bad:+$bad; }${mode:-default}, $which build-id: kernel lines differ"
+				elif [ "$which" = other ] && ! grep -q "kernel build-id is not the running kernel's" "$TMP/kerr"; then
+					bad="${bad:+$bad; }${mode:-default}, other build-id: no warning that says so"
+				fi
+			done
+		done
+		if [ -z "$bad" ]; then
+			pass "$fx/kernel-build-id"
+		else
+			fail "$fx/kernel-build-id" "$bad" "$TMP/kerr"
+		fi
+	fi
+
 	# DWARF: the summary says how many user stacks were unwound, and no stack was cut by bad input.
 	if [ "$fx" = dwarf-callgraph ] && selected "$fx/dwarf-summary"; then
 		d=$TMP/case
