@@ -1238,6 +1238,8 @@ static uint64_t *read_last(struct pfc_session *s, uint64_t id)
 {
 	size_t j;
 
+	if (id == UINT64_MAX)	/* its key, id + 1, would be the empty slot's */
+		return &s->rv_last_max;
 	if ((s->rv_count + 1) * 2 > s->rv_cap) {
 		size_t cap = s->rv_cap ? s->rv_cap * 2 : 64, k;
 		uint64_t *nk = calloc(cap, sizeof(*nk)), *nv = calloc(cap, sizeof(*nv));

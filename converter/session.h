@@ -142,6 +142,7 @@ struct pfc_session {
 	/* PERF_SAMPLE_READ: each counter id's last value read (perf's sid->period) */
 	uint64_t *rv_keys, *rv_vals;  /* key id + 1; 0 = empty slot */
 	size_t rv_cap, rv_count;
+	uint64_t rv_last_max;         /* id UINT64_MAX's */
 	/* time-ordered sample stream (opts->keep_stream), read with pfc_stream_open */
 	struct pfc_stream stream;
 	uint64_t *stream_per_stack;   /* stack id -> its samples in the stream */
