@@ -61,12 +61,28 @@ static int kpreload_done(const struct pfc_session *s)
 	return s->kpreload && __atomic_load_n(&s->kpreload->done, __ATOMIC_ACQUIRE);
 }
 
+/* This machine's kernel files: /proc/kallsyms, /sys/kernel/notes, and its release (uname),
+ * or the files kallsyms, notes and osrelease of PERFCONV_RUNNING_KERNEL, a directory that
+ * stands for the running kernel in the tests. */
+static const char *running_file(struct pfc_session *s, const char *name)
+{
+	const char *dir = getenv("PERFCONV_RUNNING_KERNEL");
+	int i;
+
+	if (!dir || !*dir)
+		return !strcmp(name, "kallsyms") ? "/proc/kallsyms" : !strcmp(name, "notes") ? "/sys/kernel/notes" : NULL;
+	/* one buffer a name: files.c keeps the kallsyms path */
+	i = !strcmp(name, "kallsyms") ? 0 : !strcmp(name, "notes") ? 1 : 2;
+	snprintf(s->running_path[i], sizeof(s->running_path[i]), "%s/%s", dir, name);
+	return s->running_path[i];
+}
+
 /* The kallsyms file this session will read (--kallsyms, the running kernel's when it is
  * the recorded one, a pack's), or NULL (then a warning says why, later). */
 static const char *kernel_syms_path(struct pfc_session *s, struct pfc_found *found)
 {
 	/* asked when the first kernel frame needs it: a pipe stream tells its kernel late */
-	pfc_files_set_running_kallsyms(s->files, kernel_matches_running(s) ? "/proc/kallsyms" : NULL);
+	pfc_files_set_running_kallsyms(s->files, kernel_matches_running(s) ? running_file(s, "kallsyms") : NULL);
 	if (!pfc_files_find(s->files, PFC_FILES_KERNEL, "kallsyms", 0, found))
 		return NULL;
 	pfc_files_note(s->files, PFC_FILES_KERNEL, "kallsyms", "kernel symbols", -1, NULL, 0);
@@ -187,6 +203,7 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 			.map_dir = o->map_dir,
 			.kallsyms = o->kallsyms,
 			.proc = getenv("PERFCONV_PROC"), .tmp = getenv("PERFCONV_TMP"), .record = o->record_files,
+			.debug_dir = getenv("PERFCONV_DEBUG_DIR"),
 		};
 		if (!(s->files = pfc_files_new(&fo, s->pack)))
 			return PFC_FAIL_NOOFF(err, NOMEM, "session");
@@ -732,6 +749,8 @@ static void dwarf_dso_free(struct pfc_session *s)
 	free(s->uc);
 	free(s->uc_frames);
 	free(s->uips);
+	free(s->rv_keys);
+	free(s->rv_vals);
 }
 
 /* The CFI of a file DSO, opened at first use: perf reads it from the binary itself. */
@@ -898,6 +917,41 @@ static int uc_insert(struct pfc_session *s, uint64_t h1, uint64_t h2, const stru
 }
 
 /*
+ * addr2line (BFD) reads a file without DWARF through its separate debug file: the first of
+ * .build-id/xx/yyyy.debug relative to perf's working directory, the same under .debug/, and
+ * /usr/lib/debug/.build-id/xx/yyyy.debug, of this machine whatever --symfs says, whose
+ * build-id is the file's.  The last one is the one that matters (libc6-dbg's files are
+ * there): a symbols-only libc debug file under --symfs names libc's frames from its
+ * symbols, the host's libc6-dbg file from its DWARF (__libc_start_main_impl).  The file
+ * is found by build-id and checked, so the answers are the recorded binary's, in the
+ * default mode as with --perf-compat.  (The two working-directory paths, and the
+ * .gnu_debuglink BFD follows when there is no build-id file, are left out.)
+ */
+static void a2l_separate(struct pfc_session *s, struct pfc_a2l *a, const char *symsrc)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint8_t bid[20], have[20];
+	int len = 0, have_len = 0, i;
+	char hex[41];
+	struct pfc_found found;
+
+	if (!a || pfc_a2l_has_dwarf(a) || pfc_elf_build_id(symsrc, bid, &len) != 0 || len <= 0)
+		return;
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[bid[i] >> 4];
+		hex[2 * i + 1] = digits[bid[i] & 15];
+	}
+	hex[2 * len] = '\0';
+	if (!pfc_files_findf(s->files, PFC_FILES_HOST, PFC_FILES_VERIFIED, &found,
+			     "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2))
+		return;
+	if (pfc_elf_build_id(found.path, have, &have_len) != 0 || have_len != len || memcmp(have, bid, len))
+		return;
+	if (pfc_a2l_separate(a, found.path) == 0)
+		pfc_files_note(s->files, found.base, found.rel, "debug file (DWARF) addr2line reads", -1, bid, len);
+}
+
+/*
  * The names perf gives the frames at one address of a DSO (append_inlines, perf 6.1):
  * it asks addr2line about the file its symbols came from; every record addr2line prints
  * becomes a frame at that address, the record that names perf's own symbol as that
@@ -946,6 +1000,7 @@ static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_
 	if (!dd->a2l_tried) {
 		dd->a2l_tried = 1;
 		dd->a2l = pfc_a2l_open(dd->symsrc);
+		a2l_separate(s, dd->a2l, dd->symsrc);
 	}
 	if (!dd->a2l)
 		return e;
@@ -1176,10 +1231,101 @@ static int filter_sample(struct pfc_session *s, const struct pfc_sample *smp, co
 	return pfc_filter_thread_keep(f, th->pid, th->tid, pfc_intern_str(&s->strings, th->comm));
 }
 
+static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_sample *smpp);
+
+/* The slot of a counter id's last value (perf's sid->period), created at 0. */
+static uint64_t *read_last(struct pfc_session *s, uint64_t id)
+{
+	size_t j;
+
+	if (id == UINT64_MAX)	/* its key, id + 1, would be the empty slot's */
+		return &s->rv_last_max;
+	if ((s->rv_count + 1) * 2 > s->rv_cap) {
+		size_t cap = s->rv_cap ? s->rv_cap * 2 : 64, k;
+		uint64_t *nk = calloc(cap, sizeof(*nk)), *nv = calloc(cap, sizeof(*nv));
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return NULL;
+		}
+		for (k = 0; k < s->rv_cap; k++)
+			if (s->rv_keys[k]) {
+				j = (size_t)(s->rv_keys[k] * 0x9e3779b97f4a7c15ULL) & (cap - 1);
+				while (nk[j])
+					j = (j + 1) & (cap - 1);
+				nk[j] = s->rv_keys[k];
+				nv[j] = s->rv_vals[k];
+			}
+		free(s->rv_keys);
+		free(s->rv_vals);
+		s->rv_keys = nk;
+		s->rv_vals = nv;
+		s->rv_cap = cap;
+	}
+	j = (size_t)((id + 1) * 0x9e3779b97f4a7c15ULL) & (s->rv_cap - 1);
+	while (s->rv_keys[j]) {
+		if (s->rv_keys[j] == id + 1)
+			return &s->rv_vals[j];
+		j = (j + 1) & (s->rv_cap - 1);
+	}
+	s->rv_keys[j] = id + 1;
+	s->rv_vals[j] = 0;
+	s->rv_count++;
+	return &s->rv_vals[j];
+}
+
+/*
+ * perf's evlist__deliver_sample: a sample with PERF_SAMPLE_READ (a group read with
+ * `-e '{a,b}:S'`, or --sample-read) is delivered once per counter value it carries, to
+ * the event that counter's id belongs to, with the period the counter advanced since its
+ * last value in a sample (deliver_sample_value); a counter that did not advance, or whose
+ * id is unknown, gives no sample.  The callchain, time, thread and cpu are the record's.
+ * So perf script prints one sample per member, and folded stacks count each event as
+ * perf script | stackcollapse-perf.pl does: the first event seen, or --event's.
+ */
 static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t *data, uint32_t size,
 			  uint64_t off)
 {
 	struct pfc_sample smp;
+	int swap = s->rd.swap, ret;
+	uint64_t i;
+
+	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
+	if (ret < 0)
+		return ret;
+	smp.misc = pfc_ld16(data + 4, swap);
+	if (!(smp.flags & PFC_S_HAS_READ))
+		return deliver_sample(s, ev, &smp);
+	for (i = 0; i < smp.read_nr; i++) {
+		const uint8_t *v = smp.read_values + i * smp.read_stride * 8;
+		uint64_t value = pfc_ld64(v, swap);
+		uint64_t id = smp.read_id_off ? pfc_ld64(v + smp.read_id_off * 8, swap) : 0;
+		struct pfc_evsel *mev = smp.read_id_off ? pfc_reader_find_id(&s->rd, id) : NULL;
+		uint64_t *last;
+		struct pfc_sample one;
+
+		if (!mev)
+			continue;
+		if (!(last = read_last(s, id)))
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "sample read values");
+		one = smp;
+		one.evsel = mev;
+		one.id = id;
+		one.period = value - *last;
+		one.flags |= PFC_S_HAS_PERIOD | PFC_S_HAS_ID;
+		*last = value;
+		if (!one.period)
+			continue;
+		if ((ret = deliver_sample(s, mev, &one)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* One sample, of event ev, into the aggregate and the stream. */
+static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_sample *smpp)
+{
+	struct pfc_sample smp = *smpp;
 	struct pfc_thread *th;
 	uint32_t n = 0;
 	int swap = s->rd.swap, ret, user_frames = 0, cacheable;
@@ -1188,11 +1334,7 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	struct pfc_rawkey rawkey;
 	unsigned oc_start = 0;
 
-	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
-	if (ret < 0)
-		return ret;
-	smp.misc = pfc_ld16(data + 4, swap);
-	s->st.nr_samples++;
+	s->st.nr_samples++;	/* a group read's record counts once per sample it delivers */
 	ev->nr_samples++;
 	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp.pid, (int32_t)smp.tid);
 	if (!th)
@@ -1705,22 +1847,115 @@ int pfc_session_process(struct pfc_session *s)
 
 /* ---- symbols ---- */
 
+/* The recorded kernel's build-id (the BUILD_ID feature, or a kernel MMAP2 of
+ * --buildid-mmap): its length, 0 when the recording has none. */
+static int recorded_kernel_build_id(const struct pfc_session *s, uint8_t *out)
+{
+	const struct pfc_machine *m = &s->machine;
+	size_t i;
+
+	for (i = 0; i < m->nr_bids; i++)
+		if (m->bids[i].kernel && m->bids[i].len > 0 && !strcmp(m->bids[i].path, "[kernel.kallsyms]")) {
+			memcpy(out, m->bids[i].id, 20);
+			return m->bids[i].len;
+		}
+	for (i = 0; i < m->nr_dsos; i++)
+		if (m->dsos[i]->kind == PFC_DSO_KERNEL && m->dsos[i]->build_id_len > 0) {
+			memcpy(out, m->dsos[i]->build_id, 20);
+			return m->dsos[i]->build_id_len;
+		}
+	return 0;
+}
+
+/* The running kernel's build-id, from /sys/kernel/notes (perf's sysfs__read_build_id):
+ * its length, 0 when it cannot be read. */
+static int running_kernel_build_id(struct pfc_session *s, uint8_t *out)
+{
+	uint8_t buf[4096];
+	size_t n, pos = 0;
+	FILE *f = fopen(running_file(s, "notes"), "rb");
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (n - pos >= 12) {
+		uint32_t namesz, descsz, type;
+		size_t nsz, dsz;
+		memcpy(&namesz, buf + pos, 4);
+		memcpy(&descsz, buf + pos + 4, 4);
+		memcpy(&type, buf + pos + 8, 4);
+		pos += 12;
+		nsz = ((size_t)namesz + 3) & ~(size_t)3;
+		dsz = ((size_t)descsz + 3) & ~(size_t)3;
+		if (nsz > n - pos || dsz > n - pos - nsz)
+			break;
+		if (type == 3 && namesz == 4 && !memcmp(buf + pos, "GNU", 4) && descsz > 0) {
+			size_t len = descsz < 20 ? descsz : 20;
+			memset(out, 0, 20);
+			memcpy(out, buf + pos + nsz, len);
+			return (int)len;
+		}
+		pos += nsz + dsz;
+	}
+	return 0;
+}
+
+enum { KERNEL_IS_RUNNING, KERNEL_OTHER_BUILD_ID, KERNEL_OTHER_RELEASE, KERNEL_NO_RELEASE, KERNEL_SYMFS };
+
+/*
+ * Whether this machine's /proc/kallsyms names the recording's kernel (s->kernel_why says
+ * why not).  perf 6.1 (dso__find_kallsyms): a kernel build-id in the recording must be the
+ * running kernel's; a recording without one (pipe mode, --no-buildid) gets /proc/kallsyms
+ * whatever kernel recorded it, so another machine's recording gets this machine's names,
+ * wrong ones; and with --symfs perf reads no kernel symbols of this machine at all ("do
+ * not try local files if a symfs was given", dso__load_kernel_sym).  --perf-compat does
+ * the same.  The default names such a recording's kernel
+ * frames only when it was recorded by a kernel of the running release (OSRELEASE), and
+ * leaves them unnamed otherwise, as perf prints a kernel frame it cannot name.
+ */
 static int kernel_matches_running(struct pfc_session *s)
 {
 	struct utsname u;
 	const struct pfc_blob *b = &s->rd.feat[PFC_FEAT_OSRELEASE];
 	struct pfc_cursor c;
+	uint8_t rec[20], run[20];
+	int rlen = recorded_kernel_build_id(s, rec), nlen;
 	uint32_t len;
 	const char *str;
 
-	if (!pfc_feat_has(&s->rd, PFC_FEAT_OSRELEASE) || uname(&u) < 0)
+	s->kernel_why = KERNEL_IS_RUNNING;
+	if (s->opts->perf_compat && s->opts->symfs && *s->opts->symfs) {
+		s->kernel_why = KERNEL_SYMFS;
 		return 0;
+	}
+	if (rlen > 0 && (nlen = running_kernel_build_id(s, run)) > 0) {
+		if (nlen == rlen && !memcmp(rec, run, (size_t)rlen))
+			return 1;
+		s->kernel_why = KERNEL_OTHER_BUILD_ID;
+		return 0;
+	}
+	if (rlen <= 0 && s->opts->perf_compat)
+		return 1;
+	if (!pfc_feat_has(&s->rd, PFC_FEAT_OSRELEASE) || uname(&u) < 0) {
+		s->kernel_why = KERNEL_NO_RELEASE;
+		return 0;
+	}
+	if (running_file(s, "osrelease")) {	/* the tests' running kernel */
+		FILE *f = fopen(running_file(s, "osrelease"), "r");
+		if (!f || !fgets(u.release, sizeof(u.release), f))
+			u.release[0] = '\0';
+		if (f)
+			fclose(f);
+		u.release[strcspn(u.release, "\n")] = '\0';
+	}
 	pfc_cur_init(&c, b->data, b->size, s->rd.swap);
 	len = pfc_cur_u32(&c);
 	str = (const char *)pfc_cur_bytes(&c, len);
-	if (!str)
-		return 0;
-	return strnlen(str, len) == strlen(u.release) && !strncmp(str, u.release, len);
+	if (str && strnlen(str, len) == strlen(u.release) && !strncmp(str, u.release, len))
+		return 1;
+	s->kernel_why = str ? KERNEL_OTHER_RELEASE : KERNEL_NO_RELEASE;
+	return 0;
 }
 
 /* ---- ReadyToRun images ---- */
@@ -1856,7 +2091,19 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		} else if (kernel_syms_path(s, &kf))
 			ret = pfc_kallsyms_load(kf.path, t);
 		else if (o->log)
-			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: the recording's kernel is not the running one (use --kallsyms)\n");
+			fprintf(o->log, "perfconv: warning: kernel frames left unnamed: %s; to name them, "
+				"give --kallsyms a copy of /proc/kallsyms from the machine that recorded%s\n",
+				pfc_files_from_pack(s->files) ?
+				"the pack has no kernel symbols (it was made where the recorded kernel was not running)" :
+				s->kernel_why == KERNEL_IS_RUNNING ? "the running kernel's symbols cannot be read" :
+				s->kernel_why == KERNEL_SYMFS ?
+				"with --symfs, perf (--perf-compat) reads no kernel symbols of this machine" :
+				s->kernel_why == KERNEL_OTHER_BUILD_ID ?
+				"the recording's kernel build-id is not the running kernel's" :
+				s->kernel_why == KERNEL_OTHER_RELEASE ?
+				"the recording has no kernel build-id and another kernel release recorded it" :
+				"the recording has no kernel build-id nor kernel release to check against the running kernel",
+				pfc_files_from_pack(s->files) ? "" : ", or convert a pack made there (-f pack)");
 		break;
 	}
 	case PFC_DSO_PERFMAP: {

@@ -70,7 +70,7 @@ struct pfc_opts {
 struct pfc_session_stats {
 	uint64_t nr_records;
 	uint64_t nr_by_type[PFC_REC_MAX];
-	uint64_t nr_samples;
+	uint64_t nr_samples;          /* as perf delivers them: a group read's record gives several */
 	uint64_t nr_samples_bad;      /* samples that could not be decoded */
 	uint64_t nr_samples_filtered; /* read, but left out by the filter */
 	uint64_t nr_lost_events, nr_lost_records, nr_lost_samples;
@@ -129,6 +129,8 @@ struct pfc_session {
 	size_t nr_uc_frames, cap_uc_frames;
 	uint64_t *uips;
 	int kernel_loaded;
+	int kernel_why;               /* why /proc/kallsyms does not serve (kernel_matches_running) */
+	char running_path[3][4096];   /* running_file's answers */
 	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
 	 * aggregated without resolving its frames again */
 	uint64_t *raw;                /* slots: hash tag << 32 | arena index */
@@ -137,6 +139,10 @@ struct pfc_session {
 	uint32_t *raw_block_used;     /* words used in each block */
 	size_t raw_nblocks, raw_blocks_cap;
 	uint64_t nr_raw_hits;
+	/* PERF_SAMPLE_READ: each counter id's last value read (perf's sid->period) */
+	uint64_t *rv_keys, *rv_vals;  /* key id + 1; 0 = empty slot */
+	size_t rv_cap, rv_count;
+	uint64_t rv_last_max;         /* id UINT64_MAX's */
 	/* time-ordered sample stream (opts->keep_stream), read with pfc_stream_open */
 	struct pfc_stream stream;
 	uint64_t *stream_per_stack;   /* stack id -> its samples in the stream */

@@ -34,6 +34,12 @@ export HOME=$TMP/home
 mkdir -p "$HOME"
 # no debuginfod server unless a test starts one (Debian's profile.d may set the variable)
 unset DEBUGINFOD_URLS
+# nor this machine's /usr/lib/debug (libc6-dbg's files), whose DWARF perf's addr2line and
+# perfconv read for a file without any: the expected files were made with an empty one.  A
+# fixture with its own debug/ directory stands in for it (fixture)
+NODEBUG=$TMP/nodebug
+mkdir -p "$NODEBUG"
+export PERFCONV_DEBUG_DIR=$NODEBUG
 # The tests' Python uses the standard library only.  Debian's interpreter starts in milliseconds;
 # a version manager's shim first on PATH (pyenv's) takes up to seconds a start under load, which
 # the hundreds of checker runs add up.
@@ -124,6 +130,8 @@ run_pc() {
 # conversion its expected files were made from.  Sets
 #   fx    its name;  exp  DIR/expected
 #   in    pipe.data for pipe mode, else perf.jit.data (after perf inject --jit), else perf.data
+#   PERFCONV_DEBUG_DIR  DIR/debug when the fixture has one (this machine's /usr/lib/debug when
+#         perf made its expected files), else the empty directory
 #   args  -i IN --symfs ROOT --kallsyms KALLSYMS, where KALLSYMS is the fixture's own kallsyms when
 #         it has one (recorded on another kernel build), else ROOT/kallsyms; --perf-compat for
 #         fixtures with JIT or .NET code (jit_fixture); then --map-dir DIR/maps
@@ -142,6 +150,11 @@ fixture() {
 		in=$dir/perf.data
 	fi
 	[ -f "$dir/kallsyms" ] && ks=$dir/kallsyms
+	if [ -d "$dir/debug" ]; then
+		PERFCONV_DEBUG_DIR=$(cd "$dir/debug" && pwd)
+	else
+		PERFCONV_DEBUG_DIR=$NODEBUG
+	fi
 	args=(-i "$in" --symfs "$ROOT" --kallsyms "$ks")
 	# perf's expected files: where perfconv names more than perf by default (JIT and .NET
 	# code), --perf-compat gives perf's names (tests/perf-identity.sh checks the default)

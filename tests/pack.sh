@@ -15,7 +15,7 @@
 #                                  recording, byte for byte), then files/PLACE/PATH only
 #   pack/FX/CASE                   the pack converted in isolation, against the fixture's expected
 #                                  file as tests/run.sh and tests/perf-script.sh compare it: folded
-#                                  (-pid -tid -kernel -addrs -jit -task-clock), stats, header,
+#                                  (-pid -tid -kernel -addrs -jit -task-clock -page-faults), stats, header,
 #                                  script-default, perf-script*; and against the conversion of the
 #                                  recording with its options: folded-all, speedscope, svg, trace.zip
 #                                  (every entry but the log), pprof (every field but the comments).
@@ -76,14 +76,14 @@ elif selected pack/isolate; then
 		for d in /tmp /usr/lib/debug /root/.debug "$HOME" "$1" "$2"; do
 			[ -n "$d" ] && [ -e "$d" ] && echo "$d $(ls -A "$d" | wc -l)"
 		done
-		echo "env ${PERFCONV_TMP-}${PERFCONV_PROC-}${DEBUGINFOD_URLS-}"
+		echo "env ${PERFCONV_TMP-}${PERFCONV_PROC-}${PERFCONV_DEBUG_DIR-}${DEBUGINFOD_URLS-}"
 	' isolate "$dn" "$W/extra" >"$TMP/iso.out" 2>"$TMP/iso.err"
 	rc=$?
 	bad=
 	[ "$rc" = 0 ] || bad="exit status $rc"
 	grep -qx "kallsyms 0" "$TMP/iso.out" || bad="${bad:-/proc/kallsyms is not empty inside}"
 	grep -v '^kallsyms \|^env ' "$TMP/iso.out" | grep -v ' 0$' >"$TMP/iso.left" && bad="${bad:-directories not empty inside: $(tr '\n' ' ' <"$TMP/iso.left")}"
-	grep -qx "env " "$TMP/iso.out" || bad="${bad:-PERFCONV_TMP, PERFCONV_PROC or DEBUGINFOD_URLS set inside}"
+	grep -qx "env " "$TMP/iso.out" || bad="${bad:-PERFCONV_TMP, PERFCONV_PROC, PERFCONV_DEBUG_DIR or DEBUGINFOD_URLS set inside}"
 	grep -q "^/tmp " "$TMP/iso.out" || bad="${bad:-/tmp was not looked at}"
 	[ "$(wc -c </proc/kallsyms)" = "$outside" ] && [ -f "$HOME/.debug/marker" ] && [ -f "$W/extra/marker" ] ||
 		bad="${bad:-the mounts reached outside the namespace}"
@@ -204,7 +204,7 @@ addcase() {
 	mkdir -p "$W/o/raw/$pkid" "$W/o/pk/$pkid"
 	# the recording's conversion: needed for a case without an expected file, else only to tell
 	# a pack's mismatch from the golden case's own
-	rawjob[raw/$pkid/$base]=$(line job "raw/$pkid/$base" "$ro" $q "${rawargs[@]}" "$@")
+	rawjob[raw/$pkid/$base]=$pkenv$(line job "raw/$pkid/$base" "$ro" $q "${rawargs[@]}" "$@")
 	[ -z "$e" ] && echo "${rawjob[raw/$pkid/$base]}" >>"$W/jobs.pack"
 	line job "pk/$pkid/$base" "$po" $q -i "$src" "${pkopts[@]}" "$@" >>"$W/jobs.conv"
 	echo >>"$W/jobs.conv"
@@ -227,7 +227,10 @@ newpack() {
 	pkopts=()
 	local a
 	for a in "$@"; do [ "$a" = --perf-compat ] && pkopts+=(--perf-compat); done
-	pack_line=$(line packjob "pack/$pkid" "$pk" "$rec" "$@")
+	# addr2line's debug directory of the fixture (fixture), for the packing and the recording's
+	# conversions here; the pack's conversions take its files from the pack
+	pkenv="PERFCONV_DEBUG_DIR=$(printf %q "$PERFCONV_DEBUG_DIR") "
+	pack_line=$pkenv$(line packjob "pack/$pkid" "$pk" "$rec" "$@")
 	pack_entry="$pkid|$rec|$label"
 	case $pkid in
 	fp-callgraph) { selected pack/bad || selected pack/format-option || selected pack/batch; } && make_pack ;;
@@ -256,7 +259,9 @@ for dir in "$FIX"/*/; do
 		addcase "$fx/folded-$opt" folded "$exp/folded-$opt.txt" "" "--$opt"
 	done
 	[ -e "$exp/folded-jit.txt" ] && addcase "$fx/folded-jit" folded "$exp/folded-jit.txt" "" --jit
-	[ -e "$exp/folded-task-clock.txt" ] && addcase "$fx/folded-task-clock" folded "$exp/folded-task-clock.txt" "" --event task-clock
+	for ev in task-clock page-faults; do
+		[ -e "$exp/folded-$ev.txt" ] && addcase "$fx/folded-$ev" folded "$exp/folded-$ev.txt" "" --event "$ev"
+	done
 	addcase "$fx/folded-all" folded "" "" --all
 	addcase "$fx/stats" stdout "$exp/stats.txt" "" --stats
 	addcase "$fx/header" stdout "$exp/header.txt" "/^# captured on/d" --header

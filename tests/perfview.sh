@@ -42,7 +42,7 @@ if [ -f "$FIX/node-jitdump/jit-15218.dump.xz" ]; then
 fi
 
 fixtures=()
-declare -A fxargs
+declare -A fxargs fxdebug
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
 	fixture "$dir" || continue
@@ -76,6 +76,7 @@ for dir in "$FIX"/*/; do
 	mkdir -p "$d"
 	zip=$d/$fx.trace.zip
 	fxargs[$fx]="${args[*]}"
+	fxdebug[$fx]=$PERFCONV_DEBUG_DIR
 	"$PERFCONV" -q "${args[@]}" -o "$zip" >"$d/out" 2>"$d/err"
 	rc=$?
 	if [ $rc != 0 ] || [ ! -s "$zip" ]; then
@@ -295,7 +296,7 @@ interop() {
 		# the number of frames is compared
 		case " ${fxargs[$fx]} " in *" --map-dir "*) mode=depth ;; esac
 		# shellcheck disable=SC2086
-		"$PERFCONV" -q ${fxargs[$fx]} --tid -o "$d/tid.folded" 2>"$d/err"
+		PERFCONV_DEBUG_DIR=${fxdebug[$fx]} "$PERFCONV" -q ${fxargs[$fx]} --tid -o "$d/tid.folded" 2>"$d/err"
 		# PerfView strips the brackets of "([vdso])": stackcollapse's [[vdso]] is PerfView's [vdso]
 		if [ $mode = names ]; then
 			sed 's/\[\[\([^];]*\)\]\]/[\1]/g' "$d/tid.folded"

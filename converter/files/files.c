@@ -312,6 +312,10 @@ static int local_path(const struct pfc_files *f, enum pfc_files_base base, const
 			     !*dir || dir[strlen(dir) - 1] == '/' || rel[0] == '/' ? "" : "/", rel);
 		return n < 0 || (size_t)n >= size ? -1 : 0;
 	case PFC_FILES_HOST:
+		if (f->o.debug_dir && !strncmp(rel, "/usr/lib/debug/", 15)) {
+			n = snprintf(out, size, "%s%s", f->o.debug_dir, rel + 14);
+			return n < 0 || (size_t)n >= size ? -1 : 0;
+		}
 		n = snprintf(out, size, "%s", rel);
 		return n < 0 || (size_t)n >= size ? -1 : 0;
 	case PFC_FILES_KERNEL:

@@ -61,6 +61,7 @@ struct pfc_files_opts {
 	const char *running_kallsyms; /* "/proc/kallsyms" when the recorded kernel is the running one */
 	const char *proc;         /* NULL: /proc (tests point it elsewhere) */
 	const char *tmp;          /* NULL: /tmp */
+	const char *debug_dir;    /* NULL: /usr/lib/debug, for the host's paths under it (tests) */
 	int record;               /* remember every file found, for a pack (pfc_files_recorded) */
 };
 

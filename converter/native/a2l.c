@@ -62,6 +62,9 @@ struct pfc_a2l {
 	uint64_t text_offset;
 	Elf *dwelf;		/* the in-memory copy of the debug sections libdw reads, or NULL */
 	uint8_t *dwimage;
+	int has_info;		/* the file has a .debug_info section (BFD's find_debug_info) */
+	int sepfd;		/* the separate debug file whose DWARF answers (pfc_a2l_separate), or -1 */
+	Elf *sepelf;
 };
 
 static int load_syms(struct pfc_a2l *a, int type)
@@ -280,6 +283,7 @@ struct pfc_a2l *pfc_a2l_open(const char *path)
 
 	if (!a)
 		return NULL;
+	a->sepfd = -1;
 	a->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (a->fd < 0) {
 		free(a);
@@ -298,6 +302,9 @@ struct pfc_a2l *pfc_a2l_open(const char *path)
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(a->elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info") ||
+			     !strncmp(name, ".gnu.linkonce.wi.", 17)))
+			a->has_info = 1;
 		if (eh.e_type == ET_EXEC && name && !strcmp(name, ".text"))
 			a->text_offset = sh.sh_addr - sh.sh_offset;
 		if (!(sh.sh_flags & SHF_ALLOC) || !sh.sh_size)
@@ -338,10 +345,83 @@ void pfc_a2l_close(struct pfc_a2l *a)
 		elf_end(a->elf);
 	if (a->fd >= 0)
 		close(a->fd);
+	if (a->sepelf)
+		elf_end(a->sepelf);
+	if (a->sepfd >= 0)
+		close(a->sepfd);
 	free(a->secs);
 	free(a->syms);
 	free(a->funcs);
 	free(a);
+}
+
+int pfc_a2l_has_dwarf(const struct pfc_a2l *a)
+{
+	return a && a->has_info;
+}
+
+/*
+ * BFD's _bfd_dwarf2_slurp_debug_info for a file without .debug_info: the DWARF of the
+ * separate debug file it follows (the caller has found it and checked its build-id) answers
+ * instead, and the file's own symbols still name what the DWARF leaves to them (BFD takes
+ * the debug file's symbols where its sections line up with the file's: the same symbols for
+ * a debug file made from the same binary).  A file without .debug_info changes nothing.
+ */
+int pfc_a2l_separate(struct pfc_a2l *a, const char *path)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	int fd, info = 0;
+	Elf *elf;
+	Elf *dwelf;
+	uint8_t *dwimage = NULL;
+	Dwarf *dw = NULL;
+
+	if (!a || a->has_info || a->sepelf)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf = elf_begin(fd, PFC_ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		goto fail;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info") ||
+		    !strncmp(name, ".gnu.linkonce.wi.", 17))
+			info = 1;
+	}
+	if (!info)
+		goto fail;
+	dwelf = debug_image(elf, &dwimage);
+	if (pfc_dw_strings_ok(dwelf ? dwelf : elf))
+		dw = dwarf_begin_elf(dwelf ? dwelf : elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		if (dwelf)
+			elf_end(dwelf);
+		free(dwimage);
+		goto fail;
+	}
+	if (a->dw)
+		dwarf_end(a->dw);
+	if (a->dwelf)
+		elf_end(a->dwelf);
+	free(a->dwimage);
+	a->dw = dw;
+	a->dwelf = dwelf;
+	a->dwimage = dwimage;
+	a->sepelf = elf;
+	a->sepfd = fd;
+	a->has_info = 1;
+	return 0;
+fail:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return -1;
 }
 
 uint64_t pfc_a2l_text_offset(const struct pfc_a2l *a)

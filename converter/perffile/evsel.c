@@ -128,11 +128,19 @@ int pfc_sample_parse(const struct pfc_evsel *ev, const uint8_t *body, uint64_t l
 			if (nr > len / 8 / per)
 				return truncated(err, file_offset, "read.values");
 			NEED(nr * per * 8, "read.values");
+			s->read_values = c.p;
+			s->read_stride = (uint32_t)per;
+			s->read_id_off = rf & PERF_FORMAT_ID ? 1 : 0;
 			c.p += nr * per * 8;
 		} else {
 			NEED((1 + fixed + per - 1) * 8, "read");
+			s->read_values = c.p;
+			s->read_stride = (uint32_t)(fixed + per);
+			s->read_id_off = rf & PERF_FORMAT_ID ? (uint32_t)(1 + fixed) : 0;
 			c.p += (1 + fixed + per - 1) * 8;
 		}
+		s->read_nr = nr;
+		s->flags |= PFC_S_HAS_READ;
 	}
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		NEED(8, "callchain.nr");

@@ -43,6 +43,7 @@ enum {
 	PFC_S_HAS_REGS_USER = 1 << 6,
 	PFC_S_HAS_STACK_USER = 1 << 7,
 	PFC_S_HAS_RAW = 1 << 8,
+	PFC_S_HAS_READ = 1 << 9,
 };
 
 struct pfc_sample {
@@ -52,6 +53,12 @@ struct pfc_sample {
 	uint16_t misc;
 	uint64_t id, ip, addr, stream_id, period, time;
 	uint32_t pid, tid, cpu;
+	/* PERF_SAMPLE_READ: read_nr counter values (1 without PERF_FORMAT_GROUP), each
+	 * read_stride u64 from read_values, the counter's value first and its id (0: none)
+	 * read_id_off u64 after it */
+	uint64_t read_nr;
+	const uint8_t *read_values;
+	uint32_t read_stride, read_id_off;
 	/* callchain: nr u64 in file order */
 	uint64_t callchain_nr;
 	const uint8_t *callchain;

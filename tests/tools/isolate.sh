@@ -11,7 +11,7 @@
 # as it is: nothing is created outside the new tmpfs mounts.  Each -k DIR (the command's inputs and
 # outputs, the binary) stays reachable at its path: where it lies under a hidden directory, it is
 # bound back in, and the hidden directories under it are hidden again.  PERFCONV_TMP, PERFCONV_PROC,
-# DEBUGINFOD_URLS and TMPDIR are unset.  The mounts end with the command: nothing outside changes.
+# PERFCONV_DEBUG_DIR, DEBUGINFOD_URLS and TMPDIR are unset.  The mounts end with the command: nothing outside changes.
 #
 # Exit status: the command's, or 125 when the namespace cannot be made (not root, no unshare, a
 # mount refused), with the reason on stderr.
@@ -100,7 +100,7 @@ hide_dirs "${again[@]}"
 if [ -e /proc/kallsyms ]; then
 	mount --bind /dev/null /proc/kallsyms || die "cannot bind /dev/null onto /proc/kallsyms"
 fi
-unset PERFCONV_TMP PERFCONV_PROC DEBUGINFOD_URLS TMPDIR
+unset PERFCONV_TMP PERFCONV_PROC PERFCONV_DEBUG_DIR DEBUGINFOD_URLS TMPDIR
 # the working directory again through the new mounts (its old descriptor reaches hidden files)
 cd "$PWD" 2>/dev/null || cd / || die "cannot change to /"
 exec "$@"

@@ -199,6 +199,20 @@ static void check_sample(const struct pfc_evsel *ev, const struct pfc_sample *s,
 	FIELD(PERF_SAMPLE_DATA_PAGE_SIZE, s->data_page_size == V_DPS);
 	FIELD(PERF_SAMPLE_CODE_PAGE_SIZE, s->code_page_size == V_CPS);
 	FIELD(PERF_SAMPLE_AUX, s->aux_size == 8 && s->aux && pfc_ld64(s->aux, swap) == 0xa0a0);
+	/* the counter values, each with its id where the read format has one */
+	if (st & PERF_SAMPLE_READ) {
+		uint64_t rf = ev->attr.read_format, i, nr = rf & PERF_FORMAT_GROUP ? 2 : 1;
+		check((s->flags & PFC_S_HAS_READ) && s->read_nr == nr && s->read_values,
+		      "sample %s (swap %d): %llu read values", what, swap, (unsigned long long)s->read_nr);
+		for (i = 0; (s->flags & PFC_S_HAS_READ) && i < s->read_nr && i < nr; i++) {
+			const uint8_t *v = s->read_values + i * s->read_stride * 8;
+			check(pfc_ld64(v, swap) == 1000 + i, "sample %s (swap %d): read value %llu", what, swap,
+			      (unsigned long long)i);
+			check(!(rf & PERF_FORMAT_ID) == !s->read_id_off &&
+			      (!s->read_id_off || pfc_ld64(v + s->read_id_off * 8, swap) == 7 + i),
+			      "sample %s (swap %d): id of read value %llu", what, swap, (unsigned long long)i);
+		}
+	}
 #undef FIELD
 	check((st & PERF_SAMPLE_TIME) || !(s->flags & PFC_S_HAS_TIME), "sample %s: no TIME, no time flag", what);
 	check((st & PERF_SAMPLE_CPU) || !(s->flags & PFC_S_HAS_CPU), "sample %s: no CPU, no cpu flag", what);

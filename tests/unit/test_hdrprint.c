@@ -1011,6 +1011,8 @@ struct mini {
 	char *names[MINI_MAXEV];
 	uint64_t *ids[MINI_MAXEV];
 	uint64_t nsamples[MINI_MAXEV], nlost[MINI_MAXEV];
+	uint64_t last_id[256], last_val[256];	/* PERF_SAMPLE_READ: each counter's last value */
+	size_t nlast;
 	struct pfc_stats st;
 	ZSTD_DStream *zd;
 	uint8_t *pend;
@@ -1117,6 +1119,48 @@ static long mini_trailer_evsel(struct mini *m, const uint8_t *r, size_t size)
 
 static void mini_compressed(struct mini *m, const uint8_t *p, size_t n);
 
+/* perf delivers a sample with PERF_SAMPLE_READ once per counter value whose counter advanced
+ * since its previous sample, to that counter's event (evlist__deliver_sample): each counts. */
+static void mini_sample_read(struct mini *m, long e, const uint8_t *r, size_t size)
+{
+	uint64_t *last_id = m->last_id, *last_val = m->last_val;
+	uint64_t st = m->ev[e].attr.sample_type, rf = m->ev[e].attr.read_format, nr = 1, i;
+	size_t off = 8, per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	size_t fixed = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+
+	off += 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) +
+		    !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) + !!(st & PERF_SAMPLE_ID) +
+		    !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_PERIOD));
+	if (rf & PERF_FORMAT_GROUP) {
+		if (off + 8 > size)
+			return;
+		nr = rd64(r + off);
+		off += 8 + 8 * fixed;
+	}
+	for (i = 0; i < nr && off + 8 * (per + (rf & PERF_FORMAT_GROUP ? 0 : fixed)) <= size; i++) {
+		uint64_t val = rd64(r + off), id = 0;
+		long me;
+		size_t k;
+
+		if (rf & PERF_FORMAT_ID)
+			id = rd64(r + off + 8 * (1 + (rf & PERF_FORMAT_GROUP ? 0 : fixed)));
+		off += 8 * (per + (rf & PERF_FORMAT_GROUP ? 0 : fixed));
+		if (!(rf & PERF_FORMAT_ID) || (me = mini_id2evsel(m, id)) < 0)
+			continue;
+		for (k = 0; k < m->nlast && last_id[k] != id; k++)
+			;
+		if (k == m->nlast) {
+			if (m->nlast == 256)
+				continue;
+			last_id[m->nlast] = id;
+			last_val[m->nlast++] = 0;
+		}
+		if (val != last_val[k])
+			m->nsamples[me]++;
+		last_val[k] = val;
+	}
+}
+
 /* One record; returns how many bytes past header.size belong to it. */
 static uint64_t mini_record(struct mini *m, const uint8_t *r, size_t size, int nested)
 {
@@ -1128,8 +1172,12 @@ static uint64_t mini_record(struct mini *m, const uint8_t *r, size_t size, int n
 		m->st.nr_by_type[type]++;
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
-		if (m->nev && (e = mini_sample_evsel(m, r, size)) >= 0)
-			m->nsamples[e]++;
+		if (m->nev && (e = mini_sample_evsel(m, r, size)) >= 0) {
+			if (m->ev[e].attr.sample_type & PERF_SAMPLE_READ)
+				mini_sample_read(m, e, r, size);
+			else
+				m->nsamples[e]++;
+		}
 		break;
 	case PERF_RECORD_LOST:
 		if (size >= 24)

@@ -153,6 +153,19 @@ static void test_a2l(void)
 	check(k == 1 && !strcmp(n[0], "__libc_start_call_main"), "libc 0x27249: __libc_start_call_main");
 	k = a ? pfc_a2l_lookup(a, 0x10, n, 8) : 0;
 	check(k == 0, "libc 0x10: ??:0");
+	check(a && !pfc_a2l_has_dwarf(a), "the symbols-only libc debug file has no DWARF");
+	/* a file without DWARF of its own takes none from a file without any either */
+	check(a && pfc_a2l_separate(a, "fixtures/root/usr/lib/debug/.build-id/93/"
+				       "ac61ec5a8eb1396f9fbd350e3169a558528a40.debug") < 0 && !pfc_a2l_has_dwarf(a),
+	      "a separate file without DWARF is not taken");
+	/* BFD's separate debug file (libc6-dbg's, reduced in dwarf-libc-dbg): its DWARF names */
+	check(a && pfc_a2l_separate(a, "fixtures/dwarf-libc-dbg/debug/.build-id/93/"
+				       "ac61ec5a8eb1396f9fbd350e3169a558528a40.debug") == 0 && pfc_a2l_has_dwarf(a),
+	      "take the DWARF of libc's separate debug file");
+	k = a ? pfc_a2l_lookup(a, 0x27304, n, 8) : 0;
+	check(k == 1 && !strcmp(n[0], "__libc_start_main_impl"), "libc 0x27304 with DWARF: __libc_start_main_impl");
+	k = a ? pfc_a2l_lookup(a, 0x27249, n, 8) : 0;
+	check(k == 1 && !strcmp(n[0], "__libc_start_call_main"), "libc 0x27249 with DWARF: __libc_start_call_main");
 	pfc_a2l_close(a);
 
 	/* C++ DWARF: `addr2line -i -f -e FILE 0x11ef 0x11f4 0x11ef` printed these */
