@@ -565,7 +565,7 @@ static const char script[] =
 "\tfor (i = 0; i < gs.length; i++) {\n"
 "\t\tvar g = gs[i], rect = g.getElementsByTagName(\"rect\")[0];\n"
 "\t\tvar title = g.getElementsByTagName(\"title\")[0].textContent;\n"
-"\t\tvar m = /^([\\s\\S]*) \\(([\\d,]+) [^,]*, [\\d.]+%\\)$/.exec(title);\n"
+"\t\tvar m = /^([\\s\\S]*) \\(([\\d,]+) [^,]*, [\\d.]+%(?:; [-+]?[\\d.]+%)?\\)$/.exec(title);\n"
 "\t\tvar y = parseFloat(rect.getAttribute(\"y\"));\n"
 "\t\tvar depth = fg.inverted ? Math.round((y - fg.ypad1) / fg.frameheight) :\n"
 "\t\t\tMath.round((fg.height - fg.ypad2 - y + fg.framepad) / fg.frameheight) - 1;\n"
