@@ -538,8 +538,8 @@ void pfc_cli_base_close(struct cli *c)
 }
 
 /* --fail-if-grown PCT: the functions whose total share grew by more than PCT points, on
- * stderr (a single conversion) or in the hints the batch parent prints under the file's
- * line; returns how many, or a negative error code. */
+ * stderr (a single conversion, unless -q) or in the hints the batch parent prints under the
+ * file's line; returns how many, or a negative error code. */
 static int gate(struct cli *c, struct pfc_session *s, const char *input, char *hints, size_t size, struct pfc_error *err)
 {
 	struct pfc_wopts wo = c->wopts;
@@ -566,7 +566,7 @@ static int gate(struct cli *c, struct pfc_session *s, const char *input, char *h
 				if (c->outdir) {
 					if (used + strlen(line) < size)
 						used += (size_t)snprintf(hints + used, size - used, "%s", line);
-				} else {
+				} else if (!c->quiet) {
 					fputs(line, stderr);
 				}
 			}
@@ -576,7 +576,7 @@ static int gate(struct cli *c, struct pfc_session *s, const char *input, char *h
 			if (c->outdir) {
 				if (used + strlen(line) < size)
 					used += (size_t)snprintf(hints + used, size - used, "%s", line);
-			} else {
+			} else if (!c->quiet) {
 				fputs(line, stderr);
 			}
 		}
