@@ -100,6 +100,8 @@ if [ "${LIVE:-1}" != 0 ]; then
 		suite dotnet-dwarf.sh
 		# --enable-perfmap on a running app, and its failure messages
 		suite dotnet-enable.sh
+		# --diff on two versions of an ASP.NET Core app, one endpoint's work changed
+		suite diff-live.sh
 	fi
 fi
 # the slowest first, so that the lanes end together.  Truncation: every fixture cut at record
