@@ -173,6 +173,10 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 	if (st->nr_samples_filtered)
 		fprintf(stderr, "perfconv: %llu samples left out by --comm, --pid=, --tid= or --time\n",
 			(unsigned long long)st->nr_samples_filtered);
+	if (c->base)	/* how big the other side of the comparison was */
+		fprintf(stderr, "perfconv: compared with '%s': %llu samples read, %llu kept\n", c->diff,
+			(unsigned long long)c->base->st.nr_samples,
+			(unsigned long long)(c->base->st.nr_samples - c->base->st.nr_samples_filtered));
 	if (st->nr_lost_events || st->nr_lost_samples)
 		fprintf(stderr, "perfconv: %llu events lost in %llu LOST records, %llu samples lost\n",
 			(unsigned long long)st->nr_lost_events, (unsigned long long)st->nr_lost_records,

@@ -251,6 +251,10 @@ static int diff_check(const struct cli *c, const struct pfc_writer *const *ws, s
 		fprintf(stderr, "perfconv: --diff cannot be used with --stats or --header\n");
 		goto usage;
 	}
+	if (!strcmp(c->diff, "-") && (!c->opts.input || !strcmp(c->opts.input, "-") || c->outdir)) {
+		fprintf(stderr, "perfconv: --diff -: standard input can hold one recording, and the input is read from it too\n");
+		goto usage;
+	}
 	for (i = 0; i < n; i++) {
 		if (ws[i]->needs & PFC_DIFF)
 			continue;

@@ -75,14 +75,14 @@ static int cmp_lines(const void *a, const void *b, void *arg)
 	return lx < ly ? -1 : lx > ly;
 }
 
-/* difffolded.pl -n: int($c1 * $total2 / $total1) as Perl computes it on 64-bit integers:
- * the product exact while it fits, the quotient exact when it divides, else in doubles */
-static uint64_t scale(uint64_t c, uint64_t t2, uint64_t t1)
+uint64_t pfc_diff_scale(uint64_t c, uint64_t t2, uint64_t t1)
 {
 	unsigned __int128 p = (unsigned __int128)c * t2;
 	double q;
 
-	if (p <= INT64_MAX) {
+	if (!t1)
+		return c;
+	if (p <= UINT64_MAX) {
 		if ((uint64_t)p % t1 == 0)
 			return (uint64_t)p / t1;
 		q = (double)(uint64_t)p / (double)t1;
@@ -131,7 +131,7 @@ int pfc_diff_build(struct pfc_diff *d, struct pfc_session *s, const struct pfc_w
 	for (i = 0; i < d->n; i++) {
 		uint32_t id = d->order[i];
 		if (d->normalized)
-			d->w[0][id] = scale(d->w[0][id], d->total[1], d->total[0]);
+			d->w[0][id] = pfc_diff_scale(d->w[0][id], d->total[1], d->total[0]);
 		d->sum[0] += d->w[0][id];
 		d->sum[1] += d->w[1][id];
 	}

@@ -57,6 +57,10 @@ void pfc_funcs_free(struct pfc_funcs *f);
 /* Sorts them: by self (by_total 0) or total weight of the new profile, or with a base by the
  * size of the change in total share, largest first; ties by name. */
 void pfc_funcs_sort(struct pfc_funcs *f, int by_total, int by_change);
+/* difffolded.pl -n's int($c1 * $total2 / $total1) for count c, as Perl computes it on 64-bit
+ * integers: the product exact while it fits, the quotient exact when it divides, else in
+ * doubles (the last digits of a large product are rounded as Perl rounds them) */
+uint64_t pfc_diff_scale(uint64_t c, uint64_t t2, uint64_t t1);
 /* a share in percent of a profile's total (0 when the profile is empty) */
 double pfc_diff_share(uint64_t v, uint64_t total);
 
