@@ -263,7 +263,7 @@ static int diff_check(const struct cli *c, const struct pfc_writer *const *ws, s
 				"write folded, svg or top, or open each recording in speedscope on its own\n");
 		else if (ws[i] == &pfc_writer_pprof)
 			fprintf(stderr, "perfconv: --diff: pprof compares two profiles itself: write each recording with "
-				"-f pprof and run 'go tool pprof -diff_base BASE.pb.gz NEW.pb.gz'\n");
+				"-f pprof (and --strip-tiers for .NET) and run 'go tool pprof -diff_base BASE.pb.gz NEW.pb.gz'\n");
 		else
 			fprintf(stderr, "perfconv: --diff: the %s format has no diff view: use folded, svg or top\n",
 				ws[i]->name);

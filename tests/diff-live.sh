@@ -7,7 +7,8 @@
 #   diff-live/dotnet   -f top --diff: Pricing.Quote tops the report, grown; Inventory.Count shrank
 #                      (its share fell as Quote's rose); --fail-if-grown 5 exits 3 listing Quote, and
 #                      the folded diff has both methods on both sides (their JIT tiers stripped, so
-#                      a tier that changed between the runs is no difference)
+#                      a tier that changed between the runs is no difference); go tool pprof
+#                      -diff_base on the two pprof files (--strip-tiers) has Pricing.Quote first too
 # Needs root (perf record -p), perf, curl, python3 and the .NET 10 SDK with ASP.NET Core; skips with
 # a reason otherwise.  The versions are built once (offline) into build/dotnet-live/diffapi-<hash of
 # the sources and the SDK version>-v1 and -v2, which later runs reuse.  About 25 s after the builds.
@@ -128,6 +129,16 @@ M=(--map-dir "$TMP/maps")
 trc=$?
 "$PERFCONV" -i "$TMP/v2.data" "${M[@]}" --diff "$TMP/v1.data" --fail-if-grown 5 -o "$TMP/diff.folded" 2>"$TMP/gate.err"
 grc=$?
+# pprof: the two profiles (tiers stripped) through go tool pprof -diff_base
+pp=
+if command -v go >/dev/null 2>&1; then
+	export GOCACHE=$TMP/gocache GOFLAGS=-mod=mod
+	for v in v1 v2; do
+		"$PERFCONV" -q -i "$TMP/$v.data" "${M[@]}" --strip-tiers -o "$TMP/$v.pb.gz" 2>>"$TMP/pp.err"
+	done
+	pp=$(go tool pprof -diff_base "$TMP/v1.pb.gz" -normalize -top -cum "$TMP/v2.pb.gz" 2>>"$TMP/pp.err" |
+		awk '/flat%/ { t = 1; next } t && NF >= 6 { print $NF; exit }')
+fi
 secs=$((SECONDS - t1))
 # the rows: base% new% change self-base% self-new% change function
 row1=$(awk '/^Largest changes/ { t = 1; next } t && /^ *[0-9.]+%/ { print; exit }' "$TMP/top.txt")
@@ -142,8 +153,10 @@ elif [ -z "$count" ] || [[ $(awk '{ print $3 }' <<<"$count") != -* ]]; then
 	fail "$name" "Inventory.Count's share did not fall" "$TMP/detail"
 elif [ "$grc" != 3 ] || ! grep -q 'Pricing.*Quote' "$TMP/gate.err"; then
 	fail "$name" "--fail-if-grown 5: exit status $grc (expected 3, listing Pricing.Quote)" "$TMP/detail"
+elif command -v go >/dev/null 2>&1 && ! [[ $pp =~ Pricing.*Quote ]]; then
+	fail "$name" "go tool pprof -diff_base: the top change is '$pp', not Pricing.Quote" "$TMP/pp.err"
 elif grep -E '\[(OptimizedTier1|Tier0|Tier1|QuickJitted|Optimized|OptimizedTier1OSR|Tier1OSR|Instrumented[A-Za-z0-9]*)\]' "$TMP/diff.folded" >"$TMP/tiers"; then
 	fail "$name" "a tier tag is left in the diff's names" "$TMP/tiers"
 else
-	pass "$name (Quote $(awk '{ print $1 " -> " $2 }' <<<"$quote"), Inventory.Count $(awk '{ print $3 }' <<<"$count") points; ${secs} s recording and converting, build ${built} s)"
+	pass "$name (${pp:+pprof -diff_base also first: ${pp##*!}; }Quote $(awk '{ print $1 " -> " $2 }' <<<"$quote"), Inventory.Count $(awk '{ print $3 }' <<<"$count") points; ${secs} s recording and converting, build ${built} s)"
 fi
