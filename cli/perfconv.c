@@ -111,7 +111,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_WIDTH, "width", 0, 1, "PX", "svg: image width in pixels (default: 1200)" },
 	{ OPT_MINWIDTH, "minwidth", 0, 1, "PX", "svg: leave out frames narrower than PX pixels, or PX% of the whole (default: 0.1)" },
 	{ OPT_INVERTED, "inverted", 0, 0, NULL, "svg: an icicle graph, roots at the top" },
-	{ OPT_DIFF, "diff", 0, 1, "BASE", "compare the input with the recording or pack BASE: folded as difffolded.pl ('stack base new'), svg a differential flame graph, top the largest changes" },
+	{ OPT_DIFF, "diff", 0, 1, "BASE", "compare the input with the recording or pack BASE: folded as difffolded.pl ('stack base new'), svg a differential flame graph, top the largest changes, pprof the base negated as go tool pprof -diff_base" },
 	{ OPT_DIFF_NORMALIZE, "diff-normalize", 0, 0, NULL, "--diff: scale the base to the new profile's total, as difffolded.pl -n" },
 	{ OPT_NEGATE, "negate", 0, 0, NULL, "svg with --diff: switch the hues, red where a frame shrank (flamegraph.pl --negate)" },
 	{ OPT_TOP, "top", 0, 1, "N", "top: how many functions to list (default: 20)" },
@@ -261,9 +261,6 @@ static int diff_check(const struct cli *c, const struct pfc_writer *const *ws, s
 		if (ws[i] == &pfc_writer_speedscope)
 			fprintf(stderr, "perfconv: --diff: speedscope has no diff view (it shows one profile at a time); "
 				"write folded, svg or top, or open each recording in speedscope on its own\n");
-		else if (ws[i] == &pfc_writer_pprof)
-			fprintf(stderr, "perfconv: --diff: pprof compares two profiles itself: write each recording with "
-				"-f pprof (and --strip-tiers for .NET) and run 'go tool pprof -diff_base BASE.pb.gz NEW.pb.gz'\n");
 		else
 			fprintf(stderr, "perfconv: --diff: the %s format has no diff view: use folded, svg or top\n",
 				ws[i]->name);

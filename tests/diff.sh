@@ -8,10 +8,12 @@
 #   diff/gate-noise      the same work recorded twice passes --fail-if-grown 5
 #   diff/gate-changed    the changed pair exits 3 and lists the grown function, only it
 #   diff/top             -f top alone (and NAME.top.txt): the hottest functions by self and total
-#   diff/pprof           go tool pprof -diff_base on the two pprof files: the same top changes
+#   diff/pprof           go tool pprof -diff_base on the two pprof files: the same top changes; -f pprof
+#                        --diff: one profile that go tool pprof -top reads as -diff_base's, and with
+#                        --diff-normalize the same changes as -diff_base -normalize and top
 #   diff/svg             the frames (title, place, width, color) equal flamegraph.pl's, --negate too
 #   diff/svg-chromium    the same in headless Chromium, with search and zoom (svg_browser.py diff)
-#   diff/refuse          speedscope, pprof and perf-script say why they have no diff view
+#   diff/refuse          speedscope and perf-script say why they have no diff view
 #   diff/bad-base        a BASE that cannot be read is named, before the input is read
 #   diff/pack            a pack as BASE gives the same diff as its recording
 #   diff/filters         --time applies to both sides alike
@@ -153,6 +155,15 @@ if selected diff/pprof; then
 		pp=$(awk '/flat%/ { t = 1; next } t && NF >= 6 { v = $4; sub(/ns$/, "", v); sign = v < 0 ? "-" : "+";
 			print $6, sign $5 }' "$TMP/pp" | head -3 | tr -d '%' | tr '\n' ' ')
 		ours=$(awk '/^Largest changes/ { t = 1; next } t && /^ *[0-9.]+%/ { print $NF, $3 }' "$TMP/t/out" | head -3 | tr '\n' ' ')
+		# -f pprof --diff: the one profile -diff_base makes (the base negated, labeled
+		# pprof::base) reads the same in go tool pprof -top as the two files with -diff_base
+		run_pc "$TMP/m" "${PC[@]}" -i "$D/v2.data" --diff "$D/v1a.data" -o "$TMP/diff.pb.gz"
+		mrc=$rc
+		go tool pprof -diff_base "$TMP/base.pb.gz" -top -cum "$TMP/new.pb.gz" 2>/dev/null | sed -n '/flat%/,$p' >"$TMP/real"
+		go tool pprof -top -cum "$TMP/diff.pb.gz" 2>"$TMP/m.err" | sed -n '/flat%/,$p' >"$TMP/ours"
+		run_pc "$TMP/mn" "${PC[@]}" -i "$D/v2.data" --diff "$D/v1a.data" --diff-normalize -o "$TMP/diffn.pb.gz"
+		mn=$(go tool pprof -top -cum "$TMP/diffn.pb.gz" 2>/dev/null | awk '/flat%/ { t = 1; next } t && NF >= 6 {
+			v = $4; sign = v ~ /^-/ ? "-" : "+"; print $6, sign $5 }' | head -3 | tr -d '%' | tr '\n' ' ')
 		if [ "$prc" != 0 ]; then
 			fail diff/pprof "go tool pprof -diff_base: exit status $prc" "$TMP/pp.err"
 		elif [ -z "$pp" ] || [ "$pp" != "$ours" ]; then
@@ -160,6 +171,12 @@ if selected diff/pprof; then
 			echo "perfconv: $ours" >>"$TMP/d"
 			cat "$TMP/pp" >>"$TMP/d"
 			fail diff/pprof "the top changes differ" "$TMP/d"
+		elif [ "$mrc" != 0 ] || [ ! -s "$TMP/real" ] || ! diff "$TMP/real" "$TMP/ours" >"$TMP/d"; then
+			fail diff/pprof "-f pprof --diff (exit status $mrc): go tool pprof -top is not -diff_base's" "$TMP/d"
+		elif [ "$mn" != "$ours" ]; then
+			echo "-f pprof --diff --diff-normalize: $mn" >"$TMP/d"
+			echo "-f top --diff:                    $ours" >>"$TMP/d"
+			fail diff/pprof "with --diff-normalize the top changes differ from top's" "$TMP/d"
 		else
 			pass diff/pprof
 		fi
@@ -215,8 +232,7 @@ fi
 # diff/refuse: the formats without a diff view say so, and write nothing
 if selected diff/refuse; then
 	ok=1
-	for c in "s.speedscope.json:speedscope has no diff view" "p.pb.gz:go tool pprof -diff_base" \
-		"x.perf.txt:perf-script format has no diff view"; do
+	for c in "s.speedscope.json:speedscope has no diff view" "x.perf.txt:perf-script format has no diff view"; do
 		out=${c%%:*} want=${c#*:}
 		run_pc "$C" "${PC[@]}" -i "$D/v2.data" --diff "$D/v1a.data" -o "$C/$out"
 		if [ "$rc" != 2 ] || ! grep -qF "$want" "$C/err" || [ -e "$C/$out" ]; then
