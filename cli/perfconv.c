@@ -260,9 +260,9 @@ static int diff_check(const struct cli *c, const struct pfc_writer *const *ws, s
 			continue;
 		if (ws[i] == &pfc_writer_speedscope)
 			fprintf(stderr, "perfconv: --diff: speedscope has no diff view (it shows one profile at a time); "
-				"write folded, svg or top, or open each recording in speedscope on its own\n");
+				"write folded, svg, top or pprof, or open each recording in speedscope on its own\n");
 		else
-			fprintf(stderr, "perfconv: --diff: the %s format has no diff view: use folded, svg or top\n",
+			fprintf(stderr, "perfconv: --diff: the %s format has no diff view: use folded, svg, top or pprof\n",
 				ws[i]->name);
 		goto usage;
 	}
