@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # tests/diff-live.sh - --diff on two recordings of an ASP.NET Core app in two versions, where one
-# endpoint's work changed: tests/diff/DiffApi, whose GET /quote (Pricing.Quote) does four times the
-# work in version 2 (-p:DefineConstants=V2) and GET /stock (Inventory.Count) the same.  Each version
-# is started with DOTNET_PerfMapEnabled=1 on 127.0.0.1, loaded by curl on both endpoints, warmed up
+# endpoint's work changed: tests/diff/DiffApi, whose GET /quote (Pricing.Quote) does eight times the
+# work in version 2 (-p:DefineConstants=V2) and /stock, /ship and /bill (Inventory.Count,
+# Shipping.Plan, Billing.Total) the same.  Each version is started with DOTNET_PerfMapEnabled=1 on
+# 127.0.0.1, loaded by curl on the four endpoints in turn, warmed up
 # DIFF_LIVE_WARMUP seconds and recorded DIFF_LIVE_SECONDS with `perf record -g -p PID`.  Cases:
-#   diff-live/dotnet   -f top --diff: Pricing.Quote tops the report, grown; Inventory.Count shrank
-#                      (its share fell as Quote's rose); --fail-if-grown 5 exits 3 listing Quote, and
+#   diff-live/dotnet   -f top --diff: Pricing.Quote tops the report, grown (its share of the four
+#                      methods' work from 1/4 to 8/11); Inventory.Count's share fell (by about a third of that); --fail-if-grown 5 exits 3 listing Quote, and
 #                      the folded diff has both methods on both sides (their JIT tiers stripped, so
 #                      a tier that changed between the runs is no difference); go tool pprof
 #                      -diff_base on the two pprof files (--strip-tiers) has Pricing.Quote first too
@@ -79,11 +80,11 @@ for v in v1 v2; do
 done
 built=$((SECONDS - t0))
 
-# load URL: both endpoints, 50 of each a batch on one keep-alive connection, until killed
+# load URL: the four endpoints in turn, 25 of each a batch on one keep-alive connection, until killed
 load() {
 	local urls=() i
-	for i in $(seq 50); do
-		urls+=("$1/quote" "$1/stock")
+	for i in $(seq 25); do
+		urls+=("$1/quote" "$1/stock" "$1/ship" "$1/bill")
 	done
 	while :; do
 		curl -s -m 30 "${urls[@]}" >/dev/null 2>&1 || sleep 0.1
@@ -125,7 +126,7 @@ for v in v1 v2; do
 	[ -n "$pid" ] && cp "$TMP/$v.map" "$TMP/maps/perf-$pid.map" 2>/dev/null
 done
 M=(--map-dir "$TMP/maps")
-"$PERFCONV" -q -i "$TMP/v2.data" "${M[@]}" --diff "$TMP/v1.data" -f top --top 5 >"$TMP/top.txt" 2>"$TMP/top.err"
+"$PERFCONV" -q -i "$TMP/v2.data" "${M[@]}" --diff "$TMP/v1.data" -f top --top 30 >"$TMP/top.txt" 2>"$TMP/top.err"
 trc=$?
 "$PERFCONV" -i "$TMP/v2.data" "${M[@]}" --diff "$TMP/v1.data" --fail-if-grown 5 -o "$TMP/diff.folded" 2>"$TMP/gate.err"
 grc=$?

@@ -1,8 +1,9 @@
-// perfconv live workload of tests/diff-live.sh: an ASP.NET Core minimal API with two endpoints of
-// pure managed work.  GET /quote runs Pricing.Quote, GET /stock runs Inventory.Count; each request
-// of the load calls both.  Version 2 (built with -p:DefineConstants=V2) makes Pricing.Quote's work
-// four times heavier and leaves Inventory.Count as it was: the change a diff must find.  GET
-// /hello answers "hello" (readiness).  Run it with --urls http://127.0.0.1:PORT (loopback only).
+// perfconv live workload of tests/diff-live.sh: an ASP.NET Core minimal API with four endpoints of
+// pure managed work, the same amount each: GET /quote runs Pricing.Quote, /stock Inventory.Count,
+// /ship Shipping.Plan and /bill Billing.Total; the load calls each in turn.  Version 2 (built with
+// -p:DefineConstants=V2) makes Pricing.Quote's work eight times heavier and leaves the others as they
+// were: the change a diff must find (of the work in these four, its share goes from 1/4 to 8/11, the
+// others' fall by a third of that each).  GET /hello answers "hello" (readiness).  Run it with --urls http://127.0.0.1:PORT.
 using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
@@ -12,7 +13,7 @@ namespace DiffApi
     static class Pricing
     {
 #if V2
-        const int Rounds = 4_000_000;
+        const int Rounds = 8_000_000;
 #else
         const int Rounds = 1_000_000;
 #endif
@@ -32,8 +33,32 @@ namespace DiffApi
         internal static long Count(int seed)
         {
             long h = seed;
-            for (int i = 0; i < 2_000_000; i++)
+            for (int i = 0; i < 1_000_000; i++)
                 h = h * 17 + (i ^ (h >> 5));
+            return h;
+        }
+    }
+
+    static class Shipping
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal static long Plan(int seed)
+        {
+            long h = seed;
+            for (int i = 0; i < 1_000_000; i++)
+                h = h * 13 + (i ^ (h >> 3));
+            return h;
+        }
+    }
+
+    static class Billing
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal static long Total(int seed)
+        {
+            long h = seed;
+            for (int i = 0; i < 1_000_000; i++)
+                h = h * 29 + (i ^ (h >> 9));
             return h;
         }
     }
@@ -48,6 +73,8 @@ namespace DiffApi
             app.MapGet("/hello", () => "hello");
             app.MapGet("/quote", () => Pricing.Quote(42).ToString());
             app.MapGet("/stock", () => Inventory.Count(7).ToString());
+            app.MapGet("/ship", () => Shipping.Plan(5).ToString());
+            app.MapGet("/bill", () => Billing.Total(3).ToString());
             app.Run();
         }
     }
