@@ -9,7 +9,7 @@
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
 #   DOTNET_LIVE=0               skip the .NET end-to-end tests (dotnet-live.sh, aspnet-live.sh, dotnet-dwarf.sh,
-#                               dotnet-enable.sh)
+#                               dotnet-enable.sh, diff-live.sh)
 #   LIVE=0                      skip every suite that records with perf or runs .NET apps (also offcpu.sh)
 #   CONSUMERS=0                 skip handing outputs to the real consumers (PerfView, Chromium, go tool pprof, protoc)
 #   VARIANTS=N                  the per-option golden variants (--pid --tid --kernel --addrs --all) on one
