@@ -293,7 +293,8 @@ static int plan(struct batch *b, struct input *in)
 			return -1;
 		/* what an interrupted run left: its outputs are whole (renamed into place) or missing */
 		b->stale += remove_leftovers(path, 0);
-		in->todo[k] = b->c->force || stat(path, &ost) < 0 || !newer(&ost, &ist);
+		/* a comparison depends on its base too: always made again */
+		in->todo[k] = b->c->force || b->c->diff || stat(path, &ost) < 0 || !newer(&ost, &ist);
 		in->ntodo += in->todo[k];
 	}
 	return 0;
@@ -432,7 +433,7 @@ static double now_s(void)
 }
 
 struct totals {
-	size_t converted, uptodate, failed;
+	size_t converted, uptodate, failed, grown;
 	uint64_t samples;
 };
 
@@ -448,6 +449,8 @@ static void report(struct batch *b, struct input *in, const struct pfc_job_resul
 	}
 	t->converted++;
 	t->samples += r->samples;
+	if (r->grown)
+		t->grown++;
 	if (c->quiet)
 		return;
 	fprintf(stderr, "perfconv: ok   '%s': %llu samples", in->path, (unsigned long long)r->samples);
@@ -703,5 +706,8 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 		free(b.v[i].rel);
 	}
 	free(b.v);
-	return t.failed ? EXIT_FAILED : EXIT_OK;
+	if (t.grown && !c->quiet)
+		fprintf(stderr, "perfconv: %zu file%s grew by more than --fail-if-grown allows\n", t.grown,
+			t.grown == 1 ? "" : "s");
+	return t.failed ? EXIT_FAILED : t.grown ? EXIT_GROWN : EXIT_OK;
 }

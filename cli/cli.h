@@ -17,6 +17,7 @@ enum {
 	EXIT_OK = 0,
 	EXIT_FAILED = 1,
 	EXIT_USAGE = 2,
+	EXIT_GROWN = 3,              /* --fail-if-grown: a function's total share grew by more */
 };
 
 #define PFC_CLI_MAX_PID_MAP 256
@@ -35,6 +36,12 @@ struct cli {
 	mode_t umask;
 	int argc;                    /* the command line as typed, for the writers that keep a log */
 	char **argv;
+	/* --diff BASE: the base recording, read once before the inputs (convert.c) */
+	const char *diff;
+	double fail_if_grown;        /* --fail-if-grown PCT: percentage points; < 0: no gate */
+	struct pfc_opts base_opts;   /* the options the base was read with (the session points to them) */
+	struct pfc_filter base_filter;
+	struct pfc_session *base;
 };
 
 /* --r2r-dump IMAGE [--r2r-dump-style runtime|r2rmap] (r2rdump.c); returns the exit status. */

@@ -19,6 +19,7 @@
 #include "converter/jit/r2r.h"
 #include "converter/perffile/statsprint.h"
 #include "converter/session.h"
+#include "formats/diff.h"
 #include "formats/writer.h"
 
 /* "'FILE': what at offset N: detail", as one line without the newline; FILE is the file the
@@ -172,6 +173,10 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 	if (st->nr_samples_filtered)
 		fprintf(stderr, "perfconv: %llu samples left out by --comm, --pid=, --tid= or --time\n",
 			(unsigned long long)st->nr_samples_filtered);
+	if (c->base)	/* how big the other side of the comparison was */
+		fprintf(stderr, "perfconv: compared with '%s': %llu samples read, %llu kept\n", c->diff,
+			(unsigned long long)c->base->st.nr_samples,
+			(unsigned long long)(c->base->st.nr_samples - c->base->st.nr_samples_filtered));
 	if (st->nr_lost_events || st->nr_lost_samples)
 		fprintf(stderr, "perfconv: %llu events lost in %llu LOST records, %llu samples lost\n",
 			(unsigned long long)st->nr_lost_events, (unsigned long long)st->nr_lost_records,
@@ -464,6 +469,127 @@ static void progress_end(struct progress *p)
 	}
 }
 
+int pfc_cli_base_open(struct cli *c, char *msg, size_t size)
+{
+	struct pfc_error err;
+	int ret;
+
+	memset(&err, 0, sizeof(err));
+	c->base = calloc(1, sizeof(*c->base));
+	if (!c->base) {
+		snprintf(msg, size, "'%s': out of memory", c->diff);
+		return -PFC_ERR_NOMEM;
+	}
+	/* the same options and filters as the inputs, so that both sides are cut alike; a --time
+	 * in percent is resolved against the base's own samples */
+	c->base_opts = c->opts;
+	c->base_opts.input = c->diff;
+	c->base_opts.keep_stream = 0;
+	c->base_opts.record_files = 0;
+	c->base_opts.progress = NULL;
+	c->base_opts.preload_kernel = 1;
+	c->base_filter = c->filter;
+	c->base_filter.ranges = NULL;
+	c->base_filter.nr_ranges = 0;
+	c->base_filter.time_resolved = !c->filter.time_percent;
+	if (!c->filter.time_percent && c->filter.nr_ranges) {
+		c->base_filter.ranges = malloc(c->filter.nr_ranges * sizeof(*c->filter.ranges));
+		if (!c->base_filter.ranges) {
+			snprintf(msg, size, "'%s': out of memory", c->diff);
+			return -PFC_ERR_NOMEM;
+		}
+		memcpy(c->base_filter.ranges, c->filter.ranges, c->filter.nr_ranges * sizeof(*c->filter.ranges));
+		c->base_filter.nr_ranges = c->filter.nr_ranges;
+	}
+	c->base_opts.filter = pfc_filter_active(&c->base_filter) ? &c->base_filter : NULL;
+	ret = pfc_session_open(c->base, &c->base_opts, &err);
+	if (ret == 0)
+		ret = pfc_session_process(c->base);
+	if (ret == -PFC_ERR_RETRY) {	/* as in pfc_cli_convert: the kernel's symbols in line */
+		pfc_session_close(c->base);
+		memset(&err, 0, sizeof(err));
+		c->base_opts.preload_kernel = 0;
+		if (c->filter.time_percent) {
+			free(c->base_filter.ranges);
+			c->base_filter.ranges = NULL;
+			c->base_filter.nr_ranges = 0;
+			c->base_filter.time_resolved = 0;
+		}
+		ret = pfc_session_open(c->base, &c->base_opts, &err);
+		if (ret == 0)
+			ret = pfc_session_process(c->base);
+	}
+	if (ret == 0)
+		ret = pfc_session_symbolize(c->base);
+	if (ret != 0) {
+		format_error(c, c->diff, &err, msg, size);
+		pfc_session_close(c->base);
+		free(c->base);
+		c->base = NULL;
+	}
+	return ret;
+}
+
+void pfc_cli_base_close(struct cli *c)
+{
+	if (c->base) {
+		pfc_session_close(c->base);
+		free(c->base);
+		c->base = NULL;
+	}
+	free(c->base_filter.ranges);
+	c->base_filter.ranges = NULL;
+}
+
+/* --fail-if-grown PCT: the functions whose total share grew by more than PCT points, on
+ * stderr (a single conversion, unless -q) or in the hints the batch parent prints under the
+ * file's line; returns how many, or a negative error code. */
+static int gate(struct cli *c, struct pfc_session *s, const char *input, char *hints, size_t size, struct pfc_error *err)
+{
+	struct pfc_wopts wo = c->wopts;
+	struct pfc_diff d;
+	struct pfc_funcs f;
+	size_t i, used = strlen(hints);
+	int ret, grown = 0;
+
+	memset(&f, 0, sizeof(f));
+	wo.diff_base = c->base;
+	ret = pfc_diff_build(&d, s, &wo, err);
+	if (ret == 0)
+		ret = pfc_funcs_build(&f, &d, err);
+	if (ret == 0) {
+		pfc_funcs_sort(&f, 0, 1);
+		for (i = 0; i < f.n; i++) {
+			const struct pfc_func *fn = &f.v[i];
+			char line[512];
+			if (!(fn->dtotal > c->fail_if_grown))
+				continue;
+			if (!grown++) {
+				snprintf(line, sizeof(line), "perfconv: '%s': grew by more than %g points of total share "
+					 "against '%s' (--fail-if-grown):\n", input, c->fail_if_grown, c->diff);
+				if (c->outdir) {
+					if (used + strlen(line) < size)
+						used += (size_t)snprintf(hints + used, size - used, "%s", line);
+				} else if (!c->quiet) {
+					fputs(line, stderr);
+				}
+			}
+			snprintf(line, sizeof(line), "  %+.2f  %6.2f%% -> %6.2f%%  %.*s\n", fn->dtotal,
+				 pfc_diff_share(fn->total[0], d.sum[0]), pfc_diff_share(fn->total[1], d.sum[1]),
+				 (int)(fn->len < 400 ? fn->len : 400), fn->name);
+			if (c->outdir) {
+				if (used + strlen(line) < size)
+					used += (size_t)snprintf(hints + used, size - used, "%s", line);
+			} else if (!c->quiet) {
+				fputs(line, stderr);
+			}
+		}
+	}
+	pfc_funcs_free(&f);
+	pfc_diff_free(&d);
+	return ret < 0 ? ret : grown;
+}
+
 /* What a pack holds: its size against the recording's, the files by place. */
 static void pack_summary(const struct pfc_session *s, const char *out, const struct pfc_pack_summary *ps)
 {
@@ -507,6 +633,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	struct pfc_pack_summary packsum;
 	size_t i, k, unwritten_len = 0;
 	int ret, single = !c->outdir, need_log = 0, write_failed = 0, first_wret = 0;
+	char gate_text[1024] = "";
 
 	memset(res, 0, sizeof(*res));
 	memset(&err, 0, sizeof(err));
@@ -613,6 +740,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		const char *out;
 		int wret;
 
+		wo.diff_base = c->base;
 		i = k % n;
 		if (!(ws[i]->needs & PFC_NEED_FILES) != (k < n))
 			continue;
@@ -641,6 +769,13 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		err = first_err;
 		ret = first_wret;
 	}
+	if (ret == 0 && c->base && c->fail_if_grown >= 0) {
+		int g = gate(c, &s, input, gate_text, sizeof(gate_text), &err);
+		if (g < 0)
+			ret = g;
+		else
+			res->grown = g;
+	}
 	if (unwritten)
 		fclose(unwritten);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -663,8 +798,18 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		if (single && n)
 			print_summary(c, &s, res->kept, &ph);
 	}
-	if (!single && !c->quiet)
+	if (!single && !c->quiet) {
 		batch_hints(&s, wc.f ? wc.buf : NULL, ret == 0 && n, res->hints, sizeof(res->hints));
+		/* the gate's list first: it is what a CI log is read for */
+		if (gate_text[0]) {
+			size_t g = strlen(gate_text), h = strlen(res->hints);
+			if (g + h >= sizeof(res->hints))
+				h = sizeof(res->hints) - 1 - g;
+			memmove(res->hints + g, res->hints, h);
+			memcpy(res->hints, gate_text, g);
+			res->hints[g + h] = 0;
+		}
+	}
 	pfc_session_close(&s);
 	capture_end(&wc);
 	free(unwritten_buf);

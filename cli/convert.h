@@ -16,6 +16,7 @@ struct pfc_job_result {
 	uint64_t kept;               /* samples that passed the filters */
 	uint64_t frames, unresolved; /* unique frames, of which without a symbol */
 	double seconds;
+	int grown;                   /* --fail-if-grown: functions whose total share grew by more */
 	char msg[2048];              /* the error: "'FILE': what at offset N: detail" */
 	char hints[1900];            /* batch: the lines on missing symbols a single conversion prints
 				      * (symsummary.c), for the parent to print with the file's line;
@@ -26,6 +27,12 @@ struct pfc_job_result {
  * output is written under a temporary name in its directory and renamed into place. */
 int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *const *ws,
 		    const char *const *outs, size_t n, struct pfc_job_result *res);
+
+/* --diff BASE: reads and symbolizes the base recording (c->diff) into c->base with the
+ * options and filters of the inputs, before any input is read; on failure msg says why.
+ * pfc_cli_base_close frees it. */
+int pfc_cli_base_open(struct cli *c, char *msg, size_t size);
+void pfc_cli_base_close(struct cli *c);
 
 /* Whether an output name is a device or a FIFO (/dev/null, a named pipe): no ending to tell
  * a format, and written in place rather than through a renamed temporary file. */

@@ -67,6 +67,11 @@ enum {
 	OPT_DISABLE_PERFMAP,
 	OPT_SYMBOL_SERVER,
 	OPT_SYMBOL_SERVER_TIMEOUT,
+	OPT_DIFF,
+	OPT_DIFF_NORMALIZE,
+	OPT_NEGATE,
+	OPT_TOP,
+	OPT_FAIL_IF_GROWN,
 };
 
 struct opt_doc {
@@ -82,7 +87,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView), pprof, pack (the recording and its files); with -O a list: folded,svg" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView), pprof, pack (the recording and its files), top (the hottest functions as text); with -O a list: folded,svg" },
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
@@ -106,6 +111,11 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_WIDTH, "width", 0, 1, "PX", "svg: image width in pixels (default: 1200)" },
 	{ OPT_MINWIDTH, "minwidth", 0, 1, "PX", "svg: leave out frames narrower than PX pixels, or PX% of the whole (default: 0.1)" },
 	{ OPT_INVERTED, "inverted", 0, 0, NULL, "svg: an icicle graph, roots at the top" },
+	{ OPT_DIFF, "diff", 0, 1, "BASE", "compare the input with the recording or pack BASE: folded as difffolded.pl ('stack base new'), svg a differential flame graph, top the largest changes, pprof the base negated as go tool pprof -diff_base" },
+	{ OPT_DIFF_NORMALIZE, "diff-normalize", 0, 0, NULL, "--diff: scale the base to the new profile's total, as difffolded.pl -n" },
+	{ OPT_NEGATE, "negate", 0, 0, NULL, "svg with --diff: switch the hues, red where a frame shrank (flamegraph.pl --negate)" },
+	{ OPT_TOP, "top", 0, 1, "N", "top: how many functions to list (default: 20)" },
+	{ OPT_FAIL_IF_GROWN, "fail-if-grown", 0, 1, "PCT", "--diff: exit with status 3, and list them, when a function's total share grew by more than PCT percentage points" },
 	{ OPT_EVENT, "event", 0, 1, "NAME", "use samples of this event (default: the first event sampled)" },
 	{ OPT_SYMFS, "symfs", 0, 1, "DIR", "look for binaries and debug files under DIR, like perf --symfs" },
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
@@ -160,7 +170,8 @@ static void usage(FILE *fp)
 	fprintf(fp, "\nFormats:");
 	for (i = 0; pfc_writers[i]; i++)
 		fprintf(fp, " %s", pfc_writers[i]->name);
-	fprintf(fp, "\n\nExit status: 0 success, 1 conversion failed, 2 usage error.\n");
+	fprintf(fp, "\n\nExit status: 0 success, 1 conversion failed, 2 usage error, 3 a function grew by more than\n"
+		    "--fail-if-grown allows.\n");
 }
 
 /* --pid-map HOST=NS */
@@ -220,6 +231,61 @@ static int time_profile_check(const struct cli *c, const struct pfc_writer *cons
 usage:
 	fputs("Try 'perfconv --help' for more information.\n", stderr);
 	return -1;
+}
+
+/* --diff BASE: the formats that draw a comparison take it; the others say why not.  The
+ * options that only mean something in a comparison need it. */
+static int diff_check(const struct cli *c, const struct pfc_writer *const *ws, size_t n)
+{
+	size_t i;
+
+	if (!c->diff) {
+		if (c->fail_if_grown >= 0 || c->wopts.diff_normalize || c->wopts.negate) {
+			fprintf(stderr, "perfconv: %s compares with a base: it needs --diff BASE\n",
+				c->fail_if_grown >= 0 ? "--fail-if-grown" : c->wopts.negate ? "--negate" : "--diff-normalize");
+			goto usage;
+		}
+		return 0;
+	}
+	if (c->stats || c->header) {
+		fprintf(stderr, "perfconv: --diff cannot be used with --stats or --header\n");
+		goto usage;
+	}
+	if (!strcmp(c->diff, "-") && (!c->opts.input || !strcmp(c->opts.input, "-") || c->outdir)) {
+		fprintf(stderr, "perfconv: --diff -: standard input can hold one recording, and the input is read from it too\n");
+		goto usage;
+	}
+	for (i = 0; i < n; i++) {
+		if (ws[i]->needs & PFC_DIFF)
+			continue;
+		if (ws[i] == &pfc_writer_speedscope)
+			fprintf(stderr, "perfconv: --diff: speedscope has no diff view (it shows one profile at a time); "
+				"write folded, svg, top or pprof, or open each recording in speedscope on its own\n");
+		else
+			fprintf(stderr, "perfconv: --diff: the %s format has no diff view: use folded, svg, top or pprof\n",
+				ws[i]->name);
+		goto usage;
+	}
+	return 0;
+usage:
+	fputs("Try 'perfconv --help' for more information.\n", stderr);
+	return -1;
+}
+
+/* --diff BASE is read once, before the inputs: a bad BASE stops the run before any work */
+static int open_base(struct cli *c)
+{
+	char msg[2048];
+
+	if (!c->diff)
+		return 0;
+	/* a diff compares frames by name: a method whose tier changed is the same method */
+	c->opts.strip_tiers = 1;
+	if (pfc_cli_base_open(c, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "perfconv: --diff: %s\n", msg);
+		return -1;
+	}
+	return 0;
 }
 
 /* Flamescope (app/common/fileutil.py) refuses a path with a character outside its class
@@ -332,6 +398,7 @@ int main(int argc, char **argv)
 	c.opts.max_stack = 127;
 	c.jobs = 1;
 	c.wopts.version = PERFCONV_VERSION;
+	c.fail_if_grown = -1;
 	for (i = 0; i < NR_OPTS; i++) {
 		longopts[i].name = opt_table[i].name;
 		longopts[i].has_arg = opt_table[i].has_arg == 2 ? optional_argument :
@@ -429,6 +496,29 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case OPT_INVERTED: c.wopts.inverted = 1; break;
+		case OPT_DIFF: c.diff = optarg; break;
+		case OPT_DIFF_NORMALIZE: c.wopts.diff_normalize = 1; break;
+		case OPT_NEGATE: c.wopts.negate = 1; break;
+		case OPT_TOP: {
+			char *end;
+			long v;
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 1000000)
+				return usage_error("invalid --top '%s': expected a number of functions from 1 to 1000000", optarg);
+			c.wopts.top = (int)v;
+			break;
+		}
+		case OPT_FAIL_IF_GROWN: {
+			char *end;
+			double v;
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(v >= 0) || v > 100)
+				return usage_error("invalid --fail-if-grown '%s': expected percentage points from 0 to 100", optarg);
+			c.fail_if_grown = v;
+			break;
+		}
 		case OPT_SYMFS: c.opts.symfs = optarg; break;
 		case OPT_KALLSYMS: c.opts.kallsyms = optarg; break;
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; c.opts.buildid_dir_given = 1; break;
@@ -593,9 +683,12 @@ int main(int argc, char **argv)
 		}
 		if (!nws)
 			return usage_error("-f '%s': no format", c.format);
-		if (time_profile_check(&c, ws, nws) < 0)
+		if (time_profile_check(&c, ws, nws) < 0 || diff_check(&c, ws, nws) < 0)
 			return EXIT_USAGE;
+		if (open_base(&c) < 0)
+			return EXIT_FAILED;
 		ret = pfc_batch_run(&c, argv + optind, argc - optind, ws, nws);
+		pfc_cli_base_close(&c);
 		pfc_filter_free(&c.filter);
 		return ret;
 	}
@@ -625,17 +718,20 @@ int main(int argc, char **argv)
 		if ((ws[0]->needs & PFC_NO_GZIP) && pfc_writer_name_gzip(c.output))
 			return usage_error("'%s': a trace.zip is compressed already; its name cannot end in .gz", c.output);
 	}
-	if (time_profile_check(&c, ws, nws) < 0)
+	if (time_profile_check(&c, ws, nws) < 0 || diff_check(&c, ws, nws) < 0)
 		return EXIT_USAGE;
+	if (open_base(&c) < 0)
+		return EXIT_FAILED;
 	if (nws && ws[0] == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet &&
 	    !flamescope_name_ok(c.output))
 		fprintf(stderr, "perfconv: warning: '%s': Flamescope does not open files whose path has characters such "
 			"as ~ ] ^ { | } ` or non-ASCII ones\n", c.output);
 	ret = pfc_cli_convert(&c, c.opts.input, ws, &c.output, nws, &res);
+	pfc_cli_base_close(&c);
 	pfc_filter_free(&c.filter);
 	if (ret != 0) {
 		fprintf(stderr, "perfconv: %s\n", res.msg);
 		return EXIT_FAILED;
 	}
-	return EXIT_OK;
+	return res.grown ? EXIT_GROWN : EXIT_OK;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "converter/machine/intern.h"
 #include "converter/util/strbuf.h"
+#include "formats/diff.h"
 #include "formats/folded.h"
 #include "formats/writer.h"
 
@@ -605,6 +606,23 @@ static int cmp_lines(const void *a, const void *b, void *arg)
 	return lx < ly ? -1 : lx > ly;
 }
 
+/* --diff BASE: difffolded.pl's lines, "stack base new", sorted (the script prints them in
+ * Perl's hash order; a set of lines either way) */
+static int fold_write_diff(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+{
+	struct pfc_diff d;
+	size_t i, len;
+	int ret = pfc_diff_build(&d, s, o, err);
+
+	for (i = 0; ret == 0 && i < d.n; i++) {
+		const char *t = pfc_diff_text(&d, i, &len);
+		fwrite(t, 1, len, out);
+		fprintf(out, " %llu %llu\n", (unsigned long long)d.w[0][d.order[i]], (unsigned long long)d.w[1][d.order[i]]);
+	}
+	pfc_diff_free(&d);
+	return ret;
+}
+
 static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
 	struct fold_lines L;
@@ -612,6 +630,8 @@ static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	uint32_t *order = NULL;
 	int ret;
 
+	if (o->diff_base)
+		return fold_write_diff(out, s, o, err);
 	memset(&L, 0, sizeof(L));
 	L.err = err;
 	if (pfc_intern_init(&L.out) < 0)
@@ -647,6 +667,6 @@ static const char *const folded_suffixes[] = { ".folded", ".collapsed", ".stacks
 const struct pfc_writer pfc_writer_folded = {
 	.name = "folded",
 	.suffixes = folded_suffixes,
-	.needs = PFC_NEED_STACKS,
+	.needs = PFC_NEED_STACKS | PFC_DIFF,
 	.write = fold_write,
 };

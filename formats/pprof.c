@@ -60,7 +60,32 @@ struct pp_ctx {
 	uint32_t fkey_base;
 	PbFunction *funcs;
 	size_t nr_funcs, cap_funcs;
+	/* --diff: side 1 is the base session, its samples negated and labeled pprof::base, as
+	 * go tool pprof -diff_base merges them.  The per-session tables above point to the
+	 * current side's (use_side); locations and mappings of both share one id space, and
+	 * functions (by name and file) are shared. */
+	struct side {
+		struct pfc_session *s;
+		uint32_t *ev_slot;
+		int *ev_use_period;
+		uint64_t *loc_of, *map_of;
+		struct pfc_srcline **sl_of_dso;
+		uint8_t *sl_tried;
+	} side[2];
+	int nr_sides;
+	uint8_t *side_of_loc;         /* location id - 1 -> its side */
 };
+
+static void use_side(struct pp_ctx *c, int k)
+{
+	c->s = c->side[k].s;
+	c->ev_slot = c->side[k].ev_slot;
+	c->ev_use_period = c->side[k].ev_use_period;
+	c->loc_of = c->side[k].loc_of;
+	c->map_of = c->side[k].map_of;
+	c->sl_of_dso = c->side[k].sl_of_dso;
+	c->sl_tried = c->side[k].sl_tried;
+}
 
 /* Index of a string in the table (0 is ""). */
 static int64_t str_index(struct pp_ctx *c, const char *s, size_t n)
@@ -135,6 +160,32 @@ static int pick_events(struct pp_ctx *c, const struct pfc_wopts *o, struct pfc_e
 		return PFC_FAIL_NOOFF(err, USAGE, "no event '%s' in the recording", o->event);
 	for (i = 0; i < c->nr_evs; i++)
 		c->ev_slot[c->evs[i]] = (uint32_t)i + 1;
+	return 0;
+}
+
+/* --diff: the base's events in the slots of the new profile's of the same name (a time
+ * profile's are chosen alike on both sides); the base's others are left out. */
+static int base_events(struct pp_ctx *c, struct pfc_session *b, struct pfc_error *err)
+{
+	size_t i, j, n = b->rd.nr_evsels;
+	struct side *S = &c->side[1];
+
+	S->s = b;
+	S->ev_slot = calloc(n + 1, sizeof(*S->ev_slot));
+	S->ev_use_period = calloc(n + 1, sizeof(*S->ev_use_period));
+	if (!S->ev_slot || !S->ev_use_period)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof");
+	for (i = 0; i < n; i++) {
+		if (b->offcpu) {
+			if (pfc_offcpu_in_profile(b->offcpu, (uint32_t)i))
+				S->ev_slot[i] = S->ev_use_period[i] = 1;
+			continue;
+		}
+		S->ev_use_period[i] = b->rd.evsels[i]->attr.type != PERF_TYPE_TRACEPOINT;
+		for (j = 0; j < c->nr_evs; j++)
+			if (!strcmp(pfc_session_evsel_name(b, i), pfc_session_evsel_name(c->side[0].s, c->evs[j])))
+				S->ev_slot[i] = (uint32_t)j + 1;
+	}
 	return 0;
 }
 
@@ -227,6 +278,7 @@ static uint64_t location_of(struct pp_ctx *c, uint32_t fid, int inl)
 	}
 	c->frame_of_loc[c->nr_locs] = fid;
 	c->inl_of_loc[c->nr_locs] = (int8_t)(inl > 100 ? 100 : inl);
+	c->side_of_loc[c->nr_locs] = (uint8_t)(c->s != c->side[0].s);
 	return c->loc_of[fid] = ++c->nr_locs;
 }
 
@@ -394,11 +446,12 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	PbMapping *maps = NULL, **mapp = NULL;
 	PbFunction **funcp = NULL;
 	uint64_t *loc_ids = NULL;
-	int64_t *values = NULL, comments[2];
+	int64_t *values = NULL, comments[3];
 	char **strtab = NULL;
-	size_t i, k, nr_samples = 0, nr_ids = 0, nr_vals;
-	int inl;
-	int64_t k_pid, k_tid, k_thread;
+	size_t i, k, nr_samples = 0, nr_ids = 0, nr_vals, nr_frames, nr_dsos;
+	int inl, sd;
+	int64_t k_pid, k_tid, k_thread, k_base = 0, v_true = 0;
+	double base_scale = 1.0;
 	struct gz_sink g;
 	int ret = 0;
 
@@ -415,21 +468,36 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	c.fkey_base = (uint32_t)c.fkeys.nr;
 	if ((ret = pick_events(&c, o, err)) < 0)
 		goto out;
+	c.nr_sides = o->diff_base ? 2 : 1;
+	c.side[0].s = s;
+	c.side[0].ev_slot = c.ev_slot;
+	c.side[0].ev_use_period = c.ev_use_period;
+	if (o->diff_base && (ret = base_events(&c, o->diff_base, err)) < 0)
+		goto out;
+	nr_frames = s->stacks.nr_frames + (o->diff_base ? o->diff_base->stacks.nr_frames : 0);
+	nr_dsos = s->machine.nr_dsos + (o->diff_base ? o->diff_base->machine.nr_dsos : 0);
 	/* an off-CPU profile: waits and their time; thread time: samples and waits, their time,
 	 * and that time split into on-CPU and off-CPU */
 	nr_vals = c.time_profile == 2 ? 4 : c.time_profile ? 2 : 2 * c.nr_evs;
-	c.loc_of = calloc(s->stacks.nr_frames + 1, sizeof(*c.loc_of));
-	c.frame_of_loc = calloc(s->stacks.nr_frames + 1, sizeof(*c.frame_of_loc));
-	c.inl_of_loc = calloc(s->stacks.nr_frames + 1, sizeof(*c.inl_of_loc));
-	c.sl_of_dso = calloc(s->machine.nr_dsos + 1, sizeof(*c.sl_of_dso));
-	c.sl_tried = calloc(s->machine.nr_dsos + 1, sizeof(*c.sl_tried));
-	c.map_has_lines = calloc(s->machine.nr_dsos + 1, sizeof(*c.map_has_lines));
-	c.map_of = calloc(s->machine.nr_dsos + 1, sizeof(*c.map_of));
-	c.map_for = calloc(s->machine.nr_dsos + 1, sizeof(*c.map_for));
-	c.dso_of_map = calloc(s->machine.nr_dsos + 1, sizeof(*c.dso_of_map));
+	for (sd = 0; sd < c.nr_sides; sd++) {
+		struct side *S = &c.side[sd];
+		S->loc_of = calloc(S->s->stacks.nr_frames + 1, sizeof(*S->loc_of));
+		S->sl_of_dso = calloc(S->s->machine.nr_dsos + 1, sizeof(*S->sl_of_dso));
+		S->sl_tried = calloc(S->s->machine.nr_dsos + 1, sizeof(*S->sl_tried));
+		S->map_of = calloc(S->s->machine.nr_dsos + 1, sizeof(*S->map_of));
+		if (!S->loc_of || !S->sl_of_dso || !S->sl_tried || !S->map_of)
+			goto oom;
+	}
+	use_side(&c, 0);
+	c.frame_of_loc = calloc(nr_frames + 1, sizeof(*c.frame_of_loc));
+	c.inl_of_loc = calloc(nr_frames + 1, sizeof(*c.inl_of_loc));
+	c.side_of_loc = calloc(nr_frames + 1, sizeof(*c.side_of_loc));
+	c.map_has_lines = calloc(nr_dsos + 1, sizeof(*c.map_has_lines));
+	c.map_for = calloc(nr_dsos + 1, sizeof(*c.map_for));
+	c.dso_of_map = calloc(nr_dsos + 1, sizeof(*c.dso_of_map));
 	vt = calloc(nr_vals + 1, sizeof(*vt));
 	vtp = calloc(nr_vals + 1, sizeof(*vtp));
-	if (!c.loc_of || !c.frame_of_loc || !c.inl_of_loc || !c.sl_of_dso || !c.sl_tried || !c.map_has_lines || !c.map_of || !c.map_for || !c.dso_of_map || !vt || !vtp)
+	if (!c.frame_of_loc || !c.inl_of_loc || !c.side_of_loc || !c.map_has_lines || !c.map_for || !c.dso_of_map || !vt || !vtp)
 		goto oom;
 
 	/* sample types: per event a count of samples and the sum of its periods */
@@ -483,26 +551,44 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	k_tid = str_index0(&c, "tid");
 	k_thread = str_index0(&c, "thread");
 
-	/* samples: the stacks of the events written, in aggregation order */
-	for (i = 0; i < s->stacks.nr_stacks; i++)
-		if (stack_kept(&c, &s->stacks.stacks[i])) {
-			nr_samples++;
-			nr_ids += s->stacks.stacks[i].nr;
-		}
+	/* samples: the stacks of the events written, in aggregation order (the base's after) */
+	for (sd = 0; sd < c.nr_sides; sd++) {
+		uint64_t total = 0;
+		use_side(&c, sd);
+		for (i = 0; i < c.s->stacks.nr_stacks; i++)
+			if (stack_kept(&c, &c.s->stacks.stacks[i])) {
+				nr_samples++;
+				nr_ids += c.s->stacks.stacks[i].nr;
+				if (c.ev_slot[c.s->stacks.stacks[i].evsel] == 1)
+					total += stack_value(&c, &c.s->stacks.stacks[i]);
+			}
+		/* --diff-normalize: the base scaled to the new total of the first event, as
+		 * go tool pprof -diff_base -normalize does */
+		if (sd == 0)
+			base_scale = (double)total;
+		else
+			base_scale = o->diff_normalize && total ? base_scale / (double)total : 1.0;
+	}
+	use_side(&c, 0);
+	if (c.nr_sides > 1) {
+		k_base = str_index0(&c, "pprof::base");
+		v_true = str_index0(&c, "true");
+	}
 	samples = calloc(nr_samples + 1, sizeof(*samples));
 	samplep = calloc(nr_samples + 1, sizeof(*samplep));
-	labels = calloc(NR_LABELS * nr_samples + 1, sizeof(*labels));
-	labelp = calloc(NR_LABELS * nr_samples + 1, sizeof(*labelp));
+	labels = calloc((NR_LABELS + 1) * nr_samples + 1, sizeof(*labels));
+	labelp = calloc((NR_LABELS + 1) * nr_samples + 1, sizeof(*labelp));
 	loc_ids = calloc(nr_ids + 1, sizeof(*loc_ids));
 	values = calloc(nr_vals * nr_samples + 1, sizeof(*values));
 	if (!samples || !samplep || !labels || !labelp || !loc_ids || !values)
 		goto oom;
 	nr_samples = nr_ids = 0;
-	for (i = 0; i < s->stacks.nr_stacks; i++) {
+	for (sd = 0; sd < c.nr_sides; sd++)
+	for (use_side(&c, sd), s = c.s, i = 0; i < s->stacks.nr_stacks; i++) {
 		const struct pfc_stack *st = &s->stacks.stacks[i];
 		PbSample *sm = &samples[nr_samples];
-		PbLabel l = PERFTOOLS__PROFILES__LABEL__INIT, *lb = &labels[NR_LABELS * nr_samples];
-		size_t slot = c.ev_slot[st->evsel];
+		PbLabel l = PERFTOOLS__PROFILES__LABEL__INIT, *lb = &labels[(NR_LABELS + 1) * nr_samples];
+		size_t slot = c.ev_slot[st->evsel], nl = NR_LABELS;
 
 		if (!stack_kept(&c, st))
 			continue;
@@ -539,12 +625,21 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		l.num = 0;
 		l.str = str_index0(&c, pfc_intern_str(&s->strings, st->comm));
 		lb[2] = l;
-		for (k = 0; k < NR_LABELS; k++)
-			labelp[NR_LABELS * nr_samples + k] = &lb[k];
-		sm->label = &labelp[NR_LABELS * nr_samples];
-		sm->n_label = NR_LABELS;
+		if (sd) {	/* the base: subtracted, and marked so, as -diff_base does */
+			for (k = 0; k < nr_vals; k++)
+				sm->value[k] = -(int64_t)((double)sm->value[k] * base_scale + 0.5);
+			l.key = k_base;
+			l.str = v_true;
+			lb[nl++] = l;
+		}
+		for (k = 0; k < nl; k++)
+			labelp[(NR_LABELS + 1) * nr_samples + k] = &lb[k];
+		sm->label = &labelp[(NR_LABELS + 1) * nr_samples];
+		sm->n_label = nl;
 		samplep[nr_samples++] = sm;
 	}
+	use_side(&c, 0);
+	s = c.s;
 	prof.n_sample = nr_samples;
 	prof.sample = samplep;
 
@@ -556,10 +651,12 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	if (!locs || !locp || !lines || !linep)
 		goto oom;
 	for (i = 0; i < c.nr_locs; i++) {
-		const struct pfc_frame *f = &s->stacks.frames[c.frame_of_loc[i]];
+		const struct pfc_frame *f;
 		PbLocation *L = &locs[i];
 		const struct pfc_map *m = NULL;
 
+		use_side(&c, c.side_of_loc[i]);
+		f = &c.s->stacks.frames[c.frame_of_loc[i]];
 		perftools__profiles__location__init(L);
 		perftools__profiles__line__init(&lines[i]);
 		L->id = i + 1;
@@ -581,6 +678,7 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		L->n_line = 1;
 		locp[i] = L;
 	}
+	use_side(&c, 0);
 	if (c.oom)
 		goto oom;
 	prof.n_location = c.nr_locs;
@@ -635,6 +733,12 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	prof.n_comment = 1;
 	if (o->command_line && *o->command_line)
 		comments[prof.n_comment++] = str_index0(&c, o->command_line);
+	if (o->diff_base) {	/* which recording the negative samples are */
+		pfc_sb_reset(&tmp);
+		pfc_sb_addf(&tmp, "diff base (pprof::base samples): %s", o->diff_base->recording_name ?
+			    o->diff_base->recording_name : "?");
+		comments[prof.n_comment++] = str_index(&c, tmp.buf, tmp.len);
+	}
 	if (c.oom || tmp.oom)
 		goto oom;
 
@@ -681,19 +785,29 @@ out:
 	free(vt);
 	free(vtp);
 	free(c.evs);
-	free(c.ev_slot);
-	free(c.ev_use_period);
-	free(c.loc_of);
+	if (!c.side[0].ev_slot) {	/* pick_events failed: its tables are not a side's yet */
+		free(c.ev_slot);
+		free(c.ev_use_period);
+	}
+	free(c.side[0].ev_slot);
+	free(c.side[0].ev_use_period);
+	free(c.side[1].ev_slot);
+	free(c.side[1].ev_use_period);
+	for (sd = 0; sd < 2; sd++) {
+		struct side *S = &c.side[sd];
+		free(S->loc_of);
+		free(S->map_of);
+		if (S->sl_of_dso)
+			for (i = 0; i < S->s->machine.nr_dsos; i++)
+				pfc_srcline_close(S->sl_of_dso[i]);
+		free(S->sl_of_dso);
+		free(S->sl_tried);
+	}
 	free(c.frame_of_loc);
-	free(c.map_of);
+	free(c.side_of_loc);
 	free(c.map_for);
 	free(c.dso_of_map);
 	free(c.inl_of_loc);
-	if (c.sl_of_dso)
-		for (i = 0; i < s->machine.nr_dsos; i++)
-			pfc_srcline_close(c.sl_of_dso[i]);
-	free(c.sl_of_dso);
-	free(c.sl_tried);
 	free(c.map_has_lines);
 	pfc_intern_exit(&c.fkeys);
 	free(c.funcs);
@@ -708,6 +822,7 @@ static const char *const pprof_suffixes[] = { ".pb.gz", ".pprof", NULL };
 const struct pfc_writer pfc_writer_pprof = {
 	.name = "pprof",
 	.suffixes = pprof_suffixes,
-	.needs = PFC_NEED_STACKS | PFC_NEED_LOG | PFC_OWN_GZIP,
+	/* --diff: one profile with the base's samples negated, as go tool pprof -diff_base makes it */
+	.needs = PFC_NEED_STACKS | PFC_NEED_LOG | PFC_OWN_GZIP | PFC_DIFF,
 	.write = pp_write,
 };

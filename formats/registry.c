@@ -18,6 +18,7 @@ const struct pfc_writer *const pfc_writers[] = {
 	&pfc_writer_perfview,
 	&pfc_writer_pprof,
 	&pfc_writer_pack,
+	&pfc_writer_top,
 	NULL,
 };
 

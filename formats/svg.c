@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "converter/machine/intern.h"
+#include "formats/diff.h"
 #include "formats/folded.h"
 #include "formats/svg.h"
 #include "formats/writer.h"
@@ -33,6 +34,8 @@ struct node {
 	uint32_t depth;
 	uint8_t kind;           /* enum pfc_svg_kind */
 	uint64_t value;         /* weight of the stacks through this frame */
+	int64_t delta;          /* --diff: new - base weight of the stacks that end here */
+	uint8_t has_delta;      /* a frame of a differential graph (all frames but the root) */
 };
 
 struct tree {
@@ -44,6 +47,9 @@ struct tree {
 	uint32_t *heads;        /* hash of (parent, name) -> node */
 	size_t hcap;
 	uint32_t *kind_cache;   /* frame id -> kind + 1 */
+	int diff;               /* a differential flame graph (--diff) */
+	int negate;             /* --negate: the hues switched */
+	uint64_t maxdelta;      /* the largest change of one stack, at least 1 */
 };
 
 /* flamegraph.pl removes one trailing annotation (_[k], _[j], _[i], _[w]) from what it shows */
@@ -206,6 +212,61 @@ static int tree_stack(void *arg, const struct pfc_stack *st, const char *pname, 
 	return 0;
 oom:
 	return PFC_FAIL_NOOFF(t->err, NOMEM, "flame graph");
+}
+
+/* --diff: a line of difffolded.pl's table drawn as flamegraph.pl draws one: the new
+ * weight makes the widths, and the change (new - base) goes to the frame the stack ends
+ * in; every frame on the way has a change, 0 when no stack ends there. */
+static int tree_diff_line(struct tree *t, const char *text, size_t len, uint64_t base, uint64_t w)
+{
+	uint32_t cur = 0, prev = NONE;
+	int64_t d = (int64_t)w - (int64_t)base;
+	uint64_t ad = d < 0 ? (uint64_t)-d : (uint64_t)d;
+
+	if (ad > t->maxdelta)
+		t->maxdelta = ad;
+	t->v[0].value += w;
+	if (add_names(t, &cur, text, len, PFC_SVG_NATIVE, w, 1) < 0)
+		return PFC_FAIL_NOOFF(t->err, NOMEM, "flame graph");
+	/* mark the path from the leaf up */
+	t->v[cur].delta += d;
+	for (; cur != 0 && cur != prev; prev = cur, cur = t->v[cur].parent)
+		t->v[cur].has_delta = 1;
+	return 0;
+}
+
+static int tree_diff(struct tree *t, struct pfc_session *s, const struct pfc_wopts *o)
+{
+	struct pfc_diff d;
+	size_t i, len;
+	int ret = pfc_diff_build(&d, s, o, t->err);
+
+	t->diff = 1;
+	t->negate = o->negate;
+	t->maxdelta = 1;
+	t->v[0].has_delta = 1;	/* flamegraph.pl gives the root a change too: 0, white */
+	for (i = 0; ret == 0 && i < d.n; i++) {
+		const char *text = pfc_diff_text(&d, i, &len);
+		ret = tree_diff_line(t, text, len, d.w[0][d.order[i]], d.w[1][d.order[i]]);
+	}
+	pfc_diff_free(&d);
+	return ret;
+}
+
+/* flamegraph.pl's color_scale: white for no change, red for growth and blue for a
+ * shrink, as deep as the change is near the largest one */
+static void diff_color(const struct tree *t, int64_t v, char *buf, size_t size)
+{
+	double max = (double)t->maxdelta;
+	int r = 255, g = 255, b = 255;
+
+	if (t->negate)
+		v = -v;
+	if (v > 0)
+		g = b = (int)(210.0 * (double)(t->maxdelta - (uint64_t)v) / max);
+	else if (v < 0)
+		r = g = (int)(210.0 * (double)(t->maxdelta - (uint64_t)-v) / max);
+	snprintf(buf, size, "rgb(%d,%d,%d)", r, g, b);
 }
 
 static int cmp_nodes(const void *a, const void *b, void *arg)
@@ -504,7 +565,7 @@ static const char script[] =
 "\tfor (i = 0; i < gs.length; i++) {\n"
 "\t\tvar g = gs[i], rect = g.getElementsByTagName(\"rect\")[0];\n"
 "\t\tvar title = g.getElementsByTagName(\"title\")[0].textContent;\n"
-"\t\tvar m = /^([\\s\\S]*) \\(([\\d,]+) [^,]*, [\\d.]+%\\)$/.exec(title);\n"
+"\t\tvar m = /^([\\s\\S]*) \\(([\\d,]+) [^,]*, [\\d.]+%(?:; [-+]?[\\d.]+%)?\\)$/.exec(title);\n"
 "\t\tvar y = parseFloat(rect.getAttribute(\"y\"));\n"
 "\t\tvar depth = fg.inverted ? Math.round((y - fg.ypad1) / fg.frameheight) :\n"
 "\t\t\tMath.round((fg.height - fg.ypad2 - y + fg.framepad) / fg.frameheight) - 1;\n"
@@ -723,15 +784,25 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i, uint64_t st
 		y1 = L->height - YPAD2 - (double)(nd->depth + 1) * FRAME_H + FRAME_PAD;
 		y2 = L->height - YPAD2 - (double)nd->depth * FRAME_H;
 	}
-	pfc_svg_color(i ? nd->kind : PFC_SVG_PROCESS, name, n, color, sizeof(color));
+	if (t->diff && nd->has_delta)
+		diff_color(t, nd->delta, color, sizeof(color));
+	else
+		pfc_svg_color(i ? nd->kind : PFC_SVG_PROCESS, name, n, color, sizeof(color));
 	fputs("<g><title>", out);
 	pfc_svg_put_xml(out, name, n, SIZE_MAX);
 	fputs(" (", out);
 	put_count(out, nd->value);
-	if (i)
+	if (i && t->diff && nd->has_delta) {
+		/* flamegraph.pl: the change as a share of the new total, signed */
+		int64_t dv = t->negate ? -nd->delta : nd->delta;
+		fprintf(out, " %s, %.2f%%; %s%.2f%%)</title>", L->countname,
+			total ? 100.0 * (double)nd->value / (double)total : 0.0, dv > 0 ? "+" : "",
+			total ? 100.0 * (double)dv / (double)total : 0.0);
+	} else if (i) {
 		fprintf(out, " %s, %.2f%%)</title>", L->countname, total ? 100.0 * (double)nd->value / (double)total : 0.0);
-	else
+	} else {
 		fprintf(out, " %s, 100%%)</title>", L->countname);
+	}
 	/* the width is taken between the printed ends, as flamegraph.pl does */
 	fprintf(out, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
 		x1, y1, round1(x2) - round1(x1), y2 - y1, color);
@@ -819,9 +890,11 @@ static int svg_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o
 	t.v[0].parent = t.v[0].child = t.v[0].sibling = NONE;
 	t.v[0].kind = PFC_SVG_PROCESS;
 	t.n = 1;
-	ret = pfc_folded_walk(s, o, tree_stack, &t, err);
+	ret = o->diff_base ? tree_diff(&t, s, o) : pfc_folded_walk(s, o, tree_stack, &t, err);
 	if (ret < 0)
 		goto out;
+	if (o->diff_base && !o->title)
+		title = o->inverted ? "Differential Icicle Graph" : "Differential Flame Graph";
 	if (tree_sort(&t) < 0) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "flame graph");
 		goto out;
@@ -831,7 +904,7 @@ static int svg_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o
 	L.width = width;
 	L.countname = s->offcpu ? "ns" : "samples";
 	/* a time profile says so, as Brendan Gregg's off-CPU flame graphs do */
-	if (!o->title && s->offcpu)
+	if (!o->title && s->offcpu && !o->diff_base)
 		title = pfc_offcpu_thread_time(s->offcpu) ? o->inverted ? "Thread Time Icicle Graph" : "Thread Time Flame Graph"
 			: o->inverted ? "Off-CPU Time Icicle Graph" : "Off-CPU Time Flame Graph";
 	L.inverted = o->inverted;
@@ -904,6 +977,6 @@ static const char *const svg_suffixes[] = { ".svg", NULL };
 const struct pfc_writer pfc_writer_svg = {
 	.name = "svg",
 	.suffixes = svg_suffixes,
-	.needs = PFC_NEED_STACKS,
+	.needs = PFC_NEED_STACKS | PFC_DIFF,
 	.write = svg_write,
 };

@@ -17,6 +17,7 @@ enum {
 	PFC_OWN_GZIP = 1 << 3,      /* compresses its own output when pfc_wopts.gzip is set, or always */
 	PFC_NO_GZIP = 1 << 4,       /* an archive already: a .gz name is refused */
 	PFC_NEED_FILES = 1 << 5,    /* the files the symbol sources used (a pack): written after the others */
+	PFC_DIFF = 1 << 6,          /* draws a comparison with --diff BASE (o->diff_base) */
 };
 
 /* What a pack holds, for the summary (the pack writer fills it). */
@@ -49,6 +50,11 @@ struct pfc_wopts {
 	const char *command_line;   /* as typed, for the log */
 	const char *warnings;       /* PFC_NEED_LOG: what the conversion warned about */
 	struct pfc_pack_summary *pack_summary;  /* pack: filled when written; NULL: not wanted */
+	/* --diff BASE: the base recording, read and symbolized with the same options; NULL: none */
+	struct pfc_session *diff_base;
+	int diff_normalize;         /* scale the base to the new total, as difffolded.pl -n */
+	int negate;                 /* svg: flamegraph.pl --negate, red where a frame shrank */
+	int top;                    /* top: how many functions (0: 20) */
 };
 
 enum { PFC_SPEEDSCOPE_BY_THREAD, PFC_SPEEDSCOPE_BY_PROCESS };
@@ -67,6 +73,7 @@ extern const struct pfc_writer pfc_writer_svg;
 extern const struct pfc_writer pfc_writer_perfview;
 extern const struct pfc_writer pfc_writer_pprof;
 extern const struct pfc_writer pfc_writer_pack;
+extern const struct pfc_writer pfc_writer_top;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];

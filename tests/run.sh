@@ -9,7 +9,7 @@
 #   FIXTURES=dir                fixture tree (default fixtures/ beside this directory)
 #   TRUNCATE=0                  skip the truncation test; TRUNC_* variables tune it (tests/truncate.sh)
 #   DOTNET_LIVE=0               skip the .NET end-to-end tests (dotnet-live.sh, aspnet-live.sh, dotnet-dwarf.sh,
-#                               dotnet-enable.sh)
+#                               dotnet-enable.sh, diff-live.sh)
 #   LIVE=0                      skip every suite that records with perf or runs .NET apps (also offcpu.sh)
 #   CONSUMERS=0                 skip handing outputs to the real consumers (PerfView, Chromium, go tool pprof, protoc)
 #   VARIANTS=N                  the per-option golden variants (--pid --tid --kernel --addrs --all) on one
@@ -100,13 +100,15 @@ if [ "${LIVE:-1}" != 0 ]; then
 		suite dotnet-dwarf.sh
 		# --enable-perfmap on a running app, and its failure messages
 		suite dotnet-enable.sh
+		# --diff on two versions of an ASP.NET Core app, one endpoint's work changed
+		suite diff-live.sh
 	fi
 fi
 # the slowest first, so that the lanes end together.  Truncation: every fixture cut at record
 # boundaries, one byte either side and at random places (TRUNCATE=0 leaves it out).
 bg=()
 for sub in truncate.sh perfview.sh perf-script.sh svg.sh batch.sh pack.sh endian.sh speedscope.sh fuzz.sh \
-	perf-identity.sh pprof.sh jit.sh debuginfod.sh symsrv.sh r2r.sh r2r-truth.sh dotnet-baseline.sh layout.sh readme.sh; do
+	perf-identity.sh pprof.sh diff.sh jit.sh debuginfod.sh symsrv.sh r2r.sh r2r-truth.sh dotnet-baseline.sh layout.sh readme.sh; do
 	[ "$sub" = truncate.sh ] && [ "${TRUNCATE:-1}" = 0 ] && continue
 	bg+=("$sub")
 done

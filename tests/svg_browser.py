@@ -12,6 +12,12 @@ on 127.0.0.1 only).
       frame (the same rule as svg.c's, for a .NET name too); clicking a frame zooms it to the full width, dims its
       ancestors and hides the rest; "Reset Zoom" puts everything back; ?s=REGEX in the address
       searches on load.  The page is saved to PNG (after the search and the zoom).  Prints what failed; exit 0 ok, 1 failed.
+  svg_browser.py diff SVG ORACLE PNG
+      A differential flame graph (--diff) against ORACLE, flamegraph.pl's drawing of the same
+      difffolded.pl lines: every frame of the page has ORACLE's title and fill, and is drawn
+      at its x and width (the rendered box, to half a pixel); the colors survive a search and
+      its reset (the search color is put back to the change's color), and zoom and reset work
+      as in "test".  The page is saved to PNG.
   svg_browser.py shot SVG PNG [REGEX]
       Saves a screenshot of SVG, with REGEX searched first when given.
 
@@ -351,6 +357,95 @@ def run_test(svg, folded, png, regex):
     return 1 if errors else 0
 
 
+def oracle_frames(path):
+    """flamegraph.pl's frames: (title, x, width, fill) of every drawn frame."""
+    import html
+    out = []
+    text = open(path, encoding="utf-8").read()
+    for m in re.finditer(r'<title>([^<]*)</title><rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" '
+                         r'height="[\d.]+" fill="([^"]+)"', text):
+        out.append((html.unescape(m.group(1)), float(m.group(2)), float(m.group(3)), m.group(4)))
+    return out
+
+
+def run_diff(svg, oracle, png):
+    errors = []
+    want = sorted(oracle_frames(oracle))
+    b, server, answers = open_page(svg)
+    try:
+        got = json.loads(b.js(
+            "JSON.stringify(boxes.map(function (f) { var r = f.rect.getBoundingClientRect();"
+            " return [f.title, r.x, r.width, f.rect.getAttribute('fill')]; }))"))
+        got = sorted(tuple(g) for g in got)
+        if len(got) != len(want):
+            errors.append("the page has %d frames, flamegraph.pl drew %d" % (len(got), len(want)))
+        wt = {w[0]: w for w in want}
+        for title, x, w, fill in got:
+            o = wt.get(title)
+            if not o:
+                errors.append("frame %r: flamegraph.pl has no frame of that title" % title)
+            elif fill != o[3]:
+                errors.append("frame %r: fill %s, flamegraph.pl %s" % (title, fill, o[3]))
+            elif abs(x - o[1]) > 0.5 or abs(w - o[2]) > 0.5:
+                errors.append("frame %r: drawn at x=%.1f w=%.1f, flamegraph.pl x=%.1f w=%.1f" % (title, x, w, o[1], o[2]))
+        # the script reads each frame's name from its title, the change included
+        bad = json.loads(b.js("JSON.stringify(boxes.filter(function (f) { return / \\(/.test(f.name); })"
+                              ".map(function (f) { return f.name; }))"))
+        if bad:
+            errors.append("the script read no name from the titles of %r" % bad[:3])
+        if not any(g[3] not in ("rgb(255,255,255)",) for g in got):
+            errors.append("no frame is colored: the test proves nothing")
+
+        # a search paints the matches and its reset gives the change's colors back
+        before = b.js("JSON.stringify(boxes.map(function (f) { return f.rect.getAttribute('fill'); }))")
+        search_via_ui(b, answers, "path_")
+        hl = b.js("boxes.filter(function (f) { return f.rect.getAttribute('fill') === '%s'; }).length" % SEARCH_COLOR)
+        if not hl:
+            errors.append("search 'path_': nothing highlighted")
+        m = b.js("document.getElementById('matched').textContent")
+        if not m.startswith("Matched: "):
+            errors.append("search 'path_': shows %r" % m)
+        b.js("resetSearch(), 0")
+        after = b.js("JSON.stringify(boxes.map(function (f) { return f.rect.getAttribute('fill'); }))")
+        if after != before:
+            errors.append("the colors after a search and its reset are not the ones before")
+
+        # zoom into the widest frame below the process level, then reset
+        info = json.loads(b.js("JSON.stringify(boxes.map(function (f, i) { return [i, f.depth, f.w]; }))"))
+        full = float(b.js("fg.width")) - 2 * XPAD
+        pick = [f for f in info if f[1] >= 2 and 0.15 * full < f[2] < 0.85 * full]
+        if not pick:
+            errors.append("no frame of a useful width to zoom into")
+        else:
+            z = pick[0][0]
+            box = json.loads(b.js("JSON.stringify(boxes[%d].rect.getBoundingClientRect())" % z))
+            b.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            st = json.loads(b.js("JSON.stringify({x: boxes[%d].rect.getAttribute('x'), "
+                                 "w: boxes[%d].rect.getAttribute('width')})" % (z, z)))
+            if abs(float(st["x"]) - XPAD) > 0.05 or abs(float(st["w"]) - full) > 0.15:
+                errors.append("zoom: the clicked frame is at x=%s w=%s, not the full width" % (st["x"], st["w"]))
+            fills = b.js("JSON.stringify(boxes.map(function (f) { return f.rect.getAttribute('fill'); }))")
+            if fills != before:
+                errors.append("zoom changed the colors")
+            screenshot(b, png)
+            box = json.loads(b.js("JSON.stringify(document.getElementById('unzoom').getBoundingClientRect())"))
+            b.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            back = b.js("boxes.every(function (f) { return !f.g.classList.contains('hide') && "
+                        "parseFloat(f.rect.getAttribute('width')).toFixed(1) === f.w.toFixed(1); })")
+            if not back:
+                errors.append("Reset Zoom did not restore every frame")
+        for ev in b.events:
+            if ev["method"] == "Runtime.exceptionThrown":
+                d = ev.get("params", {}).get("exceptionDetails", {})
+                errors.append("script error: %s" % d.get("text"))
+    finally:
+        b.close()
+        server.close()
+    for e in errors[:10]:
+        print(e)
+    return 1 if errors else 0
+
+
 def run_shot(svg, png, regex):
     b, server, answers = open_page(svg)
     try:
@@ -367,6 +462,8 @@ def main(argv):
     try:
         if len(argv) == 6 and argv[1] == "test":
             return run_test(argv[2], argv[3], argv[4], argv[5])
+        if len(argv) == 5 and argv[1] == "diff":
+            return run_diff(argv[2], argv[3], argv[4])
         if len(argv) in (4, 5) and argv[1] == "shot":
             return run_shot(argv[2], argv[3], argv[4] if len(argv) == 5 else None)
     except RuntimeError as e:
