@@ -176,12 +176,18 @@ def main():
         parts.append("oc-spinner on-CPU %.1f ms, off-CPU S %.2f ms" % ((spin_all - spin) / 1e6, spin / 1e6))
         if spin_all - spin <= 0 or spin > 0.01 * known(kpath)["reader_wait"]:
             errs.append("the spinner must have on-CPU time and no sleeping time")
-        # the on-CPU part of the sleeper is small; its waits must not lose the state frame
+        # the on-CPU part of the sleeper is small; its waits must not lose the state frame.  On a
+        # loaded machine the sleeper may wait a little in D (a page fault reading its code back):
+        # that is the kernel's truth, so only more than 1% of its sleeps in another state fails
+        other = {}
         for stack, w in folded(fpath):
             fr = stack.split(";")
             if fr[0].startswith("oc-sleeper") and ("sleep_a" in fr or "sleep_b" in fr) and \
                     fr[-1].startswith("[off-cpu") and fr[-1] != "[off-cpu: S]":
-                errs.append("sleep ends in %s" % fr[-1])
+                other[fr[-1]] = other.get(fr[-1], 0) + w
+        k = known(kpath)
+        if sum(other.values()) > 0.01 * (k["sleep_a"] + k["sleep_b"]):
+            errs.append("sleep ends in %s" % ", ".join("%s %.2f ms" % (f, w / 1e6) for f, w in sorted(other.items())))
     elif mode == "timehist":
         fpath, tpath, spath, tol = sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
         every = len(sys.argv) > 6 and sys.argv[6] == "all"
