@@ -6,6 +6,7 @@
  * between kernel and user maps, an unknown marker discards the chain, at most max_stack
  * frames are kept, and each address is looked up as it was recorded.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "converter/util/mem.h"
 #include "converter/util/bytes.h"
 #include "converter/session.h"
+#include "converter/native/kcache.h"
 #include "converter/files/pack.h"
 #include "converter/jit/dotnetname.h"
 #include "converter/jit/perfmap.h"
@@ -39,10 +41,50 @@ struct pfc_kpreload {
 	pthread_t thread;
 	struct pfc_found found;
 	const char *path;
+	const char *cache_dir;       /* the running kernel's symbols may come from the cache */
 	struct pfc_symtab *t;
 	int ret;
+	int cache;                   /* KCACHE_* of the load */
 	int done;                    /* set by the thread when t is complete */
 };
+
+enum { KCACHE_OFF, KCACHE_HIT, KCACHE_MISS, KCACHE_CORRUPT };
+
+/* Kernel symbols from PATH, or from the cache when the file is the running kernel's
+ * kallsyms (cache_dir set only then): a hit reads the finished table, a miss reads the
+ * file and writes the entry for the next conversion on this boot.  Sets *cache. */
+static int kernel_syms_load(const char *path, const char *cache_dir, struct pfc_symtab *t, int *cache)
+{
+	struct pfc_kcache_key key;
+	int ret;
+
+	*cache = KCACHE_OFF;
+	if (!cache_dir || pfc_kcache_key(&key) < 0)
+		return pfc_kallsyms_load(path, t);
+	ret = pfc_kcache_load(cache_dir, &key, t);
+	if (ret == 1) {
+		*cache = KCACHE_HIT;
+		return 0;
+	}
+	*cache = ret == -EINVAL ? KCACHE_CORRUPT : KCACHE_MISS;
+	ret = pfc_kallsyms_load(path, t);
+	if (!ret && t->nr)
+		pfc_kcache_store(cache_dir, &key, t);	/* a cache that cannot be written is no cache */
+	return ret;
+}
+
+static void kcache_count(struct pfc_session *s, int cache)
+{
+	s->st.nr_kcache_hits += cache == KCACHE_HIT;
+	s->st.nr_kcache_misses += cache == KCACHE_MISS || cache == KCACHE_CORRUPT;
+	s->st.nr_kcache_corrupt += cache == KCACHE_CORRUPT;
+}
+
+/* the cache directory when FOUND is the running kernel's kallsyms, else NULL */
+static const char *kernel_cache_dir(struct pfc_session *s, const struct pfc_found *found)
+{
+	return s->opts->cache_dir && pfc_files_running_kernel(s->files, found) ? s->opts->cache_dir : NULL;
+}
 
 static void *kpreload_main(void *arg)
 {
@@ -51,7 +93,7 @@ static void *kpreload_main(void *arg)
 
 	if (delay && *delay)
 		usleep((useconds_t)strtoul(delay, NULL, 10) * 1000);
-	k->ret = pfc_kallsyms_load(k->path, k->t);
+	k->ret = kernel_syms_load(k->path, k->cache_dir, k->t, &k->cache);
 	__atomic_store_n(&k->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -86,6 +128,7 @@ static void kpreload_start(struct pfc_session *s)
 		free(k);
 		return;
 	}
+	k->cache_dir = kernel_cache_dir(s, &k->found);
 	k->t = calloc(1, sizeof(*k->t));
 	if (!k->t || pthread_create(&k->thread, NULL, kpreload_main, k) != 0) {
 		free(k->t);
@@ -106,6 +149,7 @@ static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret)
 	pthread_join(k->thread, NULL);
 	t = k->t;
 	*ret = k->ret;
+	kcache_count(s, k->cache);
 	free(k);
 	s->kpreload = NULL;
 	return t;
@@ -1853,9 +1897,11 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		if (pre) {
 			free(t);
 			t = pre;
-		} else if (kernel_syms_path(s, &kf))
-			ret = pfc_kallsyms_load(kf.path, t);
-		else if (o->log)
+		} else if (kernel_syms_path(s, &kf)) {
+			int cache;
+			ret = kernel_syms_load(kf.path, kernel_cache_dir(s, &kf), t, &cache);
+			kcache_count(s, cache);
+		} else if (o->log)
 			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: the recording's kernel is not the running one (use --kallsyms)\n");
 		break;
 	}

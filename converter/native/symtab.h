@@ -72,6 +72,12 @@ const struct pfc_sym *pfc_symtab_find(const struct pfc_symtab *t, uint64_t addr)
 void pfc_symtab_free(struct pfc_symtab *t);
 /* For tests: 0 when the tree is a valid red-black search tree, else -EINVAL. */
 int pfc_symtab_check(const struct pfc_symtab *t);
+/* A finished table as bytes (*out: free it), and back: the symbols, their names and the
+ * trees as they were, so lookups give the same answers.  pfc_symtab_from_image reads
+ * untrusted bytes: it checks every offset and link and that the trees are trees (a walk
+ * ends), and returns -EINVAL otherwise.  The bytes are in this machine's order. */
+int pfc_symtab_image(const struct pfc_symtab *t, uint8_t **out, size_t *len);
+int pfc_symtab_from_image(struct pfc_symtab *t, const uint8_t *p, size_t len);
 
 struct pfc_debuginfod;
 struct pfc_symsrv;
