@@ -1547,6 +1547,9 @@ static void pipeline_end(struct pfc_session *s, struct pfc_chan *chan)
 #define PFC_PIPELINE_RING (1u << 15)
 #define PFC_PIPELINE_BATCH 2048
 #endif
+/* the bytes of records in the ring: with DWARF stack copies, the memory the reader runs ahead
+ * by (chan.h); a few thousand samples still keep both threads busy */
+#define PFC_PIPELINE_BYTES ((uint64_t)16 << 20)
 
 /* 1: processed in two threads (*ret is the result), 0: not possible here. */
 static int process_pipelined(struct pfc_session *s, int *ret)
@@ -1563,6 +1566,7 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 		return 0;
 	if (pfc_chan_init(&chan, PFC_PIPELINE_RING, PFC_PIPELINE_BATCH) < 0)
 		return 0;
+	chan.max_bytes = PFC_PIPELINE_BYTES;
 	s->chan = &chan;
 	memset(&s->perr, 0, sizeof(s->perr));
 	s->pret = 0;
