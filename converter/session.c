@@ -564,7 +564,6 @@ static void load_kernel(struct pfc_session *s)
 {
 	struct pfc_machine *m = &s->machine;
 	const struct pfc_symtab *t;
-	size_t i, first = SIZE_MAX, last = SIZE_MAX;
 
 	s->kernel_loaded = 1;
 	m->kgen++;
@@ -576,18 +575,8 @@ static void load_kernel(struct pfc_session *s)
 	if (!m->kernel->loaded)
 		load_dso(s, m->kernel);
 	t = m->kernel->syms;
-	if (!t)
+	if (!t || !pfc_symtab_core_range(t, &m->kstart, &m->kend))
 		return;
-	for (i = 0; i < t->nr; i++)
-		if (!t->syms[i].module) {
-			if (first == SIZE_MAX)
-				first = i;
-			last = i;
-		}
-	if (first == SIZE_MAX)
-		return;
-	m->kstart = t->syms[first].start;
-	m->kend = t->syms[last].end;
 	m->have_kernel_map = 1;
 	m->kgen++;
 }

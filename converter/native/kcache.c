@@ -30,8 +30,10 @@
 #define BYTE_ORDER_MARK 0x01020304u
 #define ENTRY_MAX ((size_t)1 << 30)
 
-/* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image */
+/* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image (at an
+ * offset that keeps its 8-byte fields aligned in a mapping) */
 #define HEADER (8 + 4 + 4 + 8 + 8 + PFC_KCACHE_KEY_MAX)
+_Static_assert(HEADER % 8 == 0, "the image is read in place");
 
 static ssize_t read_small(const char *path, char *buf, size_t size)
 {
@@ -134,12 +136,12 @@ static int entry_path(const char *dir, const char *name, char *out, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+/* 0 when p holds k's entry, whole: its header, key and checksum */
+static int entry_check(const uint8_t *p, size_t len, const struct pfc_kcache_key *k)
 {
 	uint32_t version, order;
 	uint64_t size, crc;
 
-	memset(t, 0, sizeof(*t));
 	if (len < HEADER || memcmp(p, MAGIC, 8) != 0)
 		return -EINVAL;
 	memcpy(&version, p + 8, 4);
@@ -152,7 +154,15 @@ int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *
 		return -EINVAL;
 	if (crc64_ecma_refl(0, p + 32, len - 32) != crc)
 		return -EINVAL;
-	return pfc_symtab_from_image(t, p + HEADER, (size_t)size);
+	return 0;
+}
+
+int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (entry_check(p, len, k) < 0)
+		return -EINVAL;
+	return pfc_symtab_from_image(t, p + HEADER, len - HEADER);
 }
 
 int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len)
@@ -208,8 +218,14 @@ int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_
 		close(fd);
 		return ret;
 	}
-	ret = pfc_kcache_parse(map, (size_t)st.st_size, k, t);
-	munmap(map, (size_t)st.st_size);
+	/* the table reads the mapping in place and unmaps it when freed (entries are replaced by
+	 * rename, never rewritten, so the mapped bytes do not change under it) */
+	ret = entry_check(map, (size_t)st.st_size, k);
+	if (ret == 0)
+		ret = pfc_symtab_view_image(t, (const uint8_t *)map + HEADER, (size_t)st.st_size - HEADER, map,
+					    (size_t)st.st_size);
+	else
+		munmap(map, (size_t)st.st_size);
 	if (ret == 0)
 		futimens(fd, NULL);	/* recently used: evicted last */
 	close(fd);

@@ -63,6 +63,23 @@ static void round_trip(const char *what, const char *kallsyms, const struct pfc_
 	check(pfc_kcache_parse(buf, len, k, &u) == 0, "%s: parse", what);
 	compare(what, &t, &u);
 	pfc_symtab_free(&u);
+	{
+		/* the same read in place from a file, as a conversion reads it */
+		char dir[] = "/tmp/test_kcache.XXXXXX", cmd[300], name[300];
+		uint64_t lo[2] = { 0 }, hi[2] = { 0 };
+
+		if (mkdtemp(dir)) {
+			check(pfc_kcache_store(dir, k, &t) == 0, "%s: store", what);
+			check(pfc_kcache_load(dir, k, &u) == 1 && u.img, "%s: read in place", what);
+			snprintf(name, sizeof(name), "%s in place", what);
+			compare(name, &t, &u);
+			check(pfc_symtab_core_range(&t, &lo[0], &hi[0]) == pfc_symtab_core_range(&u, &lo[1], &hi[1]) &&
+			      lo[0] == lo[1] && hi[0] == hi[1], "%s: the same range outside modules", what);
+			pfc_symtab_free(&u);
+			snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+			check(system(cmd) == 0, "%s: clean up", what);
+		}
+	}
 	/* cut anywhere: refused */
 	for (i = 0; i < len; i += len / 97 + 1) {
 		tried++;
