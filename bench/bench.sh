@@ -215,7 +215,8 @@ for mb in $SIZES; do
 	rm -f "$WORK"/out.*
 done
 
-# Small recordings (BENCH_SMALL=0 skips): the .NET fixture dotnet-aspnet (an ASP.NET Core app, its
+# Small recordings (BENCH_SMALL=0 skips): a live ASP.NET Core recording (below; BENCH_ASPNET=0 skips
+# it), the .NET fixture dotnet-aspnet (an ASP.NET Core app, its
 # perf map and jitdump in maps/, its kernel's symbols) and a 1-second recording of the workload above
 # on this machine's kernel (whose symbols come from /proc/kallsyms or the cache), each converted to
 # trace.zip and to svg against perfcollect's pipeline; then 20 copies of each, and 20 packs of each,
@@ -227,8 +228,53 @@ if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip
 		record "$small_fp" 1
 	fi
 	net=fixtures/dotnet-aspnet
-	for small in net fp; do
-		if [ $small = net ]; then
+	smalls="net fp"
+	# a live ASP.NET Core recording of BENCH_ASPNET_SECONDS (default 10) under load (three clients,
+	# -F 4999: a few MB), on this kernel,
+	# with the runtime's perf map and jitdump in /tmp where perf script finds them too (kept in
+	# bench/work/aspnet-maps/ and put back in /tmp for a later run); needs the .NET SDK
+	aspnet=$WORK/aspnet.data
+	if [ "${BENCH_ASPNET:-1}" != 0 ] && command -v dotnet >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+		if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$aspnet" ]; then
+			rm -rf "$WORK/probeweb-src" "$WORK/probeweb" "$WORK/aspnet-maps"
+			cp -R fixtures/bin-src/dotnet/ProbeWeb "$WORK/probeweb-src"
+			if (cd "$WORK/probeweb-src" && timeout 300 dotnet build -c Release -o "$PWD/../probeweb" --disable-build-servers) \
+				>"$WORK/record.log" 2>&1; then
+				say "recording $WORK/probeweb/ProbeWeb for ${BENCH_ASPNET_SECONDS:-10} s under load"
+				DOTNET_PerfMapEnabled=1 perf record -q -F 4999 -g -e cpu-clock -o "$aspnet.new" -- \
+					"$WORK/probeweb/ProbeWeb" --urls http://127.0.0.1:5119 >>"$WORK/record.log" 2>&1 &
+				precord=$!
+				for _ in $(seq 100); do curl -s -m 1 http://127.0.0.1:5119/hello >/dev/null 2>&1 && break; sleep 0.2; done
+				end=$((SECONDS + ${BENCH_ASPNET_SECONDS:-10}))
+				for _ in 1 2 3; do	# three clients
+					while [ $SECONDS -lt $end ]; do
+						curl -s -m 10 "http://127.0.0.1:5119/work?n=1000000" "http://127.0.0.1:5119/hello" >/dev/null 2>&1 || break
+					done &
+				done
+				wait $(jobs -p | grep -vx "$precord")
+				app=$(pgrep -P "$precord" || true)
+				[ -n "$app" ] && kill -TERM "$app"
+				wait "$precord" || true
+				if [ -s "$aspnet.new" ]; then
+					mv -f "$aspnet.new" "$aspnet"
+					mkdir -p "$WORK/aspnet-maps"
+					[ -n "$app" ] && cp /tmp/perf-"$app".map /tmp/jit-"$app".dump "$WORK/aspnet-maps/" 2>/dev/null || true
+				fi
+			else
+				say "dotnet build of ProbeWeb failed: no ASP.NET recording (see $WORK/record.log)"
+			fi
+		fi
+		if [ -s "$aspnet" ]; then
+			cp -n "$WORK"/aspnet-maps/* /tmp/ 2>/dev/null || true
+			smalls="aspnet $smalls"
+		fi
+	fi
+	for small in $smalls; do
+		if [ $small = aspnet ]; then
+			data=$aspnet
+			opts=()
+			popts=()
+		elif [ $small = net ]; then
 			data=$net/perf.data
 			opts=(--map-dir "$net/maps" --kallsyms "$net/kallsyms")
 			popts=(--kallsyms "$net/kallsyms")
@@ -248,7 +294,7 @@ if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip
 		for i in $(seq -w 1 20); do cp "$WORK/b20/one.pack" "$WORK/b20/packs/rec$i.pack"; done
 		rm -f "$WORK/best.small-"*
 		# shellcheck disable=SC2016 # for the inner bash
-		pipeline='d=$(mktemp -d "$3/pc.XXXXXX") && mkdir "$d/pc.trace" &&
+		pipeline='d=$(mktemp -d "$(cd "$3" && pwd)/pc.XXXXXX") && mkdir "$d/pc.trace" &&
 			perf script -i "$1" "${@:4}" -F "$2" >"$d/pc.trace/perf.data.txt" 2>/dev/null &&
 			cd "$d" && zip -q -r pc.trace.zip pc.trace && cd / && rm -rf "$d"'
 		for _ in $(seq "$RUNS"); do
