@@ -1558,6 +1558,7 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 	chan.max_bytes = PFC_PIPELINE_BYTES;
 	s->chan = &chan;
 	memset(&s->perr, 0, sizeof(s->perr));
+	s->release_to = 0;
 	s->pret = 0;
 	s->rd.err = &s->perr;
 	s->rd.sync = sync_reader;
@@ -1581,7 +1582,9 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 					s->opts->progress(s->opts->progress_arg, s);
 				break;
 			case ITEM_RELEASE:
-				pfc_reader_release(&s->rd, it->offset);
+				/* released on the reading thread (release_to) */
+				if (it->offset > __atomic_load_n(&s->release_to, __ATOMIC_RELAXED))
+					__atomic_store_n(&s->release_to, it->offset, __ATOMIC_RELEASE);
 				break;
 			case ITEM_FREE:
 				pfc_order_arena_free((struct pfc_arena_block *)it->data);
@@ -1657,6 +1660,8 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 					pfc_reader_release(&s->rd, low);
 				else if (pfc_chan_push(s->chan, NULL, low, 0, ITEM_RELEASE) < 0)
 					return -PFC_ERR_NOMEM;
+				else	/* what the processing thread has finished, from an earlier round */
+					pfc_reader_release(&s->rd, __atomic_load_n(&s->release_to, __ATOMIC_ACQUIRE));
 			}
 			break;
 		case PFC_REC_HEADER_BUILD_ID:

@@ -148,6 +148,10 @@ struct pfc_session {
 	int symbolized;
 	/* the pipeline (session.c): the reading thread's queue to this one, and its result */
 	struct pfc_chan *chan;
+	/* in two threads: the mapped bytes below this offset are processed (the processing thread
+	 * sets it at each ITEM_RELEASE); the reading thread releases them, so that the page table
+	 * work of MADV_DONTNEED is not on the busier thread */
+	uint64_t release_to;
 	struct pfc_error perr;
 	int pret;
 	struct pfc_kpreload *kpreload;
