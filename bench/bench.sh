@@ -138,9 +138,24 @@ best_row() {
 	sort -n -k3,3 "$WORK/best.$1" | tail -n 1 | cut -d' ' -f3
 }
 formats=$("$PERFCONV" --help | sed -n 's/^Formats: *//p')
+# --no-cache rows only where the binary has the kernel symbol cache (an older one, for a "before")
+nocache=0
+"$PERFCONV" --help | grep -q -- --no-cache && nocache=1
 all=${formats// /,}
 rows=$WORK/rows.txt
 : >"$rows"
+# the kernel symbol cache's figures: a conversion with an empty cache misses and writes the entry,
+# the next one hits (on the 1-second recording below, made for the small rows)
+kdemo=${SIZES%% *}
+if [ -n "$kdemo" ] && [ -s "$WORK/perf-$kdemo.data" ]; then
+	rm -rf "$WORK/xdg"
+	for i in 1 2; do
+		XDG_CACHE_HOME=$PWD/$WORK/xdg "$PERFCONV" -v -i "$WORK/perf-$kdemo.data" -o /dev/null 2>&1 |
+			sed -n "s|^perfconv: kernel symbol cache:|bench: kernel symbol cache, conversion $i with an empty cache:|p"
+	done
+	[ ! -d "$WORK/xdg/perfconv/kallsyms" ] || ls -l "$WORK/xdg/perfconv/kallsyms" | awk 'NR > 1 {print "bench: kernel symbol cache entry: " $5 " bytes"}'
+	rm -rf "$WORK/xdg"
+fi
 for mb in $SIZES; do
 	data=$WORK/perf-$mb.data
 	get "$data" "$mb"
@@ -173,6 +188,10 @@ for mb in $SIZES; do
 			best "$mb-perfconv-all-formats" /dev/null "$PERFCONV" -q -O "$WORK/batch" -f "$all" "$data"
 			rm -rf "$WORK/batch"
 		fi
+		# reading the file once: the floor of any converter
+		best "$mb-cat" /dev/null cat "$data"
+		# the same conversion reading /proc/kallsyms as before the kernel symbol cache
+		[ $nocache = 0 ] || best "$mb-perfconv-folded-no-cache" /dev/null "$PERFCONV" -q --no-cache -i "$data" -f folded -o "$WORK/out.folded"
 		if [ "$do_perf" != 0 ]; then
 			best "$mb-perf-script" /dev/null perf script -i "$data"
 			best "$mb-perf-report" /dev/null perf report -i "$data" --stdio
@@ -187,7 +206,7 @@ for mb in $SIZES; do
 	done
 	names=()
 	for f in $formats all-formats; do names+=("perfconv-$f"); done
-	for n in "${names[@]}" perf-script perf-report perfcollect-pipeline; do
+	for n in "${names[@]}" perfconv-folded-no-cache cat perf-script perf-report perfcollect-pipeline; do
 		if [ -s "$WORK/best.$mb-$n" ]; then
 			echo "$mb $bytes $samples $n $(best_row "$mb-$n")" >>"$rows"
 		fi
@@ -195,6 +214,113 @@ for mb in $SIZES; do
 	rm -f "$WORK/best.$mb-"*
 	rm -f "$WORK"/out.*
 done
+
+# Small recordings (BENCH_SMALL=0 skips): a live ASP.NET Core recording (below; BENCH_ASPNET=0 skips
+# it), the .NET fixture dotnet-aspnet (an ASP.NET Core app, its
+# perf map and jitdump in maps/, its kernel's symbols) and a 1-second recording of the workload above
+# on this machine's kernel (whose symbols come from /proc/kallsyms or the cache), each converted to
+# trace.zip and to svg against perfcollect's pipeline; then 20 copies of each, and 20 packs of each,
+# converted to trace.zip and svg with -O -j 2 against the pipeline run 20 times, two at a time.
+if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip >/dev/null 2>&1; then
+	small_fp=$WORK/perf-small.data
+	if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$small_fp" ]; then
+		[ -x "$WORK/callgraph" ] || gcc -O1 -fno-omit-frame-pointer -g -o "$WORK/callgraph" fixtures/bin-src/callgraph.c
+		record "$small_fp" 1
+	fi
+	net=fixtures/dotnet-aspnet
+	smalls="net fp"
+	# a live ASP.NET Core recording of BENCH_ASPNET_SECONDS (default 10) under load (three clients,
+	# -F 4999: a few MB), on this kernel,
+	# with the runtime's perf map and jitdump in /tmp where perf script finds them too (kept in
+	# bench/work/aspnet-maps/ and put back in /tmp for a later run); needs the .NET SDK
+	aspnet=$WORK/aspnet.data
+	if [ "${BENCH_ASPNET:-1}" != 0 ] && command -v dotnet >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+		if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$aspnet" ]; then
+			rm -rf "$WORK/probeweb-src" "$WORK/probeweb" "$WORK/aspnet-maps"
+			cp -R fixtures/bin-src/dotnet/ProbeWeb "$WORK/probeweb-src"
+			if (cd "$WORK/probeweb-src" && timeout 300 dotnet build -c Release -o "$PWD/../probeweb" --disable-build-servers) \
+				>"$WORK/record.log" 2>&1; then
+				say "recording $WORK/probeweb/ProbeWeb for ${BENCH_ASPNET_SECONDS:-10} s under load"
+				DOTNET_PerfMapEnabled=1 perf record -q -F 4999 -g -e cpu-clock -o "$aspnet.new" -- \
+					"$WORK/probeweb/ProbeWeb" --urls http://127.0.0.1:5119 >>"$WORK/record.log" 2>&1 &
+				precord=$!
+				for _ in $(seq 100); do curl -s -m 1 http://127.0.0.1:5119/hello >/dev/null 2>&1 && break; sleep 0.2; done
+				end=$((SECONDS + ${BENCH_ASPNET_SECONDS:-10}))
+				for _ in 1 2 3; do	# three clients
+					while [ $SECONDS -lt $end ]; do
+						curl -s -m 10 "http://127.0.0.1:5119/work?n=1000000" "http://127.0.0.1:5119/hello" >/dev/null 2>&1 || break
+					done &
+				done
+				wait $(jobs -p | grep -vx "$precord")
+				app=$(pgrep -P "$precord" || true)
+				[ -n "$app" ] && kill -TERM "$app"
+				wait "$precord" || true
+				if [ -s "$aspnet.new" ]; then
+					mv -f "$aspnet.new" "$aspnet"
+					mkdir -p "$WORK/aspnet-maps"
+					[ -n "$app" ] && cp /tmp/perf-"$app".map /tmp/jit-"$app".dump "$WORK/aspnet-maps/" 2>/dev/null || true
+				fi
+			else
+				say "dotnet build of ProbeWeb failed: no ASP.NET recording (see $WORK/record.log)"
+			fi
+		fi
+		if [ -s "$aspnet" ]; then
+			cp -n "$WORK"/aspnet-maps/* /tmp/ 2>/dev/null || true
+			smalls="aspnet $smalls"
+		fi
+	fi
+	for small in $smalls; do
+		if [ $small = aspnet ]; then
+			data=$aspnet
+			opts=()
+			popts=()
+		elif [ $small = net ]; then
+			data=$net/perf.data
+			opts=(--map-dir "$net/maps" --kallsyms "$net/kallsyms")
+			popts=(--kallsyms "$net/kallsyms")
+		else
+			data=$small_fp
+			opts=()
+			popts=()
+		fi
+		bytes=$(stat -c %s "$data")
+		samples=$("$PERFCONV" --stats -i "$data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
+		say "small input ($small): $data, $((bytes / 1000)) kB, $samples samples"
+		fields=comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace
+		perf script -i "$data" "${popts[@]}" -F "$fields" 2>/dev/null | head -c 1 | grep -q . || fields=${fields/cpu,/}
+		rm -rf "$WORK/b20" && mkdir -p "$WORK/b20/in" "$WORK/b20/packs"
+		for i in $(seq -w 1 20); do cp "$data" "$WORK/b20/in/rec$i.data"; done
+		"$PERFCONV" -q -i "$data" "${opts[@]}" -f pack -o "$WORK/b20/one.pack"
+		for i in $(seq -w 1 20); do cp "$WORK/b20/one.pack" "$WORK/b20/packs/rec$i.pack"; done
+		rm -f "$WORK/best.small-"*
+		# shellcheck disable=SC2016 # for the inner bash
+		pipeline='d=$(mktemp -d "$(cd "$3" && pwd)/pc.XXXXXX") && mkdir "$d/pc.trace" &&
+			perf script -i "$1" "${@:4}" -F "$2" >"$d/pc.trace/perf.data.txt" 2>/dev/null &&
+			cd "$d" && zip -q -r pc.trace.zip pc.trace && cd / && rm -rf "$d"'
+		for _ in $(seq "$RUNS"); do
+			best small-perfconv-trace.zip /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f trace.zip -o "$WORK/out.trace.zip"
+			best small-perfconv-svg /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f svg -o "$WORK/out.svg"
+			best small-perfconv-folded /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f folded -o "$WORK/out.folded"
+			[ $nocache = 0 ] || best small-perfconv-folded-no-cache /dev/null "$PERFCONV" -q --no-cache -i "$data" "${opts[@]}" -f folded -o "$WORK/out.folded"
+			best small-perfconv-pack /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f pack -o "$WORK/out.pack"
+			best small-perfcollect-pipeline /dev/null bash -c "$pipeline" pipeline "$data" "$fields" "$WORK" "${popts[@]}"
+			rm -rf "$WORK/b20/out"
+			best small-batch20-perfconv-trace.zip+svg /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip,svg "${opts[@]}" "$WORK/b20/in"
+			rm -rf "$WORK/b20/out"
+			best small-batch20-perfconv-packs-trace.zip+svg /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip,svg "$WORK/b20/packs"
+			rm -rf "$WORK/b20/out"
+			# shellcheck disable=SC2016 # for the inner bash
+			best small-batch20-perfcollect-pipeline /dev/null bash -c 'ls "$1"/in/*.data | xargs -P 2 -I{} bash -c "$2" pipeline {} "$3" "$4" "${@:5}"' \
+				b20 "$WORK/b20" "$pipeline" "$fields" "$WORK" "${popts[@]}"
+		done
+		for n in perfconv-trace.zip perfconv-svg perfconv-folded perfconv-folded-no-cache perfconv-pack perfcollect-pipeline \
+			batch20-perfconv-trace.zip+svg batch20-perfconv-packs-trace.zip+svg batch20-perfcollect-pipeline; do
+			[ -s "$WORK/best.small-$n" ] && echo "small-$small $bytes $samples $n $(best_row "small-$n")" >>"$rows"
+		done
+		rm -f "$WORK/best.small-"*
+		rm -rf "$WORK/b20" "$WORK"/out.*
+	done
+fi
 
 # DWARF: a --call-graph dwarf recording of at least BENCH_DWARF_MB megabytes (default 100; 0 skips)
 # of the dwarf-* fixtures' workload (C++ without frame pointers, a shared library, libc), made
@@ -251,7 +377,7 @@ fi
 python3 - "$rows" "$HUGE_MB" <<'EOF2'
 import sys
 rows = [l.split() for l in open(sys.argv[1])]
-print("bench: %-6s %-26s %8s %8s %9s %12s %9s %9s %9s" %
+print("bench: %-8s %-38s %8s %8s %9s %12s %9s %9s %9s" %
       ("input", "command", "wall s", "CPU s", "MB/s", "samples/s", "RSS MB", "x wall", "x CPU"))
 for mb in dict.fromkeys(r[0] for r in rows):
     rs = [r for r in rows if r[0] == mb]
@@ -262,14 +388,43 @@ for mb in dict.fromkeys(r[0] for r in rows):
         wall, cpu, rss = max(float(r[4]), 0.001), max(float(r[5]), 0.001), int(r[6]) / 1024
         xw = "%8.1fx" % (rw / wall) if rw else "%9s" % "-"
         xc = "%8.1fx" % (rc / cpu) if rc else "%9s" % "-"
-        print("bench: %-6s %-26s %8.2f %8.2f %9.1f %12.0f %9.1f %s %s" %
-              ("%d MB" % (size // 1000000) if mb != "dwarf" else "dwarf", name, wall, cpu, size / 1e6 / wall,
+        print("bench: %-8s %-38s %8.2f %8.2f %9.1f %12.0f %9.1f %s %s" %
+              ("%d MB" % (size // 1000000) if mb.isdigit() else mb, name, wall, cpu, size / 1e6 / wall,
                samples / wall, rss, xw, xc))
 print("bench: x wall / x CPU: how many times faster than perf script (wall time / CPU time)")
 for mb in dict.fromkeys(r[0] for r in rows):
     rs = {r[3]: r for r in rows if r[0] == mb}
     if mb == "dwarf":
         continue
+    w = lambda n: max(float(rs[n][4]), 0.001)
+    c = lambda n: max(float(rs[n][5]), 0.001)
+    if not mb.isdigit():
+        # small recordings: against perfcollect's pipeline, single and in a batch of 20
+        for n in ("perfconv-trace.zip", "perfconv-svg", "perfconv-folded", "perfconv-pack"):
+            if n in rs and "perfcollect-pipeline" in rs:
+                print("bench: %s  %s: %.3f s wall, %.1fx faster than perfcollect's pipeline (%.3f s) by wall, %.1fx by CPU"
+                      % (mb, n[9:], w(n), w("perfcollect-pipeline") / w(n), w("perfcollect-pipeline"),
+                         c("perfcollect-pipeline") / c(n)))
+        for n in ("batch20-perfconv-trace.zip+svg", "batch20-perfconv-packs-trace.zip+svg"):
+            if n in rs and "batch20-perfcollect-pipeline" in rs:
+                print("bench: %s  %s (-j 2): %.2f s, %.1f recordings/s against the pipeline's %.1f/s (trace.zip only, 2 at a "
+                      "time): %.1fx by wall, %.1fx by CPU" % (mb, n, w(n), 20 / w(n), 20 / w("batch20-perfcollect-pipeline"),
+                                                  w("batch20-perfcollect-pipeline") / w(n), c("batch20-perfcollect-pipeline") / c(n)))
+        if "perfconv-folded-no-cache" in rs and "perfconv-folded" in rs:
+            print("bench: %s  kernel symbol cache: folded %.3f s wall %.3f s CPU with it, %.3f s wall %.3f s CPU without (--no-cache)"
+                  % (mb, w("perfconv-folded"), c("perfconv-folded"), w("perfconv-folded-no-cache"), c("perfconv-folded-no-cache")))
+        if "perfconv-pack" in rs and "perfconv-folded" in rs:
+            print("bench: %s  pack: %.2fx the time of folded (wall), %.2fx (CPU)" %
+                  (mb, w("perfconv-pack") / w("perfconv-folded"), c("perfconv-pack") / c("perfconv-folded")))
+        continue
+    if "cat" in rs and "perfconv-folded" in rs:
+        print("bench: %d MB  folded %.3f s against reading the file once (cat) %.3f s: %.1fx the floor (wall), %.1fx (CPU)" %
+              (int(rs["cat"][1]) // 1000000, w("perfconv-folded"), w("cat"), w("perfconv-folded") / w("cat"), c("perfconv-folded") / c("cat")))
+        print("bench: %d MB  against folded (wall): %s" % (int(rs["cat"][1]) // 1000000, ", ".join("%s %.2fx" % (n[9:], w(n) / w("perfconv-folded"))
+              for n in rs if n.startswith("perfconv-") and n != "perfconv-folded")))
+    if "perfconv-folded-no-cache" in rs and "perfconv-folded" in rs:
+        print("bench: %d MB  kernel symbol cache: folded %.3f s wall %.3f s CPU with it, %.3f s wall %.3f s CPU without (--no-cache)"
+              % (int(rs["perfconv-folded"][1]) // 1000000, w("perfconv-folded"), c("perfconv-folded"), w("perfconv-folded-no-cache"), c("perfconv-folded-no-cache")))
     size = int(next(iter(rs.values()))[1])
     tz, pl = rs.get("perfconv-trace.zip"), rs.get("perfcollect-pipeline")
     if tz and pl:

@@ -170,6 +170,10 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 	if (c->verbose)
 		fprintf(stderr, "perfconv: %.3f s reading records, %.3f s resolving symbols, %.3f s writing\n", ph->read,
 			ph->symbols, ph->write);
+	if (c->verbose && (st->nr_kcache_hits || st->nr_kcache_misses))
+		fprintf(stderr, "perfconv: kernel symbol cache: %llu hit, %llu miss%s (%s/kallsyms)\n",
+			(unsigned long long)st->nr_kcache_hits, (unsigned long long)st->nr_kcache_misses,
+			st->nr_kcache_corrupt ? ", a corrupt entry ignored and written again" : "", s->opts->cache_dir);
 	if (st->nr_samples_filtered)
 		fprintf(stderr, "perfconv: %llu samples left out by --comm, --pid=, --tid= or --time\n",
 			(unsigned long long)st->nr_samples_filtered);

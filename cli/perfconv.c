@@ -72,6 +72,7 @@ enum {
 	OPT_NEGATE,
 	OPT_TOP,
 	OPT_FAIL_IF_GROWN,
+	OPT_NO_CACHE,
 };
 
 struct opt_doc {
@@ -138,6 +139,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_SYMBOL_SERVER, "symbol-server", 0, 1, "URL", "fetch the debug files of binaries without symbols by build-id from this symbol server, as dotnet-symbol does (repeatable; default: $PERFCONV_SYMBOL_SERVERS; none when unset)" },
 	{ OPT_SYMBOL_SERVER_TIMEOUT, "symbol-server-timeout", 0, 1, "SECONDS", "give up on a symbol server that does not connect or stops sending for this long, for the rest of the conversion (default: 10)" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
+	{ OPT_NO_CACHE, "no-cache", 0, 0, NULL, "read the running kernel's symbols from /proc/kallsyms, not from the cache in $XDG_CACHE_HOME/perfconv (also PERFCONV_CACHE=0)" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
 	{ 'h', "help", 'h', 0, NULL, "show this help and exit" },
@@ -375,7 +377,7 @@ int main(int argc, char **argv)
 {
 	struct option longopts[NR_OPTS + 1];
 	char shortopts[64];
-	static char bdir[PATH_MAX], symcache[PATH_MAX];
+	static char bdir[PATH_MAX], symcache[PATH_MAX], kcache[PATH_MAX];
 	static char symsrv[8192];	/* the --symbol-server URLs, space-separated */
 	struct cli c;
 	struct pfc_error err;
@@ -383,7 +385,7 @@ int main(int argc, char **argv)
 	const struct pfc_writer *ws[16];
 	const char *r2r_dump = NULL, *r2r_dump_style = NULL, *perfmap_pid = NULL;
 	size_t i, k = 0, nws = 0;
-	int opt, ret, want_resolve = 0, dotnet_names = -1, perfmap_enable = 0;
+	int opt, ret, want_resolve = 0, dotnet_names = -1, perfmap_enable = 0, no_cache = 0;
 
 	memset(&c, 0, sizeof(c));
 	memset(&err, 0, sizeof(err));
@@ -524,6 +526,7 @@ int main(int argc, char **argv)
 		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; c.opts.buildid_dir_given = 1; break;
 		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
 		case OPT_NO_SORT: c.opts.no_sort = 1; break;
+		case OPT_NO_CACHE: no_cache = 1; break;
 		case OPT_RESOLVE_JIT: want_resolve = 1; break;
 		case OPT_PERF_COMPAT: c.opts.perf_compat = 1; break;
 		case OPT_PID_MAP:
@@ -634,6 +637,15 @@ int main(int argc, char **argv)
 		else if (home && *home)
 			snprintf(symcache, sizeof(symcache), "%s/.cache/perfconv-symbols", home);
 		c.opts.symsrv_cache = *symcache ? symcache : NULL;
+	}
+	/* the running kernel's symbols are kept in $XDG_CACHE_HOME/perfconv/kallsyms (kcache.c) */
+	if (!no_cache && !(getenv("PERFCONV_CACHE") && strcmp(getenv("PERFCONV_CACHE"), "0") == 0)) {
+		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+		if (xdg && xdg[0] == '/')
+			snprintf(kcache, sizeof(kcache), "%s/perfconv", xdg);
+		else if (home && *home)
+			snprintf(kcache, sizeof(kcache), "%s/.cache/perfconv", home);
+		c.opts.cache_dir = *kcache ? kcache : NULL;
 	}
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	if (!c.opts.buildid_dir) {

@@ -6,6 +6,7 @@
  * between kernel and user maps, an unknown marker discards the chain, at most max_stack
  * frames are kept, and each address is looked up as it was recorded.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "converter/util/mem.h"
 #include "converter/util/bytes.h"
 #include "converter/session.h"
+#include "converter/native/kcache.h"
 #include "converter/files/pack.h"
 #include "converter/jit/dotnetname.h"
 #include "converter/jit/perfmap.h"
@@ -39,10 +41,57 @@ struct pfc_kpreload {
 	pthread_t thread;
 	struct pfc_found found;
 	const char *path;
+	const char *cache_dir;       /* the running kernel's symbols may come from the cache */
 	struct pfc_symtab *t;
 	int ret;
+	int cache;                   /* KCACHE_* of the load */
 	int done;                    /* set by the thread when t is complete */
 };
+
+enum { KCACHE_OFF, KCACHE_HIT, KCACHE_MISS, KCACHE_CORRUPT };
+
+/* Kernel symbols from PATH, or from the cache when the file is the running kernel's
+ * kallsyms (cache_dir set only then): a hit reads the finished table, a miss reads the
+ * file and writes the entry for the next conversion on this boot.  Sets *cache. */
+static int kernel_syms_load(const char *path, const char *cache_dir, struct pfc_symtab *t, int *cache)
+{
+	struct pfc_kcache_key key;
+	int ret;
+
+	*cache = KCACHE_OFF;
+	if (!cache_dir || pfc_kcache_key(&key) < 0)
+		return pfc_kallsyms_load(path, t);
+	ret = pfc_kcache_load(cache_dir, &key, t);
+	if (ret == 1) {
+		*cache = KCACHE_HIT;
+		return 0;
+	}
+	*cache = ret == -EINVAL ? KCACHE_CORRUPT : KCACHE_MISS;
+	ret = pfc_kallsyms_load(path, t);
+	if (!ret && t->nr)
+		pfc_kcache_store(cache_dir, &key, t);	/* a cache that cannot be written is no cache */
+	return ret;
+}
+
+static void kcache_count(struct pfc_session *s, int cache)
+{
+	s->st.nr_kcache_hits += cache == KCACHE_HIT;
+	s->st.nr_kcache_misses += cache == KCACHE_MISS || cache == KCACHE_CORRUPT;
+	s->st.nr_kcache_corrupt += cache == KCACHE_CORRUPT;
+}
+
+/* the cache directory when FOUND is the running kernel's kallsyms, else NULL */
+static const char *kernel_cache_dir(struct pfc_session *s, const struct pfc_found *found)
+{
+	const char *stand_in = getenv("PERFCONV_RUNNING_KERNEL");
+
+	/* perf-compat may move the table by the recording's reference symbol, which a cached table
+	 * searched in place cannot take; and the tests' stand-in for the running kernel is not the
+	 * kernel the cache's key names */
+	if (!s->opts->cache_dir || s->opts->perf_compat || (stand_in && *stand_in))
+		return NULL;
+	return pfc_files_running_kernel(s->files, found) ? s->opts->cache_dir : NULL;
+}
 
 static void *kpreload_main(void *arg)
 {
@@ -51,7 +100,7 @@ static void *kpreload_main(void *arg)
 
 	if (delay && *delay)
 		usleep((useconds_t)strtoul(delay, NULL, 10) * 1000);
-	k->ret = pfc_kallsyms_load(k->path, k->t);
+	k->ret = kernel_syms_load(k->path, k->cache_dir, k->t, &k->cache);
 	__atomic_store_n(&k->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -102,6 +151,7 @@ static void kpreload_start(struct pfc_session *s)
 		free(k);
 		return;
 	}
+	k->cache_dir = kernel_cache_dir(s, &k->found);
 	k->t = calloc(1, sizeof(*k->t));
 	if (!k->t || pthread_create(&k->thread, NULL, kpreload_main, k) != 0) {
 		free(k->t);
@@ -122,6 +172,7 @@ static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret)
 	pthread_join(k->thread, NULL);
 	t = k->t;
 	*ret = k->ret;
+	kcache_count(s, k->cache);
 	free(k);
 	s->kpreload = NULL;
 	return t;
@@ -537,7 +588,6 @@ static void load_kernel(struct pfc_session *s)
 {
 	struct pfc_machine *m = &s->machine;
 	const struct pfc_symtab *t;
-	size_t i, first = SIZE_MAX, last = SIZE_MAX;
 
 	s->kernel_loaded = 1;
 	m->kgen++;
@@ -549,18 +599,8 @@ static void load_kernel(struct pfc_session *s)
 	if (!m->kernel->loaded)
 		load_dso(s, m->kernel);
 	t = m->kernel->syms;
-	if (!t)
+	if (!t || !pfc_symtab_core_range(t, &m->kstart, &m->kend))
 		return;
-	for (i = 0; i < t->nr; i++)
-		if (!t->syms[i].module) {
-			if (first == SIZE_MAX)
-				first = i;
-			last = i;
-		}
-	if (first == SIZE_MAX)
-		return;
-	m->kstart = t->syms[first].start;
-	m->kend = t->syms[last].end;
 	m->have_kernel_map = 1;
 	m->kgen++;
 }
@@ -1645,6 +1685,9 @@ static void pipeline_end(struct pfc_session *s, struct pfc_chan *chan)
 #define PFC_PIPELINE_RING (1u << 15)
 #define PFC_PIPELINE_BATCH 2048
 #endif
+/* the bytes of records in the ring: with DWARF stack copies, the memory the reader runs ahead
+ * by (chan.h); a few thousand samples still keep both threads busy */
+#define PFC_PIPELINE_BYTES ((uint64_t)16 << 20)
 
 /* 1: processed in two threads (*ret is the result), 0: not possible here. */
 static int process_pipelined(struct pfc_session *s, int *ret)
@@ -1661,8 +1704,10 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 		return 0;
 	if (pfc_chan_init(&chan, PFC_PIPELINE_RING, PFC_PIPELINE_BATCH) < 0)
 		return 0;
+	chan.max_bytes = PFC_PIPELINE_BYTES;
 	s->chan = &chan;
 	memset(&s->perr, 0, sizeof(s->perr));
+	s->release_to = 0;
 	s->pret = 0;
 	s->rd.err = &s->perr;
 	s->rd.sync = sync_reader;
@@ -1686,7 +1731,9 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 					s->opts->progress(s->opts->progress_arg, s);
 				break;
 			case ITEM_RELEASE:
-				pfc_reader_release(&s->rd, it->offset);
+				/* released on the reading thread (release_to) */
+				if (it->offset > __atomic_load_n(&s->release_to, __ATOMIC_RELAXED))
+					__atomic_store_n(&s->release_to, it->offset, __ATOMIC_RELEASE);
 				break;
 			case ITEM_FREE:
 				pfc_order_arena_free((struct pfc_arena_block *)it->data);
@@ -1762,6 +1809,8 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 					pfc_reader_release(&s->rd, low);
 				else if (pfc_chan_push(s->chan, NULL, low, 0, ITEM_RELEASE) < 0)
 					return -PFC_ERR_NOMEM;
+				else	/* what the processing thread has finished, from an earlier round */
+					pfc_reader_release(&s->rd, __atomic_load_n(&s->release_to, __ATOMIC_ACQUIRE));
 			}
 			break;
 		case PFC_REC_HEADER_BUILD_ID:
@@ -2088,9 +2137,11 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		if (pre) {
 			free(t);
 			t = pre;
-		} else if (kernel_syms_path(s, &kf))
-			ret = pfc_kallsyms_load(kf.path, t);
-		else if (o->log)
+		} else if (kernel_syms_path(s, &kf)) {
+			int cache;
+			ret = kernel_syms_load(kf.path, kernel_cache_dir(s, &kf), t, &cache);
+			kcache_count(s, cache);
+		} else if (o->log)
 			fprintf(o->log, "perfconv: warning: kernel frames left unnamed: %s; to name them, "
 				"give --kallsyms a copy of /proc/kallsyms from the machine that recorded%s\n",
 				pfc_files_from_pack(s->files) ?

@@ -46,6 +46,7 @@ struct pfc_opts {
 	const char *symsrv_urls;     /* symbol servers (SSQP) to fetch missing debug files from; NULL: none */
 	double symsrv_timeout;       /* seconds to connect and the longest stall; 0: 10 */
 	const char *symsrv_cache;    /* where their files are kept ($XDG_CACHE_HOME/perfconv-symbols) */
+	const char *cache_dir;       /* the kernel symbol cache ($XDG_CACHE_HOME/perfconv); NULL: none */
 	FILE *log;                   /* warnings; NULL = quiet */
 	/* JIT code */
 	/* Names beyond perf 6.1's (on by default; off with --perf-compat): W^X JIT code, jitdumps
@@ -88,6 +89,9 @@ struct pfc_session_stats {
 	uint64_t nr_r2r_unresolved[8];
 	uint64_t nr_r2r_metadata;     /* of the resolved: named from the image's own metadata */
 	uint64_t nr_out_of_order;
+	/* the running kernel's symbols: served by the cache, read and cached (a miss), of which
+	 * an entry was there but corrupt and ignored */
+	uint64_t nr_kcache_hits, nr_kcache_misses, nr_kcache_corrupt;
 };
 
 struct pfc_kpreload;
@@ -150,6 +154,10 @@ struct pfc_session {
 	int symbolized;
 	/* the pipeline (session.c): the reading thread's queue to this one, and its result */
 	struct pfc_chan *chan;
+	/* in two threads: the mapped bytes below this offset are processed (the processing thread
+	 * sets it at each ITEM_RELEASE); the reading thread releases them, so that the page table
+	 * work of MADV_DONTNEED is not on the busier thread */
+	uint64_t release_to;
 	struct pfc_error perr;
 	int pret;
 	struct pfc_kpreload *kpreload;

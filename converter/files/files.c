@@ -219,6 +219,12 @@ void pfc_files_set_running_kallsyms(struct pfc_files *f, const char *path)
 	f->o.running_kallsyms = path;
 }
 
+int pfc_files_running_kernel(const struct pfc_files *f, const struct pfc_found *found)
+{
+	return !f->pack && !f->o.kallsyms && f->o.running_kallsyms && !found->from_pack &&
+	       found->base == PFC_FILES_KERNEL && strcmp(found->path, f->o.running_kallsyms) == 0;
+}
+
 int pfc_files_load_pack(struct pfc_files *f, struct pfc_error *err)
 {
 	return f->pack ? load_manifest(f, err) : 0;

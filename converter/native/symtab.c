@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "converter/util/mem.h"
+#include <sys/mman.h>
+
 #include "converter/native/symtab.h"
 
 #define CHUNK_SIZE (64 * 1024)
@@ -18,6 +20,16 @@ struct pfc_symtab_chunk {
 	struct pfc_symtab_chunk *next;
 	size_t used, size;
 	char data[];
+};
+
+/* One symbol in an image: its fields, its tree links and the offsets of its strings in
+ * the image's string block.  Native byte order: an image is read on the machine that
+ * wrote it (kcache.c's header says which order and sizes). */
+struct image_sym {
+	uint64_t start, end;
+	uint32_t name, module;	/* offsets; module UINT32_MAX: none */
+	int32_t left, right, parent;
+	uint8_t binding, flags, red, tree;
 };
 
 struct pfc_symtab_node {
@@ -630,8 +642,8 @@ int pfc_symtab_check(const struct pfc_symtab *t)
 	size_t n;
 	int tree;
 
-	if (t->nr == 0)
-		return 0;
+	if (t->nr == 0 || t->img)
+		return 0;	/* a table read in place was checked when it was read */
 	for (tree = 0; tree < 2; tree++) {
 		int32_t root = tree ? t->root_mod : t->root;
 
@@ -670,12 +682,16 @@ static const struct pfc_sym *tree_find(const struct pfc_symtab *t, int32_t x, ui
 	return NULL;
 }
 
+static const struct pfc_sym *image_find(const struct pfc_symtab *t, uint64_t addr);
+
 const struct pfc_sym *pfc_symtab_find(const struct pfc_symtab *t, uint64_t addr)
 {
 	const struct pfc_sym *s;
 
 	if (!t || t->nr == 0)
 		return NULL;
+	if (t->img)
+		return image_find(t, addr);
 	s = tree_find(t, t->root, addr);
 	if (!s)
 		s = tree_find(t, t->root_mod, addr);
@@ -694,5 +710,286 @@ void pfc_symtab_free(struct pfc_symtab *t)
 	}
 	free(t->syms);
 	free(t->nodes);
+	if (t->img_map)
+		munmap(t->img_map, t->img_map_len);
 	memset(t, 0, sizeof(*t));
+}
+
+int pfc_symtab_core_range(const struct pfc_symtab *t, uint64_t *start, uint64_t *end)
+{
+	size_t i, first = SIZE_MAX, last = SIZE_MAX;
+
+	for (i = 0; i < t->nr; i++) {
+		int module = t->img ? ((const struct image_sym *)t->img)[i].module != UINT32_MAX : t->syms[i].module != NULL;
+
+		if (!module) {
+			if (first == SIZE_MAX)
+				first = i;
+			last = i;
+		}
+	}
+	if (first == SIZE_MAX)
+		return 0;
+	if (t->img) {
+		*start = ((const struct image_sym *)t->img)[first].start;
+		*end = ((const struct image_sym *)t->img)[last].end;
+	} else {
+		*start = t->syms[first].start;
+		*end = t->syms[last].end;
+	}
+	return 1;
+}
+
+/* ---------- a finished table as bytes (the kernel symbol cache, kcache.c) ---------- */
+
+#define IMAGE_HEAD 16	/* nr (u64), roots (2 x i32) */
+#define IMAGE_MAX_DEPTH 128	/* a red-black tree of 2^31 nodes is 62 deep */
+
+int pfc_symtab_image(const struct pfc_symtab *t, uint8_t **out, size_t *len)
+{
+	size_t strsize = 1, i, n, pos;
+	uint8_t *p;
+
+	*out = NULL;
+	*len = 0;
+	if (t->img)
+		return -EINVAL;	/* it is an image already */
+	for (i = 0; i < t->nr; i++) {
+		if (t->nodes[i].dead)
+			return -EINVAL;	/* not finished */
+		strsize += strlen(t->syms[i].name) + 1;
+		if (t->syms[i].module)
+			strsize += strlen(t->syms[i].module) + 1;
+	}
+	if (strsize >= UINT32_MAX)
+		return -EFBIG;
+	n = IMAGE_HEAD + t->nr * sizeof(struct image_sym) + strsize;
+	if (!(p = malloc(n)))
+		return -ENOMEM;
+	memcpy(p, &(uint64_t){ t->nr }, 8);
+	memcpy(p + 8, &(int32_t){ t->nr ? t->root : NIL }, 4);
+	memcpy(p + 12, &(int32_t){ t->nr ? t->root_mod : NIL }, 4);
+	pos = IMAGE_HEAD + t->nr * sizeof(struct image_sym);
+	p[pos++] = '\0';	/* offset 0: "" */
+	for (i = 0; i < t->nr; i++) {
+		const struct pfc_sym *s = &t->syms[i];
+		struct image_sym e = {
+			.start = s->start, .end = s->end, .module = UINT32_MAX,
+			.left = t->nodes[i].left, .right = t->nodes[i].right, .parent = t->nodes[i].parent,
+			.binding = s->binding, .flags = s->flags, .red = t->nodes[i].red, .tree = t->nodes[i].tree,
+		};
+		size_t l = strlen(s->name) + 1;
+		size_t base = IMAGE_HEAD + t->nr * sizeof(struct image_sym);
+
+		e.name = (uint32_t)(pos - base);
+		memcpy(p + pos, s->name, l);
+		pos += l;
+		if (s->module) {
+			l = strlen(s->module) + 1;
+			e.module = (uint32_t)(pos - base);
+			memcpy(p + pos, s->module, l);
+			pos += l;
+		}
+		memcpy(p + IMAGE_HEAD + i * sizeof(e), &e, sizeof(e));
+	}
+	*out = p;
+	*len = n;
+	return 0;
+}
+
+/* Whether the links of an image make two search trees whose walks end: every node in
+ * exactly one tree, reached once, no deeper than IMAGE_MAX_DEPTH, each child naming its
+ * parent, starts in order.  Lookups then take at most IMAGE_MAX_DEPTH steps. */
+static int image_trees_ok(const struct image_sym *e, size_t nr, const int32_t root[2])
+{
+	uint8_t *seen = calloc(nr ? nr : 1, 1);
+	size_t visited = 0;
+	int tree, ok = seen != NULL;
+
+	for (tree = 0; ok && tree < 2; tree++) {
+		int32_t stack[IMAGE_MAX_DEPTH], x = root[tree];
+		int depth = 0, have_prev = 0;
+		uint64_t prev = 0;
+
+		if (x != NIL && e[x].parent != NIL)
+			ok = 0;
+		/* in-order walk with an explicit stack */
+		while (ok && (x != NIL || depth > 0)) {
+			if (x != NIL) {
+				if (seen[x] || e[x].tree != tree || depth == IMAGE_MAX_DEPTH) {
+					ok = 0;
+					break;
+				}
+				seen[x] = 1;
+				visited++;
+				if ((e[x].left != NIL && e[e[x].left].parent != x) ||
+				    (e[x].right != NIL && e[e[x].right].parent != x)) {
+					ok = 0;
+					break;
+				}
+				stack[depth++] = x;
+				x = e[x].left;
+				continue;
+			}
+			x = stack[--depth];
+			if (have_prev && e[x].start < prev)
+				ok = 0;
+			prev = e[x].start;
+			have_prev = 1;
+			x = e[x].right;
+		}
+	}
+	free(seen);
+	return ok && visited == nr;
+}
+
+static int image_records_ok(const struct image_sym *e, size_t nr, size_t strsize, const int32_t root[2])
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (e[i].name >= strsize || (e[i].module != UINT32_MAX && e[i].module >= strsize) ||
+		    e[i].left < NIL || e[i].left >= (int64_t)nr || e[i].right < NIL || e[i].right >= (int64_t)nr ||
+		    e[i].parent < NIL || e[i].parent >= (int64_t)nr ||
+		    e[i].binding > PFC_SYM_WEAK || e[i].red > 1 || e[i].tree > 1 || e[i].end < e[i].start)
+			return 0;
+	}
+	return image_trees_ok(e, nr, root);
+}
+
+/* An image's counts and blocks; 0, or -EINVAL when they do not fit in len */
+static int image_layout(const uint8_t *p, size_t len, uint64_t *nr, int32_t root[2], const char **strs, size_t *strsize)
+{
+	if (len < IMAGE_HEAD)
+		return -EINVAL;
+	memcpy(nr, p, 8);
+	memcpy(&root[0], p + 8, 4);
+	memcpy(&root[1], p + 12, 4);
+	if (*nr > INT32_MAX || *nr > (len - IMAGE_HEAD) / sizeof(struct image_sym))
+		return -EINVAL;
+	*strsize = len - IMAGE_HEAD - *nr * sizeof(struct image_sym);
+	*strs = (const char *)p + IMAGE_HEAD + *nr * sizeof(struct image_sym);
+	if (*strsize == 0 || *strsize >= UINT32_MAX || (*strs)[*strsize - 1] != '\0')
+		return -EINVAL;
+	if (root[0] < NIL || root[1] < NIL || root[0] >= (int64_t)*nr || root[1] >= (int64_t)*nr)
+		return -EINVAL;
+	if (*nr == 0 && (root[0] != NIL || root[1] != NIL))
+		return -EINVAL;
+	return 0;
+}
+
+int pfc_symtab_view_image(struct pfc_symtab *t, const uint8_t *p, size_t len, void *map, size_t map_len)
+{
+	const struct image_sym *e = (const void *)(p + IMAGE_HEAD);
+	uint64_t nr;
+	int32_t root[2];
+	const char *strs;
+	size_t strsize;
+
+	memset(t, 0, sizeof(*t));
+	t->root = t->root_mod = NIL;
+	if (image_layout(p, len, &nr, root, &strs, &strsize) < 0 || ((uintptr_t)e & 7) ||
+	    !image_records_ok(e, nr, strsize, root)) {
+		if (map)
+			munmap(map, map_len);
+		return -EINVAL;
+	}
+	/* plain calloc, not pfc_mem: untouched pages of it cost nothing, and a lookup touches few */
+	if (nr && !(t->syms = calloc(nr, sizeof(*t->syms)))) {
+		if (map)
+			munmap(map, map_len);
+		return -ENOMEM;
+	}
+	t->nr = t->alloc = nr;
+	t->root = root[0];
+	t->root_mod = root[1];
+	t->img = nr ? e : NULL;
+	t->img_strs = strs;
+	t->img_map = map;
+	t->img_map_len = map_len;
+	return 0;
+}
+
+/* tree_find over the image's records; the symbol found is filled in syms on first use */
+static const struct pfc_sym *image_find(const struct pfc_symtab *t, uint64_t addr)
+{
+	const struct image_sym *e = t->img;
+	int tree;
+
+	for (tree = 0; tree < 2; tree++) {
+		int32_t x = tree ? t->root_mod : t->root;
+
+		while (x != NIL) {
+			if (addr < e[x].start) {
+				x = e[x].left;
+			} else if (addr > e[x].end || (e[x].end != e[x].start && addr == e[x].end)) {
+				x = e[x].right;
+			} else {
+				struct pfc_sym *s = (struct pfc_sym *)&t->syms[x];
+
+				if (!s->name)
+					*s = (struct pfc_sym){
+						.start = e[x].start, .end = e[x].end, .name = t->img_strs + e[x].name,
+						.module = e[x].module == UINT32_MAX ? NULL : t->img_strs + e[x].module,
+						.binding = e[x].binding, .flags = e[x].flags,
+					};
+				return s;
+			}
+		}
+	}
+	return NULL;
+}
+
+int pfc_symtab_from_image(struct pfc_symtab *t, const uint8_t *p, size_t len)
+{
+	const struct image_sym *e;
+	struct image_sym *copy = NULL;
+	uint64_t nr;
+	int32_t root[2];
+	size_t i, strsize;
+	const char *strs;
+	char *names;
+	int ret = -EINVAL;
+
+	memset(t, 0, sizeof(*t));
+	t->root = t->root_mod = NIL;
+	if (image_layout(p, len, &nr, root, &strs, &strsize) < 0)
+		return -EINVAL;
+	if (nr == 0)
+		return 0;
+	/* the bytes may sit unaligned in a buffer: copy the records once */
+	if (!(copy = pfc_mem_alloc(nr * sizeof(*e))))
+		return -ENOMEM;
+	memcpy(copy, p + IMAGE_HEAD, nr * sizeof(*e));
+	e = copy;
+	if (!image_records_ok(e, nr, strsize, root))
+		goto out;
+	ret = -ENOMEM;
+	t->syms = pfc_mem_alloc(nr * sizeof(*t->syms));
+	t->nodes = pfc_mem_alloc(nr * sizeof(*t->nodes));
+	names = pfc_symtab_strdup(t, strs, strsize - 1);
+	if (!t->syms || !t->nodes || !names) {
+		free(copy);
+		pfc_symtab_free(t);
+		t->root = t->root_mod = NIL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++) {
+		t->syms[i] = (struct pfc_sym){
+			.start = e[i].start, .end = e[i].end, .name = names + e[i].name,
+			.module = e[i].module == UINT32_MAX ? NULL : names + e[i].module,
+			.binding = e[i].binding, .flags = e[i].flags,
+		};
+		t->nodes[i] = (struct pfc_symtab_node){
+			.left = e[i].left, .right = e[i].right, .parent = e[i].parent,
+			.red = e[i].red, .tree = e[i].tree,
+		};
+	}
+	t->nr = t->alloc = nr;
+	t->root = root[0];
+	t->root_mod = root[1];
+	ret = 0;
+out:
+	free(copy);
+	return ret;
 }

@@ -43,6 +43,14 @@ struct pfc_symtab {
 	int32_t root, root_mod;	/* tree roots: symbols, kallsyms module symbols */
 	int32_t last[2];	/* each tree's rightmost node, where last_ok[tree] */
 	uint8_t last_ok[2];
+	/* A table read in place from an image (pfc_symtab_view_image): the image's records and
+	 * names, searched where they are; syms[i] is filled when a lookup first finds symbol i,
+	 * so a conversion that looks up a few hundred kernel addresses touches a few pages of a
+	 * table of 100,000 symbols.  Such a table takes no more symbols. */
+	const void *img;	/* its records, or NULL */
+	const char *img_strs;	/* its names */
+	void *img_map;		/* munmap'd with the table */
+	size_t img_map_len;
 };
 
 /* Which end fixup pfc_symtab_fixup applies (perf's symbols__fixup_end is_kallsyms). */
@@ -72,6 +80,18 @@ const struct pfc_sym *pfc_symtab_find(const struct pfc_symtab *t, uint64_t addr)
 void pfc_symtab_free(struct pfc_symtab *t);
 /* For tests: 0 when the tree is a valid red-black search tree, else -EINVAL. */
 int pfc_symtab_check(const struct pfc_symtab *t);
+/* A finished table as bytes (*out: free it), and back: the symbols, their names and the
+ * trees as they were, so lookups give the same answers.  pfc_symtab_from_image reads
+ * untrusted bytes: it checks every offset and link and that the trees are trees (a walk
+ * ends), and returns -EINVAL otherwise.  The bytes are in this machine's order. */
+int pfc_symtab_image(const struct pfc_symtab *t, uint8_t **out, size_t *len);
+int pfc_symtab_from_image(struct pfc_symtab *t, const uint8_t *p, size_t len);
+/* The same in place: the table reads p (8-byte aligned) as long as it lives, and unmaps
+ * map (of map_len bytes, holding p; NULL: nothing) when freed, also on failure. */
+int pfc_symtab_view_image(struct pfc_symtab *t, const uint8_t *p, size_t len, void *map, size_t map_len);
+/* The range of the symbols outside modules: the first one's start and the last one's end in
+ * address order; 0 when there is none. */
+int pfc_symtab_core_range(const struct pfc_symtab *t, uint64_t *start, uint64_t *end);
 
 struct pfc_debuginfod;
 struct pfc_symsrv;

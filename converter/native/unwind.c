@@ -27,7 +27,36 @@
 #define REG_RA 16
 #define EXPR_STACK 64
 
+/*
+ * The rules of one pc as libdw gives them, copied: a stack of the same program asks for the
+ * same few hundred pcs again and again, and libdw searches the FDE table, runs the CIE's and
+ * FDE's instructions and allocates a frame each time.  A rule longer than RULE_OPS
+ * operations is not kept (libdw is asked again for that pc).
+ */
+#define RULE_OPS 4
+#define RULES_SLOTS 1024	/* per file, direct-mapped by pc */
+
+enum { RULES_OK, RULES_NO_FDE, RULES_BAD, RULES_NO_CFA };
+
+struct cfi_rule {
+	int8_t n;		/* operations; 0: none (same value, or undefined when undef) */
+	uint8_t undef;
+	Dwarf_Op ops[RULE_OPS];
+};
+
+struct cfi_rules {
+	uint64_t pc;
+	uint8_t used;
+	uint8_t status;		/* RULES_*: what libdw said of the pc */
+	uint8_t fail_at;	/* the register libdw gave no rule for; NREGS: none */
+	uint8_t signalp;
+	int8_t ncfa;
+	Dwarf_Op cfa[RULE_OPS];
+	struct cfi_rule reg[NREGS];
+};
+
 struct pfc_cfi {
+	struct cfi_rules *rules;	/* RULES_SLOTS, allocated at the first walk through the file */
 	int fd;
 	Elf *elf;
 	Dwarf_CFI *cfi;
@@ -110,6 +139,7 @@ void pfc_cfi_close(struct pfc_cfi *c)
 {
 	if (!c)
 		return;
+	free(c->rules);
 	if (c->cfi)
 		dwarf_cfi_end(c->cfi);
 	if (c->elf)
@@ -395,8 +425,55 @@ static int is_plt_entry(struct walk *w)
 	return ret;
 }
 
-/* 1: stepped (w->ip is the caller's), 0: the end, < 0: failed (-EINVAL, -ENOENT: no FDE). */
-static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
+/* The rules of cfi_pc from libdw into *r; 0, or -1 when one is too long to keep. */
+static int rules_fill(struct pfc_cfi *cfi, uint64_t cfi_pc, struct cfi_rules *r)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	bool signalp = false;
+	int reg, ret = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->pc = cfi_pc;
+	r->fail_at = NREGS;
+	if (dwarf_cfi_addrframe(cfi->cfi, cfi_pc, &frame) != 0) {
+		r->status = dwarf_errno() == cfi->no_match ? RULES_NO_FDE : RULES_BAD;
+		return 0;
+	}
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || !nops) {
+		r->status = RULES_NO_CFA;
+		ret = 0;
+		goto out;
+	}
+	if (nops > RULE_OPS)
+		goto out;
+	memcpy(r->cfa, ops, nops * sizeof(*ops));
+	r->ncfa = (int8_t)nops;
+	for (reg = 0; reg < NREGS; reg++) {
+		if (reg == REG_RSP)
+			continue;
+		if (dwarf_frame_register(frame, reg, mem, &ops, &nops) != 0) {
+			r->fail_at = (uint8_t)reg;
+			break;
+		}
+		if (nops > RULE_OPS)
+			goto out;
+		r->reg[reg].undef = !nops && ops == mem;
+		r->reg[reg].n = (int8_t)nops;
+		if (nops)
+			memcpy(r->reg[reg].ops, ops, nops * sizeof(*ops));
+	}
+	dwarf_frame_info(frame, NULL, NULL, &signalp);
+	r->signalp = signalp;
+	ret = 0;
+out:
+	free(frame);
+	return ret;
+}
+
+/* step_cfi asking libdw, for a pc whose rules are too long to keep */
+static int step_cfi_libdw(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 {
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Op mem[3], *ops;
@@ -472,6 +549,90 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 out:
 	free(frame);
 	return ret;
+}
+
+/* 1: stepped (w->ip is the caller's), 0: the end, < 0: failed (-EINVAL, -ENOENT: no FDE). */
+static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
+{
+	struct cfi_rules one, *r;
+	struct loc nl[NREGS];
+	uint64_t cfa, prev_ip = w->ip, prev_cfa = w->cfa;
+	int reg;
+
+	if (!cfi->rules)
+		cfi->rules = calloc(RULES_SLOTS, sizeof(*cfi->rules));	/* untouched slots cost nothing */
+	r = cfi->rules ? &cfi->rules[(cfi_pc ^ cfi_pc >> 10) % RULES_SLOTS] : &one;
+	if (!r->used || r->pc != cfi_pc) {
+		if (rules_fill(cfi, cfi_pc, &one) < 0)
+			return step_cfi_libdw(w, cfi, cfi_pc);	/* too long to keep */
+		if (r != &one) {
+			*r = one;
+			r->used = 1;
+		}
+	}
+	switch (r->status) {
+	case RULES_NO_FDE:
+		return -ENOENT;
+	case RULES_BAD:
+	case RULES_NO_CFA:
+		return -EINVAL;
+	}
+	{
+		const Dwarf_Op *ops = r->cfa;
+		struct loc l;
+		/* the CFA expression gets a dummy 0 below it, as libunwind evaluates it */
+		if (r->ncfa == 1 && (ops[0].atom == DW_OP_bregx || (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31))) {
+			int cr = ops[0].atom == DW_OP_bregx ? (int)ops[0].number : ops[0].atom - DW_OP_breg0;
+			uint64_t off = ops[0].atom == DW_OP_bregx ? ops[0].number2 : ops[0].number, v;
+			if (loc_get(w, cr, &v) < 0)
+				return -EINVAL;
+			cfa = v + off;
+		} else {
+			if (eval(w, ops, (size_t)r->ncfa, 0, 1, &l) < 0 || l.kind != LOC_MEM)
+				return -EINVAL;
+			cfa = l.v;
+		}
+	}
+	memcpy(nl, w->loc, sizeof(nl));
+	for (reg = 0; reg < NREGS; reg++) {
+		if (reg == REG_RSP)
+			continue;
+		if (reg == r->fail_at)
+			return -EINVAL;
+		if (!r->reg[reg].n) {
+			/* undefined: the end for the return address, and for %rbp (libunwind's
+			 * "NULL RBP" end); other registers keep their place, as libunwind
+			 * treats every register CFI does not mention */
+			if (r->reg[reg].undef && (reg == REG_RA || reg == REG_RBP))
+				nl[reg].kind = LOC_NULL;
+			continue;
+		}
+		/* the rule's expression starts from the new CFA (libdw puts DW_OP_call_frame_cfa
+		 * first); registers in it, %rsp too (sigreturn's CFI reads the ucontext through
+		 * it), are still this frame's, as libunwind reads them before it moves on */
+		w->rule_cfa = cfa;
+		if (eval(w, r->reg[reg].ops, (size_t)r->reg[reg].n, 0, 0, &nl[reg]) < 0)
+			return -EINVAL;
+	}
+	memcpy(w->loc, nl, sizeof(nl));
+	w->cfa = cfa;
+	if (w->loc[REG_RA].kind == LOC_NULL) {
+		w->ip = 0;
+		return 0;
+	}
+	if (loc_get(w, REG_RA, &w->ip) < 0)
+		return -EINVAL;
+	if (w->ip == prev_ip && w->cfa == prev_cfa)
+		return -ELOOP;
+	if (w->loc[REG_RBP].kind == LOC_NULL) {
+		w->ip = 0;
+		w->use_prev = !r->signalp;
+		w->via_signal = r->signalp;
+		return 0;
+	}
+	w->use_prev = !r->signalp;
+	w->via_signal = r->signalp;
+	return 1;
 }
 
 /* libunwind's guess where a file has CFI but none for this pc (x86_64 Gstep.c). */

@@ -59,12 +59,16 @@ int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_
 {
 	struct pfc_chan_item *it;
 
-	if (c->fill - __atomic_load_n(&c->head, __ATOMIC_ACQUIRE) > c->mask) {	/* full */
+	if (c->fill - __atomic_load_n(&c->head, __ATOMIC_ACQUIRE) > c->mask ||	/* full */
+	    (c->max_bytes && c->bytes_pushed - __atomic_load_n(&c->bytes_done, __ATOMIC_ACQUIRE) > c->max_bytes)) {
 		int stopped;
 		pthread_mutex_lock(&c->mu);
 		c->tail = c->fill;
 		pthread_cond_signal(&c->more);
-		while (c->fill - c->head > c->mask && !c->stopped)
+		/* (past the bytes, wait while the consumer has items: one large item always goes) */
+		while ((c->fill - c->head > c->mask ||
+			(c->max_bytes && c->bytes_pushed - c->bytes_done > c->max_bytes && c->head != c->fill)) &&
+		       !c->stopped)
 			pthread_cond_wait(&c->room, &c->mu);
 		stopped = c->stopped;
 		pthread_mutex_unlock(&c->mu);
@@ -77,7 +81,9 @@ int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_
 	it->size = size;
 	it->kind = kind;
 	c->fill++;
-	if (c->fill - c->tail >= c->batch) {
+	c->bytes_pushed += size;
+	if (c->fill - c->tail >= c->batch || (c->max_bytes && c->bytes_pushed - c->bytes_published >= c->max_bytes / 4)) {
+		c->bytes_published = c->bytes_pushed;
 		int stopped;
 		pthread_mutex_lock(&c->mu);
 		c->tail = c->fill;
@@ -131,7 +137,13 @@ size_t pfc_chan_take(struct pfc_chan *c, const struct pfc_chan_item **items)
 
 void pfc_chan_done(struct pfc_chan *c, size_t n)
 {
+	uint64_t bytes = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		bytes += c->ring[(c->head + i) & c->mask].size;
 	pthread_mutex_lock(&c->mu);
+	__atomic_store_n(&c->bytes_done, c->bytes_done + bytes, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->head, c->head + n, __ATOMIC_RELEASE);
 	pthread_cond_signal(&c->room);
 	pthread_mutex_unlock(&c->mu);

@@ -28,6 +28,15 @@ struct pfc_chan {
 	size_t tail;                   /* published items end here */
 	size_t fill;                   /* producer's write position (>= tail) */
 	size_t batch;                  /* publish after this many */
+	/* At most this many bytes of items (their size fields) not finished, 0: no bound.  A
+	 * recording's records point into its mapping, whose pages count in the process's memory
+	 * until the consumer releases them: without a bound in bytes the producer would run a
+	 * whole ring of DWARF samples (8 KiB each, 256 MiB) ahead. */
+	uint64_t max_bytes;
+	uint64_t bytes_pushed;         /* producer's: sizes of all items pushed */
+	uint64_t bytes_published;      /* producer's: of those, published (a quarter of max_bytes
+					* unpublished publishes, as a batch does) */
+	uint64_t bytes_done;           /* under mu: sizes of all items finished */
 	int closed, stopped;
 };
 

@@ -4,7 +4,9 @@
  * than the stream, whatever the batch size; a barrier returns only when the consumer has
  * finished everything before it (the producer then changes a value the consumer reads
  * without a lock); a consumer that stops makes the producer's pushes fail instead of
- * blocking it; a closed empty queue ends the consumer's loop.
+ * blocking it; a closed empty queue ends the consumer's loop; with a bound in bytes, the items
+ * not finished never add up to more than the bound and one item, and an item larger than the
+ * bound still goes through.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -102,8 +104,54 @@ static void run_case(const char *name, size_t cap, size_t batch, uint64_t n, uin
 	      (unsigned long long)r.bad_epoch);
 }
 
+struct bytes_run {
+	struct pfc_chan c;
+	uint64_t n;
+};
+
+static void *bytes_producer(void *arg)
+{
+	struct bytes_run *r = arg;
+	uint64_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (pfc_chan_push(&r->c, NULL, i, i % 1000 == 999 ? 50000 : 1000, 7) < 0)
+			break;
+	pfc_chan_close(&r->c);
+	return NULL;
+}
+
+static void bytes_case(void)
+{
+	struct bytes_run r = { .n = 200000 };
+	const struct pfc_chan_item *items;
+	uint64_t got = 0, worst = 0;
+	pthread_t th;
+	size_t k, i;
+
+	check(pfc_chan_init(&r.c, 1024, 512) == 0, "bytes: init");
+	r.c.max_bytes = 8000;
+	pthread_create(&th, NULL, bytes_producer, &r);
+	while ((k = pfc_chan_take(&r.c, &items)) > 0) {
+		uint64_t sum = 0;
+
+		for (i = 0; i < k; i++) {
+			sum += items[i].size;
+			got += items[i].offset == got;
+		}
+		if (sum > worst)
+			worst = sum;
+		pfc_chan_done(&r.c, k);
+	}
+	pthread_join(th, NULL);
+	check(got == r.n, "bytes: %llu of %llu items in order", (unsigned long long)got, (unsigned long long)r.n);
+	check(worst <= 8000 + 50000, "bytes: %llu bytes taken at once, bound 8000 and one item", (unsigned long long)worst);
+	pfc_chan_exit(&r.c);
+}
+
 int main(void)
 {
+	bytes_case();
 	run_case("small ring", 8, 3, 100000, 0, UINT64_MAX);
 	run_case("batch 1", 16, 1, 20000, 0, UINT64_MAX);
 	run_case("large batch", 1024, 1000, 300000, 0, UINT64_MAX);

@@ -1,0 +1,350 @@
+/*
+ * kcache.c - owns the kernel symbol cache's entries: the key of the running kernel, the
+ * entry format (a header with magic, version, byte order, key, size and CRC-64 over the
+ * rest, then symtab.c's image of the table), reading an entry (mapped, checked, copied into
+ * a table), writing one atomically, and the bound on how many are kept.  Deciding when the
+ * running kernel's symbols are the recording's is session.c's and files.c's business.
+ *
+ * Why a cache: /proc/kallsyms has no size and the kernel formats every line on each read
+ * (s_show, vsnprintf): reading and parsing it was a third of a small conversion's time.
+ * The entry holds the finished table (symbols after perf's fixups, with perf's tree), so a
+ * hit costs one read of a few MB and a check.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <isa-l/crc64.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "converter/native/kcache.h"
+
+#define MAGIC "PFCKSYM\n"
+#define VERSION 1u
+#define BYTE_ORDER_MARK 0x01020304u
+#define ENTRY_MAX ((size_t)1 << 30)
+
+/* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image (at an
+ * offset that keeps its 8-byte fields aligned in a mapping) */
+#define HEADER (8 + 4 + 4 + 8 + 8 + PFC_KCACHE_KEY_MAX)
+_Static_assert(HEADER % 8 == 0, "the image is read in place");
+
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)got < size - 1 && (n = read(fd, buf + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+/* The GNU build-id note of the running kernel (/sys/kernel/notes), as hex; "" without one. */
+static void kernel_build_id(char *hex, size_t size)
+{
+	unsigned char notes[4096];
+	ssize_t n = read_small("/sys/kernel/notes", (char *)notes, sizeof(notes));
+	size_t pos = 0;
+
+	hex[0] = '\0';
+	while (n > 0 && pos + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t name, desc;
+
+		memcpy(&namesz, notes + pos, 4);
+		memcpy(&descsz, notes + pos + 4, 4);
+		memcpy(&type, notes + pos + 8, 4);
+		name = pos + 12;
+		if (namesz > 4096 || descsz > 4096)
+			return;
+		desc = name + ((namesz + 3u) & ~3u);
+		if (desc + descsz > (size_t)n)
+			return;
+		if (type == 3 && namesz == 4 && memcmp(notes + name, "GNU", 4) == 0) {
+			size_t i;
+
+			for (i = 0; i < descsz && 2 * i + 2 < size; i++)
+				snprintf(hex + 2 * i, 3, "%02x", notes[desc + i]);
+			return;
+		}
+		pos = desc + ((descsz + 3u) & ~3u);
+	}
+}
+
+/* /proc/modules without the use counts: the names and load addresses of the modules, whose
+ * symbols kallsyms lists (a module loaded since the entry was written changes the key) */
+static uint64_t modules_hash(void)
+{
+	FILE *f = fopen("/proc/modules", "re");
+	char line[4096];
+	uint64_t h = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char name[256], addr[64];
+
+		if (sscanf(line, "%255s %*s %*s %*s %*s %63s", name, addr) == 2) {
+			h = crc64_ecma_refl(h, (const uint8_t *)name, strlen(name) + 1);
+			h = crc64_ecma_refl(h, (const uint8_t *)addr, strlen(addr) + 1);
+		}
+	}
+	fclose(f);
+	return h;
+}
+
+int pfc_kcache_key(struct pfc_kcache_key *k)
+{
+	char bid[2 * 64 + 1], boot[64], kptr[16];
+	uint64_t h;
+	ssize_t n;
+	int len;
+
+	memset(k, 0, sizeof(*k));
+	n = read_small("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
+	if (n <= 0)
+		return n < 0 ? (int)n : -ENOENT;
+	boot[strcspn(boot, "\n")] = '\0';
+	if (read_small("/proc/sys/kernel/kptr_restrict", kptr, sizeof(kptr)) <= 0)
+		strcpy(kptr, "?");
+	kptr[strcspn(kptr, "\n")] = '\0';
+	kernel_build_id(bid, sizeof(bid));
+	/* what kallsyms shows depends on kptr_restrict and on who reads it (CAP_SYSLOG) */
+	len = snprintf(k->text, sizeof(k->text), "bid=%s boot=%s kptr=%s euid0=%d mods=%016llx", bid, boot,
+		       kptr, geteuid() == 0, (unsigned long long)modules_hash());
+	if (len < 0 || (size_t)len >= sizeof(k->text))
+		return -ENAMETOOLONG;
+	h = crc64_ecma_refl(0, (const uint8_t *)k->text, sizeof(k->text));
+	snprintf(k->name, sizeof(k->name), "%016llx", (unsigned long long)h);
+	return 0;
+}
+
+static int entry_path(const char *dir, const char *name, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/kallsyms%s%s", dir, name ? "/" : "", name ? name : "");
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* 0 when p holds k's entry, whole: its header, key and checksum */
+static int entry_check(const uint8_t *p, size_t len, const struct pfc_kcache_key *k)
+{
+	uint32_t version, order;
+	uint64_t size, crc;
+
+	if (len < HEADER || memcmp(p, MAGIC, 8) != 0)
+		return -EINVAL;
+	memcpy(&version, p + 8, 4);
+	memcpy(&order, p + 12, 4);
+	memcpy(&size, p + 16, 8);
+	memcpy(&crc, p + 24, 8);
+	if (version != VERSION || order != BYTE_ORDER_MARK || size != len - HEADER)
+		return -EINVAL;
+	if (memcmp(p + 32, k->text, PFC_KCACHE_KEY_MAX) != 0)
+		return -EINVAL;
+	if (crc64_ecma_refl(0, p + 32, len - 32) != crc)
+		return -EINVAL;
+	return 0;
+}
+
+int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (entry_check(p, len, k) < 0)
+		return -EINVAL;
+	return pfc_symtab_from_image(t, p + HEADER, len - HEADER);
+}
+
+int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len)
+{
+	uint8_t *img, *p;
+	size_t n;
+	uint64_t size, crc;
+	uint32_t v = VERSION, order = BYTE_ORDER_MARK;
+	int ret = pfc_symtab_image(t, &img, &n);
+
+	if (ret)
+		return ret;
+	if (!(p = malloc(HEADER + n))) {
+		free(img);
+		return -ENOMEM;
+	}
+	size = n;
+	memcpy(p, MAGIC, 8);
+	memcpy(p + 8, &v, 4);
+	memcpy(p + 12, &order, 4);
+	memcpy(p + 16, &size, 8);
+	memcpy(p + 32, k->text, PFC_KCACHE_KEY_MAX);
+	memcpy(p + HEADER, img, n);
+	free(img);
+	crc = crc64_ecma_refl(0, p + 32, HEADER - 32 + n);
+	memcpy(p + 24, &crc, 8);
+	*out = p;
+	*len = HEADER + n;
+	return 0;
+}
+
+int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	void *map;
+	int fd, ret;
+
+	memset(t, 0, sizeof(*t));
+	if (entry_path(dir, k->name, path, sizeof(path)) < 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < HEADER || (size_t)st.st_size > ENTRY_MAX) {
+		close(fd);
+		unlink(path);
+		return -EINVAL;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	/* the table reads the mapping in place and unmaps it when freed (entries are replaced by
+	 * rename, never rewritten, so the mapped bytes do not change under it) */
+	ret = entry_check(map, (size_t)st.st_size, k);
+	if (ret == 0)
+		ret = pfc_symtab_view_image(t, (const uint8_t *)map + HEADER, (size_t)st.st_size - HEADER, map,
+					    (size_t)st.st_size);
+	else
+		munmap(map, (size_t)st.st_size);
+	if (ret == 0)
+		futimens(fd, NULL);	/* recently used: evicted last */
+	close(fd);
+	if (ret == -EINVAL)
+		unlink(path);	/* corrupt or another key's: written again after this read */
+	return ret == 0 ? 1 : ret;
+}
+
+struct old_entry {
+	char name[32];
+	struct timespec mtime;
+};
+
+static int cmp_newest_first(const void *a, const void *b)
+{
+	const struct old_entry *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? 1 : -1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* Keep the PFC_KCACHE_ENTRIES most recently used entries (a kernel and boot each); other
+ * writers' temporary files older than a minute are theirs no more. */
+static void evict(const char *kdir)
+{
+	struct old_entry *e = NULL;
+	size_t n = 0, cap = 0, i;
+	struct dirent *de;
+	DIR *d = opendir(kdir);
+	int dfd;
+
+	if (!d)
+		return;
+	dfd = dirfd(d);
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] == '.' && (!de->d_name[1] || de->d_name[1] == '.'))
+			continue;
+		if (strlen(de->d_name) >= sizeof(e->name) || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (de->d_name[0] == '.') {
+			if (st.st_mtime + 60 < time(NULL))
+				unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		if (n == cap) {
+			struct old_entry *p = realloc(e, (cap = cap ? cap * 2 : 16) * sizeof(*e));
+			if (!p)
+				break;
+			e = p;
+		}
+		snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
+		e[n++].mtime = st.st_mtim;
+	}
+	if (n > PFC_KCACHE_ENTRIES) {
+		qsort(e, n, sizeof(*e), cmp_newest_first);
+		for (i = PFC_KCACHE_ENTRIES; i < n; i++)
+			unlinkat(dfd, e[i].name, 0);
+	}
+	free(e);
+	closedir(d);
+}
+
+static int mkdirs(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const struct pfc_symtab *t)
+{
+	char kdir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32];
+	uint8_t *buf;
+	size_t len, off = 0;
+	int fd, ret;
+
+	if (entry_path(dir, NULL, kdir, sizeof(kdir)) < 0 || entry_path(dir, k->name, path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	if ((ret = mkdirs(kdir)) < 0)
+		return ret;
+	if ((ret = pfc_kcache_encode(k, t, &buf, &len)) < 0)
+		return ret;
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", kdir, k->name, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, buf + off, len - off);
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	free(buf);
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	else
+		evict(kdir);
+	return ret;
+}

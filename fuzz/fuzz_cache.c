@@ -1,0 +1,59 @@
+/*
+ * fuzz_cache.c - the kernel symbol cache's reader (kcache.c): an entry's header, key and
+ * checksum, and the table image behind them (symtab.c), whose offsets and tree links are
+ * checked before a lookup follows them.  The first byte chooses: odd, the rest is a whole
+ * entry; else the rest is a table image read directly (past the checksum, which random bytes
+ * never match), copied (bit 1 clear) or in place (bit 1 set, as a conversion reads a mapped
+ * entry).  A table read back must answer a lookup at every symbol's start.
+ */
+// FUZZ_MAX_LEN: 8192
+// FUZZ_SEEDS: fuzz/seeds/cache/*
+#include "converter/native/kcache.h"
+#include "fuzz/fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct pfc_kcache_key key = { .text = "bid=fuzz boot=fuzz", .name = "0000000000000000" };
+	struct pfc_symtab t;
+	uint8_t *copy;
+	size_t i;
+	int ret;
+
+	if (size == 0)
+		return 0;
+	/* a copy of exactly the input's size: reads past it are caught */
+	if (!(copy = malloc(size - 1 ? size - 1 : 1)))
+		return 0;
+	memcpy(copy, data + 1, size - 1);
+	if (data[0] & 1)
+		ret = pfc_kcache_parse(copy, size - 1, &key, &t);
+	else if (data[0] & 2)
+		ret = pfc_symtab_view_image(&t, copy, size - 1, NULL, 0);	/* in place, as a conversion reads it */
+	else
+		ret = pfc_symtab_from_image(&t, copy, size - 1);
+	if (ret == 0 && t.img) {
+		/* in place: every lookup as in the copied table of the same bytes */
+		struct pfc_symtab c;
+		uint64_t lo, hi;
+
+		if (pfc_symtab_from_image(&c, copy, size - 1) != 0)
+			abort();
+		for (i = 0; i < c.nr; i++) {
+			const struct pfc_sym *a = pfc_symtab_find(&c, c.syms[i].start), *b = pfc_symtab_find(&t, c.syms[i].start);
+			if (!a || !b || a->start != b->start || a->end != b->end || strcmp(a->name, b->name))
+				abort();
+		}
+		pfc_symtab_core_range(&t, &lo, &hi);
+		pfc_symtab_free(&c);
+	}
+	if (ret == 0) {
+		for (i = 0; i < t.nr && !t.img; i++)
+			if (!pfc_symtab_find(&t, t.syms[i].start))
+				abort();	/* a symbol not found at its own start: the trees are wrong */
+		pfc_symtab_free(&t);
+	}
+	free(copy);
+	return 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * test_kcache.c - checks the kernel symbol cache (kcache.c) and the table image it stores
+ * (symtab.c): a table read back from an entry answers every lookup as the table read from
+ * the kallsyms file (the fixtures' and, where readable, this machine's /proc/kallsyms); an
+ * entry with any byte changed, cut short, of another key or version is refused; entries
+ * are written atomically and no more than PFC_KCACHE_ENTRIES are kept.
+ * usage: test_kcache [FIXTURES_DIR]   (default "fixtures")
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "converter/native/kcache.h"
+#include "tests/unit/check.h"
+
+static int same_sym(const struct pfc_sym *a, const struct pfc_sym *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->start == b->start && a->end == b->end && !strcmp(a->name, b->name) &&
+	       !a->module == !b->module && (!a->module || !strcmp(a->module, b->module)) &&
+	       a->binding == b->binding && a->flags == b->flags;
+}
+
+/* every lookup at each symbol's edges gives the same symbol in both tables */
+static void compare(const char *what, const struct pfc_symtab *a, const struct pfc_symtab *b)
+{
+	size_t i, bad = 0;
+
+	check(a->nr == b->nr, "%s: %zu symbols, read back %zu", what, a->nr, b->nr);
+	check(pfc_symtab_check(b) == 0, "%s: the trees read back are valid", what);
+	for (i = 0; i < a->nr && bad < 5; i++) {
+		uint64_t at[5] = { a->syms[i].start, a->syms[i].start + 1, a->syms[i].end - 1, a->syms[i].end,
+				   a->syms[i].start - 1 };
+		int k;
+
+		for (k = 0; k < 5; k++)
+			if (!same_sym(pfc_symtab_find(a, at[k]), pfc_symtab_find(b, at[k]))) {
+				bad++;
+				check(0, "%s: lookup of %#llx differs", what, (unsigned long long)at[k]);
+			}
+	}
+	check(bad == 0, "%s: every lookup the same", what);
+}
+
+static void round_trip(const char *what, const char *kallsyms, const struct pfc_kcache_key *k)
+{
+	struct pfc_symtab t, u;
+	uint8_t *buf;
+	size_t len, i, refused = 0, tried = 0;
+
+	memset(&t, 0, sizeof(t));
+	if (pfc_kallsyms_load(kallsyms, &t) != 0 || t.nr == 0) {
+		printf("%s: cannot read '%s', skipped\n", what, kallsyms);
+		pfc_symtab_free(&t);
+		return;
+	}
+	check(pfc_kcache_encode(k, &t, &buf, &len) == 0, "%s: encode", what);
+	check(pfc_kcache_parse(buf, len, k, &u) == 0, "%s: parse", what);
+	compare(what, &t, &u);
+	pfc_symtab_free(&u);
+	{
+		/* the same read in place from a file, as a conversion reads it */
+		char dir[] = "/tmp/test_kcache.XXXXXX", cmd[300], name[300];
+		uint64_t lo[2] = { 0 }, hi[2] = { 0 };
+
+		if (mkdtemp(dir)) {
+			check(pfc_kcache_store(dir, k, &t) == 0, "%s: store", what);
+			check(pfc_kcache_load(dir, k, &u) == 1 && u.img, "%s: read in place", what);
+			snprintf(name, sizeof(name), "%s in place", what);
+			compare(name, &t, &u);
+			check(pfc_symtab_core_range(&t, &lo[0], &hi[0]) == pfc_symtab_core_range(&u, &lo[1], &hi[1]) &&
+			      lo[0] == lo[1] && hi[0] == hi[1], "%s: the same range outside modules", what);
+			pfc_symtab_free(&u);
+			snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+			check(system(cmd) == 0, "%s: clean up", what);
+		}
+	}
+	/* cut anywhere: refused */
+	for (i = 0; i < len; i += len / 97 + 1) {
+		tried++;
+		if (pfc_kcache_parse(buf, i, k, &u) == -EINVAL)
+			refused++;
+		pfc_symtab_free(&u);
+	}
+	check(refused == tried, "%s: %zu of %zu truncated entries refused", what, refused, tried);
+	/* one byte changed anywhere (header, key, records, names): refused */
+	refused = tried = 0;
+	for (i = 0; i < len; i += len / 211 + 1) {
+		buf[i] ^= 0x20;
+		tried++;
+		if (pfc_kcache_parse(buf, len, k, &u) == -EINVAL)
+			refused++;
+		pfc_symtab_free(&u);
+		buf[i] ^= 0x20;
+	}
+	check(refused == tried, "%s: %zu of %zu changed entries refused", what, refused, tried);
+	free(buf);
+	pfc_symtab_free(&t);
+}
+
+static size_t count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* store, load, a corrupt entry, the bound */
+static void on_disk(const char *kallsyms)
+{
+	char dir[] = "/tmp/test_kcache.XXXXXX", kdir[256], path[512], cmd[300];
+	struct pfc_kcache_key k = { 0 }, other;
+	struct pfc_symtab t, u;
+	FILE *f;
+	int i;
+
+	memset(&t, 0, sizeof(t));
+	if (!mkdtemp(dir) || pfc_kallsyms_load(kallsyms, &t) != 0) {
+		check(0, "on disk: set-up");
+		return;
+	}
+	snprintf(kdir, sizeof(kdir), "%s/kallsyms", dir);
+	snprintf(k.text, sizeof(k.text), "bid=test boot=1");
+	snprintf(k.name, sizeof(k.name), "00000000000000aa");
+	check(pfc_kcache_load(dir, &k, &u) == 0, "on disk: a miss before any store");
+	check(pfc_kcache_store(dir, &k, &t) == 0, "on disk: store");
+	check(pfc_kcache_load(dir, &k, &u) == 1, "on disk: a hit after the store");
+	compare("on disk", &t, &u);
+	pfc_symtab_free(&u);
+	/* another key whose name is the same file (a hash collision): refused and removed */
+	other = k;
+	snprintf(other.text, sizeof(other.text), "bid=test boot=2");
+	check(pfc_kcache_load(dir, &other, &u) == -EINVAL, "on disk: another key's entry is refused");
+	snprintf(path, sizeof(path), "%s/%s", kdir, k.name);
+	check(access(path, F_OK) != 0, "on disk: the refused entry is removed");
+	/* a byte flipped on disk */
+	check(pfc_kcache_store(dir, &k, &t) == 0, "on disk: store again");
+	f = fopen(path, "r+b");
+	if (f) {
+		fseek(f, 1000, SEEK_SET);
+		fputc(0x5a ^ fgetc(f), f);
+		fseek(f, 1000, SEEK_SET);
+		fclose(f);
+	}
+	check(pfc_kcache_load(dir, &k, &u) == -EINVAL, "on disk: a corrupt entry is refused");
+	check(pfc_kcache_load(dir, &k, &u) == 0, "on disk: and then missing");
+	/* the bound: the newest PFC_KCACHE_ENTRIES stay */
+	for (i = 0; i < PFC_KCACHE_ENTRIES + 4; i++) {
+		snprintf(k.name, sizeof(k.name), "%016x", i);
+		pfc_kcache_store(dir, &k, &t);
+		usleep(2000);	/* distinct modification times */
+	}
+	check(count_entries(kdir) == PFC_KCACHE_ENTRIES, "on disk: %zu entries kept, %d wanted", count_entries(kdir),
+	      PFC_KCACHE_ENTRIES);
+	snprintf(k.name, sizeof(k.name), "%016x", PFC_KCACHE_ENTRIES + 3);
+	check(pfc_kcache_load(dir, &k, &u) == 1, "on disk: the newest entry is kept");
+	pfc_symtab_free(&u);
+	snprintf(k.name, sizeof(k.name), "%016x", 0);
+	check(pfc_kcache_load(dir, &k, &u) == 0, "on disk: the oldest entry is gone");
+	pfc_symtab_free(&t);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	check(system(cmd) == 0, "on disk: clean up");
+}
+
+int main(int argc, char **argv)
+{
+	const char *fx = argc > 1 ? argv[1] : "fixtures";
+	char kallsyms[4096];
+	struct pfc_kcache_key k;
+
+	snprintf(kallsyms, sizeof(kallsyms), "%s/root/kallsyms", fx);
+	check(pfc_kcache_key(&k) == 0 && strstr(k.text, "boot=") && strlen(k.name) == 16, "the running kernel's key");
+	round_trip("fixtures kallsyms", kallsyms, &k);
+	if (access("/proc/kallsyms", R_OK) == 0)
+		round_trip("/proc/kallsyms", "/proc/kallsyms", &k);
+	on_disk(kallsyms);
+	return check_done("test_kcache");
+}
