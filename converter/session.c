@@ -33,6 +33,15 @@ static int deliver(void *ctx, const struct pfc_qev *ev);
 static int on_record(void *ctx, const struct pfc_rec *r);
 static int kernel_matches_running(struct pfc_session *s);
 
+/* perf-compat: perf 6.1 names the kernel addresses of a recording that carries no kernel
+ * build-id (pipe mode, perf record --no-buildid) from this machine's /proc/kallsyms, whatever
+ * kernel the recording ran: wrong names for another kernel, which --perf-compat reproduces and
+ * the default never gives (tests/foreign.sh, docs/foreign.md). */
+static int kernel_compat_running(struct pfc_session *s)
+{
+	return s->opts->perf_compat && !(s->machine.kernel && s->machine.kernel->build_id_len);
+}
+
 /* ---- kernel symbols, read on a second thread while the records are processed ---- */
 
 struct pfc_kpreload {
@@ -66,7 +75,8 @@ static int kpreload_done(const struct pfc_session *s)
 static const char *kernel_syms_path(struct pfc_session *s, struct pfc_found *found)
 {
 	/* asked when the first kernel frame needs it: a pipe stream tells its kernel late */
-	pfc_files_set_running_kallsyms(s->files, kernel_matches_running(s) ? "/proc/kallsyms" : NULL);
+	pfc_files_set_running_kallsyms(s->files, kernel_matches_running(s) || kernel_compat_running(s) ?
+					       "/proc/kallsyms" : NULL);
 	if (!pfc_files_find(s->files, PFC_FILES_KERNEL, "kallsyms", 0, found))
 		return NULL;
 	pfc_files_note(s->files, PFC_FILES_KERNEL, "kallsyms", "kernel symbols", -1, NULL, 0);
@@ -96,7 +106,7 @@ static void kpreload_start(struct pfc_session *s)
 }
 
 /* Wait for the preload; returns its table (NULL: failed or not started) and its status. */
-static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret)
+static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret, struct pfc_found *found)
 {
 	struct pfc_kpreload *k = s->kpreload;
 	struct pfc_symtab *t;
@@ -106,6 +116,8 @@ static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret)
 	pthread_join(k->thread, NULL);
 	t = k->t;
 	*ret = k->ret;
+	if (found)
+		*found = k->found;
 	free(k);
 	s->kpreload = NULL;
 	return t;
@@ -239,7 +251,7 @@ void pfc_session_close(struct pfc_session *s)
 {
 	size_t i;
 	int kret;
-	struct pfc_symtab *kt = kpreload_take(s, &kret);
+	struct pfc_symtab *kt = kpreload_take(s, &kret, NULL);
 
 	pfc_debuginfod_close(&s->dbgf);
 	pfc_symsrv_close(&s->ssrv);
@@ -1799,6 +1811,28 @@ static void r2r_count(struct pfc_session *s, const struct pfc_dso *d, int resolv
 		s->st.nr_r2r_unresolved[d->r2r]++;
 }
 
+/*
+ * perf-compat: perf moves the kallsyms symbols by where the recording's kernel map says its
+ * reference symbol (_text) was against where the kallsyms file has it (kallsyms__delta), so
+ * that another boot's KASLR offset, or another kernel's, shifts every name alike.  A file
+ * without that symbol gives no names, as perf's load fails.  The default reads only the
+ * recording's own kernel symbols, where the delta is 0 (the same boot) or unknown.
+ */
+static int kernel_reloc(struct pfc_session *s, const char *path, struct pfc_symtab *t)
+{
+	const struct pfc_machine *m = &s->machine;
+	uint64_t addr;
+
+	if (!s->opts->perf_compat || !m->kref_name[0])
+		return 0;
+	if (pfc_kallsyms_func_start(path, m->kref_name, &addr) < 0) {
+		pfc_symtab_free(t);
+		return 0;
+	}
+	pfc_symtab_shift(t, addr - m->kref_addr);
+	return 0;
+}
+
 static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 {
 	const struct pfc_opts *o = s->opts;
@@ -1848,15 +1882,23 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		ret = load_r2r(s, d, t);
 		break;
 	case PFC_DSO_KERNEL: {
-		struct pfc_symtab *pre = kpreload_take(s, &ret);
 		struct pfc_found kf;
+		struct pfc_symtab *pre = kpreload_take(s, &ret, &kf);
 		if (pre) {
 			free(t);
 			t = pre;
-		} else if (kernel_syms_path(s, &kf))
+			if (ret >= 0)
+				ret = kernel_reloc(s, kf.path, t);
+		} else if (kernel_syms_path(s, &kf)) {
 			ret = pfc_kallsyms_load(kf.path, t);
-		else if (o->log)
-			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: the recording's kernel is not the running one (use --kallsyms)\n");
+			if (ret >= 0)
+				ret = kernel_reloc(s, kf.path, t);
+		} else if (o->log)
+			fprintf(o->log, "perfconv: warning: kernel symbols not resolved: %s, and this machine's "
+				"symbols would name them wrongly; give the recording machine's /proc/kallsyms with "
+				"--kallsyms FILE, or convert a pack made there (-o NAME.perfpack)\n",
+				pfc_feat_has(&s->rd, PFC_FEAT_OSRELEASE) ? "the recording's kernel is not the running one"
+									   : "the recording does not say which kernel it ran");
 		break;
 	}
 	case PFC_DSO_PERFMAP: {

@@ -551,6 +551,10 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 			m->kend = start + len < start ? UINT64_MAX : start + len;
 			m->have_kernel_map = 1;
 			m->kgen++;
+			if (pgoff && n > 17 && n - 17 < sizeof(m->kref_name)) {
+				memcpy(m->kref_name, name + 17, n - 17 + 1);
+				m->kref_addr = pgoff;
+			}
 			if (!m->kernel)
 				m->kernel = dso_findnew(m, "[kernel.kallsyms]", 17, PFC_DSO_KERNEL, -1);
 			if (m->kernel && build_id_len && !m->kernel->build_id_len) {

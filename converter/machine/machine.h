@@ -102,6 +102,10 @@ struct pfc_machine {
 	struct pfc_dso *kernel;
 	uint64_t kstart, kend;
 	int have_kernel_map;
+	/* the kernel map's relocation reference: "[kernel.kallsyms]_text" names _text, and its
+	 * pgoff is where _text was on the recording machine (perf's ref_reloc_sym) */
+	char kref_name[64];
+	uint64_t kref_addr;
 	struct pfc_map kmap;
 	struct pfc_maps ksym_maps;   /* KSYMBOL maps: one symbol each, named like their DSO */
 	uint64_t kgen;               /* bumped when kernel address resolution changes */

@@ -65,6 +65,9 @@ char *pfc_symtab_strdup(struct pfc_symtab *t, const char *s, size_t len);
 /* perf's symbols__fixup_end then symbols__fixup_duplicate; for kallsyms also moves
  * module symbols ("name\t[mod]") aside and sets their module field. */
 int pfc_symtab_fixup(struct pfc_symtab *t, enum pfc_symtab_flavour flavour);
+/* Move every symbol down by delta (modulo 2^64), in place: perf's kallsyms relocation
+ * (dso__split_kallsyms), which shifts the symbols and keeps its tree as it was built. */
+void pfc_symtab_shift(struct pfc_symtab *t, uint64_t delta);
 /* Drop duplicates and sort syms by address (lookups unchanged). */
 int pfc_symtab_finish(struct pfc_symtab *t);
 /* The symbol perf's lookup finds for addr, NULL if none. */
@@ -134,6 +137,9 @@ int pfc_elf_unread_ranges(const char *file, uint64_t **ranges, size_t *n);
 
 /* Load a kallsyms file (absolute kernel addresses).  Returns 0 or negative error. */
 int pfc_kallsyms_load(const char *file, struct pfc_symtab *t);
+/* The address of the first function symbol (type T, t, W, w or A) called name in a kallsyms
+ * file, as perf's kallsyms__get_function_start finds it: 0, or -ENOENT or a read error. */
+int pfc_kallsyms_func_start(const char *file, const char *name, uint64_t *addr);
 
 /* malloc'd demangled name or NULL when not mangled (C++, Rust, OCaml, Java as perf 6.1). */
 char *pfc_demangle(const char *name);
