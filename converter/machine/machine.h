@@ -108,6 +108,7 @@ struct pfc_machine {
 	uint64_t kref_addr;
 	struct pfc_map kmap;
 	struct pfc_maps ksym_maps;   /* KSYMBOL maps: one symbol each, named like their DSO */
+	struct pfc_maps kmod_maps;   /* kernel modules, from their kernel MMAP records */
 	uint64_t kgen;               /* bumped when kernel address resolution changes */
 	/* build-ids from the BUILD_ID feature / HEADER_BUILD_ID, applied to DSOs by path */
 	struct pfc_bid { const char *path; uint8_t id[20]; int len; int kernel; } *bids;
