@@ -1845,12 +1845,15 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		return;
 	switch (d->kind) {
 	case PFC_DSO_VDSO:
-		/* only perf's build-id cache can hold the image of the recording's vdso */
-		if (!d->build_id_len)
+		/* only perf's build-id cache can hold the image of the recording's vdso; perf
+		 * names one without a build-id from its own, this machine's (files.c) */
+		if (!d->build_id_len && !o->perf_compat)
 			break;
 		/* fall through */
 	case PFC_DSO_FILE: {
 		struct pfc_symopts so = { .files = s->files, .verbose = o->verbose,
+					   .image = d->kind == PFC_DSO_VDSO && !d->build_id_len ?
+							    pfc_files_own_vdso(s->files) : NULL,
 					   .minidebuginfo = o->minidebuginfo,
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,

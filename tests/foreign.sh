@@ -4,7 +4,8 @@
 #   foreign/NAME          `perfconv --perf-compat -f perf-script` is byte for byte what
 #                         `perf script` printed (script.txt.xz, made by regen.sh there).  A
 #                         recording whose text depends on this machine's kernel (HOST-KERNEL:
-#                         perf names its kernel addresses from this machine's /proc/kallsyms) is
+#                         perf names its kernel addresses from this machine's /proc/kallsyms, or
+#                         its [vdso] frames from its own vdso) is
 #                         compared with the committed text where the kernel symbols are those it
 #                         was made with (kallsyms.id), else with perf 6.1 run here and now, else
 #                         skipped.  A difference listed in known-differences (NAME, a tab, the

@@ -75,6 +75,9 @@ void pfc_files_free(struct pfc_files *f);
 /* The running kernel's symbols serve the recording (its kernel is the running one): path,
  * or NULL when it is not.  Never used for a pack. */
 void pfc_files_set_running_kallsyms(struct pfc_files *f, const char *path);
+/* This process's vdso image, as a path to open (perf-compat's stand-in for a recorded
+ * [vdso] without a build-id: perf 6.1 reads its own), or NULL.  Never for a pack. */
+const char *pfc_files_own_vdso(struct pfc_files *f);
 /* Reads the pack's MANIFEST (after pfc_files_new with a pack): which member answers which
  * (place, path).  A malformed MANIFEST is an error. */
 int pfc_files_load_pack(struct pfc_files *f, struct pfc_error *err);

@@ -660,6 +660,9 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 		map.dso = dso_findnew(m, name, strlen(name), PFC_DSO_PERFMAP, pid);
 	} else if (!strcmp(name, "[vdso]")) {
 		map.dso = dso_findnew(m, name, n, PFC_DSO_VDSO, -1);
+		/* the image starts at the map (perf's map__new sets pgoff 0): kernels before
+		 * 3.6 or so recorded the vdso's address as its offset */
+		map.pgoff = 0;
 	} else if ((prot & PROT_EXEC) && is_jit_region(name)) {
 		/* per process: the same memfd name in two processes holds different code */
 		map.dso = dso_findnew(m, name, n, PFC_DSO_JIT, pid);

@@ -85,6 +85,9 @@ struct pfc_symopts {
 	 * a file at DIR/.debug/.build-id/xx/rest/elf resolves, one under $HOME/.debug does
 	 * not), a pack */
 	struct pfc_files *files;
+	/* read this file alone, as it is, for both the symbols and the runtime image (the
+	 * stand-in image of a [vdso]); NULL: find the files of path as usual */
+	const char *image;
 	int verbose;
 	/* Also read .gnu_debugdata (MiniDebugInfo) when no file has a .symtab.  perf 6.1 does
 	 * NOT do this (verified: it shows [unknown]), so it stays off for identical output. */
