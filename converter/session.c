@@ -1031,6 +1031,31 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 #define UC_OFF (64 * 1024)
 
 /*
+ * perf-compat: perf 6.1 gives an address space its DWARF unwinder only when one of its maps
+ * has an ELF file perf can read, to learn its class (unwind__prepare_access, at each map's
+ * insertion, until one does); without one, a sample's user stack gets no frame at all, not
+ * even its ip.  A static binary absent here, beside a [vdso] whose build-id the recording
+ * gives (perf then looks for that image in the build-id cache only), is such a process.
+ * Readable here: a file with call frame information, or a [vdso] without a build-id (perf
+ * reads its own).  Once one is seen, the address space keeps it, as perf's does.
+ */
+static int perf_unwinds(struct pfc_session *s, struct pfc_thread *th)
+{
+	struct pfc_maps *ms = th->maps;
+	size_t i;
+
+	if (!s->opts->perf_compat || !ms || ms->unwindable)
+		return 1;
+	for (i = 0; i < ms->n && !ms->unwindable; i++) {
+		const struct pfc_dso *d = ms->v[i].dso;
+		if (d && ((d->kind == PFC_DSO_VDSO && !d->build_id_len) ||
+			  (d->kind == PFC_DSO_FILE && dso_cfi(s, d))))
+			ms->unwindable = 1;
+	}
+	return ms->unwindable;
+}
+
+/*
  * perf's thread__resolve_callchain_unwind: the user stack of a sample recorded with
  * REGS_USER and STACK_USER, unwound and appended after the kernel part.  A stack seen
  * before (same registers, same bytes, same address space) gets the frames it got then.
@@ -1052,7 +1077,7 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 
 	(void)ev;
 	if (!(smp->flags & PFC_S_HAS_REGS_USER) || !(smp->flags & PFC_S_HAS_STACK_USER) ||
-	    !smp->stack_user_dyn_size)
+	    !smp->stack_user_dyn_size || !perf_unwinds(s, th))
 		return 0;
 	/*
 	 * The key reads every byte of the copy, the unwinder only the frames it walks: about

@@ -75,6 +75,7 @@ struct pfc_maps {
 	struct pfc_map *v;         /* sorted by start, non-overlapping */
 	size_t n, cap;
 	uint64_t gen;              /* bumped by every change: caches keyed on it stay valid */
+	uint8_t unwindable;        /* perf-compat: a map whose ELF perf could read was seen */
 };
 
 struct pfc_thread {
