@@ -639,11 +639,37 @@ static int perf_names(struct pfc_session *s, const struct pfc_map *map, uint64_t
 	}
 }
 
+/*
+ * perf-compat: a recording without a kernel map (no kernel samples asked for, or an LBR
+ * call stack of user branches) leaves perf with the one it makes from this machine's
+ * /proc/kallsyms, [_text, _etext) (machine__get_running_kernel_start): a kernel address of
+ * the recording outside it is in no map, [unknown] ([unknown]).
+ */
+static void kernel_default_range(struct pfc_session *s)
+{
+	uint64_t start, end;
+
+	s->kdef_tried = 1;
+	if (!s->opts->perf_compat ||
+	    (pfc_kallsyms_func_start("/proc/kallsyms", "_text", &start) < 0 &&
+	     pfc_kallsyms_func_start("/proc/kallsyms", "_stext", &start) < 0) ||
+	    !start)
+		return;
+	if (pfc_kallsyms_func_start("/proc/kallsyms", "_etext", &end) < 0)
+		end = UINT64_MAX;
+	s->machine.kdef_start = start;
+	s->machine.kdef_end = end;
+	s->machine.have_kdef = 1;
+	s->machine.kgen++;
+}
+
 static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
 {
 	const struct pfc_map *map = NULL;
 	int kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 
+	if (kernel && !s->machine.have_kernel_map && !s->kdef_tried)
+		kernel_default_range(s);
 	/* an address beyond the recorded kernel map (init text, modules) waits for the table */
 	if (kernel && s->kernel_pending &&
 	    (kpreload_done(s) || !pfc_machine_find_map(&s->machine, th, kernel, ip)))

@@ -129,6 +129,7 @@ struct pfc_session {
 	size_t nr_uc_frames, cap_uc_frames;
 	uint64_t *uips;
 	int kernel_loaded;
+	int kdef_tried;                 /* perf-compat: kernel_default_range ran */
 	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
 	 * aggregated without resolving its frames again */
 	uint64_t *raw;                /* slots: hash tag << 32 | arena index */

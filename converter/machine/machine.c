@@ -719,8 +719,8 @@ const struct pfc_map *pfc_machine_kernel_map(struct pfc_machine *m)
 {
 	struct pfc_map *kmap = &m->kmap;
 
-	kmap->start = m->have_kernel_map ? m->kstart : 0;
-	kmap->end = m->have_kernel_map ? m->kend : UINT64_MAX;
+	kmap->start = m->have_kernel_map ? m->kstart : m->have_kdef ? m->kdef_start : 0;
+	kmap->end = m->have_kernel_map ? m->kend : m->have_kdef ? m->kdef_end : UINT64_MAX;
 	kmap->pgoff = kmap->start;
 	kmap->dso = m->kernel;
 	kmap->identity = 1;
@@ -740,7 +740,8 @@ const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thr
 			m->kernel = dso_findnew(m, "[kernel.kallsyms]", 17, PFC_DSO_KERNEL, -1);
 		if (!m->kernel)
 			return NULL;
-		if (m->have_kernel_map ? (ip < m->kstart || ip >= m->kend) : ip < 0x8000000000000000ULL)
+		if (m->have_kernel_map ? (ip < m->kstart || ip >= m->kend) :
+		    m->have_kdef ? (ip < m->kdef_start || ip >= m->kdef_end) : ip < 0x8000000000000000ULL)
 			return NULL;
 		return pfc_machine_kernel_map(m);
 	}

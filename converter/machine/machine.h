@@ -107,6 +107,10 @@ struct pfc_machine {
 	 * pgoff is where _text was on the recording machine (perf's ref_reloc_sym) */
 	char kref_name[64];
 	uint64_t kref_addr;
+	/* perf-compat, a recording without a kernel map: perf's is the running kernel's
+	 * [_text, _etext), which the session sets (have_kdef) */
+	uint64_t kdef_start, kdef_end;
+	int have_kdef;
 	struct pfc_map kmap;
 	struct pfc_maps ksym_maps;   /* KSYMBOL maps: one symbol each, named like their DSO */
 	struct pfc_maps kmod_maps;   /* kernel modules, from their kernel MMAP records */
