@@ -25,6 +25,7 @@
 #include "converter/native/symtab.h"
 #include "converter/native/a2l.h"
 #include "converter/native/unwind.h"
+#include "converter/perffile/tracedata.h"
 
 #define PFC_REG_X86_IP 8
 
@@ -300,6 +301,49 @@ const char *pfc_session_thread_comm(struct pfc_session *s, int32_t pid, int32_t 
 	return th && th->comm_set ? pfc_intern_str(&s->strings, th->comm) : NULL;
 }
 
+/* The value of the line "KEY: value" of an event format's text, bounded by it; NULL if none. */
+static const char *format_line(const char *text, size_t len, const char *key, size_t *vlen)
+{
+	size_t klen = strlen(key), pos = 0;
+
+	while (pos < len) {
+		const char *eol = memchr(text + pos, '\n', len - pos);
+		size_t n = eol ? (size_t)(eol - (text + pos)) : len - pos;
+		if (n > klen && !memcmp(text + pos, key, klen)) {
+			*vlen = n - klen;
+			return text + pos + klen;
+		}
+		pos += n + 1;
+	}
+	return NULL;
+}
+
+/* One event format of the tracing data: its "name:" and "ID:" name the tracepoint
+ * evsels of that id that no header named (perf's evsel__prepare_tracepoint_event). */
+static int tp_name_format(void *arg, const char *sys, const char *text, size_t len)
+{
+	struct pfc_session *s = arg;
+	const char *name, *id;
+	size_t nlen, idlen, i;
+	char buf[128], num[24];
+	unsigned long long config;
+
+	if (!(name = format_line(text, len, "name: ", &nlen)) || !(id = format_line(text, len, "ID: ", &idlen)) ||
+	    !idlen || idlen >= sizeof(num))
+		return 0;
+	memcpy(num, id, idlen);
+	num[idlen] = 0;
+	config = strtoull(num, NULL, 10);
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		struct pfc_evsel *ev = s->rd.evsels[i];
+		if (ev->name || ev->attr.type != PERF_TYPE_TRACEPOINT || ev->attr.config != config)
+			continue;
+		snprintf(buf, sizeof(buf), "%s:%.*s", sys, (int)(nlen > 127 ? 127 : nlen), name);
+		ev->name = strdup(buf);
+	}
+	return 0;
+}
+
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
 {
 	struct pfc_evsel *ev;
@@ -308,6 +352,13 @@ const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
 	if (idx >= s->rd.nr_evsels)
 		return "[unknown]";
 	ev = s->rd.evsels[idx];
+	if (!ev->name && ev->attr.type == PERF_TYPE_TRACEPOINT && !s->tp_names_tried && s->rd.tracing_data.data) {
+		struct pfc_error e;
+		memset(&e, 0, sizeof(e));
+		s->tp_names_tried = 1;
+		(void)pfc_tracedata_formats(s->rd.tracing_data.data, s->rd.tracing_data.size,
+					    s->rd.tracing_data_offset, tp_name_format, s, &e);
+	}
 	if (!ev->name) {
 		pfc_hdr_format_name(buf, sizeof(buf), &ev->attr);
 		ev->name = strdup(buf);

@@ -130,6 +130,7 @@ struct pfc_session {
 	uint64_t *uips;
 	int kernel_loaded;
 	int kdef_tried;                 /* perf-compat: kernel_default_range ran */
+	int tp_names_tried;             /* tracepoint evsels named from the tracing data */
 	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
 	 * aggregated without resolving its frames again */
 	uint64_t *raw;                /* slots: hash tag << 32 | arena index */
