@@ -1224,6 +1224,21 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 	return 0;
 }
 
+/* The user part of an LBR call stack, as perf 6.1 builds it (see the caller). */
+static int add_lbr(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, const struct pfc_sample *smp,
+		   int swap)
+{
+	uint64_t i;
+	int ret;
+
+	if ((ret = add_ip(s, th, n, PERF_RECORD_MISC_USER, pfc_ld64(smp->branch + 8, swap))) < 0)
+		return ret;
+	for (i = 0; i < smp->branch_nr; i++)
+		if ((ret = add_ip(s, th, n, PERF_RECORD_MISC_USER, pfc_ld64(smp->branch + i * 24, swap))) < 0)
+			return ret;
+	return 0;
+}
+
 /* Keep a sample in the time-ordered stream. */
 static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint32_t stack)
 {
@@ -1296,7 +1311,7 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	struct pfc_sample smp;
 	struct pfc_thread *th;
 	uint32_t n = 0;
-	int swap = s->rd.swap, ret, user_frames = 0, cacheable;
+	int swap = s->rd.swap, ret, user_frames = 0, cacheable, lbr;
 	uint64_t period, rawhash = 0;
 	uint32_t stack;
 	struct pfc_rawkey rawkey;
@@ -1333,8 +1348,15 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	s->cur_time = smp.time;
 	s->cur_have_time = !!(smp.flags & PFC_S_HAS_TIME);
 	s->cur_timed = 0;
+	/* perf-compat, an LBR call stack (--call-graph lbr): perf's user part of the stack is
+	 * the branch entries' (resolve_lbr_callchain_sample, callee order): the first entry's
+	 * target, then every entry's source, looked up as user addresses.  A sample without
+	 * entries keeps its callchain: there perf reads the first entry past the sample's end. */
+	lbr = s->opts->perf_compat && (ev->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) &&
+	      (ev->sample_type & PERF_SAMPLE_BRANCH_STACK) && smp.branch && smp.branch_nr &&
+	      !(ev->branch_sample_type & (1U << 19));	/* PERF_SAMPLE_BRANCH_COUNTERS: another layout */
 	cacheable = (smp.flags & PFC_S_HAS_CALLCHAIN) && !(ev->sample_type & PERF_SAMPLE_STACK_USER) &&
-		    smp.callchain_nr <= UINT32_MAX;
+		    smp.callchain_nr <= UINT32_MAX && !lbr;
 	if (cacheable) {
 		uint64_t *slot;
 		rawhash = hash_chain(smp.callchain, smp.callchain_nr,
@@ -1363,7 +1385,11 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 					cpumode = PERF_RECORD_MISC_HYPERVISOR;
 				else if (ip == PFC_CONTEXT_KERNEL)
 					cpumode = PERF_RECORD_MISC_KERNEL;
-				else if (ip == PFC_CONTEXT_USER)
+				else if (ip == PFC_CONTEXT_USER && lbr) {
+					if ((ret = add_lbr(s, th, &n, &smp, swap)) < 0)
+						return ret;
+					break;
+				} else if (ip == PFC_CONTEXT_USER)
 					cpumode = PERF_RECORD_MISC_USER;
 				else {	/* perf discards a chain with a context it does not know */
 					n = 0;
