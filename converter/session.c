@@ -1249,6 +1249,8 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 	r.period = smp->flags & PFC_S_HAS_PERIOD ? smp->period : 0;
 	r.ip = smp->ip;
 	r.addr = smp->addr;
+	r.weight = smp->weight;
+	r.data_src = smp->data_src;
 	r.stack = stack;
 	r.cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
 	r.misc = smp->misc;
