@@ -547,10 +547,14 @@ static int write_sample(struct ps_ctx *c, const struct pfc_srec *r)
 	if (f & PFC_PS_ADDR)
 		put_x16(o, r->addr);
 	if (f & PFC_PS_DATA_SRC) {
-		/* "%16lx %s", then left-justified to the widest so far (a static in perf) */
-		char text[160];
+		/* "%16lx %s" in perf's 100 bytes, then left-justified to the widest so far (a
+		 * static in perf) */
+		char text[100];
 		size_t tl = pfc_datasrc_text(text, sizeof(text), r->data_src);
-		size_t w = 17 + tl;
+		size_t w;
+		if (tl > 99 - 17)
+			tl = 99 - 17;
+		w = 17 + tl;
 		if (out_need(o, (w > c->datasrc_width ? w : c->datasrc_width) + 64) < 0)
 			return -1;
 		put_x16(o, r->data_src);
