@@ -10,7 +10,9 @@
 #                   recording carries no kernel build-id: pipe mode, perf record --no-buildid;
 #                   found by running perf a second time with --kallsyms=/dev/null), or its
 #                   [vdso] frames from its own vdso, this machine's (a named [vdso] frame
-#                   whose vdso has no build-id in the recording: every one here).  Such text
+#                   whose vdso has no build-id in the recording: every one here), or its kernel
+#                   map from this machine's [_text, _etext) (the recording has no kernel map:
+#                   user-only events, LBR call stacks).  Such text
 #                   is true only on a machine whose kernel symbols are these; tests/foreign.sh
 #                   checks it against perf run there and then (kallsyms.id says which symbols
 #                   the committed text was made with).
@@ -36,7 +38,10 @@ for d in "$@"; do
 	perf script -i "$HOME/perf.data" --force >"$HOME/a.txt" 2>/dev/null
 	perf script -i "$HOME/perf.data" --force --kallsyms=/dev/null >"$HOME/b.txt" 2>/dev/null || :
 	xz -9 -T1 -c "$HOME/a.txt" >"$d/script.txt.xz"
-	if cmp -s "$HOME/a.txt" "$HOME/b.txt" && ! grep -q ' [^[][^ ]* (\[vdso\])$' "$HOME/a.txt"; then
+	perf script -i "$HOME/perf.data" --force --show-mmap-events 2>/dev/null |
+		grep -q 'PERF_RECORD_MMAP.*\[kernel\.kallsyms\]' && kmap=1 || kmap=0
+	if cmp -s "$HOME/a.txt" "$HOME/b.txt" && ! grep -q ' [^[][^ ]* (\[vdso\])$' "$HOME/a.txt" &&
+		[ "$kmap" = 1 ]; then
 		rm -f "$d/HOST-KERNEL"
 	else
 		: >"$d/HOST-KERNEL"
