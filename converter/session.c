@@ -1977,7 +1977,7 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 	case PFC_DSO_VDSO:
 		/* only perf's build-id cache can hold the image of the recording's vdso; perf
 		 * names one without a build-id from its own, this machine's (files.c) */
-		if (!d->build_id_len && !o->perf_compat)
+		if (!d->build_id_len && (!o->perf_compat || !pfc_files_own_vdso(s->files)))
 			break;
 		/* fall through */
 	case PFC_DSO_FILE: {
