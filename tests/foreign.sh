@@ -13,7 +13,10 @@
 #                         a listed recording that has become identical fails, so the list stays true.
 #   foreign-default/NAME  without --perf-compat no kernel frame of these recordings (none was made
 #                         on this machine's kernel) is named from this machine's symbols, and the
-#                         summary says why those frames are unnamed and how to get their names.
+#                         summary says why those frames are unnamed and how to get their names; where
+#                         perf's text does not depend on this machine, the default prints it too,
+#                         byte for byte, but for the differences default-differences lists (NAME, a
+#                         tab, why the default differs from perf there), reported as xfail.
 # The last line is "# foreign: N of M identical".  PERFCONV and FILTERS as for tests/truncate.sh.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" foreign
@@ -21,15 +24,17 @@ need_perfconv foreign
 
 DATA=tests/data/foreign
 KNOWN=$DATA/known-differences
+DEFAULT_KNOWN=$DATA/default-differences
 kid=$("$DATA/kallsyms-id.sh" 2>/dev/null)
 same_kernel=0
 [ -n "$kid" ] && [ "$kid" = "$(cat "$DATA/kallsyms.id" 2>/dev/null)" ] && same_kernel=1
 have_perf=0
 case $(perf version 2>/dev/null) in "perf version 6.1."*) have_perf=1 ;; esac
 
-# known NAME: the reason NAME is listed in known-differences, or false
+# known NAME [FILE]: the reason NAME is listed in FILE (known-differences), or false
 known() {
-	[ -f "$KNOWN" ] && awk -F '\t' -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }' "$KNOWN"
+	local f=${2:-$KNOWN}
+	[ -f "$f" ] && awk -F '\t' -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }' "$f"
 }
 
 identical=0 total=0
@@ -88,8 +93,23 @@ for dir in "$DATA"/*/; do
 		elif grep -q '(\[kernel\.kallsyms\])$' "$d/d.txt" &&
 			! grep -q "kernel symbols not resolved: .*--kallsyms.*pack" "$d/d/err"; then
 			fail "foreign-default/$name" "unnamed kernel frames, but the summary does not say why and how to name them" "$d/d/err"
-		else
+		elif [ -f "$dir/HOST-KERNEL" ]; then
 			pass "foreign-default/$name"
+		else
+			dwhy=$(known "$name" "$DEFAULT_KNOWN")
+			xz -dc "$dir/script.txt.xz" >"$d/perf.txt"
+			if cmp -s "$d/perf.txt" "$d/d.txt"; then
+				if [ -n "$dwhy" ]; then
+					fail "foreign-default/$name" "identical to perf's text, but listed in $DEFAULT_KNOWN: remove it there"
+				else
+					pass "foreign-default/$name"
+				fi
+			elif [ -n "$dwhy" ]; then
+				xfail "foreign-default/$name" "$dwhy"
+			else
+				diff "$d/perf.txt" "$d/d.txt" >"$d/ddiff"
+				fail "foreign-default/$name" "the default differs from perf 6.1's text, which does not depend on this machine" "$d/ddiff"
+			fi
 		fi
 	fi
 	rm -f "$d/perf.data"
