@@ -27,6 +27,7 @@
 #include "converter/native/symtab.h"
 #include "converter/native/a2l.h"
 #include "converter/native/unwind.h"
+#include "converter/perffile/tracedata.h"
 
 #define PFC_REG_X86_IP 8
 
@@ -162,7 +163,7 @@ static void kpreload_start(struct pfc_session *s)
 }
 
 /* Wait for the preload; returns its table (NULL: failed or not started) and its status. */
-static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret)
+static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret, struct pfc_found *found)
 {
 	struct pfc_kpreload *k = s->kpreload;
 	struct pfc_symtab *t;
@@ -173,6 +174,8 @@ static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret)
 	t = k->t;
 	*ret = k->ret;
 	kcache_count(s, k->cache);
+	if (found)
+		*found = k->found;
 	free(k);
 	s->kpreload = NULL;
 	return t;
@@ -307,7 +310,7 @@ void pfc_session_close(struct pfc_session *s)
 {
 	size_t i;
 	int kret;
-	struct pfc_symtab *kt = kpreload_take(s, &kret);
+	struct pfc_symtab *kt = kpreload_take(s, &kret, NULL);
 
 	pfc_debuginfod_close(&s->dbgf);
 	pfc_symsrv_close(&s->ssrv);
@@ -356,6 +359,49 @@ const char *pfc_session_thread_comm(struct pfc_session *s, int32_t pid, int32_t 
 	return th && th->comm_set ? pfc_intern_str(&s->strings, th->comm) : NULL;
 }
 
+/* The value of the line "KEY: value" of an event format's text, bounded by it; NULL if none. */
+static const char *format_line(const char *text, size_t len, const char *key, size_t *vlen)
+{
+	size_t klen = strlen(key), pos = 0;
+
+	while (pos < len) {
+		const char *eol = memchr(text + pos, '\n', len - pos);
+		size_t n = eol ? (size_t)(eol - (text + pos)) : len - pos;
+		if (n > klen && !memcmp(text + pos, key, klen)) {
+			*vlen = n - klen;
+			return text + pos + klen;
+		}
+		pos += n + 1;
+	}
+	return NULL;
+}
+
+/* One event format of the tracing data: its "name:" and "ID:" name the tracepoint
+ * evsels of that id that no header named (perf's evsel__prepare_tracepoint_event). */
+static int tp_name_format(void *arg, const char *sys, const char *text, size_t len)
+{
+	struct pfc_session *s = arg;
+	const char *name, *id;
+	size_t nlen, idlen, i;
+	char buf[128], num[24];
+	unsigned long long config;
+
+	if (!(name = format_line(text, len, "name: ", &nlen)) || !(id = format_line(text, len, "ID: ", &idlen)) ||
+	    !idlen || idlen >= sizeof(num))
+		return 0;
+	memcpy(num, id, idlen);
+	num[idlen] = 0;
+	config = strtoull(num, NULL, 10);
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		struct pfc_evsel *ev = s->rd.evsels[i];
+		if (ev->name || ev->attr.type != PERF_TYPE_TRACEPOINT || ev->attr.config != config)
+			continue;
+		snprintf(buf, sizeof(buf), "%s:%.*s", sys, (int)(nlen > 127 ? 127 : nlen), name);
+		ev->name = strdup(buf);
+	}
+	return 0;
+}
+
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
 {
 	struct pfc_evsel *ev;
@@ -364,6 +410,13 @@ const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx)
 	if (idx >= s->rd.nr_evsels)
 		return "[unknown]";
 	ev = s->rd.evsels[idx];
+	if (!ev->name && ev->attr.type == PERF_TYPE_TRACEPOINT && !s->tp_names_tried && s->rd.tracing_data.data) {
+		struct pfc_error e;
+		memset(&e, 0, sizeof(e));
+		s->tp_names_tried = 1;
+		(void)pfc_tracedata_formats(s->rd.tracing_data.data, s->rd.tracing_data.size,
+					    s->rd.tracing_data_offset, tp_name_format, s, &e);
+	}
 	if (!ev->name) {
 		pfc_hdr_format_name(buf, sizeof(buf), &ev->attr);
 		ev->name = strdup(buf);
@@ -684,11 +737,37 @@ static int perf_names(struct pfc_session *s, const struct pfc_map *map, uint64_t
 	}
 }
 
+/*
+ * perf-compat: a recording without a kernel map (no kernel samples asked for, or an LBR
+ * call stack of user branches) leaves perf with the one it makes from this machine's
+ * /proc/kallsyms, [_text, _etext) (machine__get_running_kernel_start): a kernel address of
+ * the recording outside it is in no map, [unknown] ([unknown]).
+ */
+static void kernel_default_range(struct pfc_session *s)
+{
+	uint64_t start, end;
+
+	s->kdef_tried = 1;
+	if (!s->opts->perf_compat ||
+	    (pfc_kallsyms_func_start("/proc/kallsyms", "_text", &start) < 0 &&
+	     pfc_kallsyms_func_start("/proc/kallsyms", "_stext", &start) < 0) ||
+	    !start)
+		return;
+	if (pfc_kallsyms_func_start("/proc/kallsyms", "_etext", &end) < 0)
+		end = UINT64_MAX;
+	s->machine.kdef_start = start;
+	s->machine.kdef_end = end;
+	s->machine.have_kdef = 1;
+	s->machine.kgen++;
+}
+
 static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
 {
 	const struct pfc_map *map = NULL;
 	int kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 
+	if (kernel && !s->machine.have_kernel_map && !s->kdef_tried)
+		kernel_default_range(s);
 	/* an address beyond the recorded kernel map (init text, modules) waits for the table */
 	if (kernel && s->kernel_pending &&
 	    (kpreload_done(s) || !pfc_machine_find_map(&s->machine, th, kernel, ip)))
@@ -1114,6 +1193,31 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 #define UC_OFF (64 * 1024)
 
 /*
+ * perf-compat: perf 6.1 gives an address space its DWARF unwinder only when one of its maps
+ * has an ELF file perf can read, to learn its class (unwind__prepare_access, at each map's
+ * insertion, until one does); without one, a sample's user stack gets no frame at all, not
+ * even its ip.  A static binary absent here, beside a [vdso] whose build-id the recording
+ * gives (perf then looks for that image in the build-id cache only), is such a process.
+ * Readable here: a file with call frame information, or a [vdso] without a build-id (perf
+ * reads its own).  Once one is seen, the address space keeps it, as perf's does.
+ */
+static int perf_unwinds(struct pfc_session *s, struct pfc_thread *th)
+{
+	struct pfc_maps *ms = th->maps;
+	size_t i;
+
+	if (!s->opts->perf_compat || !ms || ms->unwindable)
+		return 1;
+	for (i = 0; i < ms->n && !ms->unwindable; i++) {
+		const struct pfc_dso *d = ms->v[i].dso;
+		if (d && ((d->kind == PFC_DSO_VDSO && !d->build_id_len) ||
+			  (d->kind == PFC_DSO_FILE && dso_cfi(s, d))))
+			ms->unwindable = 1;
+	}
+	return ms->unwindable;
+}
+
+/*
  * perf's thread__resolve_callchain_unwind: the user stack of a sample recorded with
  * REGS_USER and STACK_USER, unwound and appended after the kernel part.  A stack seen
  * before (same registers, same bytes, same address space) gets the frames it got then.
@@ -1135,7 +1239,7 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 
 	(void)ev;
 	if (!(smp->flags & PFC_S_HAS_REGS_USER) || !(smp->flags & PFC_S_HAS_STACK_USER) ||
-	    !smp->stack_user_dyn_size)
+	    !smp->stack_user_dyn_size || !perf_unwinds(s, th))
 		return 0;
 	/*
 	 * The key reads every byte of the copy, the unwinder only the frames it walks: about
@@ -1205,6 +1309,21 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 	return 0;
 }
 
+/* The user part of an LBR call stack, as perf 6.1 builds it (see the caller). */
+static int add_lbr(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, const struct pfc_sample *smp,
+		   int swap)
+{
+	uint64_t i;
+	int ret;
+
+	if ((ret = add_ip(s, th, n, PERF_RECORD_MISC_USER, pfc_ld64(smp->branch + 8, swap))) < 0)
+		return ret;
+	for (i = 0; i < smp->branch_nr; i++)
+		if ((ret = add_ip(s, th, n, PERF_RECORD_MISC_USER, pfc_ld64(smp->branch + i * 24, swap))) < 0)
+			return ret;
+	return 0;
+}
+
 /* Keep a sample in the time-ordered stream. */
 static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint32_t stack)
 {
@@ -1215,6 +1334,8 @@ static int keep_sample(struct pfc_session *s, const struct pfc_sample *smp, uint
 	r.period = smp->flags & PFC_S_HAS_PERIOD ? smp->period : 0;
 	r.ip = smp->ip;
 	r.addr = smp->addr;
+	r.weight = smp->weight;
+	r.data_src = smp->data_src;
 	r.stack = stack;
 	r.cpu = smp->flags & PFC_S_HAS_CPU ? smp->cpu : UINT32_MAX;
 	r.misc = smp->misc;
@@ -1368,7 +1489,7 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 	struct pfc_sample smp = *smpp;
 	struct pfc_thread *th;
 	uint32_t n = 0;
-	int swap = s->rd.swap, ret, user_frames = 0, cacheable;
+	int swap = s->rd.swap, ret, user_frames = 0, cacheable, lbr;
 	uint64_t period, rawhash = 0;
 	uint32_t stack;
 	struct pfc_rawkey rawkey;
@@ -1401,8 +1522,15 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 	s->cur_time = smp.time;
 	s->cur_have_time = !!(smp.flags & PFC_S_HAS_TIME);
 	s->cur_timed = 0;
+	/* perf-compat, an LBR call stack (--call-graph lbr): perf's user part of the stack is
+	 * the branch entries' (resolve_lbr_callchain_sample, callee order): the first entry's
+	 * target, then every entry's source, looked up as user addresses.  A sample without
+	 * entries keeps its callchain: there perf reads the first entry past the sample's end. */
+	lbr = s->opts->perf_compat && (ev->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) &&
+	      (ev->sample_type & PERF_SAMPLE_BRANCH_STACK) && smp.branch && smp.branch_nr &&
+	      !(ev->branch_sample_type & (1U << 19));	/* PERF_SAMPLE_BRANCH_COUNTERS: another layout */
 	cacheable = (smp.flags & PFC_S_HAS_CALLCHAIN) && !(ev->sample_type & PERF_SAMPLE_STACK_USER) &&
-		    smp.callchain_nr <= UINT32_MAX;
+		    smp.callchain_nr <= UINT32_MAX && !lbr;
 	if (cacheable) {
 		uint64_t *slot;
 		rawhash = hash_chain(smp.callchain, smp.callchain_nr,
@@ -1431,7 +1559,11 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 					cpumode = PERF_RECORD_MISC_HYPERVISOR;
 				else if (ip == PFC_CONTEXT_KERNEL)
 					cpumode = PERF_RECORD_MISC_KERNEL;
-				else if (ip == PFC_CONTEXT_USER)
+				else if (ip == PFC_CONTEXT_USER && lbr) {
+					if ((ret = add_lbr(s, th, &n, &smp, swap)) < 0)
+						return ret;
+					break;
+				} else if (ip == PFC_CONTEXT_USER)
 					cpumode = PERF_RECORD_MISC_USER;
 				else {	/* perf discards a chain with a context it does not know */
 					n = 0;
@@ -2083,6 +2215,28 @@ static void r2r_count(struct pfc_session *s, const struct pfc_dso *d, int resolv
 		s->st.nr_r2r_unresolved[d->r2r]++;
 }
 
+/*
+ * perf-compat: perf moves the kallsyms symbols by where the recording's kernel map says its
+ * reference symbol (_text) was against where the kallsyms file has it (kallsyms__delta), so
+ * that another boot's KASLR offset, or another kernel's, shifts every name alike.  A file
+ * without that symbol gives no names, as perf's load fails.  The default reads only the
+ * recording's own kernel symbols, where the delta is 0 (the same boot) or unknown.
+ */
+static int kernel_reloc(struct pfc_session *s, const char *path, struct pfc_symtab *t)
+{
+	const struct pfc_machine *m = &s->machine;
+	uint64_t addr;
+
+	if (!s->opts->perf_compat || !m->kref_name[0])
+		return 0;
+	if (pfc_kallsyms_func_start(path, m->kref_name, &addr) < 0) {
+		pfc_symtab_free(t);
+		return 0;
+	}
+	pfc_symtab_shift(t, addr - m->kref_addr);
+	return 0;
+}
+
 static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 {
 	const struct pfc_opts *o = s->opts;
@@ -2095,12 +2249,15 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		return;
 	switch (d->kind) {
 	case PFC_DSO_VDSO:
-		/* only perf's build-id cache can hold the image of the recording's vdso */
-		if (!d->build_id_len)
+		/* only perf's build-id cache can hold the image of the recording's vdso; perf
+		 * names one without a build-id from its own, this machine's (files.c) */
+		if (!d->build_id_len && (!o->perf_compat || !pfc_files_own_vdso(s->files)))
 			break;
 		/* fall through */
 	case PFC_DSO_FILE: {
 		struct pfc_symopts so = { .files = s->files, .verbose = o->verbose,
+					   .image = d->kind == PFC_DSO_VDSO && !d->build_id_len ?
+							    pfc_files_own_vdso(s->files) : NULL,
 					   .minidebuginfo = o->minidebuginfo,
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,
@@ -2132,15 +2289,19 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		ret = load_r2r(s, d, t);
 		break;
 	case PFC_DSO_KERNEL: {
-		struct pfc_symtab *pre = kpreload_take(s, &ret);
 		struct pfc_found kf;
+		struct pfc_symtab *pre = kpreload_take(s, &ret, &kf);
 		if (pre) {
 			free(t);
 			t = pre;
+			if (ret >= 0)
+				ret = kernel_reloc(s, kf.path, t);
 		} else if (kernel_syms_path(s, &kf)) {
 			int cache;
 			ret = kernel_syms_load(kf.path, kernel_cache_dir(s, &kf), t, &cache);
 			kcache_count(s, cache);
+			if (ret >= 0)
+				ret = kernel_reloc(s, kf.path, t);
 		} else if (o->log)
 			fprintf(o->log, "perfconv: warning: kernel frames left unnamed: %s; to name them, "
 				"give --kallsyms a copy of /proc/kallsyms from the machine that recorded%s\n",

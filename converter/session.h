@@ -135,6 +135,8 @@ struct pfc_session {
 	int kernel_loaded;
 	int kernel_why;               /* why /proc/kallsyms does not serve (kernel_matches_running) */
 	char running_path[3][4096];   /* running_file's answers */
+	int kdef_tried;                 /* perf-compat: kernel_default_range ran */
+	int tp_names_tried;             /* tracepoint evsels named from the tracing data */
 	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
 	 * aggregated without resolving its frames again */
 	uint64_t *raw;                /* slots: hash tag << 32 | arena index */

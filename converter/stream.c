@@ -11,10 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "converter/stream.h"
+#include "converter/perffile/evsel.h"
 
 #define DEFAULT_MEM_LIMIT ((size_t)16 << 20)
 #define WBUF ((size_t)1 << 20)
-#define MAX_HEAD 100                    /* nine LEB128 numbers */
+#define MAX_HEAD 130                    /* nine LEB128 numbers, two more with PFC_S_HAS_MEM */
 #define RBUF ((size_t)1 << 20)
 #define MAX_REC ((size_t)MAX_HEAD + 65536) /* a payload fits in a perf record */
 
@@ -142,6 +143,10 @@ int pfc_stream_add(struct pfc_stream *st, const struct pfc_srec *r)
 	p = put_u(p, r->addr);
 	p = put_u(p, (uint32_t)(r->cpu + 1u));
 	p = put_u(p, r->raw_len);
+	if (r->flags & PFC_S_HAS_MEM) {
+		p = put_u(p, r->weight);
+		p = put_u(p, r->data_src);
+	}
 	if (r->raw_len)
 		memcpy(p, r->raw, r->raw_len);
 	p += r->raw_len;
@@ -245,6 +250,9 @@ int pfc_stream_next(struct pfc_stream_cur *c, struct pfc_srec *r)
 	for (i = 0; i < 9; i++)
 		if (get_u(c, &v[i]) < 0)
 			goto bad;
+	r->weight = r->data_src = 0;
+	if ((v[0] & PFC_S_HAS_MEM) && (get_u(c, &r->weight) < 0 || get_u(c, &r->data_src) < 0))
+		goto bad;
 	if (v[8] > c->len - c->pos)
 		goto bad;
 	r->flags = (uint16_t)v[0];

@@ -16,6 +16,7 @@ struct pfc_srec {
 	uint64_t period;             /* as recorded (0 when none) */
 	uint64_t ip;                 /* sample ip (for samples without a callchain) */
 	uint64_t addr;               /* PERF_SAMPLE_ADDR (0 when none) */
+	uint64_t weight, data_src;   /* with PFC_S_HAS_MEM in flags: as recorded (0 when none) */
 	const uint8_t *raw;          /* tracepoint payload, valid until the cursor moves on */
 	uint32_t raw_len;
 	uint32_t stack;              /* pfc_stacks.stacks index: event, comm, pid/tid, frames */

@@ -13,6 +13,7 @@
 #include <zlib.h>
 #include "converter/machine/intern.h"
 #include "converter/native/symtab.h"
+#include "formats/datasrc.h"
 #include "formats/tptext.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
@@ -26,10 +27,11 @@ static const struct {
 	{ "comm", PFC_PS_COMM }, { "tid", PFC_PS_TID }, { "pid", PFC_PS_PID }, { "time", PFC_PS_TIME },
 	{ "cpu", PFC_PS_CPU }, { "period", PFC_PS_PERIOD }, { "event", PFC_PS_EVENT },
 	{ "trace", PFC_PS_TRACE }, { "addr", PFC_PS_ADDR }, { "ip", PFC_PS_IP }, { "sym", PFC_PS_SYM },
-	{ "symoff", PFC_PS_SYMOFF }, { "dso", PFC_PS_DSO },
+	{ "symoff", PFC_PS_SYMOFF }, { "dso", PFC_PS_DSO }, { "data_src", PFC_PS_DATA_SRC },
+	{ "weight", PFC_PS_WEIGHT }, { "ins_lat", PFC_PS_INS_LAT },
 };
 
-const char pfc_ps_field_names[] = "comm,tid,pid,time,cpu,period,event,trace,addr,ip,sym,symoff,dso";
+const char pfc_ps_field_names[] = "comm,tid,pid,time,cpu,period,event,trace,addr,ip,sym,symoff,dso,data_src,weight,ins_lat";
 
 int pfc_ps_fields_parse(const char *spec, struct pfc_ps_fields *f, char *why, size_t why_len)
 {
@@ -203,6 +205,7 @@ struct ps_evsel {
 	int wide_comm;               /* "%16s" rather than "%s" */
 	int chain;                   /* frames on their own lines (the event has callchains) */
 	uint64_t sample_period;      /* printed as the period of samples without one */
+	int weight_struct;           /* the weight is PERF_SAMPLE_WEIGHT_STRUCT's: weight, ins_lat */
 };
 
 struct ps_ctx {
@@ -216,6 +219,7 @@ struct ps_ctx {
 	size_t *foff[8];             /* offset + 1; 0 = not built yet */
 	uint32_t *flen[8];
 	struct pfc_tptext tp;         /* rendered payloads: stream index -> text */
+	size_t datasrc_width;         /* perf's data_src__fprintf pads to the widest text so far */
 };
 
 static int variant(unsigned fields)
@@ -326,6 +330,12 @@ static unsigned available(const struct pfc_evsel *ev)
 	/* no PERF_SAMPLE_PERIOD: perf prints attr.sample_period (perf record -c) */
 	if (!(t & PERF_SAMPLE_ADDR))
 		drop |= PFC_PS_ADDR;
+	if (!(t & PERF_SAMPLE_DATA_SRC))
+		drop |= PFC_PS_DATA_SRC;
+	if (!(t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)))
+		drop |= PFC_PS_WEIGHT;
+	if (!(t & PERF_SAMPLE_WEIGHT_STRUCT))
+		drop |= PFC_PS_INS_LAT;
 	if (!(t & PERF_SAMPLE_IP))
 		drop |= PFC_PS_IP | FRAME_BITS;
 	return ~drop;
@@ -390,6 +400,9 @@ static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_er
 		} else {
 			def = PFC_PS_COMM | PFC_PS_TID | PFC_PS_CPU | PFC_PS_TIME | PFC_PS_EVENT | PFC_PS_IP |
 			      FRAME_BITS | PFC_PS_PERIOD;
+			/* raw PMU events (perf mem, load latency): also the memory fields */
+			if (ev->attr.type == PERF_TYPE_RAW)
+				def |= PFC_PS_ADDR | PFC_PS_DATA_SRC | PFC_PS_WEIGHT | PFC_PS_INS_LAT;
 		}
 		def &= available(s->rd.evsels[j]);
 		if (!o->fields) {
@@ -417,6 +430,7 @@ static int set_fields(struct ps_ctx *c, const struct pfc_wopts *o, struct pfc_er
 			f &= ~FRAME_BITS;
 		c->ev[i].fields = f;
 		c->ev[i].sample_period = ev->attr.sample_period;
+		c->ev[i].weight_struct = !!(ev->sample_type & PERF_SAMPLE_WEIGHT_STRUCT);
 		c->ev[i].chain = use_callchain && (ev->sample_type & PERF_SAMPLE_CALLCHAIN);
 		c->ev[i].wide_comm = !((f & PFC_PS_IP) && c->ev[i].chain);
 	}
@@ -532,6 +546,29 @@ static int write_sample(struct ps_ctx *c, const struct pfc_srec *r)
 	}
 	if (f & PFC_PS_ADDR)
 		put_x16(o, r->addr);
+	if (f & PFC_PS_DATA_SRC) {
+		/* "%16lx %s" in perf's 100 bytes, then left-justified to the widest so far (a
+		 * static in perf) */
+		char text[100];
+		size_t tl = pfc_datasrc_text(text, sizeof(text), r->data_src);
+		size_t w;
+		if (tl > 99 - 17)
+			tl = 99 - 17;
+		w = 17 + tl;
+		if (out_need(o, (w > c->datasrc_width ? w : c->datasrc_width) + 64) < 0)
+			return -1;
+		put_x16(o, r->data_src);
+		putc1(o, ' ');
+		put(o, text, tl);
+		if (w > c->datasrc_width)
+			c->datasrc_width = w;
+		pad(o, c->datasrc_width - w);
+	}
+	if (f & PFC_PS_WEIGHT)
+		put_u(o, pe->weight_struct ?
+			  (uint32_t)r->weight : r->weight, 16);
+	if (f & PFC_PS_INS_LAT)
+		put_u(o, (uint16_t)(r->weight >> 32), 16);
 	if (f & PFC_PS_IP) {
 		const uint32_t *ids = s->stacks.frame_ids + st->first;
 		uint32_t len, i;

@@ -21,6 +21,9 @@ enum {
 	PFC_PS_SYM = 1 << 10,
 	PFC_PS_SYMOFF = 1 << 11,
 	PFC_PS_DSO = 1 << 12,
+	PFC_PS_DATA_SRC = 1 << 13,
+	PFC_PS_WEIGHT = 1 << 14,
+	PFC_PS_INS_LAT = 1 << 15,
 };
 
 /* A parsed --fields value: either a whole list (`set`), or changes to perf script's

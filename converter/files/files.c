@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "converter/files/files.h"
 #include "converter/files/pack.h"
 
@@ -48,6 +51,8 @@ struct pfc_files {
 	int have_mtime;
 	struct pfc_files_entry *rec; /* opts.record: what was found, in order */
 	size_t nr_rec, cap_rec;
+	int vdso_fd;                 /* this process's vdso image in a memory file, or -1 */
+	char vdso_path[32];
 };
 
 const char *pfc_files_base_name(enum pfc_files_base base)
@@ -211,7 +216,47 @@ struct pfc_files *pfc_files_new(const struct pfc_files_opts *o, const struct pfc
 	if (f->o.symfs && !*f->o.symfs)
 		f->o.symfs = NULL;
 	f->pack = pack;
+	f->vdso_fd = -1;
 	return f;
+}
+
+/*
+ * perf-compat: perf 6.1 names the frames of a [vdso] whose build-id the recording does not
+ * give from its own vdso, copied out of its memory (vdso.c): this machine's, whatever
+ * kernel ran the recording.  The same image, from this process's memory (the auxiliary
+ * vector's AT_SYSINFO_EHDR, its extent from /proc/self/maps), in a memory file.  Never for
+ * a pack, whose recording machine is not this one.
+ */
+const char *pfc_files_own_vdso(struct pfc_files *f)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	unsigned long long lo, hi;
+	char line[512];
+	FILE *maps;
+	int fd, found = 0;
+
+	if (f->pack || !base)
+		return NULL;
+	if (f->vdso_fd >= 0)
+		return f->vdso_path;
+	if (!(maps = fopen("/proc/self/maps", "re")))
+		return NULL;
+	while (!found && fgets(line, sizeof(line), maps)) {
+		size_t n = strlen(line);
+		if (n >= 7 && !strcmp(line + n - 7, "[vdso]\n") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+		    lo == base && hi > lo && hi - lo <= (1u << 24))
+			found = 1;
+	}
+	fclose(maps);
+	if (!found || (fd = memfd_create("vdso", MFD_CLOEXEC)) < 0)
+		return NULL;
+	if (write(fd, (const void *)(uintptr_t)lo, (size_t)(hi - lo)) != (ssize_t)(hi - lo)) {
+		close(fd);
+		return NULL;
+	}
+	f->vdso_fd = fd;
+	snprintf(f->vdso_path, sizeof(f->vdso_path), "/proc/self/fd/%d", fd);
+	return f->vdso_path;
 }
 
 void pfc_files_set_running_kallsyms(struct pfc_files *f, const char *path)
@@ -236,6 +281,8 @@ void pfc_files_free(struct pfc_files *f)
 
 	if (!f)
 		return;
+	if (f->vdso_fd >= 0)
+		close(f->vdso_fd);
 	for (i = 0; i < f->nr_rec; i++) {
 		free((char *)f->rec[i].rel);
 		free((char *)f->rec[i].local);

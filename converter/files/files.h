@@ -76,6 +76,9 @@ void pfc_files_free(struct pfc_files *f);
 /* The running kernel's symbols serve the recording (its kernel is the running one): path,
  * or NULL when it is not.  Never used for a pack. */
 void pfc_files_set_running_kallsyms(struct pfc_files *f, const char *path);
+/* This process's vdso image, as a path to open (perf-compat's stand-in for a recorded
+ * [vdso] without a build-id: perf 6.1 reads its own), or NULL.  Never for a pack. */
+const char *pfc_files_own_vdso(struct pfc_files *f);
 /* Whether FOUND (PFC_FILES_KERNEL's answer) is the running kernel's own symbols, read from
  * this machine's kallsyms for a recording of this kernel: not --kallsyms, not a pack's.  Only
  * then may the kernel symbol cache (kcache.c) stand in for the file. */

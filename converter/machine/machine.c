@@ -52,6 +52,7 @@ void pfc_machine_exit(struct pfc_machine *m)
 	}
 	free(m->all_maps);
 	free(m->ksym_maps.v);
+	free(m->kmod_maps.v);
 	for (i = 0; i < m->nr_dsos; i++)
 		free(m->dsos[i]);
 	free(m->dsos);
@@ -529,6 +530,82 @@ static int is_pe_name(const char *f)
 	return n > 4 && (!strcasecmp(f + n - 4, ".dll") || !strcasecmp(f + n - 4, ".exe"));
 }
 
+/*
+ * perf's name of a kernel module (kmod_path__parse_name): "[name]" from ".../name.ko" (a
+ * ".gz" or ".xz" after it too) with '-' made '_', or a "[name]" as it is; 0 when path names
+ * no module.
+ */
+static int kmod_name(const char *path, char *out, size_t outlen)
+{
+	const char *b = strrchr(path, '/'), *ext = strrchr(path, '.');
+	size_t i, n;
+
+	b = b ? b + 1 : path;
+	if (b[0] == '[') {
+		if (!strncmp(b, "[kernel.kallsyms]", 17) || !strncmp(b, "[guest.kernel.kallsyms", 22) ||
+		    !strncmp(b, "[vdso", 5) || !strncmp(b, "[vsyscall]", 10))
+			return 0;
+		n = strlen(b);
+		if (n >= outlen)
+			return 0;
+		memcpy(out, b, n + 1);
+	} else {
+		if (!ext)
+			return 0;
+		if (!strcmp(ext, ".gz") || !strcmp(ext, ".xz"))
+			ext -= 3;
+		if (ext <= b || strncmp(ext, ".ko", 3))
+			return 0;
+		n = (size_t)(ext - b);
+		if (n + 3 > outlen)
+			return 0;
+		out[0] = '[';
+		memcpy(out + 1, b, n);
+		out[n + 1] = ']';
+		out[n + 2] = 0;
+	}
+	for (i = 0; out[i]; i++)
+		if (out[i] == '-')
+			out[i] = '_';
+	return 1;
+}
+
+/*
+ * A kernel module's map.  perf names the module by the path of its build-id entry in the
+ * header when there is one (the module's DSO is that entry's, found by module name), else
+ * "[name]"; its symbols would come from the recording machine's module file or, on the
+ * running kernel, from /proc/kallsyms: neither is read here, so its frames stay unnamed,
+ * as perf leaves those of another machine's modules.
+ */
+static int kmod_mmap(struct pfc_machine *m, uint64_t start, uint64_t len, const char *name)
+{
+	char mod[256], other[256];
+	const char *dname = mod;
+	struct pfc_map map;
+	size_t i;
+
+	if (!kmod_name(name, mod, sizeof(mod)))
+		return 0;
+	for (i = 0; i < m->nr_bids; i++)
+		if (m->bids[i].kernel && kmod_name(m->bids[i].path, other, sizeof(other)) &&
+		    !strcmp(other, mod)) {
+			dname = m->bids[i].path;
+			break;
+		}
+	memset(&map, 0, sizeof(map));
+	map.start = start;
+	map.end = start + len < start ? UINT64_MAX : start + len;
+	map.identity = 1;
+	map.dso = dso_findnew(m, dname, strlen(dname), PFC_DSO_OTHER, -1);
+	if (!map.dso)
+		return -1;
+	i = maps_lower(&m->kmod_maps, start);
+	if (i < m->kmod_maps.n && m->kmod_maps.v[i].start == start)
+		return 0;	/* perf keeps the first */
+	m->kgen++;
+	return maps_insert(&m->kmod_maps, &map);
+}
+
 int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
 		     uint64_t len, uint64_t pgoff, uint32_t prot, uint32_t flags,
 		     const uint8_t *build_id, int build_id_len, const char *filename, size_t fnlen)
@@ -551,13 +628,20 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 			m->kend = start + len < start ? UINT64_MAX : start + len;
 			m->have_kernel_map = 1;
 			m->kgen++;
+			if (pgoff && n > 17 && n - 17 < sizeof(m->kref_name)) {
+				memcpy(m->kref_name, name + 17, n - 17 + 1);
+				m->kref_addr = pgoff;
+			}
 			if (!m->kernel)
 				m->kernel = dso_findnew(m, "[kernel.kallsyms]", 17, PFC_DSO_KERNEL, -1);
 			if (m->kernel && build_id_len && !m->kernel->build_id_len) {
 				memcpy(m->kernel->build_id, build_id, (size_t)build_id_len);
 				m->kernel->build_id_len = build_id_len;
 			}
+			return 0;
 		}
+		if (name[0] == '/' || name[0] == '[')
+			return kmod_mmap(m, start, len, name);
 		return 0;
 	}
 	th = findnew(m, pid, tid);
@@ -576,6 +660,9 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 		map.dso = dso_findnew(m, name, strlen(name), PFC_DSO_PERFMAP, pid);
 	} else if (!strcmp(name, "[vdso]")) {
 		map.dso = dso_findnew(m, name, n, PFC_DSO_VDSO, -1);
+		/* the image starts at the map (perf's map__new sets pgoff 0): kernels before
+		 * 3.6 or so recorded the vdso's address as its offset */
+		map.pgoff = 0;
 	} else if ((prot & PROT_EXEC) && is_jit_region(name)) {
 		/* per process: the same memfd name in two processes holds different code */
 		map.dso = dso_findnew(m, name, n, PFC_DSO_JIT, pid);
@@ -632,8 +719,8 @@ const struct pfc_map *pfc_machine_kernel_map(struct pfc_machine *m)
 {
 	struct pfc_map *kmap = &m->kmap;
 
-	kmap->start = m->have_kernel_map ? m->kstart : 0;
-	kmap->end = m->have_kernel_map ? m->kend : UINT64_MAX;
+	kmap->start = m->have_kernel_map ? m->kstart : m->have_kdef ? m->kdef_start : 0;
+	kmap->end = m->have_kernel_map ? m->kend : m->have_kdef ? m->kdef_end : UINT64_MAX;
 	kmap->pgoff = kmap->start;
 	kmap->dso = m->kernel;
 	kmap->identity = 1;
@@ -647,11 +734,14 @@ const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thr
 		const struct pfc_map *km = maps_find(&m->ksym_maps, ip);
 		if (km)
 			return km;
+		if ((km = maps_find(&m->kmod_maps, ip)))
+			return km;
 		if (!m->kernel)
 			m->kernel = dso_findnew(m, "[kernel.kallsyms]", 17, PFC_DSO_KERNEL, -1);
 		if (!m->kernel)
 			return NULL;
-		if (m->have_kernel_map ? (ip < m->kstart || ip >= m->kend) : ip < 0x8000000000000000ULL)
+		if (m->have_kernel_map ? (ip < m->kstart || ip >= m->kend) :
+		    m->have_kdef ? (ip < m->kdef_start || ip >= m->kdef_end) : ip < 0x8000000000000000ULL)
 			return NULL;
 		return pfc_machine_kernel_map(m);
 	}

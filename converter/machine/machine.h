@@ -75,6 +75,7 @@ struct pfc_maps {
 	struct pfc_map *v;         /* sorted by start, non-overlapping */
 	size_t n, cap;
 	uint64_t gen;              /* bumped by every change: caches keyed on it stay valid */
+	uint8_t unwindable;        /* perf-compat: a map whose ELF perf could read was seen */
 };
 
 struct pfc_thread {
@@ -102,8 +103,17 @@ struct pfc_machine {
 	struct pfc_dso *kernel;
 	uint64_t kstart, kend;
 	int have_kernel_map;
+	/* the kernel map's relocation reference: "[kernel.kallsyms]_text" names _text, and its
+	 * pgoff is where _text was on the recording machine (perf's ref_reloc_sym) */
+	char kref_name[64];
+	uint64_t kref_addr;
+	/* perf-compat, a recording without a kernel map: perf's is the running kernel's
+	 * [_text, _etext), which the session sets (have_kdef) */
+	uint64_t kdef_start, kdef_end;
+	int have_kdef;
 	struct pfc_map kmap;
 	struct pfc_maps ksym_maps;   /* KSYMBOL maps: one symbol each, named like their DSO */
+	struct pfc_maps kmod_maps;   /* kernel modules, from their kernel MMAP records */
 	uint64_t kgen;               /* bumped when kernel address resolution changes */
 	/* build-ids from the BUILD_ID feature / HEADER_BUILD_ID, applied to DSOs by path */
 	struct pfc_bid { const char *path; uint8_t id[20]; int len; int kernel; } *bids;

@@ -783,7 +783,16 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 
 	/* The first file with a .symtab gives the symbols, the first with a .dynsym is
 	 * the runtime image (program headers, PLT); perf stops when it has both. */
-	for (i = 0; i < CAND_NR && !(syms && run); i++) {
+	if (o->image && symsrc_open(&ss[0], o->image, NULL, 0) == 0) {
+		nss = 1;
+		if (ss[0].symtab)
+			syms = &ss[0];
+		if (ss[0].dynsym || ss[0].opd)
+			run = &ss[0];
+		if (!syms && !run)
+			goto out;
+	}
+	for (i = 0; !o->image && i < CAND_NR && !(syms && run); i++) {
 		struct symsrc *cur = &ss[nss];
 		bool keep = false;
 
@@ -814,7 +823,7 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	err = 0;
 	/* no file here has the symbols: a server may have the debug file by build-id (which
 	 * keeps the program headers, so it can stand for the binary too) */
-	if (!syms && bid_len > 0 && (o->debuginfod || o->symsrv || pfc_files_from_pack(o->files)) &&
+	if (!syms && !o->image && bid_len > 0 && (o->debuginfod || o->symsrv || pfc_files_from_pack(o->files)) &&
 	    open_fetched(o, path, bid, bid_len, &ss[nss], info) == 0) {
 		syms = &ss[nss];
 		nss++;

@@ -141,3 +141,40 @@ next:
 		err = pfc_symtab_finish(t);
 	return err;
 }
+
+int pfc_kallsyms_func_start(const char *file, const char *name, uint64_t *addr)
+{
+	char *buf = NULL;
+	size_t len = 0, pos = 0, nlen = strlen(name);
+	int err;
+
+	err = read_all(file, &buf, &len);
+	if (err)
+		return err;
+	err = -ENOENT;
+	while (pos < len) {
+		size_t eol = pos;
+		uint64_t a = 0;
+		int ndigits = 0, type, d;
+
+		while (eol < len && buf[eol] != '\n')
+			eol++;
+		while (pos < eol && (d = pfc_hexval((unsigned char)buf[pos])) >= 0) {
+			a = a << 4 | (uint64_t)d;
+			ndigits++;
+			pos++;
+		}
+		if (ndigits && pos + 2 < eol && buf[pos] == ' ' && buf[pos + 2] == ' ') {
+			type = toupper((unsigned char)buf[pos + 1]);
+			if ((type == 'T' || type == 'W' || type == 'A') && eol - (pos + 3) == nlen &&
+			    !memcmp(buf + pos + 3, name, nlen)) {
+				*addr = a;
+				err = 0;
+				break;
+			}
+		}
+		pos = eol + 1;
+	}
+	free(buf);
+	return err;
+}

@@ -684,6 +684,16 @@ static const struct pfc_sym *tree_find(const struct pfc_symtab *t, int32_t x, ui
 
 static const struct pfc_sym *image_find(const struct pfc_symtab *t, uint64_t addr);
 
+void pfc_symtab_shift(struct pfc_symtab *t, uint64_t delta)
+{
+	size_t i;
+
+	for (i = 0; t && i < t->nr; i++) {
+		t->syms[i].start -= delta;
+		t->syms[i].end -= delta;
+	}
+}
+
 const struct pfc_sym *pfc_symtab_find(const struct pfc_symtab *t, uint64_t addr)
 {
 	const struct pfc_sym *s;

@@ -73,6 +73,9 @@ char *pfc_symtab_strdup(struct pfc_symtab *t, const char *s, size_t len);
 /* perf's symbols__fixup_end then symbols__fixup_duplicate; for kallsyms also moves
  * module symbols ("name\t[mod]") aside and sets their module field. */
 int pfc_symtab_fixup(struct pfc_symtab *t, enum pfc_symtab_flavour flavour);
+/* Move every symbol down by delta (modulo 2^64), in place: perf's kallsyms relocation
+ * (dso__split_kallsyms), which shifts the symbols and keeps its tree as it was built. */
+void pfc_symtab_shift(struct pfc_symtab *t, uint64_t delta);
 /* Drop duplicates and sort syms by address (lookups unchanged). */
 int pfc_symtab_finish(struct pfc_symtab *t);
 /* The symbol perf's lookup finds for addr, NULL if none. */
@@ -102,6 +105,9 @@ struct pfc_symopts {
 	 * a file at DIR/.debug/.build-id/xx/rest/elf resolves, one under $HOME/.debug does
 	 * not), a pack */
 	struct pfc_files *files;
+	/* read this file alone, as it is, for both the symbols and the runtime image (the
+	 * stand-in image of a [vdso]); NULL: find the files of path as usual */
+	const char *image;
 	int verbose;
 	/* Also read .gnu_debugdata (MiniDebugInfo) when no file has a .symtab.  perf 6.1 does
 	 * NOT do this (verified: it shows [unknown]), so it stays off for identical output. */
@@ -154,6 +160,9 @@ int pfc_elf_unread_ranges(const char *file, uint64_t **ranges, size_t *n);
 
 /* Load a kallsyms file (absolute kernel addresses).  Returns 0 or negative error. */
 int pfc_kallsyms_load(const char *file, struct pfc_symtab *t);
+/* The address of the first function symbol (type T, t, W, w or A) called name in a kallsyms
+ * file, as perf's kallsyms__get_function_start finds it: 0, or -ENOENT or a read error. */
+int pfc_kallsyms_func_start(const char *file, const char *name, uint64_t *addr);
 
 /* malloc'd demangled name or NULL when not mangled (C++, Rust, OCaml, Java as perf 6.1). */
 char *pfc_demangle(const char *name);

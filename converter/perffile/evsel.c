@@ -202,10 +202,12 @@ int pfc_sample_parse(const struct pfc_evsel *ev, const uint8_t *body, uint64_t l
 	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) {
 		NEED(8, "weight");
 		s->weight = pfc_cur_u64(&c);
+		s->flags |= PFC_S_HAS_MEM;
 	}
 	if (st & PERF_SAMPLE_DATA_SRC) {
 		NEED(8, "data_src");
 		s->data_src = pfc_cur_u64(&c);
+		s->flags |= PFC_S_HAS_MEM;
 	}
 	if (st & PERF_SAMPLE_TRANSACTION) {
 		NEED(8, "transaction");

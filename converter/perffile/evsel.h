@@ -44,6 +44,7 @@ enum {
 	PFC_S_HAS_STACK_USER = 1 << 7,
 	PFC_S_HAS_RAW = 1 << 8,
 	PFC_S_HAS_READ = 1 << 9,
+	PFC_S_HAS_MEM = 1 << 10,        /* WEIGHT, WEIGHT_STRUCT or DATA_SRC */
 };
 
 struct pfc_sample {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "converter/stream.h"
+#include "converter/perffile/evsel.h"
 #include "tests/unit/check.h"
 
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
@@ -39,6 +40,10 @@ static void make(uint64_t i, struct pfc_srec *r)
 	r->cpu = h % 6 == 0 ? UINT32_MAX : (uint32_t)(rnd() % 512);
 	r->misc = (uint16_t)rnd();
 	r->flags = (uint16_t)rnd();
+	if (r->flags & PFC_S_HAS_MEM) {	/* memory samples carry these two more */
+		r->weight = h % 19 == 0 ? UINT64_MAX : rnd() % 1000;
+		r->data_src = rnd();
+	}
 	r->raw_len = h % 17 == 0 ? (uint32_t)(h % 34 == 0 ? 65535 : rnd() % 300) : 0;
 	r->raw = payload + (rnd() % 16);
 	if (r->raw_len > sizeof(payload) - 16)
@@ -49,6 +54,7 @@ static int same(const struct pfc_srec *a, const struct pfc_srec *b)
 {
 	return a->time == b->time && a->period == b->period && a->ip == b->ip && a->addr == b->addr &&
 	       a->stack == b->stack && a->cpu == b->cpu && a->misc == b->misc && a->flags == b->flags &&
+	       a->weight == b->weight && a->data_src == b->data_src &&
 	       a->raw_len == b->raw_len && (!a->raw_len || !memcmp(a->raw, b->raw, a->raw_len));
 }
 
