@@ -63,18 +63,6 @@ static int add_line(void *arg, const struct pfc_stack *st, const char *pname, si
 	return 0;
 }
 
-static int cmp_lines(const void *a, const void *b, void *arg)
-{
-	const struct pfc_intern *in = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint32_t lx = pfc_intern_len(in, x), ly = pfc_intern_len(in, y);
-	int r = memcmp(pfc_intern_str(in, x), pfc_intern_str(in, y), lx < ly ? lx : ly);
-
-	if (r)
-		return r;
-	return lx < ly ? -1 : lx > ly;
-}
-
 uint64_t pfc_diff_scale(uint64_t c, uint64_t t2, uint64_t t1)
 {
 	unsigned __int128 p = (unsigned __int128)c * t2;
@@ -135,7 +123,7 @@ int pfc_diff_build(struct pfc_diff *d, struct pfc_session *s, const struct pfc_w
 		d->sum[0] += d->w[0][id];
 		d->sum[1] += d->w[1][id];
 	}
-	qsort_r(d->order, d->n, sizeof(*d->order), cmp_lines, &d->lines);
+	qsort_r(d->order, d->n, sizeof(*d->order), pfc_intern_cmp, &d->lines);
 out:
 	pfc_sb_free(&W.line);
 	return ret;

@@ -594,18 +594,6 @@ oom:
 	return PFC_FAIL_NOOFF(L->err, NOMEM, "folded output");
 }
 
-static int cmp_lines(const void *a, const void *b, void *arg)
-{
-	const struct pfc_intern *in = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint32_t lx = pfc_intern_len(in, x), ly = pfc_intern_len(in, y);
-	int r = memcmp(pfc_intern_str(in, x), pfc_intern_str(in, y), lx < ly ? lx : ly);
-
-	if (r)
-		return r;
-	return lx < ly ? -1 : lx > ly;
-}
-
 /* --diff BASE: difffolded.pl's lines, "stack base new", sorted (the script prints them in
  * Perl's hash order; a set of lines either way) */
 static int fold_write_diff(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
@@ -649,7 +637,7 @@ static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	for (i = 0; i < L.cap_weights; i++)
 		if (L.weights[i] != UINT64_MAX)
 			order[nlines++] = (uint32_t)i;
-	qsort_r(order, nlines, sizeof(*order), cmp_lines, &L.out);
+	qsort_r(order, nlines, sizeof(*order), pfc_intern_cmp, &L.out);
 	for (i = 0; i < nlines; i++) {
 		fwrite(pfc_intern_str(&L.out, order[i]), 1, pfc_intern_len(&L.out, order[i]), out);
 		fprintf(out, " %llu\n", (unsigned long long)L.weights[order[i]]);

@@ -139,3 +139,15 @@ uint32_t pfc_intern(struct pfc_intern *in, const char *s, size_t len)
 	in->table[j] = (uint32_t)in->nr + 1;
 	return (uint32_t)in->nr++;
 }
+
+int pfc_intern_cmp(const void *a, const void *b, void *arg)
+{
+	const struct pfc_intern *in = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t lx = pfc_intern_len(in, x), ly = pfc_intern_len(in, y);
+	int r = memcmp(pfc_intern_str(in, x), pfc_intern_str(in, y), lx < ly ? lx : ly);
+
+	if (r)
+		return r;
+	return lx < ly ? -1 : lx > ly;
+}

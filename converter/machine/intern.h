@@ -31,5 +31,8 @@ static inline uint32_t pfc_intern_len(const struct pfc_intern *in, uint32_t id)
 {
 	return in->lens[id];
 }
+/* qsort_r's comparison of two ids (uint32_t) by their strings' bytes, arg the struct
+ * pfc_intern: the order of sort(1) under LC_ALL=C, a shorter prefix first. */
+int pfc_intern_cmp(const void *a, const void *b, void *arg);
 
 #endif
