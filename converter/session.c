@@ -227,6 +227,7 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	memset(s, 0, sizeof(*s));
 	s->opts = o;
 	s->err = err;
+	s->foreign_arch = -1;
 	if (pfc_intern_init(&s->strings) < 0 || pfc_machine_init(&s->machine, &s->strings) < 0 ||
 	    pfc_stacks_init(&s->stacks) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
@@ -761,21 +762,32 @@ static void kernel_default_range(struct pfc_session *s)
 	s->machine.kgen++;
 }
 
+/* The kernel map at a kernel address ip, as perf looks it up: the first hit loads the
+ * kernel's symbols (which may shrink the map; the map found before stays the answer). */
+static const struct pfc_map *kernel_touch(struct pfc_session *s, struct pfc_thread *th, uint64_t ip)
+{
+	const struct pfc_map *map;
+
+	if (!s->machine.have_kernel_map && !s->kdef_tried)
+		kernel_default_range(s);
+	/* an address beyond the recorded kernel map (init text, modules) waits for the table */
+	if (s->kernel_pending && (kpreload_done(s) || !pfc_machine_find_map(&s->machine, th, 1, ip)))
+		kernel_stretch_pending(s);
+	map = pfc_machine_find_map(&s->machine, th, 1, ip);
+	if (map && !s->kernel_loaded)
+		kernel_first_hit(s);
+	return map;
+}
+
 static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
 {
 	const struct pfc_map *map = NULL;
 	int kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 
-	if (kernel && !s->machine.have_kernel_map && !s->kdef_tried)
-		kernel_default_range(s);
-	/* an address beyond the recorded kernel map (init text, modules) waits for the table */
-	if (kernel && s->kernel_pending &&
-	    (kpreload_done(s) || !pfc_machine_find_map(&s->machine, th, kernel, ip)))
-		kernel_stretch_pending(s);
-	if (kernel || cpumode == PERF_RECORD_MISC_USER)
-		map = pfc_machine_find_map(&s->machine, th, kernel, ip);
-	if (kernel && map && !s->kernel_loaded)
-		kernel_first_hit(s);
+	if (kernel)
+		map = kernel_touch(s, th, ip);
+	else if (cpumode == PERF_RECORD_MISC_USER)
+		map = pfc_machine_find_map(&s->machine, th, 0, ip);
 	if (!map)
 		return push_frame(s, n, NULL, ip, kernel);
 	/*
@@ -1201,6 +1213,35 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
  * Readable here: a file with call frame information, or a [vdso] without a build-id (perf
  * reads its own).  Once one is seen, the address space keeps it, as perf's does.
  */
+/*
+ * Whether the recording's architecture (feature ARCH; without it, this machine's, as perf
+ * takes it) is another than x86: perf 6.1 on x86-64 has no unwinder for it ("unwind: target
+ * platform=arm64 is not supported").
+ */
+static int foreign_arch(struct pfc_session *s)
+{
+	const struct pfc_blob *b = &s->rd.feat[PFC_FEAT_ARCH];
+	struct pfc_cursor c;
+	const char *a;
+	uint32_t len;
+
+	if (s->foreign_arch >= 0)
+		return s->foreign_arch;
+	s->foreign_arch = 0;
+	if (!pfc_feat_has(&s->rd, PFC_FEAT_ARCH))
+		return 0;
+	pfc_cur_init(&c, b->data, b->size, s->rd.swap);
+	len = pfc_cur_u32(&c);
+	a = (const char *)pfc_cur_bytes(&c, len);
+	if (!a || !len)
+		return 0;
+	len = (uint32_t)strnlen(a, len);
+	/* perf_env__arch's normalization: x86_64, i386...i686 and "x86" are all x86 */
+	s->foreign_arch = !((len == 6 && !memcmp(a, "x86_64", 6)) || (len == 3 && !memcmp(a, "x86", 3)) ||
+			    (len == 4 && a[0] == 'i' && !memcmp(a + 2, "86", 2)));
+	return s->foreign_arch;
+}
+
 static int perf_unwinds(struct pfc_session *s, struct pfc_thread *th)
 {
 	struct pfc_maps *ms = th->maps;
@@ -1208,6 +1249,8 @@ static int perf_unwinds(struct pfc_session *s, struct pfc_thread *th)
 
 	if (!s->opts->perf_compat || !ms || ms->unwindable)
 		return 1;
+	if (foreign_arch(s))
+		return 0;
 	for (i = 0; i < ms->n && !ms->unwindable; i++) {
 		const struct pfc_dso *d = ms->v[i].dso;
 		if (d && ((d->kind == PFC_DSO_VDSO && !d->build_id_len) ||
@@ -1552,6 +1595,12 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 		int cpumode = PERF_RECORD_MISC_USER, entries = 0;
 		uint64_t i;
 
+		/* perf resolves the sample's own ip (machine__resolve) before its callchain: the
+		 * first kernel sample loads the kernel's symbols there, and every frame of the
+		 * chain is looked up in the map they shrank (an address of another architecture's
+		 * kernel, outside this machine's kallsyms range, is then in no map) */
+		if (!s->kernel_loaded && (smp.misc & PFC_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+			kernel_touch(s, th, smp.ip);
 		for (i = 0; i < smp.callchain_nr && entries < s->opts->max_stack; i++) {
 			uint64_t ip = pfc_chain_ip(&smp, i, swap);
 			if (ip >= PFC_CONTEXT_MAX) {
