@@ -746,15 +746,15 @@ static int perf_names(struct pfc_session *s, const struct pfc_map *map, uint64_t
  */
 static void kernel_default_range(struct pfc_session *s)
 {
+	const char *ks = running_file(s, "kallsyms");
 	uint64_t start, end;
 
 	s->kdef_tried = 1;
 	if (!s->opts->perf_compat ||
-	    (pfc_kallsyms_func_start("/proc/kallsyms", "_text", &start) < 0 &&
-	     pfc_kallsyms_func_start("/proc/kallsyms", "_stext", &start) < 0) ||
+	    (pfc_kallsyms_func_start(ks, "_text", &start) < 0 && pfc_kallsyms_func_start(ks, "_stext", &start) < 0) ||
 	    !start)
 		return;
-	if (pfc_kallsyms_func_start("/proc/kallsyms", "_etext", &end) < 0)
+	if (pfc_kallsyms_func_start(ks, "_etext", &end) < 0)
 		end = UINT64_MAX;
 	s->machine.kdef_start = start;
 	s->machine.kdef_end = end;

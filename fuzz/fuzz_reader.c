@@ -3,7 +3,8 @@
  * symbolization and the folded writer, as `perfconv -i FILE` runs it.  Symbols come from
  * nowhere (no symfs, an empty kallsyms), so only the input bytes drive the code.  Inputs of
  * some sizes go through the off-CPU analysis too (--off-cpu, --thread-time), and the header
- * printer (--header, --header-only -I) reads the feature sections of every input.
+ * printer (--header, --header-only -I) reads the feature sections of every input.  Half
+ * the sizes convert with --perf-compat.
  *
  * Seeds are the tiny files of fuzz/seeds/reader (scripts/fuzz-seeds.py cuts them from the
  * fixtures: one record type or one feature section each); whole recordings would make each
@@ -28,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
-	static char ksyms[32];
+	static char ksyms[32], rk[] = "/tmp/pfc-fuzz-kernel-XXXXXX", rkfile[64];
 	static const char ksyms_text[] =
 		"ffffffff81000000 T _stext\nffffffff81001000 T do_syscall_64\nffffffff81002000 t schedule\n";
 	struct pfc_opts o;
@@ -44,6 +45,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd < 0 || write(fd, ksyms_text, sizeof(ksyms_text) - 1) != (ssize_t)sizeof(ksyms_text) - 1)
 			abort();
 		snprintf(ksyms, sizeof(ksyms), "/proc/self/fd/%d", fd);
+		/* --perf-compat reads "this machine's" kallsyms: the same short file stands for it */
+		if (!mkdtemp(rk))
+			abort();
+		snprintf(rkfile, sizeof(rkfile), "%s/kallsyms", rk);
+		if (symlink(ksyms, rkfile) < 0)
+			abort();
+		setenv("PERFCONV_RUNNING_KERNEL", rk, 1);
 	}
 	if (pfc_fuzz_file(data, size, path) < 0)
 		return 0;
@@ -58,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.keep_stream = size & 1;	/* both pipelines: aggregate only, and the sample stream */
 	o.offcpu = (size >> 1) % 3;	/* none, blocked, all */
 	o.thread_time = (size >> 1) % 3 == 2;
+	o.perf_compat = (size >> 6) & 1;	/* perf's own rules: the running kernel's map, no foreign unwinding */
 	wo.kernel = wo.jit = wo.addrs = 1;
 	if ((size >> 3) % 8 == 0)
 		unsetenv("PERFCONV_PIPELINE");

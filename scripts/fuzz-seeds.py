@@ -3,13 +3,13 @@
 
 A whole recording makes every fuzz execution read hundreds of records; libFuzzer then runs a few dozen
 inputs a second.  Each seed here is one fixture's file header and attributes (with their ids) plus one
-thing: the first records of one record type (per sample layout, so callchains, user stacks and raw
+thing (and the same of two aarch64 recordings of the foreign corpus): the first records of one record type (per sample layout, so callchains, user stacks and raw
 tracepoint data each get theirs), one feature section, or the first records up to a few KB (COMM, MMAP2
 and the first samples: a conversion that resolves something).  Pipe-mode fixtures give the same cuts
 of the stream (its HEADER_ATTR records first).  Files are named after what they hold; OUTDIR defaults
 to fuzz/seeds/reader.  Run from the top directory after the fixtures change; the output is committed.
 """
-import glob, os, struct, sys
+import glob, lzma, os, struct, sys
 
 HDR = 104          # perf_file_header
 PIPE_HDR = 16
@@ -17,6 +17,9 @@ MAX_RECS = 2       # records of one type per seed
 SLICE = 4096       # bytes of the leading slice seed
 MAX_FEAT = 16384   # feature payloads larger than this are left out (build-id lists of big systems)
 COMPRESSED_FEAT, TRACING_FEAT = 27, 1
+# recordings of another architecture (aarch64: its kernel addresses, its user registers), from
+# the foreign corpus: their slices and whatever record layouts the fixtures lack
+FOREIGN = ["simpleperf-perf_merge1", "simpleperf-perf_with_arm_regs"]
 PIPE_KEEP = {64, 65, 66, 69, 80}   # HEADER_ATTR/EVENT_TYPE/TRACING_DATA, ID_INDEX, HEADER_FEATURE
 RECTYPE = {1: "mmap", 2: "lost", 3: "comm", 4: "exit", 5: "throttle", 6: "unthrottle", 7: "fork",
            8: "read", 9: "sample", 10: "mmap2", 11: "aux", 12: "itrace", 13: "lost-samples",
@@ -132,6 +135,8 @@ def main():
         d = open(path, "rb").read()
         if d[:8] == b"PERFILE2" and struct.unpack_from("<Q", d, 8)[0] == HDR:
             file_seeds(name, d, out)
+    for name in FOREIGN:
+        file_seeds(name, lzma.open("tests/data/foreign/%s/perf.data.xz" % name).read(), out)
     for path in sorted(glob.glob("fixtures/*/pipe.data")):
         d = open(path, "rb").read()
         if d[:8] == b"PERFILE2" and struct.unpack_from("<Q", d, 8)[0] == PIPE_HDR:
