@@ -53,14 +53,6 @@ for c in aspnet-live/host aspnet-live/namespace aspnet-live/namespace-proc aspne
 done
 [ "${#cases[@]}" -eq 0 ] && exit 0
 
-skip_all() {
-	local c
-	for c in "${cases[@]}"; do
-		skip "$c" "$1"
-	done
-	exit 0
-}
-
 command -v dotnet >/dev/null 2>&1 || skip_all "dotnet is not installed (the .NET 10 SDK is needed)"
 command -v perf >/dev/null 2>&1 || skip_all "perf is not installed (scripts/install-deps.sh --bench)"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed (scripts/install-deps.sh --test)"
@@ -136,42 +128,7 @@ fi
 built=$((SECONDS - start))
 
 # The request body: 200 orders, one in nine with an address the Regex rejects.
-python3 - "$TMP/body.json" <<'EOF'
-import json, sys
-cats = ["book", "game", "tool", "food", "toys", "garden", "music", "sport"]
-orders = [{"id": i, "sku": "%s-%05d" % (cats[i * 7 % len(cats)], i * 7919 % 100000),
-           "email": "user%d@example%d.org" % (i, i % 13) if i % 9 else "broken-%d.example" % i,
-           "quantity": 1 + i * 31 % 17, "price": round(1.5 + (i * 37 % 1000) / 7.0, 2),
-           "tags": ["t%d" % (i % 5), "promo" if i % 4 == 0 else "std"]} for i in range(200)]
-json.dump({"customer": "c-42", "orders": orders}, open(sys.argv[1], "w"))
-EOF
-
-
-# load URL UNTIL: POST the body to URL in batches of 200 requests on one keep-alive connection,
-# while UNTIL (a command) succeeds, at most 100 batches.  Prints the number of requests answered.
-load() {
-	local url=$1 n=0 i ok=0 urls=()
-	shift
-	for i in $(seq 200); do
-		urls+=("$url")
-	done
-	while "$@" && [ "$n" -lt 100 ]; do
-		i=$(curl -s -m 30 -w '\n%{http_code}\n' -H 'Content-Type: application/json' \
-			--data-binary @"$TMP/body.json" "${urls[@]}" 2>/dev/null | grep -c '^200$')
-		ok=$((ok + i))
-		n=$((n + 1))
-	done
-	echo "$ok"
-}
-before_time() { [ "$SECONDS" -lt "$1" ]; }
-running() { kill -0 "$1" 2>/dev/null; }
-
-# measure FILE: the unnamed share of FILE ("unnamed N%"); FILE.classes gets the measure's output,
-# with the classification of the unnamed frames.
-measure() {
-	python3 tests/dotnet-resolution.py --check-unnamed "$MAX" --classify 12 "$1" >"$1.classes" 2>&1
-	sed -n 's/^[^:]*: \(unnamed [0-9.]*%\) .*/\1/p' "$1.classes" | head -n 1
-}
+orders_body "$TMP/body.json"
 
 # run_case CASE [LABEL]: start the app (in namespaces for the namespace cases), load it, record it
 # by attaching, convert and measure.  Sets d and hostpid; a failure is LABEL's (default CASE).

@@ -227,26 +227,12 @@ else
 			src=$rc
 			# the server is gone from here on, and nothing names one
 			kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-			bindir=$(dirname "$(command -v "$PERFCONV")")
-			"$ISO" -k "$P" -k "$bindir" -x "$(cd "$FIX" && pwd)" -- bash -c '
-				[ -e "$1" ] && { echo "the client cache $1 is visible in the isolation" >&2; exit 99; }
-				shift
-				exec env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH "$@"
-			' isolate "$cached" "$PERFCONV" -i "$P/fp.perfpack" -o "$P/pack.folded" >"$P/iso.out" 2>"$P/iso.err" </dev/null
-			irc=$?
 			if [ "$src" != 0 ] || ! cmp -s "$P/server.folded" "$exp/folded.txt"; then
 				fail debuginfod/pack "exit $src; the conversion with the server must give expected/folded.txt" "$C/err"
-			elif ! grep -q "^file	debuginfod	e1bab1914ae852a42a93b1cdcf1029d57e9c0acb/debuginfo	files/debuginfod/" "$P/MANIFEST"; then
-				fail debuginfod/pack "the MANIFEST has no 'file	debuginfod	e1bab1914ae852a42a93b1cdcf1029d57e9c0acb/debuginfo	files/debuginfod/...' line: the fetched debug file is not in the pack" "$P/MANIFEST"
-			elif [ "$irc" != 0 ]; then
-				fail debuginfod/pack "exit $irc converting the pack in the isolation without a server" "$P/iso.err"
-			elif ! cmp -s "$P/pack.folded" "$P/server.folded"; then
-				diff "$P/server.folded" "$P/pack.folded" >"$P/diff"
-				fail debuginfod/pack "the pack without a server does not give what the conversion with the server gave" "$P/diff"
-			elif grep -q 'without symbols\|debuginfod:' "$P/iso.err"; then
-				fail debuginfod/pack "the pack's conversion reports a stripped binary or a debuginfod fetch" "$P/iso.err"
 			else
-				pass "debuginfod/pack (the debug file from the pack of $(wc -c <"$P/fp.perfpack") bytes, no server, no cache)"
+				pack_offline debuginfod/pack "$P" "$cached" \
+					"^file	debuginfod	e1bab1914ae852a42a93b1cdcf1029d57e9c0acb/debuginfo	files/debuginfod/" \
+					"$P/server.folded" 'without symbols\|debuginfod:' DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH
 			fi
 		fi
 		unset DEBUGINFOD_CACHE_PATH

@@ -242,37 +242,8 @@ case $PERFCONV in /tmp/*)
 	pc_copy=$(mktemp -d /var/tmp/perfconv-bin.XXXXXX) && cp "$PERFCONV" "$pc_copy/" && nspc=$pc_copy/$(basename "$PERFCONV") ;;
 esac
 
-python3 - "$TMP/body.json" <<'EOF'
-import json, sys
-cats = ["book", "game", "tool", "food", "toys", "garden", "music", "sport"]
-orders = [{"id": i, "sku": "%s-%05d" % (cats[i * 7 % len(cats)], i * 7919 % 100000),
-           "email": "user%d@example%d.org" % (i, i % 13) if i % 9 else "broken-%d.example" % i,
-           "quantity": 1 + i * 31 % 17, "price": round(1.5 + (i * 37 % 1000) / 7.0, 2),
-           "tags": ["t%d" % (i % 5), "promo" if i % 4 == 0 else "std"]} for i in range(200)]
-json.dump({"customer": "c-42", "orders": orders}, open(sys.argv[1], "w"))
-EOF
-# load URL UNTIL...: batches of 200 POSTs of the body on one keep-alive connection while UNTIL
-# succeeds (at most 100 batches); prints the number answered
-load() {
-	local url=$1 n=0 i ok=0 urls=()
-	shift
-	for i in $(seq 200); do urls+=("$url"); done
-	while "$@" && [ "$n" -lt 100 ]; do
-		i=$(curl -s -m 30 -w '\n%{http_code}\n' -H 'Content-Type: application/json' \
-			--data-binary @"$TMP/body.json" "${urls[@]}" 2>/dev/null | grep -c '^200$')
-		ok=$((ok + i))
-		n=$((n + 1))
-	done
-	echo "$ok"
-}
-before_time() { [ "$SECONDS" -lt "$1" ]; }
-running() { kill -0 "$1" 2>/dev/null; }
+orders_body "$TMP/body.json"
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
-# measure FILE: "unnamed N%" of folded stacks
-measure() {
-	python3 tests/dotnet-resolution.py --check-unnamed "$MAX" --classify 12 "$1" >"$1.classes" 2>&1
-	sed -n 's/^[^:]*: \(unnamed [0-9.]*%\) .*/\1/p' "$1.classes" | head -n 1
-}
 # record NAME: perf record -g -p $hostpid for SECS under load, then convert with no flag (the app
 # still runs); sets share and samples
 record() {

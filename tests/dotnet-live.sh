@@ -31,14 +31,6 @@ for c in dotnet-live/wxoff dotnet-live/default; do
 done
 [ "${#cases[@]}" -eq 0 ] && exit 0
 
-skip_all() {
-	local c
-	for c in "${cases[@]}"; do
-		skip "$c" "$1"
-	done
-	exit 0
-}
-
 command -v dotnet >/dev/null 2>&1 || skip_all "dotnet is not installed (the .NET 10 SDK is needed)"
 command -v perf >/dev/null 2>&1 || skip_all "perf is not installed (scripts/install-deps.sh --bench)"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed (scripts/install-deps.sh --test)"

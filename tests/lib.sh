@@ -198,6 +198,83 @@ symfs_without_debug() {
 	rm -f "$1/tmp/probe/fx/bin/stripped/callgraph.debug" "$1"/usr/lib/debug/.build-id/e1/*.debug
 }
 
+# skip_all REASON: skip every case of the suite's "${cases[@]}" for REASON, and end the suite
+skip_all() {
+	local c
+	for c in "${cases[@]}"; do
+		skip "$c" "$1"
+	done
+	exit 0
+}
+
+# The ASP.NET test apps' request load (tests/aspnet-live.sh, tests/dotnet-enable.sh).
+# orders_body FILE: the request body, 200 orders, one in nine with an address the app's Regex rejects
+orders_body() {
+	python3 - "$1" <<'EOF'
+import json, sys
+cats = ["book", "game", "tool", "food", "toys", "garden", "music", "sport"]
+orders = [{"id": i, "sku": "%s-%05d" % (cats[i * 7 % len(cats)], i * 7919 % 100000),
+           "email": "user%d@example%d.org" % (i, i % 13) if i % 9 else "broken-%d.example" % i,
+           "quantity": 1 + i * 31 % 17, "price": round(1.5 + (i * 37 % 1000) / 7.0, 2),
+           "tags": ["t%d" % (i % 5), "promo" if i % 4 == 0 else "std"]} for i in range(200)]
+json.dump({"customer": "c-42", "orders": orders}, open(sys.argv[1], "w"))
+EOF
+}
+# load URL UNTIL...: POST $TMP/body.json to URL in batches of 200 requests on one keep-alive
+# connection while UNTIL (a command) succeeds, at most 100 batches; prints the number answered
+load() {
+	local url=$1 n=0 i ok=0 urls=()
+	shift
+	for i in $(seq 200); do urls+=("$url"); done
+	while "$@" && [ "$n" -lt 100 ]; do
+		i=$(curl -s -m 30 -w '\n%{http_code}\n' -H 'Content-Type: application/json' \
+			--data-binary @"$TMP/body.json" "${urls[@]}" 2>/dev/null | grep -c '^200$')
+		ok=$((ok + i))
+		n=$((n + 1))
+	done
+	echo "$ok"
+}
+before_time() { [ "$SECONDS" -lt "$1" ]; }
+running() { kill -0 "$1" 2>/dev/null; }
+# measure FILE: the unnamed share of the folded stacks FILE ("unnamed N%", at most $MAX%);
+# FILE.classes gets tests/dotnet-resolution.py's output, with the unnamed frames classified
+measure() {
+	python3 tests/dotnet-resolution.py --check-unnamed "$MAX" --classify 12 "$1" >"$1.classes" 2>&1
+	sed -n 's/^[^:]*: \(unnamed [0-9.]*%\) .*/\1/p' "$1.classes" | head -n 1
+}
+
+# pack_offline CASE DIR CACHE LINE REF FORBID VAR...: convert DIR/fp.perfpack in the isolation
+# (tests/tools/isolate.sh: no network, the symbol cache CACHE hidden, VAR... unset) to
+# DIR/pack.folded, and pass CASE when the pack needed nothing else: its MANIFEST (DIR/MANIFEST)
+# holds a line matching LINE (the fetched file), the output equals REF (the conversion with the
+# server) and no message matches FORBID (a stripped binary, a fetch).
+pack_offline() {
+	local case=$1 P=$2 cached=$3 line=$4 ref=$5 forbid=$6 bindir irc
+	shift 6
+	bindir=$(dirname "$(command -v "$PERFCONV")")
+	"$top/tests/tools/isolate.sh" -k "$P" -k "$bindir" -x "$(cd "$FIX" && pwd)" -- bash -c '
+		[ -e "$1" ] && { echo "the cache $1 is visible in the isolation" >&2; exit 99; }
+		shift
+		unset=()
+		while [ "$1" != -- ]; do unset+=(-u "$1"); shift; done
+		shift
+		exec env "${unset[@]}" "$@"
+	' isolate "$cached" "$@" -- "$PERFCONV" -i "$P/fp.perfpack" -o "$P/pack.folded" >"$P/iso.out" 2>"$P/iso.err" </dev/null
+	irc=$?
+	if ! grep -q "$line" "$P/MANIFEST"; then
+		fail "$case" "the MANIFEST has no line '$line': the fetched debug file is not in the pack" "$P/MANIFEST"
+	elif [ "$irc" != 0 ]; then
+		fail "$case" "exit $irc converting the pack in the isolation without a server" "$P/iso.err"
+	elif ! cmp -s "$P/pack.folded" "$ref"; then
+		diff "$ref" "$P/pack.folded" >"$P/diff"
+		fail "$case" "the pack without a server does not give what the conversion with the server gave" "$P/diff"
+	elif grep -q "$forbid" "$P/iso.err"; then
+		fail "$case" "the pack's conversion reports a stripped binary or a fetch" "$P/iso.err"
+	else
+		pass "$case (the debug file from the pack of $(wc -c <"$P/fp.perfpack") bytes, no server, no cache)"
+	fi
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on (the kernel's choice, then closed)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 

@@ -66,13 +66,6 @@ want() {
 	done
 	return 1
 }
-skip_all() {
-	local c
-	for c in "${cases[@]}"; do
-		skip "$c" "$1"
-	done
-	exit 0
-}
 
 command -v perf >/dev/null 2>&1 || skip_all "perf is not installed (scripts/install-deps.sh --bench)"
 command -v gcc >/dev/null 2>&1 || skip_all "gcc is needed to build the workload"

@@ -309,25 +309,8 @@ if selected symsrv/pack; then
 		else
 			tar --zstd -xOf "$P/fp.perfpack" MANIFEST >"$P/MANIFEST" 2>"$P/tar.err"
 			kill "$GOOD_PID" 2>/dev/null && wait "$GOOD_PID" 2>/dev/null
-			bindir=$(dirname "$(command -v "$PERFCONV")")
-			"$ISO" -k "$P" -k "$bindir" -x "$(cd "$FIX" && pwd)" -- bash -c '
-				[ -e "$1" ] && { echo "the cache $1 is visible in the isolation" >&2; exit 99; }
-				shift
-				exec env -u PERFCONV_SYMBOL_SERVERS -u XDG_CACHE_HOME "$@"
-			' isolate "$cached" "$PERFCONV" -i "$P/fp.perfpack" -o "$P/pack.folded" >"$P/iso.out" 2>"$P/iso.err" </dev/null
-			irc=$?
-			if ! grep -q "^file	symsrv	$KEY	files/symsrv/" "$P/MANIFEST"; then
-				fail symsrv/pack "the MANIFEST has no 'file	symsrv	$KEY	files/symsrv/...' line: the fetched debug file is not in the pack" "$P/MANIFEST"
-			elif [ "$irc" != 0 ]; then
-				fail symsrv/pack "exit $irc converting the pack in the isolation without a server" "$P/iso.err"
-			elif ! cmp -s "$P/pack.folded" "$exp/folded.txt"; then
-				diff "$exp/folded.txt" "$P/pack.folded" >"$P/diff"
-				fail symsrv/pack "the pack without a server does not give what the conversion with the server gave" "$P/diff"
-			elif grep -q 'without symbols\|symbol server' "$P/iso.err"; then
-				fail symsrv/pack "the pack's conversion reports a stripped binary or a symbol-server fetch" "$P/iso.err"
-			else
-				pass "symsrv/pack (the debug file from the pack of $(wc -c <"$P/fp.perfpack") bytes, no server, no cache)"
-			fi
+			pack_offline symsrv/pack "$P" "$cached" "^file	symsrv	$KEY	files/symsrv/" "$exp/folded.txt" \
+				'without symbols\|symbol server' PERFCONV_SYMBOL_SERVERS XDG_CACHE_HOME
 		fi
 	fi
 	unset XDG_CACHE_HOME
