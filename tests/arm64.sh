@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# tests/arm64.sh - DWARF call graphs recorded on aarch64 (simpleperf's test data, in
+# tests/data/foreign/simpleperf-*/ with their PROVENANCE), in the default mode:
+#   arm64/pc/NAME       every sample's user stack starts at its pc, the one perf 6.1 reads from
+#                       the same registers (uregs.txt.xz: perf's `perf script -F time,uregs
+#                       --show-mmap-events`, made by tests/data/foreign/regen.sh), not at another
+#                       register read with x86-64's numbers
+#   arm64/apk-unwind    with --symfs holding the .apk that Android mapped the library from
+#                       (base.apk.xz), the stack is unwound through the library's .eh_frame
+#                       inside the .apk: the sample in BusyThreadFunc returns into
+#                       /bionic/lib64/libc.so, as simpleperf's own test of this recording says
+#                       (cmd_debug_unwind_test.cpp, unwind_embedded_lib_in_apk), at the return
+#                       address the frame record in the copied stack holds (x29 + 8:
+#                       BusyThreadFunc's FDE puts the CFA at x29 + 16 and lr at CFA - 8)
+#   arm64/apk-build-id  a library of another build-id in the .apk is not used: the pc alone
+#   arm64/apk-none      without the .apk: the pc alone (there is no CFI to go further)
+# Run by tests/run.sh.  PERFCONV and FILTERS as for tests/truncate.sh.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" arm64
+need_perfconv arm64
+need_python arm64
+DATA=tests/data/foreign
+CHECK=$top/tests/arm64_check.py
+FIELDS=(-f perf-script --fields time,ip,dso)
+
+# check NAME DIR ARGS...: convert DIR's recording with ARGS, then tests/arm64_check.py
+check() {
+	local name=$1 dir=$2 opt=
+	shift 2
+	selected "$name" || return 0
+	xz -dc "$dir/perf.data.xz" >"$TMP/perf.data"
+	xz -dc "$dir/uregs.txt.xz" >"$TMP/uregs.txt"
+	case ${1-} in --caller | --alone) opt=$1 && shift ;; esac
+	run_pc "$TMP/c" "${FIELDS[@]}" -i "$TMP/perf.data" -o "$TMP/c.txt" "$@"
+	if [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc" "$TMP/c/err"
+	elif python3 "$CHECK" "$TMP/uregs.txt" "$TMP/perf.data" "$TMP/c.txt" $opt >"$TMP/why"; then
+		pass "$name"
+	else
+		fail "$name" "$(cat "$TMP/why")"
+	fi
+}
+
+for n in perf_no_unwind perf_unwind_embedded_lib_in_apk; do
+	check "arm64/pc/$n" "$DATA/simpleperf-$n"
+done
+
+apk=$DATA/simpleperf-perf_unwind_embedded_lib_in_apk
+sym=$TMP/symfs/data/app/simpleperf.demo.cpp_api
+mkdir -p "$sym"
+xz -dc "$apk/base.apk.xz" >"$sym/base.apk"
+check arm64/apk-unwind "$apk" --caller --symfs "$TMP/symfs"
+check arm64/apk-none "$apk" --alone --symfs "$TMP/nothing"
+if selected arm64/apk-build-id; then
+	# the same library with one byte of its build-id changed, in a copy of the .apk (stored, so
+	# the note's bytes are the file's: .note.gnu.build-id at 0x250 in the library, its id at 0x260)
+	python3 - "$sym/base.apk" "$TMP/other.apk" <<'PY'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+info = z.getinfo("lib/arm64-v8a/libnative-lib.so")
+off = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+b = bytearray(open(sys.argv[1], "rb").read())
+assert b[off:off + 4] == b"\x7fELF" and b[off + 0x25c:off + 0x260] == b"GNU\0"
+b[off + 0x260] ^= 0xff
+open(sys.argv[2], "wb").write(b)
+PY
+	mkdir -p "$TMP/other/data/app/simpleperf.demo.cpp_api"
+	mv "$TMP/other.apk" "$TMP/other/data/app/simpleperf.demo.cpp_api/base.apk"
+	check arm64/apk-build-id "$apk" --alone --symfs "$TMP/other"
+fi
