@@ -1332,7 +1332,7 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 		       const struct pfc_sample *smp, uint32_t *n)
 {
 	struct pfc_unwind_in in = {
-		.arch = unwind_arch(s), .ip = smp->ip,
+		.arch = unwind_arch(s), .ip = smp->ip, .abi = smp->regs_user_abi,
 		.regs = smp->regs_user, .mask = smp->regs_user_mask, .swap = s->rd.swap,
 		.stack = smp->stack_user, .stack_size = smp->stack_user_dyn_size,
 		.beyond_perf = s->opts->resolve_jit,

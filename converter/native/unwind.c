@@ -987,7 +987,9 @@ int pfc_unwind_walk(const struct pfc_unwind_in *in, pfc_unwind_find_fn find, voi
 		return -1;
 	}
 	out->ips[out->n++] = w.ip;
-	if (out->max < 2)
+	/* an arm64 kernel keeps a 32-bit process's pc at PERF_REG_ARM64_PC too, but its other
+	 * registers are ARM's (r13 sp, r14 lr) and its code has ARM's unwind tables: no walk */
+	if (out->max < 2 || (in->arch == PFC_UNWIND_AARCH64 && in->abi == 1))
 		return 0;
 	/* unw_init_remote reads the pc and the stack pointer: both must be there */
 	if (perf_reg(in, w.a->preg_sp, &w.cfa) < 0) {

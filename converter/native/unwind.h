@@ -64,6 +64,8 @@ int pfc_unwind_perf_sp(enum pfc_unwind_arch arch);
 struct pfc_unwind_in {
 	int arch;                /* enum pfc_unwind_arch */
 	uint64_t ip;             /* the sample's ip, for an UNKNOWN architecture only (0: none) */
+	uint64_t abi;            /* the sample's regs_user ABI: 1 (PERF_SAMPLE_REGS_ABI_32) on aarch64 is a
+	                          * 32-bit ARM process, its pc alone (its code unwinds by ARM's registers) */
 	const uint8_t *regs;     /* popcount(mask) u64 in the file's byte order */
 	uint64_t mask;           /* attr.sample_regs_user */
 	int swap;

@@ -262,6 +262,10 @@ static void test_arch(void)
 	r = pfc_unwind_walk(&in, find_jit, NULL, &o);
 	check(r == 0 && o.n == 2 && ips[0] == 0x4000 && ips[1] == 0x5007 && o.fp_frames == 1,
 	      "aarch64 JIT code: the x29 frame record gives the caller (n %d ip1 %llx)", o.n, (unsigned long long)ips[1]);
+	in.abi = 1;			/* a 32-bit process: the pc, no walk */
+	r = pfc_unwind_walk(&in, find_jit, NULL, &o);
+	check(r == 0 && o.n == 1 && ips[0] == 0x4000, "aarch64 32-bit process: the pc alone (n %d)", o.n);
+	in.abi = 2;
 	in.mask = 0xffffffffULL;	/* no pc */
 	r = pfc_unwind_walk(&in, find_jit, NULL, &o);
 	check(r == -1 && o.n == 0 && o.end == PFC_UNWIND_END_NOREGS, "aarch64 without pc: nothing");
