@@ -2350,6 +2350,23 @@ static int kernel_reloc(struct pfc_session *s, const char *path, struct pfc_symt
 	return 0;
 }
 
+/*
+ * The default mode names a library mapped from an .apk from its bytes inside the .apk (the one
+ * its CFI comes from, build-id checked): /proc/self/fd/N into BUF, or NULL.  perf 6.1 looks for a
+ * file of that name and finds none, so --perf-compat does not.
+ */
+static const char *apk_member(struct pfc_session *s, const struct pfc_dso *d, char *buf, size_t size)
+{
+	struct pfc_cfi *c;
+	int fd;
+
+	if (d->kind != PFC_DSO_FILE || !strstr(d->name, ".apk!/") || !(c = dso_cfi(s, d)) ||
+	    (fd = pfc_cfi_image_fd(c)) < 0)
+		return NULL;
+	snprintf(buf, size, "/proc/self/fd/%d", fd);
+	return buf;
+}
+
 static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 {
 	const struct pfc_opts *o = s->opts;
@@ -2368,9 +2385,11 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			break;
 		/* fall through */
 	case PFC_DSO_FILE: {
+		char apk_image[64];
 		struct pfc_symopts so = { .files = s->files, .verbose = o->verbose,
 					   .image = d->kind == PFC_DSO_VDSO && !d->build_id_len ?
-							    pfc_files_own_vdso(s->files) : NULL,
+							    pfc_files_own_vdso(s->files) :
+					   !o->perf_compat ? apk_member(s, d, apk_image, sizeof(apk_image)) : NULL,
 					   .minidebuginfo = o->minidebuginfo,
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,

@@ -12,6 +12,10 @@
 #                       (cmd_debug_unwind_test.cpp, unwind_embedded_lib_in_apk), at the return
 #                       address the frame record in the copied stack holds (x29 + 8:
 #                       BusyThreadFunc's FDE puts the CFA at x29 + 16 and lr at CFA - 8)
+#   arm64/apk-names     the default mode names that frame from the library inside the .apk:
+#                       BusyThreadFunc+0x6c (llvm-objdump -T: _Z14BusyThreadFuncPv at 0x4b138,
+#                       0xd8 bytes; the pc is 0x4b1a4), checked against llvm-objdump where it is;
+#                       --perf-compat prints no user frame (perf 6.1 on x86-64 has no arm64 unwinder)
 #   arm64/apk-build-id  a library of another build-id in the .apk is not used: the pc alone
 #   arm64/apk-none      without the .apk: the pc alone (there is no CFI to go further)
 # Run by tests/run.sh.  PERFCONV and FILTERS as for tests/truncate.sh.
@@ -50,6 +54,28 @@ sym=$TMP/symfs/data/app/simpleperf.demo.cpp_api
 mkdir -p "$sym"
 xz -dc "$apk/base.apk.xz" >"$sym/base.apk"
 check arm64/apk-unwind "$apk" --caller --symfs "$TMP/symfs"
+if selected arm64/apk-names; then
+	xz -dc "$apk/perf.data.xz" >"$TMP/perf.data"
+	run_pc "$TMP/n" -f perf-script --symfs "$TMP/symfs" -i "$TMP/perf.data" -o "$TMP/n.txt"
+	run_pc "$TMP/p" --perf-compat -f perf-script --symfs "$TMP/symfs" -i "$TMP/perf.data" -o "$TMP/p.txt"
+	first=$(grep -v '(\[kernel\.kallsyms\])$' "$TMP/n.txt" | awk 'NR == 2 { print $1, $2 }')
+	objdump_says=ok
+	if command -v llvm-objdump >/dev/null 2>&1; then
+		python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read("lib/arm64-v8a/libnative-lib.so"))' \
+			"$sym/base.apk" >"$TMP/lib.so"
+		llvm-objdump -T "$TMP/lib.so" | grep -q '^000000000004b138 g  *DF \.text	00000000000000d8  *_Z14BusyThreadFuncPv$' ||
+			objdump_says="llvm-objdump does not put _Z14BusyThreadFuncPv at 0x4b138, 0xd8 bytes"
+	fi
+	if [ "$objdump_says" != ok ]; then
+		fail arm64/apk-names "$objdump_says"
+	elif [ "$first" != "4b1a4 BusyThreadFunc+0x6c" ]; then
+		fail arm64/apk-names "first user frame '$first', not '4b1a4 BusyThreadFunc+0x6c'" "$TMP/n.txt"
+	elif grep -q 'libnative-lib\|libc\.so' "$TMP/p.txt"; then
+		fail arm64/apk-names "--perf-compat prints a user frame" "$TMP/p.txt"
+	else
+		pass arm64/apk-names
+	fi
+fi
 check arm64/apk-none "$apk" --alone --symfs "$TMP/nothing"
 if selected arm64/apk-build-id; then
 	# the same library with one byte of its build-id changed, in a copy of the .apk (stored, so

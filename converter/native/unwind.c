@@ -137,6 +137,7 @@ struct pfc_cfi {
 	const uint8_t *image;	/* the file's bytes (libelf's mapping) */
 	void *zmap;		/* a zip mapped whole, when the ELF file is one of its members */
 	size_t zmap_size;
+	int image_fd;		/* pfc_cfi_image_fd's memory file, -1 until then */
 	int no_match;		/* libdw's error number for "no FDE covers this pc" */
 };
 
@@ -168,6 +169,7 @@ struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
 	*why = "out of memory";
 	if (!c)
 		return NULL;
+	c->image_fd = -1;
 	c->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0) {
 		*why = "no file";
@@ -217,6 +219,26 @@ static int cfi_setup(struct pfc_cfi *c, const char **why)
 			c->no_match = dwarf_errno();
 	}
 	return 0;
+}
+
+int pfc_cfi_image_fd(struct pfc_cfi *c)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	if (c->image_fd >= 0 || !c->image)
+		return c->image_fd;
+	if ((c->image_fd = memfd_create("apk-member", MFD_CLOEXEC)) < 0)
+		return -1;
+	while (done < c->size) {
+		n = write(c->image_fd, c->image + done, c->size - done);
+		if (n <= 0) {
+			close(c->image_fd);
+			return c->image_fd = -1;
+		}
+		done += (size_t)n;
+	}
+	return c->image_fd;
 }
 
 int pfc_cfi_build_id(struct pfc_cfi *c, uint8_t *out, size_t max)
@@ -300,6 +322,7 @@ struct pfc_cfi *pfc_cfi_open_in_zip(const char *path, const char *member, const 
 	*why = "out of memory";
 	if (!c)
 		return NULL;
+	c->image_fd = -1;
 	c->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0) {
 		*why = "no file";
@@ -344,6 +367,8 @@ void pfc_cfi_close(struct pfc_cfi *c)
 		elf_end(c->elf);
 	if (c->zmap)
 		munmap(c->zmap, c->zmap_size);
+	if (c->image_fd >= 0)
+		close(c->image_fd);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c);

@@ -22,6 +22,10 @@ struct pfc_cfi *pfc_cfi_open(const char *path, const char **why);
  * "base.apk!/lib/arm64-v8a/libx.so" (simpleperf's) gives them. */
 struct pfc_cfi *pfc_cfi_open_in_zip(const char *path, const char *member, const char **why);
 void pfc_cfi_close(struct pfc_cfi *c);
+/* A file descriptor of the ELF file's bytes alone (a memory file, made at the first call and
+ * closed with c), for readers that take a path (/proc/self/fd/N): a zip member's symbols.
+ * -1 when it cannot be made. */
+int pfc_cfi_image_fd(struct pfc_cfi *c);
 /* The file's GNU build-id, up to MAX bytes into OUT: its length, 0 when it has none. */
 int pfc_cfi_build_id(struct pfc_cfi *c, uint8_t *out, size_t max);
 /* Read N bytes at file offset OFF (code bytes, for signal-frame and PLT checks): 0 or -1. */
