@@ -936,8 +936,8 @@ static struct pfc_cfi *dso_cfi(struct pfc_session *s, const struct pfc_dso *d)
 	if (!dd->cfi_tried) {
 		dd->cfi_tried = 1;
 		/* perf reads it from the binary itself; a build-id proves it is the recorded one */
-		if (strstr(d->name, ".apk!/"))
-			dd->cfi = apk_cfi(s, d, &why);
+		if (strstr(d->name, ".apk!/"))	/* perf 6.1 finds no file of that name */
+			dd->cfi = s->opts->perf_compat ? NULL : apk_cfi(s, d, &why);
 		else if (pfc_files_find(s->files, PFC_FILES_ROOT, d->name, d->build_id_len ? PFC_FILES_VERIFIED : 0, &found) &&
 		    (dd->cfi = pfc_cfi_open(found.path, &why)))
 			pfc_files_note(s->files, PFC_FILES_ROOT, d->name, "call frame information", -1,
@@ -1300,11 +1300,6 @@ static int perf_unwinds(struct pfc_session *s, struct pfc_thread *th)
 }
 
 /*
- * perf's thread__resolve_callchain_unwind: the user stack of a sample recorded with
- * REGS_USER and STACK_USER, unwound and appended after the kernel part.  A stack seen
- * before (same registers, same bytes, same address space) gets the frames it got then.
- */
-/*
  * The architecture whose registers a sample's user registers are (feature ARCH; without it,
  * x86-64 as ever).  perf-compat does not come here for another than x86 (foreign_arch).
  */
@@ -1328,11 +1323,18 @@ static int unwind_arch(struct pfc_session *s)
 	return s->unwind_arch;
 }
 
+/*
+ * perf's thread__resolve_callchain_unwind: the user stack of a sample recorded with
+ * REGS_USER and STACK_USER, unwound and appended after the kernel part.  A stack seen
+ * before (same registers, same bytes, same address space) gets the frames it got then.
+ */
 static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_thread *th,
 		       const struct pfc_sample *smp, uint32_t *n)
 {
 	struct pfc_unwind_in in = {
-		.arch = unwind_arch(s), .ip = smp->ip, .abi = smp->regs_user_abi,
+		/* the sample's ip stands for the pc only of a sample taken in user mode */
+		.arch = unwind_arch(s), .abi = smp->regs_user_abi,
+		.ip = (smp->misc & PFC_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER ? smp->ip : 0,
 		.regs = smp->regs_user, .mask = smp->regs_user_mask, .swap = s->rd.swap,
 		.stack = smp->stack_user, .stack_size = smp->stack_user_dyn_size,
 		.beyond_perf = s->opts->resolve_jit,
@@ -1366,6 +1368,7 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 	} else {
 		stack_hash2(smp, &h1, &h2);
 		h2 ^= (uint64_t)in.beyond_perf;
+		h1 ^= in.arch == PFC_UNWIND_UNKNOWN ? in.ip : 0;	/* its one frame is the ip */
 		e = uc_slot(s, h1, h2, th->maps);
 		s->uc_hit += e && e->used;
 		if (++s->uc_probed == s->uc_window) {

@@ -18,6 +18,10 @@
 #                       --perf-compat prints no user frame (perf 6.1 on x86-64 has no arm64 unwinder)
 #   arm64/apk-build-id  a library of another build-id in the .apk is not used: the pc alone
 #   arm64/apk-none      without the .apk: the pc alone (there is no CFI to go further)
+#   arm64/other-arch/NAME  the same recording with its arch header made "riscv64", an architecture
+#                       the unwinder does not know: no register is read; a sample taken in user
+#                       mode keeps its own ip (which is its pc, perf's reading), one in the kernel
+#                       no user frame
 # Run by tests/run.sh.  PERFCONV and FILTERS as for tests/truncate.sh.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" arm64
@@ -93,4 +97,44 @@ PY
 	mkdir -p "$TMP/other/data/app/simpleperf.demo.cpp_api"
 	mv "$TMP/other.apk" "$TMP/other/data/app/simpleperf.demo.cpp_api/base.apk"
 	check arm64/apk-build-id "$apk" --alone --symfs "$TMP/other"
+fi
+
+# other_arch NAME: DIR's recording with "aarch64\0" in its ARCH feature made "riscv64\0"
+other_arch() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+assert d.count(b"aarch64\0") == 1
+open(sys.argv[2], "wb").write(d.replace(b"aarch64\0", b"riscv64\0"))
+PY
+}
+n=perf_unwind_embedded_lib_in_apk
+if selected arm64/other-arch/$n; then
+	xz -dc "$DATA/simpleperf-$n/perf.data.xz" >"$TMP/a.data"
+	xz -dc "$DATA/simpleperf-$n/uregs.txt.xz" >"$TMP/uregs.txt"
+	other_arch "$TMP/a.data" "$TMP/o.data"
+	run_pc "$TMP/o" "${FIELDS[@]}" --symfs "$TMP/symfs" -i "$TMP/o.data" -o "$TMP/o.txt"
+	if [ "$rc" != 0 ]; then
+		fail "arm64/other-arch/$n" "exit status $rc" "$TMP/o/err"
+	elif python3 "$CHECK" "$TMP/uregs.txt" "$TMP/o.data" "$TMP/o.txt" --alone >"$TMP/why"; then
+		pass "arm64/other-arch/$n"
+	else
+		fail "arm64/other-arch/$n" "$(cat "$TMP/why")"
+	fi
+fi
+n=perf_no_unwind
+if selected arm64/other-arch/$n; then
+	xz -dc "$DATA/simpleperf-$n/perf.data.xz" >"$TMP/a.data"
+	other_arch "$TMP/a.data" "$TMP/o.data"
+	run_pc "$TMP/o" "${FIELDS[@]}" -i "$TMP/o.data" -o "$TMP/o.txt"
+	# every sample of this recording was taken in the kernel: kernel frames, then none
+	users=$(grep -v -e '(\[kernel\.kallsyms\])$' -e ': *$' -e '^$' "$TMP/o.txt" | wc -l)
+	kernels=$(grep -c '(\[kernel\.kallsyms\])$' "$TMP/o.txt")
+	if [ "$rc" != 0 ]; then
+		fail "arm64/other-arch/$n" "exit status $rc" "$TMP/o/err"
+	elif [ "$users" != 0 ] || [ "$kernels" = 0 ]; then
+		fail "arm64/other-arch/$n" "$users user frames, $kernels kernel frames" "$TMP/o.txt"
+	else
+		pass "arm64/other-arch/$n"
+	fi
 fi
