@@ -17,6 +17,8 @@
 #                       0xd8 bytes; the pc is 0x4b1a4), checked against llvm-objdump where it is;
 #                       --perf-compat prints no user frame (perf 6.1 on x86-64 has no arm64 unwinder)
 #   arm64/apk-build-id  a library of another build-id in the .apk is not used: the pc alone
+#   arm64/apk-pack      a pack made with that --symfs carries the .apk: converted without it, the
+#                       same text as arm64/apk-unwind's conversion
 #   arm64/apk-none      without the .apk: the pc alone (there is no CFI to go further)
 #   arm64/other-arch/NAME  the same recording with its arch header made "riscv64", an architecture
 #                       the unwinder does not know: no register is read; a sample taken in user
@@ -78,6 +80,19 @@ if selected arm64/apk-names; then
 		fail arm64/apk-names "--perf-compat prints a user frame" "$TMP/p.txt"
 	else
 		pass arm64/apk-names
+	fi
+fi
+if selected arm64/apk-pack; then
+	xz -dc "$apk/perf.data.xz" >"$TMP/perf.data"
+	run_pc "$TMP/k" --symfs "$TMP/symfs" -i "$TMP/perf.data" -o "$TMP/x.perfpack"
+	run_pc "$TMP/d" "${FIELDS[@]}" --symfs "$TMP/symfs" -i "$TMP/perf.data" -o "$TMP/d.txt"
+	run_pc "$TMP/k2" "${FIELDS[@]}" -i "$TMP/x.perfpack" -o "$TMP/k.txt"
+	if [ "$rc" != 0 ] || [ ! -s "$TMP/k.txt" ]; then
+		fail arm64/apk-pack "the pack does not convert (exit status $rc)" "$TMP/k2/err"
+	elif ! grep -q 'libc\.so' "$TMP/k.txt" || ! cmp -s "$TMP/d.txt" "$TMP/k.txt"; then
+		fail arm64/apk-pack "the pack's conversion differs from the one with --symfs" "$TMP/k.txt"
+	else
+		pass arm64/apk-pack
 	fi
 fi
 check arm64/apk-none "$apk" --alone --symfs "$TMP/nothing"
