@@ -27,6 +27,7 @@ struct sample {
 };
 
 static struct pfc_cfi *cfis[5];
+static const char files_libdwlib[] = "fixtures/root/tmp/probe/fx/bin/libdwlib.so";
 
 static int find(void *arg, uint64_t addr, struct pfc_unwind_map *out)
 {
@@ -281,6 +282,31 @@ static void test_arch(void)
 	check(r == -1 && o.n == 0 && o.end == PFC_UNWIND_END_NOREGS, "unknown architecture without ip: nothing");
 }
 
+/* A library stored in a zip (fuzz/seeds/apk/libdwlib.apk: the fixtures' libdwlib.so stored as
+ * lib/arm64-v8a/libx.so after a compressed AndroidManifest.xml) is the same file as on disk. */
+static void test_zip(void)
+{
+	const char *apk = "fuzz/seeds/apk/libdwlib.apk", *why;
+	struct pfc_cfi *z = pfc_cfi_open_in_zip(apk, "lib/arm64-v8a/libx.so", &why), *f = cfis[4];
+	uint8_t a[20], b[20], e[4];
+	int na, nb;
+
+	check(z != NULL, "%s: the stored library opens", apk);
+	if (!z)
+		return;
+	na = pfc_cfi_build_id(z, a, sizeof(a));
+	nb = pfc_cfi_build_id(f, b, sizeof(b));
+	check(na == 20 && na == nb && !memcmp(a, b, 20), "the library in the zip has the file's build-id");
+	check(pfc_cfi_read(z, 0, e, 4) == 0 && !memcmp(e, "\x7f" "ELF", 4), "offset 0 is the library's first byte");
+	check(pfc_cfi_image_fd(z) >= 0, "the library's bytes as a memory file");
+	pfc_cfi_close(z);
+	check(!pfc_cfi_open_in_zip(apk, "AndroidManifest.xml", &why) && !strcmp(why, "no such member stored uncompressed"),
+	      "a compressed member is not read (%s)", why);
+	check(!pfc_cfi_open_in_zip(apk, "lib/arm64-v8a/liby.so", &why), "a member that is not there");
+	check(!pfc_cfi_open_in_zip(files_libdwlib, "lib/arm64-v8a/libx.so", &why) && !strcmp(why, "no such member stored uncompressed"),
+	      "an ELF file is no zip (%s)", why);
+}
+
 int main(void)
 {
 	static const char *const files[5] = {
@@ -299,6 +325,7 @@ int main(void)
 	}
 	test_walks();
 	test_arch();
+	test_zip();
 	test_a2l();
 	for (i = 1; i < 5; i++)
 		pfc_cfi_close(cfis[i]);
