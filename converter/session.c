@@ -228,6 +228,7 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	s->opts = o;
 	s->err = err;
 	s->foreign_arch = -1;
+	s->unwind_arch = -1;
 	if (pfc_intern_init(&s->strings) < 0 || pfc_machine_init(&s->machine, &s->strings) < 0 ||
 	    pfc_stacks_init(&s->stacks) < 0)
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
@@ -884,6 +885,42 @@ static void dwarf_dso_free(struct pfc_session *s)
 	free(s->rv_vals);
 }
 
+/*
+ * An Android library mapped straight from its .apk, which keeps it uncompressed: the map's
+ * name is simpleperf's "/data/app/x/base.apk!/lib/arm64-v8a/libx.so", its offset the .apk's.
+ * The build-id, when the recording gives one, is the library's: checked here, not by files.c.
+ */
+static struct pfc_cfi *apk_cfi(struct pfc_session *s, const struct pfc_dso *d, const char **why)
+{
+	const char *bang = strstr(d->name, ".apk!/");
+	struct pfc_found found;
+	struct pfc_cfi *c;
+	uint8_t id[20];
+	char apk[4096];
+	size_t n = (size_t)(bang - d->name) + 4;
+	int k;
+
+	*why = "no file";
+	if (n >= sizeof(apk))
+		return NULL;
+	memcpy(apk, d->name, n);
+	apk[n] = 0;
+	if (!pfc_files_find(s->files, PFC_FILES_ROOT, apk, 0, &found) ||
+	    !(c = pfc_cfi_open_in_zip(found.path, bang + 6, why)))
+		return NULL;
+	/* perf's dso__build_id_equal: a 20-byte id may be a shorter one padded with zeros */
+	if (d->build_id_len && ((k = pfc_cfi_build_id(c, id, sizeof(id))) <= 0 || k > (int)d->build_id_len ||
+				memcmp(id, d->build_id, (size_t)k) ||
+				(k < (int)d->build_id_len && (d->build_id_len != 20 || d->build_id[k] ||
+							      memcmp(d->build_id + k, d->build_id + k + 1, 19 - (size_t)k))))) {
+		*why = "another build-id";
+		pfc_cfi_close(c);
+		return NULL;
+	}
+	pfc_files_note(s->files, PFC_FILES_ROOT, apk, "call frame information", -1, NULL, 0);
+	return c;
+}
+
 /* The CFI of a file DSO, opened at first use: perf reads it from the binary itself. */
 static struct pfc_cfi *dso_cfi(struct pfc_session *s, const struct pfc_dso *d)
 {
@@ -899,7 +936,9 @@ static struct pfc_cfi *dso_cfi(struct pfc_session *s, const struct pfc_dso *d)
 	if (!dd->cfi_tried) {
 		dd->cfi_tried = 1;
 		/* perf reads it from the binary itself; a build-id proves it is the recorded one */
-		if (pfc_files_find(s->files, PFC_FILES_ROOT, d->name, d->build_id_len ? PFC_FILES_VERIFIED : 0, &found) &&
+		if (strstr(d->name, ".apk!/"))	/* perf 6.1 finds no file of that name */
+			dd->cfi = s->opts->perf_compat ? NULL : apk_cfi(s, d, &why);
+		else if (pfc_files_find(s->files, PFC_FILES_ROOT, d->name, d->build_id_len ? PFC_FILES_VERIFIED : 0, &found) &&
 		    (dd->cfi = pfc_cfi_open(found.path, &why)))
 			pfc_files_note(s->files, PFC_FILES_ROOT, d->name, "call frame information", -1,
 				       d->build_id, d->build_id_len);
@@ -1261,6 +1300,30 @@ static int perf_unwinds(struct pfc_session *s, struct pfc_thread *th)
 }
 
 /*
+ * The architecture whose registers a sample's user registers are (feature ARCH; without it,
+ * x86-64 as ever).  perf-compat does not come here for another than x86 (foreign_arch).
+ */
+static int unwind_arch(struct pfc_session *s)
+{
+	const struct pfc_blob *b = &s->rd.feat[PFC_FEAT_ARCH];
+	struct pfc_cursor c;
+	const char *a;
+	uint32_t len;
+
+	if (s->unwind_arch >= 0)
+		return s->unwind_arch;
+	s->unwind_arch = PFC_UNWIND_X86_64;
+	if (!pfc_feat_has(&s->rd, PFC_FEAT_ARCH))
+		return s->unwind_arch;
+	pfc_cur_init(&c, b->data, b->size, s->rd.swap);
+	len = pfc_cur_u32(&c);
+	a = (const char *)pfc_cur_bytes(&c, len);
+	if (a && len)
+		s->unwind_arch = (int)pfc_unwind_arch_of(a, strnlen(a, len));
+	return s->unwind_arch;
+}
+
+/*
  * perf's thread__resolve_callchain_unwind: the user stack of a sample recorded with
  * REGS_USER and STACK_USER, unwound and appended after the kernel part.  A stack seen
  * before (same registers, same bytes, same address space) gets the frames it got then.
@@ -1269,6 +1332,9 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 		       const struct pfc_sample *smp, uint32_t *n)
 {
 	struct pfc_unwind_in in = {
+		/* the sample's ip stands for the pc only of a sample taken in user mode */
+		.arch = unwind_arch(s), .abi = smp->regs_user_abi,
+		.ip = (smp->misc & PFC_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER ? smp->ip : 0,
 		.regs = smp->regs_user, .mask = smp->regs_user_mask, .swap = s->rd.swap,
 		.stack = smp->stack_user, .stack_size = smp->stack_user_dyn_size,
 		.beyond_perf = s->opts->resolve_jit,
@@ -1302,6 +1368,7 @@ static int unwind_user(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_t
 	} else {
 		stack_hash2(smp, &h1, &h2);
 		h2 ^= (uint64_t)in.beyond_perf;
+		h1 ^= in.arch == PFC_UNWIND_UNKNOWN ? in.ip : 0;	/* its one frame is the ip */
 		e = uc_slot(s, h1, h2, th->maps);
 		s->uc_hit += e && e->used;
 		if (++s->uc_probed == s->uc_window) {
@@ -2286,6 +2353,23 @@ static int kernel_reloc(struct pfc_session *s, const char *path, struct pfc_symt
 	return 0;
 }
 
+/*
+ * The default mode names a library mapped from an .apk from its bytes inside the .apk (the one
+ * its CFI comes from, build-id checked): /proc/self/fd/N into BUF, or NULL.  perf 6.1 looks for a
+ * file of that name and finds none, so --perf-compat does not.
+ */
+static const char *apk_member(struct pfc_session *s, const struct pfc_dso *d, char *buf, size_t size)
+{
+	struct pfc_cfi *c;
+	int fd;
+
+	if (d->kind != PFC_DSO_FILE || !strstr(d->name, ".apk!/") || !(c = dso_cfi(s, d)) ||
+	    (fd = pfc_cfi_image_fd(c)) < 0)
+		return NULL;
+	snprintf(buf, size, "/proc/self/fd/%d", fd);
+	return buf;
+}
+
 static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 {
 	const struct pfc_opts *o = s->opts;
@@ -2304,9 +2388,11 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 			break;
 		/* fall through */
 	case PFC_DSO_FILE: {
+		char apk_image[64];
 		struct pfc_symopts so = { .files = s->files, .verbose = o->verbose,
 					   .image = d->kind == PFC_DSO_VDSO && !d->build_id_len ?
-							    pfc_files_own_vdso(s->files) : NULL,
+							    pfc_files_own_vdso(s->files) :
+					   !o->perf_compat ? apk_member(s, d, apk_image, sizeof(apk_image)) : NULL,
 					   .minidebuginfo = o->minidebuginfo,
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,

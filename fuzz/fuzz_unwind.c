@@ -1,9 +1,13 @@
 /*
  * fuzz_unwind.c - the DWARF unwinder on hostile registers, stack bytes and mappings.
- * Input: u8 flags (bit 0: beyond perf), u8 number of maps (<= 16), per map u64 start,
- * end, pgoff, u8 file (0 anonymous, 1 callgraph, 2 libc, 3 dwapp, 4 libdwlib.so from
- * fixtures/root, their real CFI), u8 jit; then u64 sample_regs_user, the registers, and
- * the rest is the copied stack.  fuzz/seeds/unwind/make-seeds.py cuts seeds from fixtures.
+ * Input: u8 flags (bit 0: beyond perf; bits 1-2: the architecture, 0 x86-64, 1 aarch64,
+ * 2 and 3 one the unwinder does not know, whose sample ip is the first register), u8 number
+ * of maps (<= 16), per map u64 start, end, pgoff, u8 file (0 anonymous, 1 callgraph, 2 libc,
+ * 3 dwapp, 4 libdwlib.so from fixtures/root, their real CFI), u8 jit; then u64
+ * sample_regs_user, the registers, and the rest is the copied stack.
+ * fuzz/seeds/unwind/make-seeds.py cuts seeds from fixtures; aarch64-apk.bin is the sample of
+ * simpleperf's perf_unwind_embedded_lib_in_apk.data (tests/data/foreign/), its library's map
+ * taken for JIT code (no aarch64 file here has CFI).
  */
 // FUZZ_MAX_LEN: 12288
 // FUZZ_SEEDS: fuzz/seeds/unwind/*.bin tests/regress/unwind/*
@@ -97,6 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in.stack = data + pos;
 	in.stack_size = size - pos;
 	in.beyond_perf = data[0] & 1;
+	in.arch = (data[0] >> 1 & 3) == 0 ? PFC_UNWIND_X86_64 : (data[0] >> 1 & 3) == 1 ? PFC_UNWIND_AARCH64 : PFC_UNWIND_UNKNOWN;
+	in.ip = nregs ? rd64(in.regs) : 0;
 	memset(&out, 0, sizeof(out));
 	out.ips = ips;
 	out.max = 127;

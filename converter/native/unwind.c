@@ -4,11 +4,16 @@
  * .eh_frame_hdr table only, memory is the stack copy (minus its last word, as perf's
  * access_mem has it) or the file mapped at the address, a pc without an FDE falls back
  * on libunwind's frame-pointer guess, and return addresses are reported minus one.  The
- * CFI itself is parsed by elfutils' libdw, once per file.
+ * CFI itself is parsed by elfutils' libdw, once per file.  The registers are those of the
+ * recording's architecture (struct arch_desc): x86-64 as perf 6.1 unwinds it, aarch64 with
+ * the same walk over its own registers (perf 6.1 on x86-64 has no aarch64 unwinder, so
+ * there is no perf output to match there: the rules are libunwind's aarch64 ones).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,11 +26,77 @@
 #include "converter/native/unwind.h"
 #include "converter/util/bytes.h"
 
-#define NREGS 17	/* DWARF x86-64: rax..r15, then the return address column */
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RA 16
+#define NREGS 31	/* the most DWARF columns an architecture keeps: aarch64's x0..x30 */
 #define EXPR_STACK 64
+
+/*
+ * What the walk needs to know of an architecture.  x86-64: DWARF rax..r15 (0..15) and the
+ * return-address column 16, which is the pc itself.  aarch64: x0..x30 (0..30), sp 31, the
+ * return address in x30 (lr): a frame whose CFI leaves lr alone returns to lr, which is how
+ * a leaf function's pc comes from the sample's lr register.
+ */
+struct arch_desc {
+	int nregs;		/* DWARF columns kept, from 0 */
+	int sp, fp, ra;		/* DWARF numbers: stack pointer (reads as the CFA), frame pointer, return address */
+	int ra_is_pc;		/* the return-address column is the pc (x86-64), not a register */
+	int fp_end;		/* libunwind x86-64: an undefined frame pointer ends the walk ("NULL RBP") */
+	int x86_guesses;	/* libunwind x86-64's signal-frame and PLT checks, on x86 code bytes */
+	int preg_ip, preg_sp;	/* perf's numbers of the pc and the stack pointer */
+	int8_t to_perf[NREGS];	/* DWARF register -> perf register; -1: none */
+};
+
+static const struct arch_desc arch_x86_64 = {
+	17, 7, 6, 16, 1, 1, 1, PFC_PREG_IP, PFC_PREG_SP,
+	{ PFC_PREG_AX, PFC_PREG_DX, PFC_PREG_CX, PFC_PREG_BX, PFC_PREG_SI, PFC_PREG_DI, PFC_PREG_BP,
+	  PFC_PREG_SP, 16, 17, 18, 19, 20, 21, 22, 23, PFC_PREG_IP,
+	  -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 },
+};
+
+static const struct arch_desc arch_aarch64 = {
+	31, 31, 29, 30, 0, 0, 0, PFC_PREG_ARM64_PC, PFC_PREG_ARM64_SP,
+	{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+	  26, 27, 28, PFC_PREG_ARM64_X29, PFC_PREG_ARM64_LR },
+};
+
+static const struct arch_desc *arch_desc(int arch)
+{
+	return arch == PFC_UNWIND_X86_64 ? &arch_x86_64 : arch == PFC_UNWIND_AARCH64 ? &arch_aarch64 : NULL;
+}
+
+enum pfc_unwind_arch pfc_unwind_arch_of(const char *a, size_t len)
+{
+	if ((len == 6 && !memcmp(a, "x86_64", 6)) || (len == 3 && !memcmp(a, "x86", 3)) ||
+	    (len == 4 && a[0] == 'i' && !memcmp(a + 2, "86", 2)))
+		return PFC_UNWIND_X86_64;
+	if ((len == 7 && !memcmp(a, "aarch64", 7)) || (len == 5 && !memcmp(a, "arm64", 5)))
+		return PFC_UNWIND_AARCH64;
+	return PFC_UNWIND_UNKNOWN;
+}
+
+int pfc_unwind_perf_reg(enum pfc_unwind_arch arch, int dwreg)
+{
+	const struct arch_desc *a = arch_desc(arch);
+
+	if (!a || dwreg < 0)
+		return -1;
+	if (dwreg == a->sp)
+		return a->preg_sp;
+	return dwreg < a->nregs ? a->to_perf[dwreg] : -1;
+}
+
+int pfc_unwind_perf_ip(enum pfc_unwind_arch arch)
+{
+	const struct arch_desc *a = arch_desc(arch);
+
+	return a ? a->preg_ip : -1;
+}
+
+int pfc_unwind_perf_sp(enum pfc_unwind_arch arch)
+{
+	const struct arch_desc *a = arch_desc(arch);
+
+	return a ? a->preg_sp : -1;
+}
 
 /*
  * The rules of one pc as libdw gives them, copied: a stack of the same program asks for the
@@ -48,7 +119,8 @@ struct cfi_rules {
 	uint64_t pc;
 	uint8_t used;
 	uint8_t status;		/* RULES_*: what libdw said of the pc */
-	uint8_t fail_at;	/* the register libdw gave no rule for; NREGS: none */
+	uint8_t nregs;		/* the columns asked for (the architecture's): part of the key */
+	uint8_t fail_at;	/* the register libdw gave no rule for; 0xff: none */
 	uint8_t signalp;
 	int8_t ncfa;
 	Dwarf_Op cfa[RULE_OPS];
@@ -63,6 +135,9 @@ struct pfc_cfi {
 	uint64_t bias;		/* CFI address = file offset + bias (perf: .eh_frame_hdr's sh_addr - sh_offset) */
 	uint64_t size;		/* of the file */
 	const uint8_t *image;	/* the file's bytes (libelf's mapping) */
+	void *zmap;		/* a zip mapped whole, when the ELF file is one of its members */
+	size_t zmap_size;
+	int image_fd;		/* pfc_cfi_image_fd's memory file, -1 until then */
 	int no_match;		/* libdw's error number for "no FDE covers this pc" */
 };
 
@@ -84,15 +159,17 @@ static Elf_Scn *scn_by_name(Elf *elf, const char *want, GElf_Shdr *out)
 	return NULL;
 }
 
+static int cfi_setup(struct pfc_cfi *c, const char **why);
+
 struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
 {
 	struct pfc_cfi *c = calloc(1, sizeof(*c));
-	GElf_Shdr sh;
 	off_t end;
 
 	*why = "out of memory";
 	if (!c)
 		return NULL;
+	c->image_fd = -1;
 	c->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0) {
 		*why = "no file";
@@ -112,15 +189,27 @@ struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
 		if (img && n == c->size)
 			c->image = (const uint8_t *)img;
 	}
+	if (cfi_setup(c, why) == 0)
+		return c;
+fail:
+	pfc_cfi_close(c);
+	return NULL;
+}
+
+/* The CFI of c->elf: 0, or -1 with *why set. */
+static int cfi_setup(struct pfc_cfi *c, const char **why)
+{
+	GElf_Shdr sh;
+
 	/* perf's libunwind path reads the FDE table of .eh_frame_hdr, nothing else */
 	*why = "no .eh_frame_hdr";
 	if (!scn_by_name(c->elf, ".eh_frame_hdr", &sh) || sh.sh_type == SHT_NOBITS)
-		goto fail;
+		return -1;
 	c->bias = sh.sh_addr - sh.sh_offset;
 	*why = "unreadable .eh_frame";
 	c->cfi = dwarf_getcfi_elf(c->elf);
 	if (!c->cfi)
-		goto fail;
+		return -1;
 	{
 		/* libdw does not export its error numbers: learn the one for a pc without FDE */
 		Dwarf_Frame *f = NULL;
@@ -129,7 +218,139 @@ struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
 		else
 			c->no_match = dwarf_errno();
 	}
-	return c;
+	return 0;
+}
+
+int pfc_cfi_image_fd(struct pfc_cfi *c)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	if (c->image_fd >= 0 || !c->image)
+		return c->image_fd;
+	if ((c->image_fd = memfd_create("apk-member", MFD_CLOEXEC)) < 0)
+		return -1;
+	while (done < c->size) {
+		n = write(c->image_fd, c->image + done, c->size - done);
+		if (n <= 0) {
+			close(c->image_fd);
+			return c->image_fd = -1;
+		}
+		done += (size_t)n;
+	}
+	return c->image_fd;
+}
+
+int pfc_cfi_build_id(struct pfc_cfi *c, uint8_t *out, size_t max)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(c->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4)) {
+				size_t n = nh.n_descsz < max ? nh.n_descsz : max;
+				memcpy(out, (const char *)d->d_buf + desc_off, n);
+				return (int)n;
+			}
+	}
+	return 0;
+}
+
+static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
+
+/*
+ * Where MEMBER's bytes start in the zip Z of N bytes, and how many: 0, or -1 when it is not
+ * there or not stored as it is (Android maps a library from its .apk only when it is stored
+ * uncompressed, so a compressed one cannot be what a map shows).  The end-of-central-directory
+ * record, the central directory entry, then the local header, which has its own extra field.
+ */
+static int zip_member(const uint8_t *z, size_t n, const char *member, uint64_t *off, uint64_t *size)
+{
+	size_t i, mlen = strlen(member), eocd = (size_t)-1, cd, cd_end, k;
+
+	if (n < 22)
+		return -1;
+	for (i = n - 22;; i--) {	/* the comment after it is at most 65535 bytes */
+		if (le32(z + i) == 0x06054b50 && i + 22 + le16(z + i + 20) <= n) {
+			eocd = i;
+			break;
+		}
+		if (!i || n - i > 22 + 65535)
+			break;
+	}
+	if (eocd == (size_t)-1)
+		return -1;
+	cd = le32(z + eocd + 16);
+	cd_end = cd + (size_t)le32(z + eocd + 12);
+	if (cd > eocd || cd_end > eocd || cd_end < cd)
+		return -1;
+	for (k = cd; k + 46 <= cd_end;) {
+		size_t nl = le16(z + k + 28), el = le16(z + k + 30), cl = le16(z + k + 32);
+		if (le32(z + k) != 0x02014b50 || k + 46 + nl > cd_end)
+			return -1;
+		if (nl == mlen && !memcmp(z + k + 46, member, mlen)) {
+			size_t lh = le32(z + k + 42), data;
+			uint64_t csize = le32(z + k + 20), usize = le32(z + k + 24);
+			if (le16(z + k + 10) != 0 || csize != usize || lh > n || n - lh < 30 || le32(z + lh) != 0x04034b50)
+				return -1;
+			data = lh + 30 + le16(z + lh + 26) + le16(z + lh + 28);
+			if (data > n || usize > n - data)
+				return -1;
+			*off = data;
+			*size = usize;
+			return 0;
+		}
+		k += 46 + nl + el + cl;
+	}
+	return -1;
+}
+
+struct pfc_cfi *pfc_cfi_open_in_zip(const char *path, const char *member, const char **why)
+{
+	struct pfc_cfi *c = calloc(1, sizeof(*c));
+	struct stat st;
+	uint64_t off, size;
+
+	*why = "out of memory";
+	if (!c)
+		return NULL;
+	c->image_fd = -1;
+	c->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0) {
+		*why = "no file";
+		free(c);
+		return NULL;
+	}
+	*why = "not a zip file";
+	if (fstat(c->fd, &st) < 0 || st.st_size < 22)
+		goto fail;
+	c->zmap_size = (size_t)st.st_size;
+	/* private and writable: libelf may write into what it is given, never into the file */
+	c->zmap = mmap(NULL, c->zmap_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, c->fd, 0);
+	if (c->zmap == MAP_FAILED) {
+		c->zmap = NULL;
+		goto fail;
+	}
+	*why = "no such member stored uncompressed";
+	if (zip_member(c->zmap, c->zmap_size, member, &off, &size) < 0)
+		goto fail;
+	c->size = size;
+	c->image = (const uint8_t *)c->zmap + off;
+	elf_version(EV_CURRENT);
+	c->elf = elf_memory((char *)c->zmap + off, (size_t)size);
+	*why = "not an ELF file";
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF)
+		goto fail;
+	if (cfi_setup(c, why) == 0)
+		return c;
 fail:
 	pfc_cfi_close(c);
 	return NULL;
@@ -144,6 +365,10 @@ void pfc_cfi_close(struct pfc_cfi *c)
 		dwarf_cfi_end(c->cfi);
 	if (c->elf)
 		elf_end(c->elf);
+	if (c->zmap)
+		munmap(c->zmap, c->zmap_size);
+	if (c->image_fd >= 0)
+		close(c->image_fd);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c);
@@ -170,6 +395,7 @@ struct loc {
 };
 
 struct walk {
+	const struct arch_desc *a;
 	const struct pfc_unwind_in *in;
 	pfc_unwind_find_fn find;
 	void *arg;
@@ -221,11 +447,11 @@ static int loc_get(struct walk *w, int reg, uint64_t *val)
 {
 	const struct loc *l;
 
-	if (reg == REG_RSP) {	/* libunwind x86-64: the stack pointer reads as the CFA */
+	if (reg == w->a->sp) {	/* libunwind: the stack pointer reads as the CFA */
 		*val = w->cfa;
 		return 0;
 	}
-	if (reg < 0 || reg >= NREGS)
+	if (reg < 0 || reg >= w->a->nregs)
 		return -1;
 	l = &w->loc[reg];
 	switch (l->kind) {
@@ -239,17 +465,11 @@ static int loc_get(struct walk *w, int reg, uint64_t *val)
 	}
 }
 
-/* DWARF register -> perf register */
-static const int dwarf_to_perf[NREGS] = {
-	PFC_PREG_AX, PFC_PREG_DX, PFC_PREG_CX, PFC_PREG_BX, PFC_PREG_SI, PFC_PREG_DI, PFC_PREG_BP,
-	PFC_PREG_SP, 16, 17, 18, 19, 20, 21, 22, 23, PFC_PREG_IP,
-};
-
 static int perf_reg(const struct pfc_unwind_in *in, int preg, uint64_t *val)
 {
 	unsigned idx;
 
-	if (!(in->mask >> preg & 1))
+	if (preg < 0 || preg > 63 || !(in->mask >> preg & 1))
 		return -1;
 	idx = (unsigned)__builtin_popcountll(in->mask & ((1ULL << preg) - 1));
 	*val = pfc_ld64(in->regs + (size_t)idx * 8, in->swap);
@@ -270,11 +490,11 @@ static int eval(struct walk *w, const Dwarf_Op *ops, size_t nops, uint64_t push,
 		st[sp++] = push;
 	if (nops == 1 && (ops[0].atom == DW_OP_regx || (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31))) {
 		int r = ops[0].atom == DW_OP_regx ? (int)ops[0].number : ops[0].atom - DW_OP_reg0;
-		if (r < 0 || r >= NREGS)
-			return -1;
-		if (r == REG_RSP) {
+		if (r == w->a->sp) {
 			out->kind = LOC_VAL;
 			out->v = w->rule_cfa;
+		} else if (r < 0 || r >= w->a->nregs) {
+			return -1;
 		} else {
 			*out = w->loc[r];
 		}
@@ -292,7 +512,7 @@ static int eval(struct walk *w, const Dwarf_Op *ops, size_t nops, uint64_t push,
 		if ((op >= DW_OP_breg0 && op <= DW_OP_breg31) || op == DW_OP_bregx) {
 			int r = op == DW_OP_bregx ? (int)ops[i].number : op - DW_OP_breg0;
 			uint64_t off = op == DW_OP_bregx ? ops[i].number2 : ops[i].number;
-			if (r == REG_RA) {	/* the column of the return address is the pc */
+			if (r == w->a->ra && w->a->ra_is_pc) {	/* the column of the return address is the pc */
 				a = w->ip;
 			} else if (loc_get(w, r, &a) < 0) {
 				return -1;
@@ -426,7 +646,7 @@ static int is_plt_entry(struct walk *w)
 }
 
 /* The rules of cfi_pc from libdw into *r; 0, or -1 when one is too long to keep. */
-static int rules_fill(struct pfc_cfi *cfi, uint64_t cfi_pc, struct cfi_rules *r)
+static int rules_fill(struct pfc_cfi *cfi, const struct arch_desc *a, uint64_t cfi_pc, struct cfi_rules *r)
 {
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Op mem[3], *ops;
@@ -436,7 +656,8 @@ static int rules_fill(struct pfc_cfi *cfi, uint64_t cfi_pc, struct cfi_rules *r)
 
 	memset(r, 0, sizeof(*r));
 	r->pc = cfi_pc;
-	r->fail_at = NREGS;
+	r->nregs = (uint8_t)a->nregs;
+	r->fail_at = 0xff;
 	if (dwarf_cfi_addrframe(cfi->cfi, cfi_pc, &frame) != 0) {
 		r->status = dwarf_errno() == cfi->no_match ? RULES_NO_FDE : RULES_BAD;
 		return 0;
@@ -450,8 +671,8 @@ static int rules_fill(struct pfc_cfi *cfi, uint64_t cfi_pc, struct cfi_rules *r)
 		goto out;
 	memcpy(r->cfa, ops, nops * sizeof(*ops));
 	r->ncfa = (int8_t)nops;
-	for (reg = 0; reg < NREGS; reg++) {
-		if (reg == REG_RSP)
+	for (reg = 0; reg < a->nregs; reg++) {
+		if (reg == a->sp)
 			continue;
 		if (dwarf_frame_register(frame, reg, mem, &ops, &nops) != 0) {
 			r->fail_at = (uint8_t)reg;
@@ -503,16 +724,16 @@ static int step_cfi_libdw(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 		}
 	}
 	memcpy(nl, w->loc, sizeof(nl));
-	for (r = 0; r < NREGS; r++) {
-		if (r == REG_RSP)
+	for (r = 0; r < w->a->nregs; r++) {
+		if (r == w->a->sp)
 			continue;
 		if (dwarf_frame_register(frame, r, mem, &ops, &nops) != 0)
 			goto out;
 		if (!nops) {
-			/* undefined: the end for the return address, and for %rbp (libunwind's
-			 * "NULL RBP" end); other registers keep their place, as libunwind
-			 * treats every register CFI does not mention */
-			if (ops == mem && (r == REG_RA || r == REG_RBP))
+			/* undefined: the end for the return address, and on x86-64 for %rbp
+			 * (libunwind's "NULL RBP" end); other registers keep their place, as
+			 * libunwind treats every register CFI does not mention */
+			if (ops == mem && (r == w->a->ra || (w->a->fp_end && r == w->a->fp)))
 				nl[r].kind = LOC_NULL;
 			continue;
 		}
@@ -526,12 +747,12 @@ static int step_cfi_libdw(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 	dwarf_frame_info(frame, NULL, NULL, &signalp);
 	memcpy(w->loc, nl, sizeof(nl));
 	w->cfa = cfa;
-	if (w->loc[REG_RA].kind == LOC_NULL) {
+	if (w->loc[w->a->ra].kind == LOC_NULL) {
 		w->ip = 0;
 		ret = 0;
 		goto out;
 	}
-	if (loc_get(w, REG_RA, &w->ip) < 0) {
+	if (loc_get(w, w->a->ra, &w->ip) < 0) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -540,7 +761,7 @@ static int step_cfi_libdw(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 		ret = -ELOOP;
 		goto out;
 	}
-	if (w->loc[REG_RBP].kind == LOC_NULL) {
+	if (w->a->fp_end && w->loc[w->a->fp].kind == LOC_NULL) {
 		w->ip = 0;
 		ret = 0;
 	}
@@ -562,8 +783,8 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 	if (!cfi->rules)
 		cfi->rules = calloc(RULES_SLOTS, sizeof(*cfi->rules));	/* untouched slots cost nothing */
 	r = cfi->rules ? &cfi->rules[(cfi_pc ^ cfi_pc >> 10) % RULES_SLOTS] : &one;
-	if (!r->used || r->pc != cfi_pc) {
-		if (rules_fill(cfi, cfi_pc, &one) < 0)
+	if (!r->used || r->pc != cfi_pc || r->nregs != w->a->nregs) {
+		if (rules_fill(cfi, w->a, cfi_pc, &one) < 0)
 			return step_cfi_libdw(w, cfi, cfi_pc);	/* too long to keep */
 		if (r != &one) {
 			*r = one;
@@ -594,16 +815,16 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 		}
 	}
 	memcpy(nl, w->loc, sizeof(nl));
-	for (reg = 0; reg < NREGS; reg++) {
-		if (reg == REG_RSP)
+	for (reg = 0; reg < w->a->nregs; reg++) {
+		if (reg == w->a->sp)
 			continue;
 		if (reg == r->fail_at)
 			return -EINVAL;
 		if (!r->reg[reg].n) {
-			/* undefined: the end for the return address, and for %rbp (libunwind's
-			 * "NULL RBP" end); other registers keep their place, as libunwind
-			 * treats every register CFI does not mention */
-			if (r->reg[reg].undef && (reg == REG_RA || reg == REG_RBP))
+			/* undefined: the end for the return address, and on x86-64 for %rbp
+			 * (libunwind's "NULL RBP" end); other registers keep their place, as
+			 * libunwind treats every register CFI does not mention */
+			if (r->reg[reg].undef && (reg == w->a->ra || (w->a->fp_end && reg == w->a->fp)))
 				nl[reg].kind = LOC_NULL;
 			continue;
 		}
@@ -616,15 +837,15 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 	}
 	memcpy(w->loc, nl, sizeof(nl));
 	w->cfa = cfa;
-	if (w->loc[REG_RA].kind == LOC_NULL) {
+	if (w->loc[w->a->ra].kind == LOC_NULL) {
 		w->ip = 0;
 		return 0;
 	}
-	if (loc_get(w, REG_RA, &w->ip) < 0)
+	if (loc_get(w, w->a->ra, &w->ip) < 0)
 		return -EINVAL;
 	if (w->ip == prev_ip && w->cfa == prev_cfa)
 		return -ELOOP;
-	if (w->loc[REG_RBP].kind == LOC_NULL) {
+	if (w->a->fp_end && w->loc[w->a->fp].kind == LOC_NULL) {
 		w->ip = 0;
 		w->use_prev = !r->signalp;
 		w->via_signal = r->signalp;
@@ -636,6 +857,8 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 }
 
 /* libunwind's guess where a file has CFI but none for this pc (x86_64 Gstep.c). */
+#define REG_RBP 6
+#define REG_RA 16
 static int step_guess(struct walk *w)
 {
 	uint64_t prev_ip = w->ip, prev_cfa = w->cfa, rbp, unused;
@@ -695,26 +918,35 @@ static int step_guess(struct walk *w)
 	return ret;
 }
 
-/* Beyond perf: code without CFI (JIT) is crossed on its frame-pointer chain, inside the copy. */
+/*
+ * Beyond perf: code without CFI (JIT) is crossed on its frame-pointer chain, inside the copy:
+ * [fp] is the caller's frame pointer, [fp + 8] the return address (%rbp on x86-64, x29 on
+ * aarch64, where the frame record is the same two words).  On aarch64 it is also libunwind's
+ * step for a pc its file has no FDE for.
+ */
 static int step_fp(struct walk *w)
 {
+	const struct arch_desc *a = w->a;
 	uint64_t rbp, rbp1, ra;
 	int r;
 
-	if (loc_get(w, REG_RBP, &rbp) < 0 || rbp < w->cfa || rbp - w->cfa > w->in->stack_size)
+	if (loc_get(w, a->fp, &rbp) < 0 || rbp < w->cfa || rbp - w->cfa > w->in->stack_size)
 		return 0;
 	if (mem_read(w, rbp, &rbp1) < 0 || mem_read(w, rbp + 8, &ra) < 0 || !ra) {
 		w->stack_miss = 0;
 		return 0;
 	}
-	for (r = 0; r < NREGS; r++)
-		if (r != 3 && r < 12)	/* callee-saved rbx, r12-r15 are unknown now, like the rest */
+	/* every register is unknown now, callee-saved ones too (x86-64's return-address
+	 * column is no register: it stays as it was) */
+	for (r = 0; r < a->nregs; r++)
+		if (r != a->ra || !a->ra_is_pc)
 			w->loc[r].kind = LOC_NULL;
-	for (r = 12; r < 16; r++)
-		w->loc[r].kind = LOC_NULL;
-	w->loc[3].kind = LOC_NULL;
-	w->loc[REG_RBP].kind = LOC_VAL;
-	w->loc[REG_RBP].v = rbp1;
+	w->loc[a->fp].kind = LOC_VAL;
+	w->loc[a->fp].v = rbp1;
+	if (!a->ra_is_pc) {
+		w->loc[a->ra].kind = LOC_VAL;
+		w->loc[a->ra].v = ra;
+	}
 	w->cfa = rbp + 16;
 	w->ip = ra;
 	w->use_prev = 1;
@@ -739,7 +971,10 @@ static int step(struct walk *w, int *fp)
 		return -EINVAL;
 	}
 	ret = step_cfi(w, m.cfi, pc - m.start + m.pgoff + m.cfi->bias);
-	if (ret == -ENOENT)
+	if (ret == -ENOENT && !w->a->x86_guesses) {
+		*fp = 1;
+		ret = step_fp(w);
+	} else if (ret == -ENOENT)
 		ret = step_guess(w);
 	else
 		w->via_cfi = 1;
@@ -761,23 +996,36 @@ int pfc_unwind_walk(const struct pfc_unwind_in *in, pfc_unwind_find_fn find, voi
 	w.in = in;
 	w.find = find;
 	w.arg = arg;
-	if (perf_reg(in, PFC_PREG_IP, &w.ip) < 0) {
+	w.a = arch_desc(in->arch);
+	if (!w.a) {
+		/* registers of an architecture the walk does not know are not read at all: the
+		 * sample's own ip is the one frame that is certain */
+		if (!in->ip) {
+			out->end = PFC_UNWIND_END_NOREGS;
+			return -1;
+		}
+		out->ips[out->n++] = in->ip;
+		return 0;
+	}
+	if (perf_reg(in, w.a->preg_ip, &w.ip) < 0) {
 		out->end = PFC_UNWIND_END_NOREGS;
 		return -1;
 	}
 	out->ips[out->n++] = w.ip;
-	if (out->max < 2)
+	/* an arm64 kernel keeps a 32-bit process's pc at PERF_REG_ARM64_PC too, but its other
+	 * registers are ARM's (r13 sp, r14 lr) and its code has ARM's unwind tables: no walk */
+	if (out->max < 2 || (in->arch == PFC_UNWIND_AARCH64 && in->abi == 1))
 		return 0;
 	/* unw_init_remote reads the pc and the stack pointer: both must be there */
-	if (perf_reg(in, PFC_PREG_SP, &w.cfa) < 0) {
+	if (perf_reg(in, w.a->preg_sp, &w.cfa) < 0) {
 		out->end = PFC_UNWIND_END_NOREGS;
 		return 0;
 	}
 	w.sp0 = w.cfa;
-	for (r = 0; r < NREGS; r++) {
-		if (r == REG_RSP)
+	for (r = 0; r < w.a->nregs; r++) {
+		if (r == w.a->sp)
 			continue;
-		if (perf_reg(in, dwarf_to_perf[r], &v) == 0) {
+		if (perf_reg(in, w.a->to_perf[r], &v) == 0) {
 			w.loc[r].kind = LOC_VAL;
 			w.loc[r].v = v;
 		} else {
@@ -805,7 +1053,7 @@ int pfc_unwind_walk(const struct pfc_unwind_in *in, pfc_unwind_find_fn find, voi
 		 * and the interrupted pc behind it as it is */
 		if (w.via_signal)
 			out->ips[out->n++] = w.ip;
-		else if (w.via_cfi)
+		else if (w.via_cfi || !w.a->x86_guesses)
 			out->ips[out->n++] = w.ip - 1;
 		else
 			out->ips[out->n++] = is_signal_frame(&w, w.ip) ? w.ip : w.ip - 1;

@@ -2,7 +2,8 @@
  * test_unwind.c - the DWARF unwinder on samples cut from the dwarf fixtures and on broken
  * ones (tests/regress/unwind/, fuzz_unwind.c's layout): where each walk ends and why; and
  * the addr2line answers perf's inline frames come from, checked against binutils 2.40's
- * addr2line on the same files (including its memory of earlier lookups).
+ * addr2line on the same files (including its memory of earlier lookups); and which registers
+ * a recording's architecture has the walk read (x86-64, aarch64, an unknown one).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ struct sample {
 };
 
 static struct pfc_cfi *cfis[5];
+static const char files_libdwlib[] = "fixtures/root/tmp/probe/fx/bin/libdwlib.so";
 
 static int find(void *arg, uint64_t addr, struct pfc_unwind_map *out)
 {
@@ -184,6 +186,127 @@ static void test_a2l(void)
 	pfc_a2l_close(a);
 }
 
+/* anything at [0x4000, 0x6000) is JIT code (no CFI), nothing else is mapped */
+static int find_jit(void *arg, uint64_t addr, struct pfc_unwind_map *out)
+{
+	(void)arg;
+	if (addr < 0x4000 || addr >= 0x6000)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->start = 0x4000;
+	out->end = 0x6000;
+	out->jit = 1;
+	return 0;
+}
+
+static int find_none(void *arg, uint64_t addr, struct pfc_unwind_map *out)
+{
+	(void)arg;
+	(void)addr;
+	(void)out;
+	return -1;
+}
+
+/* The recording's architecture decides which registers are read (aarch64: perf's arm64 layout). */
+static void test_arch(void)
+{
+	uint64_t regs[33], ips[8];
+	uint8_t stack[64];
+	struct pfc_unwind_in in;
+	struct pfc_unwind_out o;
+	int i, r;
+
+	check(pfc_unwind_arch_of("x86_64", 6) == PFC_UNWIND_X86_64 && pfc_unwind_arch_of("i686", 4) == PFC_UNWIND_X86_64 &&
+	      pfc_unwind_arch_of("x86", 3) == PFC_UNWIND_X86_64, "x86 names are x86-64");
+	check(pfc_unwind_arch_of("aarch64", 7) == PFC_UNWIND_AARCH64 && pfc_unwind_arch_of("arm64", 5) == PFC_UNWIND_AARCH64,
+	      "aarch64 and arm64 are aarch64");
+	check(pfc_unwind_arch_of("armv7l", 6) == PFC_UNWIND_UNKNOWN && pfc_unwind_arch_of("riscv64", 7) == PFC_UNWIND_UNKNOWN &&
+	      pfc_unwind_arch_of("aarch6", 6) == PFC_UNWIND_UNKNOWN, "other architectures are unknown");
+	/* DWARF -> perf: x86-64's DWARF order is rax rdx rcx rbx rsi rdi rbp rsp r8..r15, RA */
+	check(pfc_unwind_perf_reg(PFC_UNWIND_X86_64, 0) == PFC_PREG_AX && pfc_unwind_perf_reg(PFC_UNWIND_X86_64, 1) == PFC_PREG_DX &&
+	      pfc_unwind_perf_reg(PFC_UNWIND_X86_64, 3) == PFC_PREG_BX && pfc_unwind_perf_reg(PFC_UNWIND_X86_64, 6) == PFC_PREG_BP &&
+	      pfc_unwind_perf_reg(PFC_UNWIND_X86_64, 7) == PFC_PREG_SP && pfc_unwind_perf_reg(PFC_UNWIND_X86_64, 8) == PFC_PREG_R8 &&
+	      pfc_unwind_perf_reg(PFC_UNWIND_X86_64, 16) == PFC_PREG_IP && pfc_unwind_perf_reg(PFC_UNWIND_X86_64, 17) == -1,
+	      "x86-64 DWARF registers map to PERF_REG_X86_*");
+	check(pfc_unwind_perf_ip(PFC_UNWIND_X86_64) == 8 && pfc_unwind_perf_sp(PFC_UNWIND_X86_64) == 7, "x86-64 ip 8, sp 7");
+	for (i = 0, r = 1; i <= 30; i++)
+		r &= pfc_unwind_perf_reg(PFC_UNWIND_AARCH64, i) == i;
+	check(r && pfc_unwind_perf_reg(PFC_UNWIND_AARCH64, 31) == PFC_PREG_ARM64_SP &&
+	      pfc_unwind_perf_reg(PFC_UNWIND_AARCH64, 32) == -1 && pfc_unwind_perf_reg(PFC_UNWIND_AARCH64, -1) == -1,
+	      "aarch64 DWARF x0..x30, sp are PERF_REG_ARM64_X0..LR, SP");
+	check(pfc_unwind_perf_ip(PFC_UNWIND_AARCH64) == 32 && pfc_unwind_perf_sp(PFC_UNWIND_AARCH64) == 31, "aarch64 pc 32, sp 31");
+	check(pfc_unwind_perf_ip(PFC_UNWIND_UNKNOWN) == -1 && pfc_unwind_perf_reg(PFC_UNWIND_UNKNOWN, 0) == -1,
+	      "an unknown architecture has no registers");
+
+	/* x0..x30, sp, pc (sample_regs_user 0x1ffffffff): the pc is the 33rd, not x8 */
+	for (i = 0; i < 33; i++)
+		regs[i] = 0x100 + (uint64_t)i;
+	regs[29] = 0x1010;		/* x29: a frame record in the copy */
+	regs[31] = 0x1000;		/* sp */
+	regs[32] = 0x4000;		/* pc, in JIT code */
+	memset(stack, 0, sizeof(stack));
+	stack[0x18] = 0x08;		/* [x29 + 8] = 0x5008, [x29] = 0: the end */
+	stack[0x19] = 0x50;
+	memset(&in, 0, sizeof(in));
+	in.arch = PFC_UNWIND_AARCH64;
+	in.regs = (const uint8_t *)regs;
+	in.mask = 0x1ffffffffULL;
+	in.stack = stack;
+	in.stack_size = sizeof(stack);
+	memset(&o, 0, sizeof(o));
+	o.ips = ips;
+	o.max = 8;
+	r = pfc_unwind_walk(&in, find_none, NULL, &o);
+	check(r == 0 && o.n == 1 && ips[0] == 0x4000, "aarch64: the pc from PERF_REG_ARM64_PC (n %d ip %llx)", o.n,
+	      (unsigned long long)ips[0]);
+	in.beyond_perf = 1;
+	r = pfc_unwind_walk(&in, find_jit, NULL, &o);
+	check(r == 0 && o.n == 2 && ips[0] == 0x4000 && ips[1] == 0x5007 && o.fp_frames == 1,
+	      "aarch64 JIT code: the x29 frame record gives the caller (n %d ip1 %llx)", o.n, (unsigned long long)ips[1]);
+	in.abi = 1;			/* a 32-bit process: the pc, no walk */
+	r = pfc_unwind_walk(&in, find_jit, NULL, &o);
+	check(r == 0 && o.n == 1 && ips[0] == 0x4000, "aarch64 32-bit process: the pc alone (n %d)", o.n);
+	in.abi = 2;
+	in.mask = 0xffffffffULL;	/* no pc */
+	r = pfc_unwind_walk(&in, find_jit, NULL, &o);
+	check(r == -1 && o.n == 0 && o.end == PFC_UNWIND_END_NOREGS, "aarch64 without pc: nothing");
+
+	/* an unknown architecture: the sample's ip only, whatever the registers say */
+	in.mask = 0x1ffffffffULL;
+	in.arch = PFC_UNWIND_UNKNOWN;
+	in.ip = 0x7777;
+	r = pfc_unwind_walk(&in, find_jit, NULL, &o);
+	check(r == 0 && o.n == 1 && ips[0] == 0x7777, "unknown architecture: the sample's ip alone (n %d)", o.n);
+	in.ip = 0;
+	r = pfc_unwind_walk(&in, find_jit, NULL, &o);
+	check(r == -1 && o.n == 0 && o.end == PFC_UNWIND_END_NOREGS, "unknown architecture without ip: nothing");
+}
+
+/* A library stored in a zip (fuzz/seeds/apk/libdwlib.apk: the fixtures' libdwlib.so stored as
+ * lib/arm64-v8a/libx.so after a compressed AndroidManifest.xml) is the same file as on disk. */
+static void test_zip(void)
+{
+	const char *apk = "fuzz/seeds/apk/libdwlib.apk", *why;
+	struct pfc_cfi *z = pfc_cfi_open_in_zip(apk, "lib/arm64-v8a/libx.so", &why), *f = cfis[4];
+	uint8_t a[20], b[20], e[4];
+	int na, nb;
+
+	check(z != NULL, "%s: the stored library opens", apk);
+	if (!z)
+		return;
+	na = pfc_cfi_build_id(z, a, sizeof(a));
+	nb = pfc_cfi_build_id(f, b, sizeof(b));
+	check(na == 20 && na == nb && !memcmp(a, b, 20), "the library in the zip has the file's build-id");
+	check(pfc_cfi_read(z, 0, e, 4) == 0 && !memcmp(e, "\x7f" "ELF", 4), "offset 0 is the library's first byte");
+	check(pfc_cfi_image_fd(z) >= 0, "the library's bytes as a memory file");
+	pfc_cfi_close(z);
+	check(!pfc_cfi_open_in_zip(apk, "AndroidManifest.xml", &why) && !strcmp(why, "no such member stored uncompressed"),
+	      "a compressed member is not read (%s)", why);
+	check(!pfc_cfi_open_in_zip(apk, "lib/arm64-v8a/liby.so", &why), "a member that is not there");
+	check(!pfc_cfi_open_in_zip(files_libdwlib, "lib/arm64-v8a/libx.so", &why) && !strcmp(why, "no such member stored uncompressed"),
+	      "an ELF file is no zip (%s)", why);
+}
+
 int main(void)
 {
 	static const char *const files[5] = {
@@ -201,6 +324,8 @@ int main(void)
 		check(cfis[i] != NULL, "CFI of %s", files[i]);
 	}
 	test_walks();
+	test_arch();
+	test_zip();
 	test_a2l();
 	for (i = 1; i < 5; i++)
 		pfc_cfi_close(cfis[i]);

@@ -16,6 +16,8 @@
 #                   is true only on a machine whose kernel symbols are these; tests/foreign.sh
 #                   checks it against perf run there and then (kallsyms.id says which symbols
 #                   the committed text was made with).
+#   uregs.txt.xz    (aarch64 DWARF recordings) `perf script -F time,uregs --show-mmap-events`:
+#                   perf's reading of each sample's user registers, for tests/arm64.sh
 # Run from the top of the tree, as root or a user who may read /proc/kallsyms with addresses:
 #   tests/data/foreign/regen.sh [NAME...]
 set -eu
@@ -38,6 +40,12 @@ for d in "$@"; do
 	perf script -i "$HOME/perf.data" --force >"$HOME/a.txt" 2>/dev/null
 	perf script -i "$HOME/perf.data" --force --kallsyms=/dev/null >"$HOME/b.txt" 2>/dev/null || :
 	xz -9 -T1 -c "$HOME/a.txt" >"$d/script.txt.xz"
+	# where one is kept: perf's own reading of the user registers and the maps, the oracle
+	# tests/arm64.sh checks the aarch64 pc and unwound frames against
+	if [ -f "$d/uregs.txt.xz" ]; then
+		perf script -i "$HOME/perf.data" --force -F time,uregs --show-mmap-events 2>/dev/null |
+			xz -9 -T1 >"$d/uregs.txt.xz"
+	fi
 	perf script -i "$HOME/perf.data" --force --show-mmap-events 2>/dev/null |
 		grep -q 'PERF_RECORD_MMAP.*\[kernel\.kallsyms\]' && kmap=1 || kmap=0
 	if cmp -s "$HOME/a.txt" "$HOME/b.txt" && ! grep -q ' [^[][^ ]* (\[vdso\])$' "$HOME/a.txt" &&
