@@ -2262,7 +2262,9 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,
 					   .debuginfod = s->dbgf.client ? &s->dbgf : NULL,
-					   .symsrv = s->ssrv.nr_urls ? &s->ssrv : NULL };
+					   .symsrv = s->ssrv.nr_urls ? &s->ssrv : NULL,
+					   /* perf-compat reads as perf does, every time */
+					   .cache_dir = o->perf_compat ? NULL : o->cache_dir };
 		struct pfc_dso_load info;
 		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(s->files, d->name)) {
 			ret = load_r2r(s, d, t);
@@ -2270,6 +2272,9 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		}
 		memset(&info, 0, sizeof(info));
 		ret = pfc_elf_load(&so, d->name, d->build_id, d->build_id_len, t, &info);
+		s->st.nr_ecache_hits += info.cache == PFC_SYMCACHE_HIT;
+		s->st.nr_ecache_misses += info.cache == PFC_SYMCACHE_MISS || info.cache == PFC_SYMCACHE_CORRUPT;
+		s->st.nr_ecache_corrupt += info.cache == PFC_SYMCACHE_CORRUPT;
 		if (info.found && info.used_path[0] && d->kind == PFC_DSO_FILE) {
 			/* addr2line, for the inlined frames of DWARF-unwound stacks, reads this file */
 			struct pfc_dwarf_dso *dd = dwarf_dso(s, d);

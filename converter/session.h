@@ -92,6 +92,8 @@ struct pfc_session_stats {
 	/* the running kernel's symbols: served by the cache, read and cached (a miss), of which
 	 * an entry was there but corrupt and ignored */
 	uint64_t nr_kcache_hits, nr_kcache_misses, nr_kcache_corrupt;
+	/* the symbol cache's ELF tables (elfsym.c): hits, misses (written), corrupt entries among them */
+	uint64_t nr_ecache_hits, nr_ecache_misses, nr_ecache_corrupt;
 };
 
 struct pfc_kpreload;

@@ -1,9 +1,11 @@
 /*
- * kcache.c - owns the kernel symbol cache's entries: the key of the running kernel, the
+ * kcache.c - owns the symbol cache's entries (kernel symbols, and ELF files' tables for
+ * elfsym.c): the key of the running kernel, the
  * entry format (a header with magic, version, byte order, key, size and CRC-64 over the
  * rest, then symtab.c's image of the table), reading an entry (mapped, checked, copied into
- * a table), writing one atomically, and the bound on how many are kept.  Deciding when the
- * running kernel's symbols are the recording's is session.c's and files.c's business.
+ * a table), writing one atomically, and the bound on how many, and how many bytes, are kept
+ * of each kind.  Deciding when the running kernel's symbols are the recording's is
+ * session.c's and files.c's business; what proves an ELF file's identity is elfsym.c's.
  *
  * Why a cache: /proc/kallsyms has no size and the kernel formats every line on each read
  * (s_show, vsnprintf): reading and parsing it was a third of a small conversion's time.
@@ -29,6 +31,10 @@
 #define VERSION 1u
 #define BYTE_ORDER_MARK 0x01020304u
 #define ENTRY_MAX ((size_t)1 << 30)
+
+const struct pfc_kcache_kind pfc_kcache_kallsyms = { "kallsyms", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30 };
+/* a .NET service maps a dozen ELF files, whose tables take 0.1 to 5 MB each */
+const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20 };
 
 /* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image (at an
  * offset that keeps its 8-byte fields aligned in a mapping) */
@@ -129,9 +135,23 @@ int pfc_kcache_key(struct pfc_kcache_key *k)
 	return 0;
 }
 
-static int entry_path(const char *dir, const char *name, char *out, size_t size)
+int pfc_kcache_key_text(struct pfc_kcache_key *k, const char *text)
 {
-	int n = snprintf(out, size, "%s/kallsyms%s%s", dir, name ? "/" : "", name ? name : "");
+	size_t n = strlen(text);
+	uint64_t h;
+
+	memset(k, 0, sizeof(*k));
+	if (n >= sizeof(k->text))
+		return -ENAMETOOLONG;
+	memcpy(k->text, text, n);
+	h = crc64_ecma_refl(0, (const uint8_t *)k->text, sizeof(k->text));
+	snprintf(k->name, sizeof(k->name), "%016llx", (unsigned long long)h);
+	return 0;
+}
+
+static int entry_path(const char *dir, const char *sub, const char *name, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/%s%s%s", dir, sub, name ? "/" : "", name ? name : "");
 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
@@ -194,7 +214,8 @@ int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t
 	return 0;
 }
 
-int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+			 struct pfc_symtab *t)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -202,7 +223,7 @@ int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_
 	int fd, ret;
 
 	memset(t, 0, sizeof(*t));
-	if (entry_path(dir, k->name, path, sizeof(path)) < 0)
+	if (entry_path(dir, kind->sub, k->name, path, sizeof(path)) < 0)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -234,9 +255,15 @@ int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_
 	return ret == 0 ? 1 : ret;
 }
 
+int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+{
+	return pfc_kcache_load_kind(dir, &pfc_kcache_kallsyms, k, t);
+}
+
 struct old_entry {
 	char name[32];
 	struct timespec mtime;
+	uint64_t size;
 };
 
 static int cmp_newest_first(const void *a, const void *b)
@@ -250,10 +277,12 @@ static int cmp_newest_first(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Keep the PFC_KCACHE_ENTRIES most recently used entries (a kernel and boot each); other
- * writers' temporary files older than a minute are theirs no more. */
-static void evict(const char *kdir)
+/* Keep the most recently used entries of a kind, as many as its bound allows in number
+ * and in bytes (the newest one always); other writers' temporary files older than a
+ * minute are theirs no more. */
+static void evict(const char *kdir, const struct pfc_kcache_kind *kind)
 {
+	uint64_t bytes = 0;
 	struct old_entry *e = NULL;
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
@@ -282,12 +311,17 @@ static void evict(const char *kdir)
 			e = p;
 		}
 		snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
+		e[n].size = (uint64_t)st.st_size;
+		bytes += e[n].size;
 		e[n++].mtime = st.st_mtim;
 	}
-	if (n > PFC_KCACHE_ENTRIES) {
+	if (n > kind->max_entries || bytes > kind->max_bytes) {
 		qsort(e, n, sizeof(*e), cmp_newest_first);
-		for (i = PFC_KCACHE_ENTRIES; i < n; i++)
-			unlinkat(dfd, e[i].name, 0);
+		for (i = 0, bytes = 0; i < n; i++) {
+			bytes += e[i].size;
+			if (i && (i >= kind->max_entries || bytes > kind->max_bytes))
+				unlinkat(dfd, e[i].name, 0);
+		}
 	}
 	free(e);
 	closedir(d);
@@ -310,14 +344,16 @@ static int mkdirs(char *path)
 	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const struct pfc_symtab *t)
+int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+			  const struct pfc_symtab *t)
 {
 	char kdir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32];
 	uint8_t *buf;
 	size_t len, off = 0;
 	int fd, ret;
 
-	if (entry_path(dir, NULL, kdir, sizeof(kdir)) < 0 || entry_path(dir, k->name, path, sizeof(path)) < 0)
+	if (entry_path(dir, kind->sub, NULL, kdir, sizeof(kdir)) < 0 ||
+	    entry_path(dir, kind->sub, k->name, path, sizeof(path)) < 0)
 		return -ENAMETOOLONG;
 	if ((ret = mkdirs(kdir)) < 0)
 		return ret;
@@ -345,6 +381,11 @@ int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const stru
 	if (ret)
 		unlink(tmp);
 	else
-		evict(kdir);
+		evict(kdir, kind);
 	return ret;
+}
+
+int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const struct pfc_symtab *t)
+{
+	return pfc_kcache_store_kind(dir, &pfc_kcache_kallsyms, k, t);
 }
