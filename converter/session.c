@@ -82,7 +82,7 @@ static void kcache_count(struct pfc_session *s, int cache)
 }
 
 /* the cache directory when FOUND is the running kernel's kallsyms, else NULL */
-static const char *kernel_cache_dir(struct pfc_session *s, const struct pfc_found *found)
+const char *pfc_session_kernel_cache_dir(struct pfc_session *s, const struct pfc_found *found)
 {
 	const char *stand_in = getenv("PERFCONV_RUNNING_KERNEL");
 
@@ -152,7 +152,7 @@ static void kpreload_start(struct pfc_session *s)
 		free(k);
 		return;
 	}
-	k->cache_dir = kernel_cache_dir(s, &k->found);
+	k->cache_dir = pfc_session_kernel_cache_dir(s, &k->found);
 	k->t = calloc(1, sizeof(*k->t));
 	if (!k->t || pthread_create(&k->thread, NULL, kpreload_main, k) != 0) {
 		free(k->t);
@@ -2303,7 +2303,7 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 				ret = kernel_reloc(s, kf.path, t);
 		} else if (kernel_syms_path(s, &kf)) {
 			int cache;
-			ret = kernel_syms_load(kf.path, kernel_cache_dir(s, &kf), t, &cache);
+			ret = kernel_syms_load(kf.path, pfc_session_kernel_cache_dir(s, &kf), t, &cache);
 			kcache_count(s, cache);
 			if (ret >= 0)
 				ret = kernel_reloc(s, kf.path, t);

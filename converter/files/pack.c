@@ -26,7 +26,7 @@
 #define RATIO_GRACE ((uint64_t)64 << 20)   /* tar bytes the ratio limit lets through */
 /* zstd's default.  On a 50 MB mix of perf.data and ELF files, on 2 cores: level 3 writes
  * 360 MB/s at a ratio of 3.50, level 9 73 MB/s at 3.81, level 19 3 MB/s at 4.29. */
-#define DEFAULT_LEVEL 3
+#define DEFAULT_LEVEL 1
 #define STR(x) STR_(x)
 #define STR_(x) #x
 

@@ -35,6 +35,8 @@
 const struct pfc_kcache_kind pfc_kcache_kallsyms = { "kallsyms", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30 };
 /* a .NET service maps a dozen ELF files, whose tables take 0.1 to 5 MB each */
 const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20 };
+/* /proc/kallsyms as read, for packs: 5 to 15 MB each */
+const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30 };
 
 /* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image (at an
  * offset that keeps its 8-byte fields aligned in a mapping) */
@@ -185,28 +187,21 @@ int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *
 	return pfc_symtab_from_image(t, p + HEADER, len - HEADER);
 }
 
-int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len)
+/* An entry's bytes: the header for k, then the payload */
+static int encode_bytes(const struct pfc_kcache_key *k, const void *payload, size_t n, uint8_t **out, size_t *len)
 {
-	uint8_t *img, *p;
-	size_t n;
-	uint64_t size, crc;
+	uint64_t size = n, crc;
 	uint32_t v = VERSION, order = BYTE_ORDER_MARK;
-	int ret = pfc_symtab_image(t, &img, &n);
+	uint8_t *p;
 
-	if (ret)
-		return ret;
-	if (!(p = malloc(HEADER + n))) {
-		free(img);
+	if (n > ENTRY_MAX - HEADER || !(p = malloc(HEADER + n)))
 		return -ENOMEM;
-	}
-	size = n;
 	memcpy(p, MAGIC, 8);
 	memcpy(p + 8, &v, 4);
 	memcpy(p + 12, &order, 4);
 	memcpy(p + 16, &size, 8);
 	memcpy(p + 32, k->text, PFC_KCACHE_KEY_MAX);
-	memcpy(p + HEADER, img, n);
-	free(img);
+	memcpy(p + HEADER, payload, n);
 	crc = crc64_ecma_refl(0, p + 32, HEADER - 32 + n);
 	memcpy(p + 24, &crc, 8);
 	*out = p;
@@ -214,15 +209,28 @@ int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t
 	return 0;
 }
 
-int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
-			 struct pfc_symtab *t)
+int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len)
+{
+	uint8_t *img;
+	size_t n;
+	int ret = pfc_symtab_image(t, &img, &n);
+
+	if (ret)
+		return ret;
+	ret = encode_bytes(k, img, n, out, len);
+	free(img);
+	return ret;
+}
+
+int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		   struct pfc_kcache_bytes *b)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	void *map;
 	int fd, ret;
 
-	memset(t, 0, sizeof(*t));
+	memset(b, 0, sizeof(*b));
 	if (entry_path(dir, kind->sub, k->name, path, sizeof(path)) < 0)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -239,19 +247,47 @@ int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, co
 		close(fd);
 		return ret;
 	}
-	/* the table reads the mapping in place and unmaps it when freed (entries are replaced by
-	 * rename, never rewritten, so the mapped bytes do not change under it) */
+	/* entries are replaced by rename, never rewritten, so the mapped bytes do not change
+	 * under a reader */
 	ret = entry_check(map, (size_t)st.st_size, k);
-	if (ret == 0)
-		ret = pfc_symtab_view_image(t, (const uint8_t *)map + HEADER, (size_t)st.st_size - HEADER, map,
-					    (size_t)st.st_size);
-	else
-		munmap(map, (size_t)st.st_size);
-	if (ret == 0)
+	if (ret == 0) {
 		futimens(fd, NULL);	/* recently used: evicted last */
-	close(fd);
-	if (ret == -EINVAL)
+		b->p = (const uint8_t *)map + HEADER;
+		b->len = (size_t)st.st_size - HEADER;
+		b->map = map;
+		b->map_len = (size_t)st.st_size;
+	} else {
+		munmap(map, (size_t)st.st_size);
 		unlink(path);	/* corrupt or another key's: written again after this read */
+	}
+	close(fd);
+	return ret == 0 ? 1 : ret;
+}
+
+void pfc_kcache_bytes_free(struct pfc_kcache_bytes *b)
+{
+	if (b->map)
+		munmap(b->map, b->map_len);
+	memset(b, 0, sizeof(*b));
+}
+
+int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+			 struct pfc_symtab *t)
+{
+	struct pfc_kcache_bytes b;
+	int ret = pfc_kcache_get(dir, kind, k, &b);
+
+	memset(t, 0, sizeof(*t));
+	if (ret != 1)
+		return ret;
+	/* the table reads the mapping in place and unmaps it when freed, also on failure */
+	ret = pfc_symtab_view_image(t, b.p, b.len, b.map, b.map_len);
+	if (ret == -EINVAL) {
+		char path[PATH_MAX];
+
+		if (entry_path(dir, kind->sub, k->name, path, sizeof(path)) == 0)
+			unlink(path);	/* whole, but no table: written again after this read */
+	}
 	return ret == 0 ? 1 : ret;
 }
 
@@ -344,12 +380,11 @@ static int mkdirs(char *path)
 	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
-			  const struct pfc_symtab *t)
+static int put_entry(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		     uint8_t *buf, size_t len)
 {
 	char kdir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32];
-	uint8_t *buf;
-	size_t len, off = 0;
+	size_t off = 0;
 	int fd, ret;
 
 	if (entry_path(dir, kind->sub, NULL, kdir, sizeof(kdir)) < 0 ||
@@ -357,14 +392,10 @@ int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, c
 		return -ENAMETOOLONG;
 	if ((ret = mkdirs(kdir)) < 0)
 		return ret;
-	if ((ret = pfc_kcache_encode(k, t, &buf, &len)) < 0)
-		return ret;
 	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", kdir, k->name, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		free(buf);
+	if (fd < 0)
 		return -errno;
-	}
 	while (off < len) {
 		ssize_t n = write(fd, buf + off, len - off);
 		if (n <= 0) {
@@ -373,7 +404,6 @@ int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, c
 		}
 		off += (size_t)n;
 	}
-	free(buf);
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
 	if (!ret && rename(tmp, path) < 0)
@@ -382,6 +412,34 @@ int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, c
 		unlink(tmp);
 	else
 		evict(kdir, kind);
+	return ret;
+}
+
+int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		   const void *payload, size_t len)
+{
+	uint8_t *buf;
+	size_t n;
+	int ret = encode_bytes(k, payload, len, &buf, &n);
+
+	if (ret)
+		return ret;
+	ret = put_entry(dir, kind, k, buf, n);
+	free(buf);
+	return ret;
+}
+
+int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+			  const struct pfc_symtab *t)
+{
+	uint8_t *buf;
+	size_t len;
+	int ret = pfc_kcache_encode(k, t, &buf, &len);
+
+	if (ret)
+		return ret;
+	ret = put_entry(dir, kind, k, buf, len);
+	free(buf);
 	return ret;
 }
 

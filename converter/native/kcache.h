@@ -6,7 +6,7 @@
  * a few MB instead of asking the kernel to print every symbol again.  "elf": the table
  * elfsym.c makes of a binary and its debug file, keyed by their build-ids (elfsym.c's
  * key), so that a batch of recordings of one service parses and demangles each library
- * once.  Which files may use it (the running kernel's, binaries whose build-ids prove what
+ * once.  "kallsyms-text": /proc/kallsyms as read, under the kernel's key, for packs.  Which files may use it (the running kernel's, binaries whose build-ids prove what
  * they are) is the caller's decision; this module only keys, checks, reads, writes and
  * bounds entries.
  */
@@ -28,6 +28,7 @@ struct pfc_kcache_kind {
 };
 extern const struct pfc_kcache_kind pfc_kcache_kallsyms;	/* 8 entries, 1 GiB */
 extern const struct pfc_kcache_kind pfc_kcache_elf;		/* 256 entries, 256 MiB */
+extern const struct pfc_kcache_kind pfc_kcache_kallsyms_text;	/* 8 entries, 1 GiB */
 
 struct pfc_kcache_key {
 	char text[PFC_KCACHE_KEY_MAX];	/* "bid=... boot=... kptr=... euid0=... mods=...", NUL-padded */
@@ -51,6 +52,21 @@ int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, co
 			 struct pfc_symtab *t);
 int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
 			  const struct pfc_symtab *t);
+/* Any kind's entry as bytes: a payload checked as whole (header, key, checksum), read where
+ * it is mapped until pfc_kcache_bytes_free.  get: 1 with b filled, 0 when there is none,
+ * -EINVAL when it was corrupt (then it is removed), another negative errno.  put: written
+ * atomically, then the kind's bound applied. */
+struct pfc_kcache_bytes {
+	const uint8_t *p;
+	size_t len;
+	void *map;
+	size_t map_len;
+};
+int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		   struct pfc_kcache_bytes *b);
+void pfc_kcache_bytes_free(struct pfc_kcache_bytes *b);
+int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		   const void *payload, size_t len);
 /* An entry's bytes: checks the header, the key, the checksum and the table (untrusted
  * bytes: the fuzz target's entry point).  0 with t filled, or -EINVAL. */
 int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, struct pfc_symtab *t);
