@@ -932,7 +932,8 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	/* when perf stopped part way, what it inserted stays without fixups */
 	if (!err)
 		err = pfc_symtab_finish(t);
-	if (!err && t->nr && info->cache != PFC_SYMCACHE_OFF)
+	/* an empty table too: a stripped binary without .dynsym symbols is looked at once */
+	if (!err && info->cache != PFC_SYMCACHE_OFF)
 		pfc_kcache_store_kind(o->cache_dir, &pfc_kcache_elf, &key, t);	/* unwritable: no cache */
 out:
 	for (i = 0; i < nss; i++)
