@@ -532,9 +532,12 @@ int pfc_pe_unread_ranges(const uint8_t *buf, size_t len, uint64_t **ranges, size
 	}
 	for (i = 0; i < pe.nr_funcs; i++) {
 		const struct pfc_pe_func *f = &pe.funcs[i];
-		int64_t off = pfc_pe_rva_to_offset(&pe, f->begin), last = pfc_pe_rva_to_offset(&pe, f->end - 1);
-		uint64_t size = (uint64_t)f->end - f->begin;
+		int64_t off = pfc_pe_rva_to_offset(&pe, f->begin), last;
+		uint64_t size = f->end > f->begin ? (uint64_t)f->end - f->begin : 0;
 
+		if (!size)
+			continue;	/* two functions at one address: no code of its own */
+		last = pfc_pe_rva_to_offset(&pe, f->end - 1);
 		/* in one section, in the file, clear of what the readers read */
 		if (off < 0 || last != off + (int64_t)size - 1 || (uint64_t)off < pe.size_of_headers ||
 		    (uint64_t)off + size > len || overlaps(f->begin, size, pe.md_rva, pe.md_size) ||
