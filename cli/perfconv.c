@@ -139,7 +139,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_SYMBOL_SERVER, "symbol-server", 0, 1, "URL", "fetch the debug files of binaries without symbols by build-id from this symbol server, as dotnet-symbol does (repeatable; default: $PERFCONV_SYMBOL_SERVERS; none when unset)" },
 	{ OPT_SYMBOL_SERVER_TIMEOUT, "symbol-server-timeout", 0, 1, "SECONDS", "give up on a symbol server that does not connect or stops sending for this long, for the rest of the conversion (default: 10)" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
-	{ OPT_NO_CACHE, "no-cache", 0, 0, NULL, "read the running kernel's symbols from /proc/kallsyms, not from the cache in $XDG_CACHE_HOME/perfconv (also PERFCONV_CACHE=0)" },
+	{ OPT_NO_CACHE, "no-cache", 0, 0, NULL, "read the running kernel's symbols from /proc/kallsyms and binaries' symbols from their files, not from the cache in $XDG_CACHE_HOME/perfconv (also PERFCONV_CACHE=0)" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
 	{ 'h', "help", 'h', 0, NULL, "show this help and exit" },
@@ -638,7 +638,7 @@ int main(int argc, char **argv)
 			snprintf(symcache, sizeof(symcache), "%s/.cache/perfconv-symbols", home);
 		c.opts.symsrv_cache = *symcache ? symcache : NULL;
 	}
-	/* the running kernel's symbols are kept in $XDG_CACHE_HOME/perfconv/kallsyms (kcache.c) */
+	/* the running kernel's symbols, and ELF files' tables, are kept in $XDG_CACHE_HOME/perfconv (kcache.c) */
 	if (!no_cache && !(getenv("PERFCONV_CACHE") && strcmp(getenv("PERFCONV_CACHE"), "0") == 0)) {
 		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 		if (xdg && xdg[0] == '/')

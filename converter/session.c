@@ -82,7 +82,7 @@ static void kcache_count(struct pfc_session *s, int cache)
 }
 
 /* the cache directory when FOUND is the running kernel's kallsyms, else NULL */
-static const char *kernel_cache_dir(struct pfc_session *s, const struct pfc_found *found)
+const char *pfc_session_kernel_cache_dir(struct pfc_session *s, const struct pfc_found *found)
 {
 	const char *stand_in = getenv("PERFCONV_RUNNING_KERNEL");
 
@@ -152,7 +152,7 @@ static void kpreload_start(struct pfc_session *s)
 		free(k);
 		return;
 	}
-	k->cache_dir = kernel_cache_dir(s, &k->found);
+	k->cache_dir = pfc_session_kernel_cache_dir(s, &k->found);
 	k->t = calloc(1, sizeof(*k->t));
 	if (!k->t || pthread_create(&k->thread, NULL, kpreload_main, k) != 0) {
 		free(k->t);
@@ -2397,7 +2397,9 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 					   /* perf-compat: perf reads the build-id only of a path present on this host */
 					   .buildid_from_symfs = !o->perf_compat,
 					   .debuginfod = s->dbgf.client ? &s->dbgf : NULL,
-					   .symsrv = s->ssrv.nr_urls ? &s->ssrv : NULL };
+					   .symsrv = s->ssrv.nr_urls ? &s->ssrv : NULL,
+					   /* perf-compat reads as perf does, every time */
+					   .cache_dir = o->perf_compat ? NULL : o->cache_dir };
 		struct pfc_dso_load info;
 		if (d->kind == PFC_DSO_FILE && pfc_r2r_is_pe(s->files, d->name)) {
 			ret = load_r2r(s, d, t);
@@ -2405,6 +2407,9 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		}
 		memset(&info, 0, sizeof(info));
 		ret = pfc_elf_load(&so, d->name, d->build_id, d->build_id_len, t, &info);
+		s->st.nr_ecache_hits += info.cache == PFC_SYMCACHE_HIT;
+		s->st.nr_ecache_misses += info.cache == PFC_SYMCACHE_MISS || info.cache == PFC_SYMCACHE_CORRUPT;
+		s->st.nr_ecache_corrupt += info.cache == PFC_SYMCACHE_CORRUPT;
 		if (info.found && info.used_path[0] && d->kind == PFC_DSO_FILE) {
 			/* addr2line, for the inlined frames of DWARF-unwound stacks, reads this file */
 			struct pfc_dwarf_dso *dd = dwarf_dso(s, d);
@@ -2433,7 +2438,7 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 				ret = kernel_reloc(s, kf.path, t);
 		} else if (kernel_syms_path(s, &kf)) {
 			int cache;
-			ret = kernel_syms_load(kf.path, kernel_cache_dir(s, &kf), t, &cache);
+			ret = kernel_syms_load(kf.path, pfc_session_kernel_cache_dir(s, &kf), t, &cache);
 			kcache_count(s, cache);
 			if (ret >= 0)
 				ret = kernel_reloc(s, kf.path, t);

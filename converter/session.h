@@ -92,6 +92,8 @@ struct pfc_session_stats {
 	/* the running kernel's symbols: served by the cache, read and cached (a miss), of which
 	 * an entry was there but corrupt and ignored */
 	uint64_t nr_kcache_hits, nr_kcache_misses, nr_kcache_corrupt;
+	/* the symbol cache's ELF tables (elfsym.c): hits, misses (written), corrupt entries among them */
+	uint64_t nr_ecache_hits, nr_ecache_misses, nr_ecache_corrupt;
 };
 
 struct pfc_kpreload;
@@ -201,6 +203,10 @@ int pfc_session_print_header(struct pfc_session *s, FILE *out, int full, int no_
 /* The kernel's symbols (NULL when there are none), read now if no sample needed them yet:
  * perf resolves kernel function pointers in tracepoint payloads with them. */
 const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s);
+/* The symbol cache's directory when FOUND (a PFC_FILES_KERNEL answer) is the running
+ * kernel's kallsyms, which the cache may stand in for; NULL otherwise (no cache,
+ * --perf-compat, --kallsyms, a pack's). */
+const char *pfc_session_kernel_cache_dir(struct pfc_session *s, const struct pfc_found *found);
 
 const char *pfc_session_evsel_name(struct pfc_session *s, size_t idx);
 /* The last name (COMM) the recording gave thread tid of process pid, or NULL when it gave none. */

@@ -1,10 +1,12 @@
 /*
- * fuzz_cache.c - the kernel symbol cache's reader (kcache.c): an entry's header, key and
+ * fuzz_cache.c - the symbol cache's reader (kcache.c): an entry's header, key and
  * checksum, and the table image behind them (symtab.c), whose offsets and tree links are
  * checked before a lookup follows them.  The first byte chooses: odd, the rest is a whole
  * entry; else the rest is a table image read directly (past the checksum, which random bytes
  * never match), copied (bit 1 clear) or in place (bit 1 set, as a conversion reads a mapped
- * entry).  A table read back must answer a lookup at every symbol's start.
+ * entry).  A table read back must answer a lookup at every symbol's start.  Bit 2 of the
+ * first byte picks the key of a whole entry: the kernel's, or an ELF table's (elfsym.c's key
+ * text, seed entry-elf); both kinds are one format, read by the same code.
  */
 // FUZZ_MAX_LEN: 8192
 // FUZZ_SEEDS: fuzz/seeds/cache/*
@@ -16,6 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct pfc_kcache_key key = { .text = "bid=fuzz boot=fuzz", .name = "0000000000000000" };
+	static struct pfc_kcache_key elfkey = { .text = "elf exe=fuzz syms=fuzz:1 run=fuzz:1", .name = "0000000000000000" };
 	struct pfc_symtab t;
 	uint8_t *copy;
 	size_t i;
@@ -28,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, data + 1, size - 1);
 	if (data[0] & 1)
-		ret = pfc_kcache_parse(copy, size - 1, &key, &t);
+		ret = pfc_kcache_parse(copy, size - 1, data[0] & 4 ? &elfkey : &key, &t);
 	else if (data[0] & 2)
 		ret = pfc_symtab_view_image(&t, copy, size - 1, NULL, 0);	/* in place, as a conversion reads it */
 	else

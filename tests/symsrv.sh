@@ -106,7 +106,7 @@ if selected symsrv/off; then
 	export XDG_CACHE_HOME=$TMP/cache-off
 	run_pc "$C" "${A[@]}" -o "$C/o.folded"
 	if [ "$rc" = 0 ] && cmp -s "$C/o.folded" "$exp/folded-nodebug.txt" && [ "$(nreq good)" = 0 ] &&
-		! grep -q 'symbol server' "$C/err" && [ ! -e "$XDG_CACHE_HOME" ]; then
+		! grep -q 'symbol server' "$C/err" && [ ! -e "$XDG_CACHE_HOME/perfconv-symbols" ]; then
 		pass symsrv/off
 	else
 		fail symsrv/off "exit $rc; without --symbol-server or PERFCONV_SYMBOL_SERVERS no server may be asked" "$C/err"
@@ -272,7 +272,8 @@ if selected symsrv/wrong; then
 	serve junk "$TMP/junk"
 	jurl=$url
 	run_pc "$C" "${A[@]}" --symbol-server "$wurl" --symbol-server "$jurl" -o "$C/o.folded"
-	left=$(find "$XDG_CACHE_HOME" -type f 2>/dev/null | wc -l)
+	# the symbol servers' files only: the symbol cache (perfconv/elf) keeps the tables it read
+	left=$(find "$XDG_CACHE_HOME/perfconv-symbols" -type f 2>/dev/null | wc -l)
 	if [ "$rc" = 0 ] && cmp -s "$C/o.folded" "$exp/folded-nodebug.txt" && [ "$left" = 0 ] &&
 		grep -q "symbol server '$wurl': the file sent for '/tmp/probe/fx/bin/stripped/callgraph' has build-id [0-9a-f]*; refused" "$C/err" &&
 		! grep -q "has build-id $BID" "$C/err" &&

@@ -504,6 +504,61 @@ int pfc_pe_load(const char *path, struct pfc_pe *pe, struct pfc_error *err)
 	return ret;
 }
 
+static int overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+int pfc_pe_unread_ranges(const uint8_t *buf, size_t len, uint64_t **ranges, size_t *n)
+{
+	struct pfc_pe pe;
+	struct pfc_error err;
+	uint64_t *v;
+	size_t i, k = 0;
+
+	*ranges = NULL;
+	*n = 0;
+	memset(&err, 0, sizeof(err));
+	if (!pfc_pe_sniff(buf, len) || pfc_pe_parse(buf, len, &pe, &err) < 0)
+		return 0;
+	/* x64 RUNTIME_FUNCTIONs carry their end: the code is exactly [begin, end) */
+	if (!pe.is_r2r || pe.machine_plain != 0x8664 || !pe.nr_funcs) {
+		pfc_pe_free(&pe);
+		return 0;
+	}
+	if (!(v = malloc(2 * pe.nr_funcs * sizeof(*v)))) {
+		pfc_pe_free(&pe);
+		return -ENOMEM;
+	}
+	for (i = 0; i < pe.nr_funcs; i++) {
+		const struct pfc_pe_func *f = &pe.funcs[i];
+		int64_t off = pfc_pe_rva_to_offset(&pe, f->begin), last;
+		uint64_t size = f->end > f->begin ? (uint64_t)f->end - f->begin : 0;
+
+		if (!size)
+			continue;	/* two functions at one address: no code of its own */
+		last = pfc_pe_rva_to_offset(&pe, f->end - 1);
+		/* in one section, in the file, clear of what the readers read */
+		if (off < 0 || last != off + (int64_t)size - 1 || (uint64_t)off < pe.size_of_headers ||
+		    (uint64_t)off + size > len || overlaps(f->begin, size, pe.md_rva, pe.md_size) ||
+		    overlaps(f->begin, size, pe.native_rva, pe.native_size))
+			continue;
+		if (k && v[2 * (k - 1)] + v[2 * (k - 1) + 1] > (uint64_t)off)
+			continue;	/* overlapping the one before: no code map crossgen2 writes */
+		v[2 * k] = (uint64_t)off;
+		v[2 * k + 1] = size;
+		k++;
+	}
+	pfc_pe_free(&pe);
+	if (!k) {
+		free(v);
+		return 0;
+	}
+	*ranges = v;
+	*n = k;
+	return 0;
+}
+
 void pfc_pe_free(struct pfc_pe *pe)
 {
 	free(pe->funcs);

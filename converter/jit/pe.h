@@ -81,6 +81,15 @@ int pfc_pe_parse_headers(const uint8_t *buf, size_t len, struct pfc_pe *pe, stru
 int pfc_pe_load(const char *path, struct pfc_pe *pe, struct pfc_error *err);
 void pfc_pe_free(struct pfc_pe *pe);
 
+/*
+ * The byte ranges of a ReadyToRun image (x64) that no symbol source reads: the machine code
+ * of its methods, [begin, end) of each RUNTIME_FUNCTION, as file offsets, leaving out any
+ * that would touch the headers, the CLR metadata or the ReadyToRun header.  The names, the
+ * entry-point tables, the RUNTIME_FUNCTIONS table and the metadata stay.  A pack stores these
+ * ranges as zeros.  *ranges (free it) holds n pairs (offset, size); 0 with n = 0 for any
+ * other file.
+ */
+int pfc_pe_unread_ranges(const uint8_t *buf, size_t len, uint64_t **ranges, size_t *n);
 /* 1 when the bytes start like a PE image ("MZ" and a PE signature where e_lfanew says). */
 int pfc_pe_sniff(const uint8_t *buf, size_t len);
 

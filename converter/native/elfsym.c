@@ -22,6 +22,7 @@
 #include "converter/native/debuginfod.h"
 #include "converter/native/symsrv.h"
 #include "converter/native/elfread.h"
+#include "converter/native/kcache.h"
 #include "converter/native/symtab.h"
 
 #define PFC_PATH_MAX 4096
@@ -745,6 +746,60 @@ static int open_fetched(const struct pfc_symopts *o, const char *path, const uin
 	return 0;
 }
 
+/* The build-id of this perfconv binary as hex, "" without one: a cached table was made by
+ * the code that reads it, so a perfconv built otherwise (with another reading of symbols)
+ * never takes another's entries. */
+static void own_build_id(char *hex, size_t size)
+{
+	uint8_t b[BUILD_ID_MAX];
+	int n = 0, i;
+
+	hex[0] = '\0';
+	if (pfc_elf_build_id("/proc/self/exe", b, &n) != 0)
+		return;
+	for (i = 0; i < n && (size_t)(2 * i + 2) < size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+}
+
+static int hex_build_id(const struct symsrc *ss, char *hex, size_t size, uint64_t *bytes)
+{
+	uint8_t b[BUILD_ID_MAX];
+	struct stat st;
+	int n = 0, i;
+
+	if (ss->image || ss->fd < 0 || fstat(ss->fd, &st) < 0 || elf_build_id(ss->elf, b, &n) != 0 || n < 8)
+		return -ENOENT;
+	for (i = 0; i < n && (size_t)(2 * i + 2) < size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	*bytes = (uint64_t)st.st_size;
+	return 0;
+}
+
+/*
+ * The symbol cache's key of the table that syms and run give: only files whose GNU build-id
+ * (8 bytes at least) says what they are, with their sizes (a binary stripped in place keeps
+ * its build-id), and the perfconv that reads them.  A table from MiniDebugInfo, or from a
+ * file without a build-id, is not cached: nothing proves that a file at the same path next
+ * time holds the same symbols.  0, or -ENOENT.
+ */
+static int cache_key(const struct symsrc *syms, const struct symsrc *run, struct pfc_kcache_key *k)
+{
+	char sb[2 * BUILD_ID_MAX + 1], rb[2 * BUILD_ID_MAX + 1], exe[2 * BUILD_ID_MAX + 1], text[PFC_KCACHE_KEY_MAX];
+	uint64_t ssize, rsize;
+	int n;
+
+	if (hex_build_id(syms, sb, sizeof(sb), &ssize) < 0 || hex_build_id(run, rb, sizeof(rb), &rsize) < 0)
+		return -ENOENT;
+	own_build_id(exe, sizeof(exe));
+	if (!exe[0])
+		return -ENOENT;
+	n = snprintf(text, sizeof(text), "elf exe=%s syms=%s:%llu run=%s:%llu", exe, sb, (unsigned long long)ssize, rb,
+		     (unsigned long long)rsize);
+	if (n < 0 || (size_t)n >= sizeof(text))
+		return -ENAMETOOLONG;
+	return pfc_kcache_key_text(k, text);
+}
+
 int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *build_id,
 		 int build_id_len, struct pfc_symtab *t, struct pfc_dso_load *info)
 {
@@ -754,6 +809,7 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	uint8_t bid[BUILD_ID_MAX];
 	int bid_len = 0, nss = 0, i, nr, err = 0;
 	struct pfc_found found;
+	struct pfc_kcache_key key;
 	bool use_dynsym = false;
 
 	if (!o)
@@ -840,6 +896,22 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 		info->from_minidebuginfo = 1;
 	}
 
+	/* the table these files give was read before: take it from the cache */
+	if (o->cache_dir && cache_key(syms, run, &key) == 0) {
+		int got = pfc_kcache_load_kind(o->cache_dir, &pfc_kcache_elf, &key, t);
+
+		info->cache = got == 1 ? PFC_SYMCACHE_HIT : got == -EINVAL ? PFC_SYMCACHE_CORRUPT : PFC_SYMCACHE_MISS;
+		if (got == 1) {
+			info->found = 1;
+			info->from_dynsym = !syms->symtab;	/* as load_symbols decides */
+			snprintf(info->used_path, sizeof(info->used_path), "%s", syms->path);
+			snprintf(info->runtime_path, sizeof(info->runtime_path), "%s", run->path);
+			if (elf_build_id(run->elf, info->build_id, &info->build_id_len) != 0)
+				info->build_id_len = 0;
+			goto out;
+		}
+	}
+
 	nr = load_symbols(t, syms, run, &use_dynsym);
 	if (nr == -ENOMEM) {
 		err = nr;
@@ -860,6 +932,9 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	/* when perf stopped part way, what it inserted stays without fixups */
 	if (!err)
 		err = pfc_symtab_finish(t);
+	/* an empty table too: a stripped binary without .dynsym symbols is looked at once */
+	if (!err && info->cache != PFC_SYMCACHE_OFF)
+		pfc_kcache_store_kind(o->cache_dir, &pfc_kcache_elf, &key, t);	/* unwritable: no cache */
 out:
 	for (i = 0; i < nss; i++)
 		symsrc_close(&ss[i]);

@@ -1,9 +1,11 @@
 /*
- * kcache.c - owns the kernel symbol cache's entries: the key of the running kernel, the
+ * kcache.c - owns the symbol cache's entries (kernel symbols, and ELF files' tables for
+ * elfsym.c): the key of the running kernel, the
  * entry format (a header with magic, version, byte order, key, size and CRC-64 over the
  * rest, then symtab.c's image of the table), reading an entry (mapped, checked, copied into
- * a table), writing one atomically, and the bound on how many are kept.  Deciding when the
- * running kernel's symbols are the recording's is session.c's and files.c's business.
+ * a table), writing one atomically, and the bound on how many, and how many bytes, are kept
+ * of each kind.  Deciding when the running kernel's symbols are the recording's is
+ * session.c's and files.c's business; what proves an ELF file's identity is elfsym.c's.
  *
  * Why a cache: /proc/kallsyms has no size and the kernel formats every line on each read
  * (s_show, vsnprintf): reading and parsing it was a third of a small conversion's time.
@@ -29,6 +31,12 @@
 #define VERSION 1u
 #define BYTE_ORDER_MARK 0x01020304u
 #define ENTRY_MAX ((size_t)1 << 30)
+
+const struct pfc_kcache_kind pfc_kcache_kallsyms = { "kallsyms", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30 };
+/* a .NET service maps a dozen ELF files, whose tables take 0.1 to 5 MB each */
+const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20 };
+/* /proc/kallsyms as read, for packs: 5 to 15 MB each */
+const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30 };
 
 /* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image (at an
  * offset that keeps its 8-byte fields aligned in a mapping) */
@@ -129,9 +137,23 @@ int pfc_kcache_key(struct pfc_kcache_key *k)
 	return 0;
 }
 
-static int entry_path(const char *dir, const char *name, char *out, size_t size)
+int pfc_kcache_key_text(struct pfc_kcache_key *k, const char *text)
 {
-	int n = snprintf(out, size, "%s/kallsyms%s%s", dir, name ? "/" : "", name ? name : "");
+	size_t n = strlen(text);
+	uint64_t h;
+
+	memset(k, 0, sizeof(*k));
+	if (n >= sizeof(k->text))
+		return -ENAMETOOLONG;
+	memcpy(k->text, text, n);
+	h = crc64_ecma_refl(0, (const uint8_t *)k->text, sizeof(k->text));
+	snprintf(k->name, sizeof(k->name), "%016llx", (unsigned long long)h);
+	return 0;
+}
+
+static int entry_path(const char *dir, const char *sub, const char *name, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/%s%s%s", dir, sub, name ? "/" : "", name ? name : "");
 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
@@ -165,28 +187,21 @@ int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *
 	return pfc_symtab_from_image(t, p + HEADER, len - HEADER);
 }
 
-int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len)
+/* An entry's bytes: the header for k, then the payload */
+static int encode_bytes(const struct pfc_kcache_key *k, const void *payload, size_t n, uint8_t **out, size_t *len)
 {
-	uint8_t *img, *p;
-	size_t n;
-	uint64_t size, crc;
+	uint64_t size = n, crc;
 	uint32_t v = VERSION, order = BYTE_ORDER_MARK;
-	int ret = pfc_symtab_image(t, &img, &n);
+	uint8_t *p;
 
-	if (ret)
-		return ret;
-	if (!(p = malloc(HEADER + n))) {
-		free(img);
+	if (n > ENTRY_MAX - HEADER || !(p = malloc(HEADER + n)))
 		return -ENOMEM;
-	}
-	size = n;
 	memcpy(p, MAGIC, 8);
 	memcpy(p + 8, &v, 4);
 	memcpy(p + 12, &order, 4);
 	memcpy(p + 16, &size, 8);
 	memcpy(p + 32, k->text, PFC_KCACHE_KEY_MAX);
-	memcpy(p + HEADER, img, n);
-	free(img);
+	memcpy(p + HEADER, payload, n);
 	crc = crc64_ecma_refl(0, p + 32, HEADER - 32 + n);
 	memcpy(p + 24, &crc, 8);
 	*out = p;
@@ -194,15 +209,29 @@ int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t
 	return 0;
 }
 
-int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len)
+{
+	uint8_t *img;
+	size_t n;
+	int ret = pfc_symtab_image(t, &img, &n);
+
+	if (ret)
+		return ret;
+	ret = encode_bytes(k, img, n, out, len);
+	free(img);
+	return ret;
+}
+
+int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		   struct pfc_kcache_bytes *b)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	void *map;
 	int fd, ret;
 
-	memset(t, 0, sizeof(*t));
-	if (entry_path(dir, k->name, path, sizeof(path)) < 0)
+	memset(b, 0, sizeof(*b));
+	if (entry_path(dir, kind->sub, k->name, path, sizeof(path)) < 0)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -218,25 +247,59 @@ int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_
 		close(fd);
 		return ret;
 	}
-	/* the table reads the mapping in place and unmaps it when freed (entries are replaced by
-	 * rename, never rewritten, so the mapped bytes do not change under it) */
+	/* entries are replaced by rename, never rewritten, so the mapped bytes do not change
+	 * under a reader */
 	ret = entry_check(map, (size_t)st.st_size, k);
-	if (ret == 0)
-		ret = pfc_symtab_view_image(t, (const uint8_t *)map + HEADER, (size_t)st.st_size - HEADER, map,
-					    (size_t)st.st_size);
-	else
-		munmap(map, (size_t)st.st_size);
-	if (ret == 0)
+	if (ret == 0) {
 		futimens(fd, NULL);	/* recently used: evicted last */
-	close(fd);
-	if (ret == -EINVAL)
+		b->p = (const uint8_t *)map + HEADER;
+		b->len = (size_t)st.st_size - HEADER;
+		b->map = map;
+		b->map_len = (size_t)st.st_size;
+	} else {
+		munmap(map, (size_t)st.st_size);
 		unlink(path);	/* corrupt or another key's: written again after this read */
+	}
+	close(fd);
 	return ret == 0 ? 1 : ret;
+}
+
+void pfc_kcache_bytes_free(struct pfc_kcache_bytes *b)
+{
+	if (b->map)
+		munmap(b->map, b->map_len);
+	memset(b, 0, sizeof(*b));
+}
+
+int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+			 struct pfc_symtab *t)
+{
+	struct pfc_kcache_bytes b;
+	int ret = pfc_kcache_get(dir, kind, k, &b);
+
+	memset(t, 0, sizeof(*t));
+	if (ret != 1)
+		return ret;
+	/* the table reads the mapping in place and unmaps it when freed, also on failure */
+	ret = pfc_symtab_view_image(t, b.p, b.len, b.map, b.map_len);
+	if (ret == -EINVAL) {
+		char path[PATH_MAX];
+
+		if (entry_path(dir, kind->sub, k->name, path, sizeof(path)) == 0)
+			unlink(path);	/* whole, but no table: written again after this read */
+	}
+	return ret == 0 ? 1 : ret;
+}
+
+int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+{
+	return pfc_kcache_load_kind(dir, &pfc_kcache_kallsyms, k, t);
 }
 
 struct old_entry {
 	char name[32];
 	struct timespec mtime;
+	uint64_t size;
 };
 
 static int cmp_newest_first(const void *a, const void *b)
@@ -250,10 +313,12 @@ static int cmp_newest_first(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Keep the PFC_KCACHE_ENTRIES most recently used entries (a kernel and boot each); other
- * writers' temporary files older than a minute are theirs no more. */
-static void evict(const char *kdir)
+/* Keep the most recently used entries of a kind, as many as its bound allows in number
+ * and in bytes (the newest one always); other writers' temporary files older than a
+ * minute are theirs no more. */
+static void evict(const char *kdir, const struct pfc_kcache_kind *kind)
 {
+	uint64_t bytes = 0;
 	struct old_entry *e = NULL;
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
@@ -282,12 +347,17 @@ static void evict(const char *kdir)
 			e = p;
 		}
 		snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
+		e[n].size = (uint64_t)st.st_size;
+		bytes += e[n].size;
 		e[n++].mtime = st.st_mtim;
 	}
-	if (n > PFC_KCACHE_ENTRIES) {
+	if (n > kind->max_entries || bytes > kind->max_bytes) {
 		qsort(e, n, sizeof(*e), cmp_newest_first);
-		for (i = PFC_KCACHE_ENTRIES; i < n; i++)
-			unlinkat(dfd, e[i].name, 0);
+		for (i = 0, bytes = 0; i < n; i++) {
+			bytes += e[i].size;
+			if (i && (i >= kind->max_entries || bytes > kind->max_bytes))
+				unlinkat(dfd, e[i].name, 0);
+		}
 	}
 	free(e);
 	closedir(d);
@@ -310,25 +380,22 @@ static int mkdirs(char *path)
 	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const struct pfc_symtab *t)
+static int put_entry(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		     uint8_t *buf, size_t len)
 {
 	char kdir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32];
-	uint8_t *buf;
-	size_t len, off = 0;
+	size_t off = 0;
 	int fd, ret;
 
-	if (entry_path(dir, NULL, kdir, sizeof(kdir)) < 0 || entry_path(dir, k->name, path, sizeof(path)) < 0)
+	if (entry_path(dir, kind->sub, NULL, kdir, sizeof(kdir)) < 0 ||
+	    entry_path(dir, kind->sub, k->name, path, sizeof(path)) < 0)
 		return -ENAMETOOLONG;
 	if ((ret = mkdirs(kdir)) < 0)
 		return ret;
-	if ((ret = pfc_kcache_encode(k, t, &buf, &len)) < 0)
-		return ret;
 	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", kdir, k->name, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		free(buf);
+	if (fd < 0)
 		return -errno;
-	}
 	while (off < len) {
 		ssize_t n = write(fd, buf + off, len - off);
 		if (n <= 0) {
@@ -337,7 +404,6 @@ int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const stru
 		}
 		off += (size_t)n;
 	}
-	free(buf);
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
 	if (!ret && rename(tmp, path) < 0)
@@ -345,6 +411,39 @@ int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const stru
 	if (ret)
 		unlink(tmp);
 	else
-		evict(kdir);
+		evict(kdir, kind);
 	return ret;
+}
+
+int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		   const void *payload, size_t len)
+{
+	uint8_t *buf;
+	size_t n;
+	int ret = encode_bytes(k, payload, len, &buf, &n);
+
+	if (ret)
+		return ret;
+	ret = put_entry(dir, kind, k, buf, n);
+	free(buf);
+	return ret;
+}
+
+int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+			  const struct pfc_symtab *t)
+{
+	uint8_t *buf;
+	size_t len;
+	int ret = pfc_kcache_encode(k, t, &buf, &len);
+
+	if (ret)
+		return ret;
+	ret = put_entry(dir, kind, k, buf, len);
+	free(buf);
+	return ret;
+}
+
+int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const struct pfc_symtab *t)
+{
+	return pfc_kcache_store_kind(dir, &pfc_kcache_kallsyms, k, t);
 }

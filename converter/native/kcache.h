@@ -1,10 +1,14 @@
 /*
- * kcache.h - the kernel symbol cache: the running kernel's finished symbol table (what
- * kallsyms.c makes of /proc/kallsyms) kept on disk, keyed by the kernel's build-id, the
- * boot, the loaded modules and whether addresses are visible, so that the next conversion
- * on this boot reads a few MB instead of asking the kernel to print every symbol again.
- * Which recording may use it (the running kernel's, never a pack's or --kallsyms) is the
- * caller's decision; this module only keys, checks, reads and writes entries.
+ * kcache.h - the symbol cache: finished symbol tables kept on disk, one kind of entry a
+ * subdirectory of $XDG_CACHE_HOME/perfconv.  "kallsyms": the running kernel's table (what
+ * kallsyms.c makes of /proc/kallsyms), keyed by the kernel's build-id, the boot, the loaded
+ * modules and whether addresses are visible, so that the next conversion on this boot reads
+ * a few MB instead of asking the kernel to print every symbol again.  "elf": the table
+ * elfsym.c makes of a binary and its debug file, keyed by their build-ids (elfsym.c's
+ * key), so that a batch of recordings of one service parses and demangles each library
+ * once.  "kallsyms-text": /proc/kallsyms as read, under the kernel's key, for packs.  Which files may use it (the running kernel's, binaries whose build-ids prove what
+ * they are) is the caller's decision; this module only keys, checks, reads, writes and
+ * bounds entries.
  */
 #ifndef PFC_KCACHE_H
 #define PFC_KCACHE_H
@@ -14,7 +18,17 @@
 #include "converter/native/symtab.h"
 
 #define PFC_KCACHE_KEY_MAX 256
-#define PFC_KCACHE_ENTRIES 8	/* entries kept; the least recently used go first */
+#define PFC_KCACHE_ENTRIES 8	/* kallsyms entries kept; the least recently used go first */
+
+/* A kind of entry: its subdirectory and its bound (the least recently used go first). */
+struct pfc_kcache_kind {
+	const char *sub;
+	size_t max_entries;
+	uint64_t max_bytes;	/* all its entries together */
+};
+extern const struct pfc_kcache_kind pfc_kcache_kallsyms;	/* 8 entries, 1 GiB */
+extern const struct pfc_kcache_kind pfc_kcache_elf;		/* 256 entries, 256 MiB */
+extern const struct pfc_kcache_kind pfc_kcache_kallsyms_text;	/* 8 entries, 1 GiB */
 
 struct pfc_kcache_key {
 	char text[PFC_KCACHE_KEY_MAX];	/* "bid=... boot=... kptr=... euid0=... mods=...", NUL-padded */
@@ -23,6 +37,9 @@ struct pfc_kcache_key {
 
 /* The running kernel's key; 0, or a negative errno when it cannot be told (no boot id). */
 int pfc_kcache_key(struct pfc_kcache_key *k);
+/* Any other key: text (at most PFC_KCACHE_KEY_MAX - 1 bytes) and its entry's name.  0 or
+ * -ENAMETOOLONG. */
+int pfc_kcache_key_text(struct pfc_kcache_key *k, const char *text);
 /* The entry of k in DIR (DIR/kallsyms/NAME) into t: 1 when it was there and whole, 0 when
  * there is none, -EINVAL when it was there but corrupt (then it is removed), another
  * negative errno on a failure to read. */
@@ -30,6 +47,26 @@ int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_
 /* Writes t as k's entry (a temporary file renamed over it), then removes the least recently
  * used entries past PFC_KCACHE_ENTRIES. */
 int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const struct pfc_symtab *t);
+/* The same for an entry of another kind (DIR/KIND->sub/NAME), bounded by that kind. */
+int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+			 struct pfc_symtab *t);
+int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+			  const struct pfc_symtab *t);
+/* Any kind's entry as bytes: a payload checked as whole (header, key, checksum), read where
+ * it is mapped until pfc_kcache_bytes_free.  get: 1 with b filled, 0 when there is none,
+ * -EINVAL when it was corrupt (then it is removed), another negative errno.  put: written
+ * atomically, then the kind's bound applied. */
+struct pfc_kcache_bytes {
+	const uint8_t *p;
+	size_t len;
+	void *map;
+	size_t map_len;
+};
+int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		   struct pfc_kcache_bytes *b);
+void pfc_kcache_bytes_free(struct pfc_kcache_bytes *b);
+int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		   const void *payload, size_t len);
 /* An entry's bytes: checks the header, the key, the checksum and the table (untrusted
  * bytes: the fuzz target's entry point).  0 with t filled, or -EINVAL. */
 int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, struct pfc_symtab *t);

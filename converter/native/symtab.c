@@ -861,7 +861,7 @@ static int image_records_ok(const struct image_sym *e, size_t nr, size_t strsize
 		if (e[i].name >= strsize || (e[i].module != UINT32_MAX && e[i].module >= strsize) ||
 		    e[i].left < NIL || e[i].left >= (int64_t)nr || e[i].right < NIL || e[i].right >= (int64_t)nr ||
 		    e[i].parent < NIL || e[i].parent >= (int64_t)nr ||
-		    e[i].binding > PFC_SYM_WEAK || e[i].red > 1 || e[i].tree > 1 || e[i].end < e[i].start)
+		    e[i].binding > 15 /* an ELF STB_*: 4 bits (STB_GNU_UNIQUE is 10) */ || e[i].red > 1 || e[i].tree > 1 || e[i].end < e[i].start)
 			return 0;
 	}
 	return image_trees_ok(e, nr, root);

@@ -121,6 +121,17 @@ struct pfc_symopts {
 	struct pfc_debuginfod *debuginfod;
 	/* symbol servers to ask after debuginfod (elfsym.c says why in that order); NULL: never */
 	struct pfc_symsrv *symsrv;
+	/* the symbol cache's directory (kcache.c, kind "elf"): a table whose files' build-ids
+	 * prove what they are is read from there, or written there once read; NULL: never */
+	const char *cache_dir;
+};
+
+/* pfc_dso_load.cache */
+enum pfc_symcache {
+	PFC_SYMCACHE_OFF = 0,	/* not asked: no cache, or the files' identity not proven */
+	PFC_SYMCACHE_HIT,
+	PFC_SYMCACHE_MISS,	/* read from the files, and written to the cache */
+	PFC_SYMCACHE_CORRUPT,	/* an entry there was corrupt: removed, read and written again */
 };
 
 /* What was found, for the summary and warnings. */
@@ -135,6 +146,7 @@ struct pfc_dso_load {
 	int from_minidebuginfo;	/* symbols came from .gnu_debugdata */
 	int from_debuginfod;	/* symbols came from a debug file a debuginfod server sent */
 	int from_symsrv;	/* symbols came from a debug file a symbol server sent */
+	int cache;		/* enum pfc_symcache */
 };
 
 /*

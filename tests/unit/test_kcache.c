@@ -3,7 +3,10 @@
  * (symtab.c): a table read back from an entry answers every lookup as the table read from
  * the kallsyms file (the fixtures' and, where readable, this machine's /proc/kallsyms); an
  * entry with any byte changed, cut short, of another key or version is refused; entries
- * are written atomically and no more than PFC_KCACHE_ENTRIES are kept.
+ * are written atomically and no more than PFC_KCACHE_ENTRIES are kept.  The ELF kind: a
+ * binary's table is written on the first load and read on the second, answering as the
+ * table read from the file; a corrupt entry is reported, removed and written again; the
+ * bound in bytes keeps the newest entries.  Byte entries (kallsyms-text) round-trip.
  * usage: test_kcache [FIXTURES_DIR]   (default "fixtures")
  */
 #include <dirent.h>
@@ -174,6 +177,99 @@ static void on_disk(const char *kallsyms)
 	check(system(cmd) == 0, "on disk: clean up");
 }
 
+/* the fixture libc's build-id: given, so that no place is searched for the file */
+static const uint8_t libc_bid[20] = { 0x93, 0xac, 0x61, 0xec, 0x5a, 0x8e, 0xb1, 0x39, 0x6f, 0x9f,
+				      0xbd, 0x35, 0x0e, 0x31, 0x69, 0xa5, 0x58, 0x52, 0x8a, 0x40 };
+
+static void count_load(const char *dir, const char *file, struct pfc_symtab *t, struct pfc_dso_load *info)
+{
+	struct pfc_symopts o = { .image = file, .cache_dir = dir };
+
+	memset(t, 0, sizeof(*t));
+	check(pfc_elf_load(&o, "/usr/lib/x86_64-linux-gnu/libc.so.6", libc_bid, 20, t, info) == 0 && t->nr,
+	      "elf: '%s' loads", file);
+}
+
+/* the ELF kind through pfc_elf_load, the bound in bytes, byte entries */
+static void elf_kind(const char *fx)
+{
+	char dir[] = "/tmp/test_kcache.XXXXXX", file[4096], edir[300], path[600], cmd[300];
+	struct pfc_symtab plain, a, b;
+	struct pfc_dso_load info;
+	struct pfc_symopts o = { 0 };
+	struct pfc_kcache_kind tiny = { "tiny", 100, 1 };	/* one byte: only the newest stays */
+	struct pfc_kcache_key k;
+	struct pfc_kcache_bytes bytes;
+	DIR *d;
+	struct dirent *e;
+	FILE *f;
+	int i;
+
+	snprintf(file, sizeof(file), "%s/root/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug", fx);
+	if (access(file, R_OK) != 0 || !mkdtemp(dir)) {
+		printf("elf: no '%s', skipped\n", file);
+		return;
+	}
+	o.image = file;
+	memset(&plain, 0, sizeof(plain));
+	check(pfc_elf_load(&o, "/usr/lib/x86_64-linux-gnu/libc.so.6", libc_bid, 20, &plain, &info) == 0 &&
+	      info.cache == PFC_SYMCACHE_OFF, "elf: no cache without a directory");
+	count_load(dir, file, &a, &info);
+	check(info.cache == PFC_SYMCACHE_MISS && !a.img, "elf: the first load misses and reads the file");
+	compare("elf miss", &plain, &a);
+	count_load(dir, file, &b, &info);
+	check(info.cache == PFC_SYMCACHE_HIT && b.img && info.found, "elf: the second load hits, in place");
+	compare("elf hit", &plain, &b);
+	pfc_symtab_free(&a);
+	pfc_symtab_free(&b);
+	/* the entry's one file: a byte changed in it */
+	snprintf(edir, sizeof(edir), "%s/elf", dir);
+	path[0] = 0;
+	if ((d = opendir(edir))) {
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.')
+				snprintf(path, sizeof(path), "%s/%s", edir, e->d_name);
+		closedir(d);
+	}
+	check(count_entries(edir) == 1 && (f = fopen(path, "r+b")) != NULL, "elf: one entry");
+	if (path[0] && (f = fopen(path, "r+b"))) {
+		fseek(f, 4000, SEEK_SET);
+		fputc(0x11 ^ fgetc(f), f);
+		fclose(f);
+	}
+	count_load(dir, file, &a, &info);
+	check(info.cache == PFC_SYMCACHE_CORRUPT && !a.img, "elf: a corrupt entry is reported and not used");
+	compare("elf after corrupt", &plain, &a);
+	pfc_symtab_free(&a);
+	count_load(dir, file, &b, &info);
+	check(info.cache == PFC_SYMCACHE_HIT, "elf: and written again");
+	compare("elf rewritten", &plain, &b);
+	pfc_symtab_free(&b);
+	/* the bound in bytes */
+	for (i = 0; i < 4; i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "tiny %d", i);
+		pfc_kcache_key_text(&k, text);
+		check(pfc_kcache_store_kind(dir, &tiny, &k, &plain) == 0, "tiny: store %d", i);
+		usleep(2000);
+	}
+	snprintf(edir, sizeof(edir), "%s/tiny", dir);
+	check(count_entries(edir) == 1, "tiny: %zu entries kept over the bound in bytes, 1 wanted", count_entries(edir));
+	check(pfc_kcache_load_kind(dir, &tiny, &k, &a) == 1, "tiny: the newest stays");
+	pfc_symtab_free(&a);
+	/* byte entries */
+	pfc_kcache_key_text(&k, "bytes");
+	check(pfc_kcache_put(dir, &pfc_kcache_kallsyms_text, &k, "ffffffff81000000 T _text\n", 26) == 0 &&
+	      pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == 1 && bytes.len == 26 &&
+	      !memcmp(bytes.p, "ffffffff81000000 T _text\n", 26), "bytes: round trip");
+	pfc_kcache_bytes_free(&bytes);
+	pfc_kcache_key_text(&k, "other");
+	check(pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == 0, "bytes: another key misses");
+	pfc_symtab_free(&plain);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	check(system(cmd) == 0, "elf: clean up");
+}
+
 int main(int argc, char **argv)
 {
 	const char *fx = argc > 1 ? argv[1] : "fixtures";
@@ -186,5 +282,6 @@ int main(int argc, char **argv)
 	if (access("/proc/kallsyms", R_OK) == 0)
 		round_trip("/proc/kallsyms", "/proc/kallsyms", &k);
 	on_disk(kallsyms);
+	elf_kind(fx);
 	return check_done("test_kcache");
 }
