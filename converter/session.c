@@ -227,7 +227,6 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	memset(s, 0, sizeof(*s));
 	s->opts = o;
 	s->err = err;
-	s->foreign_arch = -1;
 	s->unwind_arch = -1;
 	if (pfc_intern_init(&s->strings) < 0 || pfc_machine_init(&s->machine, &s->strings) < 0 ||
 	    pfc_stacks_init(&s->stacks) < 0)
@@ -1244,64 +1243,9 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 #define UC_OFF (64 * 1024)
 
 /*
- * perf-compat: perf 6.1 gives an address space its DWARF unwinder only when one of its maps
- * has an ELF file perf can read, to learn its class (unwind__prepare_access, at each map's
- * insertion, until one does); without one, a sample's user stack gets no frame at all, not
- * even its ip.  A static binary absent here, beside a [vdso] whose build-id the recording
- * gives (perf then looks for that image in the build-id cache only), is such a process.
- * Readable here: a file with call frame information, or a [vdso] without a build-id (perf
- * reads its own).  Once one is seen, the address space keeps it, as perf's does.
- */
-/*
- * Whether the recording's architecture (feature ARCH; without it, this machine's, as perf
- * takes it) is another than x86: perf 6.1 on x86-64 has no unwinder for it ("unwind: target
- * platform=arm64 is not supported").
- */
-static int foreign_arch(struct pfc_session *s)
-{
-	const struct pfc_blob *b = &s->rd.feat[PFC_FEAT_ARCH];
-	struct pfc_cursor c;
-	const char *a;
-	uint32_t len;
-
-	if (s->foreign_arch >= 0)
-		return s->foreign_arch;
-	s->foreign_arch = 0;
-	if (!pfc_feat_has(&s->rd, PFC_FEAT_ARCH))
-		return 0;
-	pfc_cur_init(&c, b->data, b->size, s->rd.swap);
-	len = pfc_cur_u32(&c);
-	a = (const char *)pfc_cur_bytes(&c, len);
-	if (!a || !len)
-		return 0;
-	len = (uint32_t)strnlen(a, len);
-	/* perf_env__arch's normalization: x86_64, i386...i686 and "x86" are all x86 */
-	s->foreign_arch = !((len == 6 && !memcmp(a, "x86_64", 6)) || (len == 3 && !memcmp(a, "x86", 3)) ||
-			    (len == 4 && a[0] == 'i' && !memcmp(a + 2, "86", 2)));
-	return s->foreign_arch;
-}
-
-static int perf_unwinds(struct pfc_session *s, struct pfc_thread *th)
-{
-	struct pfc_maps *ms = th->maps;
-	size_t i;
-
-	if (!s->opts->perf_compat || !ms || ms->unwindable)
-		return 1;
-	if (foreign_arch(s))
-		return 0;
-	for (i = 0; i < ms->n && !ms->unwindable; i++) {
-		const struct pfc_dso *d = ms->v[i].dso;
-		if (d && ((d->kind == PFC_DSO_VDSO && !d->build_id_len) ||
-			  (d->kind == PFC_DSO_FILE && dso_cfi(s, d))))
-			ms->unwindable = 1;
-	}
-	return ms->unwindable;
-}
-
-/*
  * The architecture whose registers a sample's user registers are (feature ARCH; without it,
- * x86-64 as ever).  perf-compat does not come here for another than x86 (foreign_arch).
+ * x86-64 as ever).  perf 6.1 on x86-64 has no unwinder for another one ("unwind: target
+ * platform=arm64 is not supported"): perf-compat unwinds no user stack there (perf_unwinds).
  */
 static int unwind_arch(struct pfc_session *s)
 {
@@ -1321,6 +1265,33 @@ static int unwind_arch(struct pfc_session *s)
 	if (a && len)
 		s->unwind_arch = (int)pfc_unwind_arch_of(a, strnlen(a, len));
 	return s->unwind_arch;
+}
+
+/*
+ * perf-compat: perf 6.1 gives an address space its DWARF unwinder only when one of its maps
+ * has an ELF file perf can read, to learn its class (unwind__prepare_access, at each map's
+ * insertion, until one does); without one, a sample's user stack gets no frame at all, not
+ * even its ip.  A static binary absent here, beside a [vdso] whose build-id the recording
+ * gives (perf then looks for that image in the build-id cache only), is such a process.
+ * Readable here: a file with call frame information, or a [vdso] without a build-id (perf
+ * reads its own).  Once one is seen, the address space keeps it, as perf's does.
+ */
+static int perf_unwinds(struct pfc_session *s, struct pfc_thread *th)
+{
+	struct pfc_maps *ms = th->maps;
+	size_t i;
+
+	if (!s->opts->perf_compat || !ms || ms->unwindable)
+		return 1;
+	if (unwind_arch(s) != PFC_UNWIND_X86_64)
+		return 0;
+	for (i = 0; i < ms->n && !ms->unwindable; i++) {
+		const struct pfc_dso *d = ms->v[i].dso;
+		if (d && ((d->kind == PFC_DSO_VDSO && !d->build_id_len) ||
+			  (d->kind == PFC_DSO_FILE && dso_cfi(s, d))))
+			ms->unwindable = 1;
+	}
+	return ms->unwindable;
 }
 
 /*

@@ -138,7 +138,6 @@ struct pfc_session {
 	int kernel_why;               /* why /proc/kallsyms does not serve (kernel_matches_running) */
 	char running_path[3][4096];   /* running_file's answers */
 	int kdef_tried;                 /* perf-compat: kernel_default_range ran */
-	int foreign_arch;               /* the recording's ARCH is not x86: 1, else 0; -1 until read */
 	int unwind_arch;                /* enum pfc_unwind_arch of the recording's ARCH; -1 until read */
 	int tp_names_tried;             /* tracepoint evsels named from the tracing data */
 	/* raw callchain -> stack: a repeated callchain in an unchanged address space is

@@ -161,10 +161,10 @@ static Elf_Scn *scn_by_name(Elf *elf, const char *want, GElf_Shdr *out)
 
 static int cfi_setup(struct pfc_cfi *c, const char **why);
 
-struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
+/* A new pfc_cfi with PATH open, or NULL with *why set. */
+static struct pfc_cfi *cfi_new(const char *path, const char **why)
 {
 	struct pfc_cfi *c = calloc(1, sizeof(*c));
-	off_t end;
 
 	*why = "out of memory";
 	if (!c)
@@ -176,6 +176,16 @@ struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
 		free(c);
 		return NULL;
 	}
+	return c;
+}
+
+struct pfc_cfi *pfc_cfi_open(const char *path, const char **why)
+{
+	struct pfc_cfi *c = cfi_new(path, why);
+	off_t end;
+
+	if (!c)
+		return NULL;
 	end = lseek(c->fd, 0, SEEK_END);
 	c->size = end > 0 ? (uint64_t)end : 0;
 	elf_version(EV_CURRENT);
@@ -315,20 +325,12 @@ static int zip_member(const uint8_t *z, size_t n, const char *member, uint64_t *
 
 struct pfc_cfi *pfc_cfi_open_in_zip(const char *path, const char *member, const char **why)
 {
-	struct pfc_cfi *c = calloc(1, sizeof(*c));
+	struct pfc_cfi *c = cfi_new(path, why);
 	struct stat st;
 	uint64_t off, size;
 
-	*why = "out of memory";
 	if (!c)
 		return NULL;
-	c->image_fd = -1;
-	c->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (c->fd < 0) {
-		*why = "no file";
-		free(c);
-		return NULL;
-	}
 	*why = "not a zip file";
 	if (fstat(c->fd, &st) < 0 || st.st_size < 22)
 		goto fail;
