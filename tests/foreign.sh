@@ -37,6 +37,28 @@ known() {
 	[ -f "$f" ] && awk -F '\t' -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }' "$f"
 }
 
+# judge CASE EXPECTED GOT LIST WHAT: pass CASE when GOT is EXPECTED byte for byte (and fail it if
+# LIST still names it), xfail it with LIST's reason when it differs and is listed, else fail it with
+# the diff; WHAT says what EXPECTED is.  Returns 0 when identical.
+judge() {
+	local case=$1 exp=$2 got=$3 list=$4 what=$5 why
+	why=$(known "${case#*/}" "$list")
+	if cmp -s "$exp" "$got"; then
+		if [ -n "$why" ]; then
+			fail "$case" "identical to $what, but listed in $list: remove it there"
+		else
+			pass "$case"
+		fi
+		return 0
+	elif [ -n "$why" ]; then
+		xfail "$case" "$why"
+	else
+		diff "$exp" "$got" >"$got.diff"
+		fail "$case" "differs from $what" "$got.diff"
+	fi
+	return 1
+}
+
 identical=0 total=0
 for dir in "$DATA"/*/; do
 	dir=${dir%/}
@@ -64,21 +86,10 @@ for dir in "$DATA"/*/; do
 		else
 			total=$((total + 1))
 			run_pc "$d/c" -q --perf-compat -f perf-script -i "$d/perf.data" -o "$d/c.txt"
-			why=$(known "$name")
 			if [ "$rc" != 0 ] || [ ! -f "$d/c.txt" ]; then
 				fail "foreign/$name" "exit status $rc" "$d/c/err"
-			elif cmp -s "$exp" "$d/c.txt"; then
+			elif judge "foreign/$name" "$exp" "$d/c.txt" "$KNOWN" "perf 6.1's text ($made)"; then
 				identical=$((identical + 1))
-				if [ -n "$why" ]; then
-					fail "foreign/$name" "identical to perf's text ($made), but listed in $KNOWN: remove it there"
-				else
-					pass "foreign/$name"
-				fi
-			elif [ -n "$why" ]; then
-				xfail "foreign/$name" "$why"
-			else
-				diff "$exp" "$d/c.txt" >"$d/diff"
-				fail "foreign/$name" "differs from perf 6.1's text ($made)" "$d/diff"
 			fi
 		fi
 	fi
@@ -96,20 +107,9 @@ for dir in "$DATA"/*/; do
 		elif [ -f "$dir/HOST-KERNEL" ]; then
 			pass "foreign-default/$name"
 		else
-			dwhy=$(known "$name" "$DEFAULT_KNOWN")
 			xz -dc "$dir/script.txt.xz" >"$d/perf.txt"
-			if cmp -s "$d/perf.txt" "$d/d.txt"; then
-				if [ -n "$dwhy" ]; then
-					fail "foreign-default/$name" "identical to perf's text, but listed in $DEFAULT_KNOWN: remove it there"
-				else
-					pass "foreign-default/$name"
-				fi
-			elif [ -n "$dwhy" ]; then
-				xfail "foreign-default/$name" "$dwhy"
-			else
-				diff "$d/perf.txt" "$d/d.txt" >"$d/ddiff"
-				fail "foreign-default/$name" "the default differs from perf 6.1's text, which does not depend on this machine" "$d/ddiff"
-			fi
+			judge "foreign-default/$name" "$d/perf.txt" "$d/d.txt" "$DEFAULT_KNOWN" \
+				"perf 6.1's text, which does not depend on this machine"
 		fi
 	fi
 	rm -f "$d/perf.data"
