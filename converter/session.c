@@ -907,11 +907,8 @@ static struct pfc_cfi *apk_cfi(struct pfc_session *s, const struct pfc_dso *d, c
 	if (!pfc_files_find(s->files, PFC_FILES_ROOT, apk, 0, &found) ||
 	    !(c = pfc_cfi_open_in_zip(found.path, bang + 6, why)))
 		return NULL;
-	/* perf's dso__build_id_equal: a 20-byte id may be a shorter one padded with zeros */
-	if (d->build_id_len && ((k = pfc_cfi_build_id(c, id, sizeof(id))) <= 0 || k > (int)d->build_id_len ||
-				memcmp(id, d->build_id, (size_t)k) ||
-				(k < (int)d->build_id_len && (d->build_id_len != 20 || d->build_id[k] ||
-							      memcmp(d->build_id + k, d->build_id + k + 1, 19 - (size_t)k))))) {
+	if (d->build_id_len && ((k = pfc_cfi_build_id(c, id, sizeof(id))) <= 0 ||
+				!pfc_build_id_equal(d->build_id, (int)d->build_id_len, id, k))) {
 		*why = "another build-id";
 		pfc_cfi_close(c);
 		return NULL;

@@ -174,8 +174,7 @@ int pfc_elf_build_id(const char *file, uint8_t *out, int *len)
 	return err;
 }
 
-/* perf's dso__build_id_equal: a 20-byte expected id may carry trailing zeros */
-static bool build_id_equal(const uint8_t *want, int want_len, const uint8_t *have, int have_len)
+bool pfc_build_id_equal(const uint8_t *want, int want_len, const uint8_t *have, int have_len)
 {
 	int i;
 
@@ -252,7 +251,7 @@ static int symsrc_open(struct symsrc *ss, const char *path, const uint8_t *bid, 
 			symsrc_close(ss);
 			return -ENOENT;
 		}
-		if (!build_id_equal(bid, bid_len, have, have_len)) {
+		if (!pfc_build_id_equal(bid, bid_len, have, have_len)) {
 			symsrc_close(ss);
 			return -EBADF;
 		}

@@ -116,21 +116,6 @@ static int mkdirs(const char *dir)
 	return 0;
 }
 
-/* A build-id as perf compares them: a 20-byte id asked for may be a shorter one padded */
-static int same_build_id(const uint8_t *want, int want_len, const uint8_t *have, int have_len)
-{
-	int i;
-
-	if (want_len == have_len)
-		return !memcmp(want, have, (size_t)want_len);
-	if (want_len != 20 || have_len > want_len || memcmp(want, have, (size_t)have_len))
-		return 0;
-	for (i = have_len; i < want_len; i++)
-		if (want[i])
-			return 0;
-	return 1;
-}
-
 int pfc_symsrv_open(struct pfc_symsrv *s, const char *urls, const char *cache_dir, double timeout, FILE *log)
 {
 	const char *p = urls;
@@ -336,7 +321,7 @@ static enum fetched fetch_one(struct pfc_symsrv *s, size_t srv, const char *key,
 		goto out;
 	}
 	/* what came is untrusted: only the debug file of this build-id is kept */
-	if (pfc_elf_build_id(tmp, have, &have_len) != 0 || !same_build_id(bid, len, have, have_len)) {
+	if (pfc_elf_build_id(tmp, have, &have_len) != 0 || !pfc_build_id_equal(bid, len, have, have_len)) {
 		if (s->log) {
 			fprintf(s->log, "perfconv: warning: symbol server '%s': the file sent for '%s' ", s->urls[srv], what);
 			if (have_len > 0) {

@@ -10,6 +10,7 @@
 
 #include "converter/files/files.h"
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* pfc_sym.binding: the ELF STB_* values, so that ELF symbols need no translation. */
@@ -162,6 +163,9 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 /* Read the GNU build-id note of an ELF file.  out must hold 20 bytes.  Returns 0 or a
  * negative error (-ENOENT: no note). */
 int pfc_elf_build_id(const char *file, uint8_t *out, int *len);
+/* perf's dso__build_id_equal: the id WANT (from a recording) names the file whose id is HAVE;
+ * a 20-byte WANT may be a shorter id padded with zeros (simpleperf pads them so). */
+bool pfc_build_id_equal(const uint8_t *want, int want_len, const uint8_t *have, int have_len);
 
 /* The byte ranges of an ELF executable or shared object that no symbol source reads: the
  * contents of its loaded code and data sections (.text, .rodata, .data, ...).  Symbols,
