@@ -779,15 +779,9 @@ static const struct pfc_map *kernel_touch(struct pfc_session *s, struct pfc_thre
 	return map;
 }
 
-static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
+static int add_ip_map(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int kernel, uint64_t ip,
+		      const struct pfc_map *map)
 {
-	const struct pfc_map *map = NULL;
-	int kernel = cpumode == PERF_RECORD_MISC_KERNEL;
-
-	if (kernel)
-		map = kernel_touch(s, th, ip);
-	else if (cpumode == PERF_RECORD_MISC_USER)
-		map = pfc_machine_find_map(&s->machine, th, 0, ip);
 	if (!map)
 		return push_frame(s, n, NULL, ip, kernel);
 	/*
@@ -820,6 +814,19 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);
 }
 
+/* One frame at ip: its map in the thread's address space (user) or the kernel's. */
+static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
+{
+	const struct pfc_map *map = NULL;
+	int kernel = cpumode == PERF_RECORD_MISC_KERNEL;
+
+	if (kernel)
+		map = kernel_touch(s, th, ip);
+	else if (cpumode == PERF_RECORD_MISC_USER)
+		map = pfc_machine_find_map(&s->machine, th, 0, ip);
+	return add_ip_map(s, th, n, kernel, ip, map);
+}
+
 /* ---- --call-graph dwarf: the user part of a stack, unwound from the copied stack ---- */
 
 struct pfc_dwarf_dso {
@@ -829,7 +836,7 @@ struct pfc_dwarf_dso {
 	uint8_t cfi_tried, a2l_tried;
 };
 
-struct pfc_inl_ent {                 /* (DSO, address) -> inline names of that frame */
+struct pfc_inl_ent {                 /* (DSO, address) -> inline names of that frame; none: a plain frame */
 	uint64_t addr;
 	uint32_t dso;                 /* id + 1; 0 = empty slot */
 	uint32_t first, n;            /* in inl_names: interned name + 1, 0 = the symbol itself */
@@ -1123,9 +1130,9 @@ static void a2l_separate(struct pfc_session *s, struct pfc_a2l *a, const char *s
  * becomes a frame at that address, the record that names perf's own symbol as that
  * symbol, the others "(inlined)".  No record: the plain frame.
  */
-static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_dso *d, uint64_t addr,
-					const struct pfc_sym *sym)
+static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_dso *d, uint64_t addr)
 {
+	const struct pfc_sym *sym;
 	struct pfc_inl_ent *e;
 	struct pfc_dwarf_dso *dd;
 	const char *names[64];
@@ -1160,13 +1167,30 @@ static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_
 	e->first = (uint32_t)s->nr_inl_names;
 	e->n = 0;
 	s->inl_count++;
+	/* an address outside every symbol is a plain frame */
+	sym = d->syms ? pfc_symtab_find(d->syms, addr) : NULL;
+	if (!sym)
+		return e;
 	dd = dwarf_dso(s, d);
 	if (!dd || !dd->symsrc)
 		return e;
 	if (!dd->a2l_tried) {
 		dd->a2l_tried = 1;
-		dd->a2l = pfc_a2l_open(dd->symsrc);
+		dd->a2l = pfc_a2l_open(dd->symsrc, s->opts->perf_compat ? NULL : s->opts->cache_dir);
 		a2l_separate(s, dd->a2l, dd->symsrc);
+		switch (pfc_a2l_cache_state(dd->a2l)) {
+		case PFC_A2L_CACHE_HIT:
+			s->st.nr_dcache_hits++;
+			break;
+		case PFC_A2L_CACHE_CORRUPT:
+			s->st.nr_dcache_corrupt++;
+			/* fall through */
+		case PFC_A2L_CACHE_MISS:
+			s->st.nr_dcache_misses++;
+			break;
+		default:
+			break;
+		}
 	}
 	if (!dd->a2l)
 		return e;
@@ -1206,24 +1230,20 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 {
 	const struct pfc_map *map = pfc_machine_find_map(&s->machine, th, 0, ip);
 	struct pfc_dso *d = map ? map->dso : NULL;
-	const struct pfc_sym *sym;
 	const struct pfc_inl_ent *e;
 	uint64_t addr;
 	uint32_t i;
 
 	if (!d || d->kind != PFC_DSO_FILE || map->identity)
-		return add_ip(s, th, n, PERF_RECORD_MISC_USER, ip);
+		return add_ip_map(s, th, n, 0, ip, map);
 	addr = ip - map->start + map->pgoff;
 	if (!d->loaded)
 		load_dso(s, d);
-	sym = d->syms ? pfc_symtab_find(d->syms, addr) : NULL;
-	if (!sym)
-		return add_ip(s, th, n, PERF_RECORD_MISC_USER, ip);
-	e = inline_names(s, d, addr, sym);
+	e = inline_names(s, d, addr);
 	if (!e)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "inline frames");
 	if (!e->n)
-		return add_ip(s, th, n, PERF_RECORD_MISC_USER, ip);
+		return add_ip_map(s, th, n, 0, ip, map);
 	for (i = 0; i < e->n; i++) {
 		uint32_t inl = s->inl_names[e->first + i];
 		uint32_t id = pfc_stacks_frame_inl(&s->stacks, d, addr, 0, inl);

@@ -154,6 +154,47 @@ golden() {
 	mismatch "$name" "output differs from $exp" "$xwhy" "$d/diff" "$d/out.folded"
 }
 
+# dwarf_image_cache NAME EXPECTED ARGS...: a conversion whose inline names come from compressed
+# DWARF keeps the inflated image in the symbol cache (XDG_CACHE_HOME/perfconv/dwarf): the first
+# conversion misses and writes it, the second reads it, an entry with a changed byte is
+# reported, removed and written again, --no-cache writes nothing; the stacks are EXPECTED's
+# every time.
+dwarf_image_cache() {
+	local name=$1 exp=$2 d=$TMP/case xdg=$TMP/xdg-dwarf entry want step
+	shift 2
+	selected "$name" || return 0
+	expected "$exp" >"$TMP/expected" || { skip "$name" "no $exp"; return; }
+	rm -rf "$xdg"
+	for step in "0 hit, 1 miss" "1 hit, 0 miss" corrupt "0 hit, 1 miss, corrupt" "1 hit, 0 miss" no-cache; do
+		want="DWARF image cache: $step"
+		case $step in
+		corrupt)
+			entry=$(ls "$xdg"/perfconv/dwarf/* 2>/dev/null | head -1)
+			[ -f "$entry" ] || { fail "$name" "no entry in $xdg/perfconv/dwarf after a hit" /dev/null; return; }
+			# a byte in the middle of the image, as a disk or an interrupted copy might leave it
+			printf 'X' | dd of="$entry" bs=1 seek=$(($(wc -c <"$entry") / 2)) conv=notrunc status=none
+			continue ;;
+		"0 hit, 1 miss, corrupt") want="DWARF image cache: 0 hit, 1 miss, corrupt entries ignored and written again" ;;
+		no-cache) rm -rf "$xdg" ;;
+		esac
+		XDG_CACHE_HOME=$xdg run_pc "$d" -v $([ "$step" = no-cache ] && echo --no-cache) "$@" -o "$d/out.folded"
+		if [ "$rc" != 0 ] || ! cmp -s "$TMP/expected" "$d/out.folded"; then
+			fail "$name" "step '$step': exit status $rc or stacks that differ from $exp" "$d/err"
+			return
+		fi
+		if [ "$step" = no-cache ]; then
+			if grep -q "DWARF image cache" "$d/err" || [ -e "$xdg/perfconv/dwarf" ]; then
+				fail "$name" "--no-cache used or wrote the cache" "$d/err"
+				return
+			fi
+		elif ! grep -qF "$want (" "$d/err"; then
+			fail "$name" "step '$step': stderr lacks '$want'" "$d/err"
+			return
+		fi
+	done
+	pass "$name (miss, hit, a damaged entry rewritten, hit; --no-cache writes nothing)"
+}
+
 # derive_all NAME XFAIL_WHY KERNEL_REF JIT_REF ARGS...: stackcollapse's --all is --kernel plus --jit,
 # and no fixture has a folded-all file.  The --all output is right when its lines are sorted
 # bytewise, removing its _[j] marks gives the --kernel file, and removing its _[k] marks gives the
@@ -450,7 +491,8 @@ for dir in "$FIX"/*/; do
 	# Distribution debug files have compressed sections (libc6-dbg's: zlib); perfconv inflates
 	# them itself for the inline lookups.  dwarf-cpp's library names its inlined functions from
 	# its debug file: compressed (objcopy), the stacks must be the same as perf's.
-	if [ "$fx" = dwarf-cpp ] && selected "$fx/compressed-debug" && command -v objcopy >/dev/null; then
+	if [ "$fx" = dwarf-cpp ] && { selected "$fx/compressed-debug" || selected "$fx/dwarf-image-cache"; } &&
+		command -v objcopy >/dev/null; then
 		zroot=$TMP/symfs-zdebug
 		rm -rf "$zroot"
 		cp -Rs "$(cd "$ROOT" && pwd)" "$zroot"
@@ -459,6 +501,7 @@ for dir in "$FIX"/*/; do
 		if objcopy --compress-debug-sections=zlib "$ROOT/$zdbg" "$zroot/$zdbg" &&
 			readelf -SW "$zroot/$zdbg" | grep -q '\.debug_info .* C '; then
 			golden "$fx/compressed-debug" "$exp/folded.txt" "" -i "$in" --symfs "$zroot" --kallsyms "$ROOT/kallsyms"
+			dwarf_image_cache "$fx/dwarf-image-cache" "$exp/folded.txt" -i "$in" --symfs "$zroot" --kallsyms "$ROOT/kallsyms"
 		else
 			fail "$fx/compressed-debug" "objcopy could not compress $zdbg" /dev/null
 		fi

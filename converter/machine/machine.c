@@ -155,15 +155,20 @@ static int maps_insert(struct pfc_maps *ms, const struct pfc_map *nm)
 	return 0;
 }
 
-static const struct pfc_map *maps_find(const struct pfc_maps *ms, uint64_t addr)
+static const struct pfc_map *maps_find(struct pfc_maps *ms, uint64_t addr)
 {
 	size_t i;
 
 	if (!ms)
 		return NULL;
-	i = maps_lower(ms, addr);
-	if (i < ms->n && ms->v[i].start <= addr)
+	i = ms->hint;
+	if (i < ms->n && ms->v[i].start <= addr && addr < ms->v[i].end)
 		return &ms->v[i];
+	i = maps_lower(ms, addr);
+	if (i < ms->n && ms->v[i].start <= addr) {
+		ms->hint = i;
+		return &ms->v[i];
+	}
 	return NULL;
 }
 

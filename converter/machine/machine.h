@@ -75,6 +75,8 @@ struct pfc_maps {
 	struct pfc_map *v;         /* sorted by start, non-overlapping */
 	size_t n, cap;
 	uint64_t gen;              /* bumped by every change: caches keyed on it stay valid */
+	size_t hint;               /* the map found last: looked at first (any index below n is
+	                            * safe: maps do not overlap) */
 	uint8_t unwindable;        /* perf-compat: a map whose ELF perf could read was seen */
 };
 

@@ -6,13 +6,16 @@
  * then the larger size when the current pick ends before the address, then functions over
  * untyped symbols, then the smaller size; the first in table order on a tie).
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <libdeflate.h>
 #include <libelf.h>
@@ -20,6 +23,8 @@
 #include "converter/native/a2l.h"
 #include "converter/native/dwpath.h"
 #include "converter/native/elfread.h"
+#include "converter/native/kcache.h"
+#include "converter/native/symtab.h"
 
 
 #ifndef STT_GNU_IFUNC
@@ -49,6 +54,20 @@ struct a2l_func {
 	uint8_t is_linkage;
 };
 
+/* The bytes of a debug image: inflated here (heap), or the symbol cache's entry (cached). */
+struct dwimg {
+	uint8_t *heap;
+	struct pfc_kcache_bytes cached;
+};
+
+static void dwimg_free(struct dwimg *d)
+{
+	free(d->heap);
+	if (d->cached.map)
+		pfc_kcache_bytes_free(&d->cached);
+	memset(d, 0, sizeof(*d));
+}
+
 struct pfc_a2l {
 	struct a2l_func *funcs;
 	size_t nfuncs, capfuncs;
@@ -61,7 +80,9 @@ struct pfc_a2l {
 	size_t nsyms;
 	uint64_t text_offset;
 	Elf *dwelf;		/* the in-memory copy of the debug sections libdw reads, or NULL */
-	uint8_t *dwimage;
+	struct dwimg dwimage;
+	const char *cache_dir;	/* where inflated images are kept, or NULL */
+	enum pfc_a2l_cache cache;
 	int has_info;		/* the file has a .debug_info section (BFD's find_debug_info) */
 	int sepfd;		/* the separate debug file whose DWARF answers (pfc_a2l_separate), or -1 */
 	Elf *sepelf;
@@ -136,8 +157,44 @@ static int unneeded_section(const char *name)
  * (64-bit, native byte order, not relocatable, no dwz alternate file, zlib or no
  * compression); anything else returns NULL and libdw reads the file itself.
  */
-static Elf *debug_image(Elf *elf, uint8_t **image_out)
+/*
+ * The symbol cache's key of a file's image: its build-id (8 bytes at least) and size, and
+ * this perfconv, whose code lays the image out.  0, or -ENOENT.
+ */
+static int image_key(Elf *elf, size_t size, struct pfc_kcache_key *k)
 {
+	const unsigned char *id;
+	char hex[2 * 64 + 1], text[PFC_KCACHE_KEY_MAX];
+	const char *exe = pfc_own_build_id();
+	ssize_t n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+	int len;
+
+	if (n < 8 || n > 64 || !*exe)
+		return -ENOENT;
+	for (ssize_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	len = snprintf(text, sizeof(text), "dwarf exe=%s bid=%s:%zu", exe, hex, size);
+	if (len < 0 || (size_t)len >= sizeof(text))
+		return -ENOENT;
+	return pfc_kcache_key_text(k, text);
+}
+
+/* An image's bytes as an ELF file libdw reads, or NULL. */
+static Elf *image_elf(const uint8_t *p, size_t len)
+{
+	Elf *mem = elf_memory((char *)p, len);
+
+	if (mem && elf_kind(mem) != ELF_K_ELF) {
+		elf_end(mem);
+		mem = NULL;
+	}
+	return mem;
+}
+
+static Elf *debug_image(Elf *elf, const char *cache_dir, struct dwimg *image_out, enum pfc_a2l_cache *cache)
+{
+	struct pfc_kcache_key key;
+	int keyed = 0;
 	const uint8_t *raw;
 	size_t rawsize = 0, shstrndx, nscn = 0, k = 0, strsz = 1, total, pos;
 	Elf_Scn *scn = NULL;
@@ -152,7 +209,7 @@ static Elf *debug_image(Elf *elf, uint8_t **image_out)
 	static const union { uint16_t u; uint8_t b[2]; } probe = { 1 };
 	uint8_t native = probe.b[0] ? ELFDATA2LSB : ELFDATA2MSB;
 
-	*image_out = NULL;
+	memset(image_out, 0, sizeof(*image_out));
 	raw = (const uint8_t *)elf_rawfile(elf, &rawsize);
 	if (!raw || !gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != native || eh.e_type == ET_REL ||
@@ -194,6 +251,21 @@ static Elf *debug_image(Elf *elf, uint8_t **image_out)
 	}
 	if (!compressed || !k)
 		goto out;	/* nothing to gain */
+	/* inflated before for a file of this build-id: the cache's entry, read in place */
+	if (cache_dir && image_key(elf, rawsize, &key) == 0) {
+		struct pfc_kcache_bytes b;
+		int got = pfc_kcache_get(cache_dir, &pfc_kcache_dwarf, &key, &b);
+		keyed = 1;
+		*cache = got == -EINVAL ? PFC_A2L_CACHE_CORRUPT : PFC_A2L_CACHE_MISS;
+		if (got == 1) {
+			if ((mem = image_elf(b.p, b.len)) != NULL) {
+				*cache = PFC_A2L_CACHE_HIT;
+				image_out->cached = b;
+				goto out;
+			}
+			pfc_kcache_bytes_free(&b);
+		}
+	}
 	/* ehdr | section data | shstrtab | section headers (null, the k sections, shstrtab) */
 	total = sizeof(Elf64_Ehdr);
 	for (size_t i = 0; i < k; i++) {
@@ -257,14 +329,12 @@ static Elf *debug_image(Elf *elf, uint8_t **image_out)
 		nsh[k + 1].sh_size = strsz;
 		nsh[k + 1].sh_addralign = 1;
 	}
-	mem = elf_memory((char *)img, total);
-	if (!mem || elf_kind(mem) != ELF_K_ELF) {
-		if (mem)
-			elf_end(mem);
-		mem = NULL;
+	mem = image_elf(img, total);
+	if (!mem)
 		goto out;
-	}
-	*image_out = img;
+	if (keyed)	/* a cache that cannot be written is no cache */
+		pfc_kcache_put(cache_dir, &pfc_kcache_dwarf, &key, img, total);
+	image_out->heap = img;
 	img = NULL;
 out:
 	libdeflate_free_decompressor(dec);
@@ -273,7 +343,7 @@ out:
 	return mem;
 }
 
-struct pfc_a2l *pfc_a2l_open(const char *path)
+struct pfc_a2l *pfc_a2l_open(const char *path, const char *cache_dir)
 {
 	struct pfc_a2l *a = calloc(1, sizeof(*a));
 	Elf_Scn *scn = NULL;
@@ -284,6 +354,7 @@ struct pfc_a2l *pfc_a2l_open(const char *path)
 	if (!a)
 		return NULL;
 	a->sepfd = -1;
+	a->cache_dir = cache_dir;
 	a->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (a->fd < 0) {
 		free(a);
@@ -323,7 +394,7 @@ struct pfc_a2l *pfc_a2l_open(const char *path)
 		if (load_syms(a, SHT_DYNSYM) < 0)
 			goto fail;
 	}
-	a->dwelf = debug_image(a->elf, &a->dwimage);
+	a->dwelf = debug_image(a->elf, a->cache_dir, &a->dwimage, &a->cache);
 	if (pfc_dw_strings_ok(a->dwelf ? a->dwelf : a->elf))
 		a->dw = dwarf_begin_elf(a->dwelf ? a->dwelf : a->elf, DWARF_C_READ, NULL);
 	return a;
@@ -340,7 +411,7 @@ void pfc_a2l_close(struct pfc_a2l *a)
 		dwarf_end(a->dw);
 	if (a->dwelf)
 		elf_end(a->dwelf);
-	free(a->dwimage);
+	dwimg_free(&a->dwimage);
 	if (a->elf)
 		elf_end(a->elf);
 	if (a->fd >= 0)
@@ -353,6 +424,11 @@ void pfc_a2l_close(struct pfc_a2l *a)
 	free(a->syms);
 	free(a->funcs);
 	free(a);
+}
+
+enum pfc_a2l_cache pfc_a2l_cache_state(const struct pfc_a2l *a)
+{
+	return a ? a->cache : PFC_A2L_CACHE_OFF;
 }
 
 int pfc_a2l_has_dwarf(const struct pfc_a2l *a)
@@ -375,7 +451,8 @@ int pfc_a2l_separate(struct pfc_a2l *a, const char *path)
 	int fd, info = 0;
 	Elf *elf;
 	Elf *dwelf;
-	uint8_t *dwimage = NULL;
+	struct dwimg dwimage;
+	enum pfc_a2l_cache cache = PFC_A2L_CACHE_OFF;
 	Dwarf *dw = NULL;
 
 	if (!a || a->has_info || a->sepelf)
@@ -396,23 +473,25 @@ int pfc_a2l_separate(struct pfc_a2l *a, const char *path)
 	}
 	if (!info)
 		goto fail;
-	dwelf = debug_image(elf, &dwimage);
+	dwelf = debug_image(elf, a->cache_dir, &dwimage, &cache);
 	if (pfc_dw_strings_ok(dwelf ? dwelf : elf))
 		dw = dwarf_begin_elf(dwelf ? dwelf : elf, DWARF_C_READ, NULL);
 	if (!dw) {
 		if (dwelf)
 			elf_end(dwelf);
-		free(dwimage);
+		dwimg_free(&dwimage);
 		goto fail;
 	}
 	if (a->dw)
 		dwarf_end(a->dw);
 	if (a->dwelf)
 		elf_end(a->dwelf);
-	free(a->dwimage);
+	dwimg_free(&a->dwimage);
 	a->dw = dw;
 	a->dwelf = dwelf;
 	a->dwimage = dwimage;
+	if (cache != PFC_A2L_CACHE_OFF)
+		a->cache = cache;
 	a->sepelf = elf;
 	a->sepfd = fd;
 	a->has_info = 1;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -747,17 +748,26 @@ static int open_fetched(const struct pfc_symopts *o, const char *path, const uin
 
 /* The build-id of this perfconv binary as hex, "" without one: a cached table was made by
  * the code that reads it, so a perfconv built otherwise (with another reading of symbols)
- * never takes another's entries. */
-static void own_build_id(char *hex, size_t size)
+ * never takes another's entries.  Read once. */
+static char own_hex[2 * BUILD_ID_MAX + 1];
+
+static void own_build_id_read(void)
 {
 	uint8_t b[BUILD_ID_MAX];
 	int n = 0, i;
 
-	hex[0] = '\0';
 	if (pfc_elf_build_id("/proc/self/exe", b, &n) != 0)
 		return;
-	for (i = 0; i < n && (size_t)(2 * i + 2) < size; i++)
-		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	for (i = 0; i < n; i++)
+		snprintf(own_hex + 2 * i, 3, "%02x", b[i]);
+}
+
+const char *pfc_own_build_id(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, own_build_id_read);
+	return own_hex;
 }
 
 static int hex_build_id(const struct symsrc *ss, char *hex, size_t size, uint64_t *bytes)
@@ -783,14 +793,14 @@ static int hex_build_id(const struct symsrc *ss, char *hex, size_t size, uint64_
  */
 static int cache_key(const struct symsrc *syms, const struct symsrc *run, struct pfc_kcache_key *k)
 {
-	char sb[2 * BUILD_ID_MAX + 1], rb[2 * BUILD_ID_MAX + 1], exe[2 * BUILD_ID_MAX + 1], text[PFC_KCACHE_KEY_MAX];
+	char sb[2 * BUILD_ID_MAX + 1], rb[2 * BUILD_ID_MAX + 1], text[PFC_KCACHE_KEY_MAX];
+	const char *exe = pfc_own_build_id();
 	uint64_t ssize, rsize;
 	int n;
 
 	if (hex_build_id(syms, sb, sizeof(sb), &ssize) < 0 || hex_build_id(run, rb, sizeof(rb), &rsize) < 0)
 		return -ENOENT;
-	own_build_id(exe, sizeof(exe));
-	if (!exe[0])
+	if (!*exe)
 		return -ENOENT;
 	n = snprintf(text, sizeof(text), "elf exe=%s syms=%s:%llu run=%s:%llu", exe, sb, (unsigned long long)ssize, rb,
 		     (unsigned long long)rsize);

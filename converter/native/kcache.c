@@ -37,6 +37,8 @@ const struct pfc_kcache_kind pfc_kcache_kallsyms = { "kallsyms", PFC_KCACHE_ENTR
 const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20 };
 /* /proc/kallsyms as read, for packs: 5 to 15 MB each */
 const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30 };
+/* a libc debug file's sections take 10 MB inflated */
+const struct pfc_kcache_kind pfc_kcache_dwarf = { "dwarf", 32, (uint64_t)512 << 20 };
 
 /* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image (at an
  * offset that keeps its 8-byte fields aligned in a mapping) */
@@ -241,7 +243,9 @@ int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const st
 		unlink(path);
 		return -EINVAL;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	/* writable, privately: a reader such as libelf may write to what it is given (the file
+	 * stays as it is) */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
 		close(fd);

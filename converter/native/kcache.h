@@ -6,7 +6,9 @@
  * a few MB instead of asking the kernel to print every symbol again.  "elf": the table
  * elfsym.c makes of a binary and its debug file, keyed by their build-ids (elfsym.c's
  * key), so that a batch of recordings of one service parses and demangles each library
- * once.  "kallsyms-text": /proc/kallsyms as read, under the kernel's key, for packs.  Which files may use it (the running kernel's, binaries whose build-ids prove what
+ * once.  "kallsyms-text": /proc/kallsyms as read, under the kernel's key, for packs.
+ * "dwarf": a debug file's compressed DWARF sections inflated into the ELF image a2l.c
+ * reads, keyed by the file's build-id and size.  Which files may use it (the running kernel's, binaries whose build-ids prove what
  * they are) is the caller's decision; this module only keys, checks, reads, writes and
  * bounds entries.
  */
@@ -29,6 +31,7 @@ struct pfc_kcache_kind {
 extern const struct pfc_kcache_kind pfc_kcache_kallsyms;	/* 8 entries, 1 GiB */
 extern const struct pfc_kcache_kind pfc_kcache_elf;		/* 256 entries, 256 MiB */
 extern const struct pfc_kcache_kind pfc_kcache_kallsyms_text;	/* 8 entries, 1 GiB */
+extern const struct pfc_kcache_kind pfc_kcache_dwarf;		/* 32 entries, 512 MiB */
 
 struct pfc_kcache_key {
 	char text[PFC_KCACHE_KEY_MAX];	/* "bid=... boot=... kptr=... euid0=... mods=...", NUL-padded */

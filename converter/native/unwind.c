@@ -109,9 +109,14 @@ int pfc_unwind_perf_sp(enum pfc_unwind_arch arch)
 
 enum { RULES_OK, RULES_NO_FDE, RULES_BAD, RULES_NO_CFA };
 
+enum { RULE_EXPR, RULE_AT_CFA, RULE_VAL_CFA };
+
 struct cfi_rule {
 	int8_t n;		/* operations; 0: none (same value, or undefined when undef) */
 	uint8_t undef;
+	uint8_t kind;		/* RULE_AT_CFA: saved at CFA + off (offset(N)); RULE_VAL_CFA: is CFA + off
+				 * (val_offset(N)); RULE_EXPR: evaluate ops */
+	uint64_t off;
 	Dwarf_Op ops[RULE_OPS];
 };
 
@@ -123,6 +128,8 @@ struct cfi_rules {
 	uint8_t fail_at;	/* the register libdw gave no rule for; 0xff: none */
 	uint8_t signalp;
 	int8_t ncfa;
+	uint8_t nact;		/* the registers a step changes, in order; the last may be fail_at */
+	uint8_t act[NREGS];
 	Dwarf_Op cfa[RULE_OPS];
 	struct cfi_rule reg[NREGS];
 };
@@ -410,7 +417,22 @@ struct walk {
 	int via_cfi;		/* the last step used CFI (not the guess, not the frame pointers) */
 	int stack_miss;		/* a read fell outside the copy */
 	int cut;		/* ... while reading the frames (not a probe of code bytes) */
+	struct pfc_unwind_map last;	/* the map found last: the maps stay as they are for a walk */
+	int have_last;
 };
+
+static int find_map(struct walk *w, uint64_t addr, struct pfc_unwind_map *m)
+{
+	if (w->have_last && addr >= w->last.start && addr < w->last.end) {
+		*m = w->last;
+		return 0;
+	}
+	if (w->find(w->arg, addr, m) < 0)
+		return -1;
+	w->last = *m;
+	w->have_last = m->end > m->start;
+	return 0;
+}
 
 /*
  * perf's access_mem: the copy, except its last word.  Elsewhere the file mapped there
@@ -429,7 +451,7 @@ static int mem_read(struct walk *w, uint64_t addr, uint64_t *val)
 		*val = pfc_ld64(in->stack + (addr - w->sp0), in->swap);
 		return 0;
 	}
-	if (w->find(w->arg, addr, &m) < 0) {
+	if (find_map(w, addr, &m) < 0) {
 		w->stack_miss = w->cut = 1;
 		return -1;
 	}
@@ -647,6 +669,28 @@ static int is_plt_entry(struct walk *w)
 	return ret;
 }
 
+/*
+ * libdw writes offset(N) as DW_OP_call_frame_cfa, DW_OP_plus_uconst N (the second left out
+ * for 0) and val_offset(N) the same with DW_OP_stack_value after: nearly every rule of a
+ * compiler's CFI.  Those are kept as CFA + off, with the result eval would give.
+ */
+static void rule_kind(struct cfi_rule *ru)
+{
+	const Dwarf_Op *o = ru->ops;
+	int n = ru->n, k = 1;
+
+	ru->kind = RULE_EXPR;
+	ru->off = 0;
+	if (n < 1 || o[0].atom != DW_OP_call_frame_cfa)
+		return;
+	if (k < n && o[k].atom == DW_OP_plus_uconst)
+		ru->off = o[k++].number;
+	if (k == n)
+		ru->kind = RULE_AT_CFA;
+	else if (k + 1 == n && o[k].atom == DW_OP_stack_value)
+		ru->kind = RULE_VAL_CFA;
+}
+
 /* The rules of cfi_pc from libdw into *r; 0, or -1 when one is too long to keep. */
 static int rules_fill(struct pfc_cfi *cfi, const struct arch_desc *a, uint64_t cfi_pc, struct cfi_rules *r)
 {
@@ -686,7 +730,14 @@ static int rules_fill(struct pfc_cfi *cfi, const struct arch_desc *a, uint64_t c
 		r->reg[reg].n = (int8_t)nops;
 		if (nops)
 			memcpy(r->reg[reg].ops, ops, nops * sizeof(*ops));
+		rule_kind(&r->reg[reg]);
+		/* a register without a rule keeps its place; an undefined one matters only as
+		 * the return address or x86-64's frame pointer (step_cfi) */
+		if (nops || (r->reg[reg].undef && (reg == a->ra || (a->fp_end && reg == a->fp))))
+			r->act[r->nact++] = (uint8_t)reg;
 	}
+	if (r->fail_at != 0xff)
+		r->act[r->nact++] = r->fail_at;
 	dwarf_frame_info(frame, NULL, NULL, &signalp);
 	r->signalp = signalp;
 	ret = 0;
@@ -780,7 +831,7 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 	struct cfi_rules one, *r;
 	struct loc nl[NREGS];
 	uint64_t cfa, prev_ip = w->ip, prev_cfa = w->cfa;
-	int reg;
+	int reg, k;
 
 	if (!cfi->rules)
 		cfi->rules = calloc(RULES_SLOTS, sizeof(*cfi->rules));	/* untouched slots cost nothing */
@@ -816,28 +867,34 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 			cfa = l.v;
 		}
 	}
-	memcpy(nl, w->loc, sizeof(nl));
-	for (reg = 0; reg < w->a->nregs; reg++) {
-		if (reg == w->a->sp)
-			continue;
+	/* every rule reads this frame's registers: the new places are set after all of them */
+	for (k = 0; k < r->nact; k++) {
+		const struct cfi_rule *ru;
+		reg = r->act[k];
+		ru = &r->reg[reg];
 		if (reg == r->fail_at)
 			return -EINVAL;
-		if (!r->reg[reg].n) {
+		nl[k] = w->loc[reg];
+		if (!ru->n) {
 			/* undefined: the end for the return address, and on x86-64 for %rbp
 			 * (libunwind's "NULL RBP" end); other registers keep their place, as
 			 * libunwind treats every register CFI does not mention */
-			if (r->reg[reg].undef && (reg == w->a->ra || (w->a->fp_end && reg == w->a->fp)))
-				nl[reg].kind = LOC_NULL;
-			continue;
+			nl[k].kind = LOC_NULL;
+		} else if (ru->kind != RULE_EXPR) {
+			nl[k].kind = ru->kind == RULE_AT_CFA ? LOC_MEM : LOC_VAL;
+			nl[k].v = cfa + ru->off;
+		} else {
+			/* the rule's expression starts from the new CFA (libdw puts
+			 * DW_OP_call_frame_cfa first); registers in it, %rsp too (sigreturn's CFI
+			 * reads the ucontext through it), are still this frame's, as libunwind
+			 * reads them before it moves on */
+			w->rule_cfa = cfa;
+			if (eval(w, ru->ops, (size_t)ru->n, 0, 0, &nl[k]) < 0)
+				return -EINVAL;
 		}
-		/* the rule's expression starts from the new CFA (libdw puts DW_OP_call_frame_cfa
-		 * first); registers in it, %rsp too (sigreturn's CFI reads the ucontext through
-		 * it), are still this frame's, as libunwind reads them before it moves on */
-		w->rule_cfa = cfa;
-		if (eval(w, r->reg[reg].ops, (size_t)r->reg[reg].n, 0, 0, &nl[reg]) < 0)
-			return -EINVAL;
 	}
-	memcpy(w->loc, nl, sizeof(nl));
+	for (k = 0; k < r->nact; k++)
+		w->loc[r->act[k]] = nl[k];
 	w->cfa = cfa;
 	if (w->loc[w->a->ra].kind == LOC_NULL) {
 		w->ip = 0;
@@ -963,7 +1020,7 @@ static int step(struct walk *w, int *fp)
 
 	*fp = 0;
 	w->via_signal = w->via_cfi = 0;
-	if (w->find(w->arg, pc, &m) < 0)
+	if (find_map(w, pc, &m) < 0)
 		return -EINVAL;
 	if (!m.cfi) {
 		if (w->in->beyond_perf && m.jit) {
@@ -986,7 +1043,6 @@ static int step(struct walk *w, int *fp)
 int pfc_unwind_walk(const struct pfc_unwind_in *in, pfc_unwind_find_fn find, void *arg, struct pfc_unwind_out *out)
 {
 	struct walk w;
-	uint64_t v;
 	int r, fp;
 
 	out->n = 0;
@@ -1024,14 +1080,24 @@ int pfc_unwind_walk(const struct pfc_unwind_in *in, pfc_unwind_find_fn find, voi
 		return 0;
 	}
 	w.sp0 = w.cfa;
-	for (r = 0; r < w.a->nregs; r++) {
-		if (r == w.a->sp)
-			continue;
-		if (perf_reg(in, w.a->to_perf[r], &v) == 0) {
-			w.loc[r].kind = LOC_VAL;
-			w.loc[r].v = v;
-		} else {
-			w.loc[r].kind = LOC_MISSING;
+	{
+		/* the sample keeps the registers of its mask in perf's order: one pass */
+		int8_t idx[64];
+		uint64_t m = in->mask;
+		int k = 0;
+		memset(idx, -1, sizeof(idx));
+		for (; m; m &= m - 1)
+			idx[__builtin_ctzll(m)] = (int8_t)k++;
+		for (r = 0; r < w.a->nregs; r++) {
+			int p = w.a->to_perf[r];
+			if (r == w.a->sp)
+				continue;
+			if (p >= 0 && idx[p] >= 0) {
+				w.loc[r].kind = LOC_VAL;
+				w.loc[r].v = pfc_ld64(in->regs + (size_t)idx[p] * 8, in->swap);
+			} else {
+				w.loc[r].kind = LOC_MISSING;
+			}
 		}
 	}
 	for (;;) {

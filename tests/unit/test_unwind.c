@@ -147,7 +147,7 @@ static void test_a2l(void)
 	int k;
 
 	/* libc's symbols only: BFD picks the first of the aliases at 0x27280 in table order */
-	a = pfc_a2l_open("fixtures/root/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug");
+	a = pfc_a2l_open("fixtures/root/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug", NULL);
 	check(a != NULL, "open libc debug file");
 	k = a ? pfc_a2l_lookup(a, 0x27304, n, 8) : 0;
 	check(k == 1 && !strcmp(n[0], "__libc_start_main_alias_2"), "libc 0x27304: __libc_start_main_alias_2");
@@ -171,7 +171,7 @@ static void test_a2l(void)
 	pfc_a2l_close(a);
 
 	/* C++ DWARF: `addr2line -i -f -e FILE 0x11ef 0x11f4 0x11ef` printed these */
-	a = pfc_a2l_open("fixtures/root/usr/lib/debug/.build-id/c9/d07e34b7bb29cb3bce42af6166b5cf32ca1e5d.debug");
+	a = pfc_a2l_open("fixtures/root/usr/lib/debug/.build-id/c9/d07e34b7bb29cb3bce42af6166b5cf32ca1e5d.debug", NULL);
 	check(a != NULL, "open libdwlib debug file");
 	k = a ? pfc_a2l_lookup(a, 0x11ef, n, 8) : 0;
 	check(k == 2 && !strcmp(n[0], "_ZN3geo9integrateEPKdii") && !strcmp(n[1], "_ZN3geo9integrateEPKdii"),
