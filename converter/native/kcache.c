@@ -32,13 +32,13 @@
 #define BYTE_ORDER_MARK 0x01020304u
 #define ENTRY_MAX ((size_t)1 << 30)
 
-const struct pfc_kcache_kind pfc_kcache_kallsyms = { "kallsyms", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30 };
+const struct pfc_kcache_kind pfc_kcache_kallsyms = { "kallsyms", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
 /* a .NET service maps a dozen ELF files, whose tables take 0.1 to 5 MB each */
-const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20 };
+const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20, 0 };
 /* /proc/kallsyms as read, for packs: 5 to 15 MB each */
-const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30 };
+const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
 /* a libc debug file's sections take 10 MB inflated */
-const struct pfc_kcache_kind pfc_kcache_dwarf = { "dwarf", 32, (uint64_t)512 << 20 };
+const struct pfc_kcache_kind pfc_kcache_dwarf = { "dwarf", 32, (uint64_t)512 << 20, 1 };
 
 /* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image (at an
  * offset that keeps its 8-byte fields aligned in a mapping) */
@@ -243,9 +243,15 @@ int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const st
 		unlink(path);
 		return -EINVAL;
 	}
-	/* writable, privately: a reader such as libelf may write to what it is given (the file
-	 * stays as it is) */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	/* a kind whose reader (libelf) may write to what it is given is mapped writable, privately:
+	 * the file stays as it is, and pages are copied only when written, so they are read in
+	 * ahead without MAP_POPULATE (which would copy every one) */
+	map = mmap(NULL, (size_t)st.st_size, kind->writable ? PROT_READ | PROT_WRITE : PROT_READ,
+		   kind->writable ? MAP_PRIVATE : MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#ifdef MADV_POPULATE_READ
+	if (map != MAP_FAILED && kind->writable)
+		madvise(map, (size_t)st.st_size, MADV_POPULATE_READ);
+#endif
 	if (map == MAP_FAILED) {
 		ret = -errno;
 		close(fd);

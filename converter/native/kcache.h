@@ -27,6 +27,7 @@ struct pfc_kcache_kind {
 	const char *sub;
 	size_t max_entries;
 	uint64_t max_bytes;	/* all its entries together */
+	int writable;		/* its reader may write to the mapped bytes (its own copy) */
 };
 extern const struct pfc_kcache_kind pfc_kcache_kallsyms;	/* 8 entries, 1 GiB */
 extern const struct pfc_kcache_kind pfc_kcache_elf;		/* 256 entries, 256 MiB */

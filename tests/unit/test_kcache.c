@@ -197,7 +197,7 @@ static void elf_kind(const char *fx)
 	struct pfc_symtab plain, a, b;
 	struct pfc_dso_load info;
 	struct pfc_symopts o = { 0 };
-	struct pfc_kcache_kind tiny = { "tiny", 100, 1 };	/* one byte: only the newest stays */
+	struct pfc_kcache_kind tiny = { "tiny", 100, 1, 0 };	/* one byte: only the newest stays */
 	struct pfc_kcache_key k;
 	struct pfc_kcache_bytes bytes;
 	DIR *d;
