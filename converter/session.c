@@ -1179,13 +1179,13 @@ static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_
 		dd->a2l = pfc_a2l_open(dd->symsrc, s->opts->perf_compat ? NULL : s->opts->cache_dir);
 		a2l_separate(s, dd->a2l, dd->symsrc);
 		switch (pfc_a2l_cache_state(dd->a2l)) {
-		case PFC_A2L_CACHE_HIT:
+		case PFC_DWIMG_HIT:
 			s->st.nr_dcache_hits++;
 			break;
-		case PFC_A2L_CACHE_CORRUPT:
+		case PFC_DWIMG_CORRUPT:
 			s->st.nr_dcache_corrupt++;
 			/* fall through */
-		case PFC_A2L_CACHE_MISS:
+		case PFC_DWIMG_MISS:
 			s->st.nr_dcache_misses++;
 			break;
 		default:

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (pfc_fuzz_file(data, size, path) < 0)
 		return 0;
-	sl = pfc_srcline_open(path);
+	sl = pfc_srcline_open(path, NULL);
 	if (!sl)
 		return 0;
 	for (a = 0; a < 0x4000; a += 0x11) {

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "converter/native/dwimage.h"
+
 struct pfc_a2l;
 
 /* NULL when the file cannot be read as ELF (addr2line then answers nothing).  With
@@ -24,11 +26,8 @@ void pfc_a2l_close(struct pfc_a2l *a);
  * ("??" for a record without a name); at most max.  Returns how many: 0 when addr2line
  * prints "??:0" (no record perf keeps).  Names stay valid until pfc_a2l_close. */
 int pfc_a2l_lookup(struct pfc_a2l *a, uint64_t addr, const char **names, int max);
-/* What the symbol cache gave the DWARF that answers: not asked (OFF: no cache, nothing
- * compressed, no build-id), the inflated image (HIT), or nothing, so it was inflated and
- * written (MISS; CORRUPT: the entry was damaged, removed and written again). */
-enum pfc_a2l_cache { PFC_A2L_CACHE_OFF, PFC_A2L_CACHE_HIT, PFC_A2L_CACHE_MISS, PFC_A2L_CACHE_CORRUPT };
-enum pfc_a2l_cache pfc_a2l_cache_state(const struct pfc_a2l *a);
+/* What the symbol cache gave the DWARF that answers (dwimage.h). */
+enum pfc_dwimg_cache pfc_a2l_cache_state(const struct pfc_a2l *a);
 /* The file has DWARF (.debug_info) of its own, or has taken a separate file's. */
 int pfc_a2l_has_dwarf(const struct pfc_a2l *a);
 /* Answer from the DWARF of PATH, a separate debug file of the same build-id, when the

@@ -14,6 +14,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "converter/native/dwimage.h"
 #include "converter/native/dwpath.h"
 #include "converter/native/elfread.h"
 #include "converter/native/srcline.h"
@@ -21,11 +22,14 @@
 struct pfc_srcline {
 	int fd;
 	Elf *elf;
+	Elf *dwelf;		/* the inflated image libdw reads (dwimage.h), or NULL */
+	struct pfc_dwimg img;
+	enum pfc_dwimg_cache cache;
 	Dwarf *dw;
 	uint64_t text_offset;	/* ET_EXEC: .text's address - its file offset */
 };
 
-struct pfc_srcline *pfc_srcline_open(const char *path)
+struct pfc_srcline *pfc_srcline_open(const char *path, const char *cache_dir)
 {
 	struct pfc_srcline *sl = calloc(1, sizeof(*sl));
 	Elf_Scn *scn = NULL;
@@ -56,9 +60,10 @@ struct pfc_srcline *pfc_srcline_open(const char *path)
 			break;
 		}
 	}
-	if (!pfc_dw_strings_ok(sl->elf))
+	sl->dwelf = pfc_dwimg_open(sl->elf, cache_dir, &sl->img, &sl->cache);
+	if (!pfc_dw_strings_ok(sl->dwelf ? sl->dwelf : sl->elf))
 		goto fail;
-	sl->dw = dwarf_begin_elf(sl->elf, DWARF_C_READ, NULL);
+	sl->dw = dwarf_begin_elf(sl->dwelf ? sl->dwelf : sl->elf, DWARF_C_READ, NULL);
 	if (!sl->dw)
 		goto fail;
 	return sl;
@@ -73,11 +78,19 @@ void pfc_srcline_close(struct pfc_srcline *sl)
 		return;
 	if (sl->dw)
 		dwarf_end(sl->dw);
+	if (sl->dwelf)
+		elf_end(sl->dwelf);
+	pfc_dwimg_free(&sl->img);
 	if (sl->elf)
 		elf_end(sl->elf);
 	if (sl->fd >= 0)
 		close(sl->fd);
 	free(sl);
+}
+
+enum pfc_dwimg_cache pfc_srcline_cache_state(const struct pfc_srcline *sl)
+{
+	return sl ? sl->cache : PFC_DWIMG_OFF;
 }
 
 static int attr_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *v)

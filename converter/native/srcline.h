@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "converter/native/dwimage.h"
+
 struct pfc_srcline;
 
 struct pfc_srcline_ent {
@@ -16,8 +18,11 @@ struct pfc_srcline_ent {
 	int line;                   /* 0: not known */
 };
 
-/* NULL when the file cannot be read as ELF or has no DWARF. */
-struct pfc_srcline *pfc_srcline_open(const char *path);
+/* NULL when the file cannot be read as ELF or has no DWARF.  With cache_dir, compressed
+ * DWARF is read from the symbol cache's inflated image (dwimage.h), or inflated and kept. */
+struct pfc_srcline *pfc_srcline_open(const char *path, const char *cache_dir);
+/* What the symbol cache gave its DWARF. */
+enum pfc_dwimg_cache pfc_srcline_cache_state(const struct pfc_srcline *sl);
 void pfc_srcline_close(struct pfc_srcline *sl);
 /* The positions at ADDR, a DSO address as the frames hold it (perf's map_ip: the file
  * offset, which for ET_EXEC files is turned into the address as for addr2line): innermost
