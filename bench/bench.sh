@@ -368,8 +368,21 @@ if [ "$DWARF_MB" != 0 ]; then
 		best dwarf-perfconv /dev/null "$PERFCONV" -q -i "$data" -f folded -o "$WORK/out.dwarf.folded"
 		[ "${BENCH_PERF:-1}" = 0 ] || best dwarf-perf /dev/null perf script -i "$data"
 		best dwarf-cat /dev/null cat "$data"
+		[ "$nocache" = 0 ] || best dwarf-perfconv-nocache /dev/null "$PERFCONV" -q --no-cache -i "$data" -f folded -o "$WORK/out.dwarf.folded"
 	done
+	# the symbol cache on this input: two conversions with an empty cache (the kernel's table,
+	# the ELF tables, libc's inflated DWARF for the inline frames)
+	rm -rf "$WORK/xdg"
+	for i in 1 2; do
+		XDG_CACHE_HOME=$PWD/$WORK/xdg "$PERFCONV" -v -i "$data" -o /dev/null 2>&1 |
+			sed -n "s|^perfconv: \([a-zA-Z]* [a-z]*\) cache:|bench: dwarf: \1 cache, conversion $i with an empty cache:|p"
+	done
+	for k in kallsyms elf dwarf; do
+		[ ! -d "$WORK/xdg/perfconv/$k" ] || echo "bench: dwarf: $k cache entries: $(find "$WORK/xdg/perfconv/$k" -type f | wc -l), $(du -sk "$WORK/xdg/perfconv/$k" | cut -f1) kB"
+	done
+	rm -rf "$WORK/xdg"
 	echo "dwarf $bytes $samples perfconv-folded $(best_row dwarf-perfconv)" >>"$rows"
+	[ "$nocache" = 0 ] || echo "dwarf $bytes $samples perfconv-folded-no-cache $(best_row dwarf-perfconv-nocache)" >>"$rows"
 	[ "${BENCH_PERF:-1}" = 0 ] || echo "dwarf $bytes $samples perf-script $(best_row dwarf-perf)" >>"$rows"
 	echo "dwarf $bytes $samples cat-(read-only) $(best_row dwarf-cat)" >>"$rows"
 	if [ "${BENCH_PERF:-1}" != 0 ]; then

@@ -839,7 +839,12 @@ struct pfc_dwarf_dso {
 struct pfc_inl_ent {                 /* (DSO, address) -> inline names of that frame; none: a plain frame */
 	uint64_t addr;
 	uint32_t dso;                 /* id + 1; 0 = empty slot */
-	uint32_t first, n;            /* in inl_names: interned name + 1, 0 = the symbol itself */
+	uint32_t first, n;            /* in inl_names */
+};
+
+struct pfc_inl_name {
+	uint32_t name;                /* interned name + 1, 0 = the symbol itself */
+	uint32_t fid;                 /* its frame's id, UINT32_MAX until the first use */
 };
 
 struct pfc_uc_ent {                  /* one user stack already unwound */
@@ -1197,7 +1202,7 @@ static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_
 	n = pfc_a2l_lookup(dd->a2l, addr + pfc_a2l_text_offset(dd->a2l), names, 64);
 	if (s->nr_inl_names + (size_t)n > s->cap_inl_names) {
 		size_t cap = s->cap_inl_names ? s->cap_inl_names * 2 : 1024;
-		uint32_t *nn;
+		struct pfc_inl_name *nn;
 		while (cap < s->nr_inl_names + (size_t)n)
 			cap *= 2;
 		nn = realloc(s->inl_names, cap * sizeof(*nn));
@@ -1219,7 +1224,8 @@ static struct pfc_inl_ent *inline_names(struct pfc_session *s, const struct pfc_
 			id++;
 		}
 		free(dm);
-		s->inl_names[s->nr_inl_names++] = id;
+		s->inl_names[s->nr_inl_names].name = id;
+		s->inl_names[s->nr_inl_names++].fid = UINT32_MAX;
 	}
 	e->n = (uint32_t)n;
 	return e;
@@ -1245,18 +1251,19 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 	if (!e->n)
 		return add_ip_map(s, th, n, 0, ip, map);
 	for (i = 0; i < e->n; i++) {
-		uint32_t inl = s->inl_names[e->first + i];
-		uint32_t id = pfc_stacks_frame_inl(&s->stacks, d, addr, 0, inl);
+		struct pfc_inl_name *in = &s->inl_names[e->first + i];
 		int ret;
-		if (id == UINT32_MAX)
+		/* the frame of a (DSO, address, name) is the same for the whole session */
+		if (in->fid == UINT32_MAX &&
+		    (in->fid = pfc_stacks_frame_inl(&s->stacks, d, addr, 0, in->name)) == UINT32_MAX)
 			return PFC_FAIL_NOOFF(s->err, NOMEM, "frame table");
-		if ((ret = push_id(s, n, id)) < 0)
+		if ((ret = push_id(s, n, in->fid)) < 0)
 			return ret;
 	}
 	return 0;
 }
 
-#define UC_WINDOW 2048
+#define UC_WINDOW 512	/* a quarter of hits shows in 512 stacks; each costs a hash of its copy */
 #define UC_OFF (64 * 1024)
 
 /*

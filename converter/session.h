@@ -125,7 +125,7 @@ struct pfc_session {
 	size_t nr_ddso;
 	struct pfc_inl_ent *inl;
 	size_t inl_cap, inl_count;
-	uint32_t *inl_names;
+	struct pfc_inl_name *inl_names;
 	size_t nr_inl_names, cap_inl_names;
 	struct pfc_uc_ent *uc;
 	size_t uc_cap, uc_count;
