@@ -1497,7 +1497,7 @@ static int filter_sample(struct pfc_session *s, const struct pfc_sample *smp, co
 	return pfc_filter_thread_keep(f, th->pid, th->tid, pfc_intern_str(&s->strings, th->comm));
 }
 
-static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_sample *smpp);
+static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const struct pfc_sample *smp);
 
 /* The slot of a counter id's last value (perf's sid->period), created at 0. */
 static uint64_t *read_last(struct pfc_session *s, uint64_t id)
@@ -1589,9 +1589,8 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 }
 
 /* One sample, of event ev, into the aggregate and the stream. */
-static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_sample *smpp)
+static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const struct pfc_sample *smp)
 {
-	struct pfc_sample smp = *smpp;
 	struct pfc_thread *th;
 	uint32_t n = 0;
 	int swap = s->rd.swap, ret, user_frames = 0, cacheable, lbr;
@@ -1602,15 +1601,15 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 
 	s->st.nr_samples++;	/* a group read's record counts once per sample it delivers */
 	ev->nr_samples++;
-	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp.pid, (int32_t)smp.tid);
+	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp->pid, (int32_t)smp->tid);
 	if (!th)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "thread");
 	/* off-CPU intervals end on any sign that the thread runs, filtered or not */
-	if (s->offcpu && (ret = pfc_offcpu_sample(s, ev, &smp, &oc_start)) < 0)
+	if (s->offcpu && (ret = pfc_offcpu_sample(s, ev, smp, &oc_start)) < 0)
 		return ret;
 	/* a sample that starts an off-CPU interval before the --time window is kept: offcpu.c
 	 * counts the part of the interval inside the window */
-	if (s->opts->filter && (ret = filter_sample(s, &smp, th, oc_start != 0)) <= 0) {
+	if (s->opts->filter && (ret = filter_sample(s, smp, th, oc_start != 0)) <= 0) {
 		if (ret == 0)
 			s->st.nr_samples_filtered++;
 		return ret;
@@ -1620,40 +1619,40 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 	s->sample_seq++;
 	/* without PERF_SAMPLE_PERIOD (perf record -c N) every sample stands for the fixed period,
 	 * which perf script prints and stackcollapse-perf.pl sums */
-	if (smp.flags & PFC_S_HAS_PERIOD)
-		period = smp.period ? smp.period : 1;
+	if (smp->flags & PFC_S_HAS_PERIOD)
+		period = smp->period ? smp->period : 1;
 	else
 		period = !ev->attr.freq && ev->attr.sample_period ? ev->attr.sample_period : 1;
-	s->cur_time = smp.time;
-	s->cur_have_time = !!(smp.flags & PFC_S_HAS_TIME);
+	s->cur_time = smp->time;
+	s->cur_have_time = !!(smp->flags & PFC_S_HAS_TIME);
 	s->cur_timed = 0;
 	/* perf-compat, an LBR call stack (--call-graph lbr): perf's user part of the stack is
 	 * the branch entries' (resolve_lbr_callchain_sample, callee order): the first entry's
 	 * target, then every entry's source, looked up as user addresses.  A sample without
 	 * entries keeps its callchain: there perf reads the first entry past the sample's end. */
 	lbr = s->opts->perf_compat && (ev->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) &&
-	      (ev->sample_type & PERF_SAMPLE_BRANCH_STACK) && smp.branch && smp.branch_nr &&
+	      (ev->sample_type & PERF_SAMPLE_BRANCH_STACK) && smp->branch && smp->branch_nr &&
 	      !(ev->branch_sample_type & (1U << 19));	/* PERF_SAMPLE_BRANCH_COUNTERS: another layout */
-	cacheable = (smp.flags & PFC_S_HAS_CALLCHAIN) && !(ev->sample_type & PERF_SAMPLE_STACK_USER) &&
-		    smp.callchain_nr <= UINT32_MAX && !lbr;
+	cacheable = (smp->flags & PFC_S_HAS_CALLCHAIN) && !(ev->sample_type & PERF_SAMPLE_STACK_USER) &&
+		    smp->callchain_nr <= UINT32_MAX && !lbr;
 	if (cacheable) {
 		uint64_t *slot;
-		rawhash = hash_chain(smp.callchain, smp.callchain_nr,
-				     ((uint64_t)th->comm << 32 | (uint32_t)smp.tid) ^ (uint64_t)(uintptr_t)th->maps);
-		raw_key(&rawkey, s, &smp, th, (uint32_t)ev->idx);
-		slot = s->raw_cap ? raw_lookup(s, rawhash, &rawkey, smp.callchain) : NULL;
+		rawhash = hash_chain(smp->callchain, smp->callchain_nr,
+				     ((uint64_t)th->comm << 32 | (uint32_t)smp->tid) ^ (uint64_t)(uintptr_t)th->maps);
+		raw_key(&rawkey, s, smp, th, (uint32_t)ev->idx);
+		slot = s->raw_cap ? raw_lookup(s, rawhash, &rawkey, smp->callchain) : NULL;
 		if (slot && *slot) {
 			struct pfc_rawkey *e = raw_entry(s, *slot);
 			s->nr_raw_hits++;
 			ev->period_total += period;
 			e->period += period;
 			e->count++;
-			if (oc_start && (ret = pfc_offcpu_start(s, &smp, e->stack, oc_start)) < 0)
+			if (oc_start && (ret = pfc_offcpu_start(s, smp, e->stack, oc_start)) < 0)
 				return ret;
-			return s->opts->keep_stream ? keep_sample(s, &smp, e->stack) : 0;
+			return s->opts->keep_stream ? keep_sample(s, smp, e->stack) : 0;
 		}
 	}
-	if (smp.flags & PFC_S_HAS_CALLCHAIN) {
+	if (smp->flags & PFC_S_HAS_CALLCHAIN) {
 		int cpumode = PERF_RECORD_MISC_USER, entries = 0;
 		uint64_t i;
 
@@ -1661,17 +1660,17 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 		 * first kernel sample loads the kernel's symbols there, and every frame of the
 		 * chain is looked up in the map they shrank (an address of another architecture's
 		 * kernel, outside this machine's kallsyms range, is then in no map) */
-		if (!s->kernel_loaded && (smp.misc & PFC_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			kernel_touch(s, th, smp.ip);
-		for (i = 0; i < smp.callchain_nr && entries < s->opts->max_stack; i++) {
-			uint64_t ip = pfc_chain_ip(&smp, i, swap);
+		if (!s->kernel_loaded && (smp->misc & PFC_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+			kernel_touch(s, th, smp->ip);
+		for (i = 0; i < smp->callchain_nr && entries < s->opts->max_stack; i++) {
+			uint64_t ip = pfc_chain_ip(smp, i, swap);
 			if (ip >= PFC_CONTEXT_MAX) {
 				if (ip == PFC_CONTEXT_HV)
 					cpumode = PERF_RECORD_MISC_HYPERVISOR;
 				else if (ip == PFC_CONTEXT_KERNEL)
 					cpumode = PERF_RECORD_MISC_KERNEL;
 				else if (ip == PFC_CONTEXT_USER && lbr) {
-					if ((ret = add_lbr(s, th, &n, &smp, swap)) < 0)
+					if ((ret = add_lbr(s, th, &n, smp, swap)) < 0)
 						return ret;
 					break;
 				} else if (ip == PFC_CONTEXT_USER)
@@ -1689,33 +1688,33 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, struct pf
 				return ret;
 		}
 	} else {
-		int cpumode = smp.misc & PFC_MISC_CPUMODE_MASK;
-		if ((ret = add_ip(s, th, &n, cpumode, smp.ip)) < 0)
+		int cpumode = smp->misc & PFC_MISC_CPUMODE_MASK;
+		if ((ret = add_ip(s, th, &n, cpumode, smp->ip)) < 0)
 			return ret;
 	}
 	/* --call-graph dwarf: the kernel gave only the kernel part; the user part is
 	 * unwound from the copied stack, as perf does after the kernel's frames */
 	if ((ev->sample_type & PERF_SAMPLE_STACK_USER) && (ev->sample_type & PERF_SAMPLE_REGS_USER) &&
-	    (smp.flags & PFC_S_HAS_CALLCHAIN) && !user_frames) {
-		if ((ret = unwind_user(s, ev, th, &smp, &n)) < 0)
+	    (smp->flags & PFC_S_HAS_CALLCHAIN) && !user_frames) {
+		if ((ret = unwind_user(s, ev, th, smp, &n)) < 0)
 			return ret;
 	}
 	s->st.nr_frames += n;
 	ev->period_total += period;
-	stack = pfc_stacks_add(&s->stacks, (uint32_t)ev->idx, th->comm, (int32_t)smp.pid, (int32_t)smp.tid,
+	stack = pfc_stacks_add(&s->stacks, (uint32_t)ev->idx, th->comm, (int32_t)smp->pid, (int32_t)smp->tid,
 			       s->fbuf, n, period);
 	if (stack == UINT32_MAX)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "stack table");
 	/* the kernel map may change while frames are resolved: cache only afterwards; a
 	 * chain whose JIT names depended on the time is never reused */
 	if (cacheable && !s->cur_timed) {
-		raw_key(&rawkey, s, &smp, th, (uint32_t)ev->idx);
-		if (raw_insert(s, rawhash, &rawkey, smp.callchain, stack) < 0)
+		raw_key(&rawkey, s, smp, th, (uint32_t)ev->idx);
+		if (raw_insert(s, rawhash, &rawkey, smp->callchain, stack) < 0)
 			return PFC_FAIL_NOOFF(s->err, NOMEM, "callchain cache");
 	}
-	if (oc_start && (ret = pfc_offcpu_start(s, &smp, stack, oc_start)) < 0)
+	if (oc_start && (ret = pfc_offcpu_start(s, smp, stack, oc_start)) < 0)
 		return ret;
-	return s->opts->keep_stream ? keep_sample(s, &smp, stack) : 0;
+	return s->opts->keep_stream ? keep_sample(s, smp, stack) : 0;
 }
 
 /* ---- other kernel records ---- */
