@@ -211,6 +211,16 @@ for mb in $SIZES; do
 			echo "$mb $bytes $samples $n $(best_row "$mb-$n")" >>"$rows"
 		fi
 	done
+	# what the text of perf-script costs: its size, and its time beyond folded's (formatting
+	# every sample's frames and writing them; trace.zip's perf.data.txt is that text too)
+	if [ -s "$WORK/out.perf-script" ] && [ -s "$WORK/best.$mb-perfconv-folded" ] && [ -s "$WORK/best.$mb-perfconv-perf-script" ]; then
+		python3 - "$(stat -c %s "$WORK/out.perf-script")" "$(best_row "$mb-perfconv-perf-script")" "$(best_row "$mb-perfconv-folded")" "$mb" <<'EOF2'
+import sys
+size = int(sys.argv[1]); pw, pc = map(float, sys.argv[2].split()[:2]); fw, fc = map(float, sys.argv[3].split()[:2])
+print("bench: %s MB  perf-script writes %.0f MB of text in %.2f s wall, %.2f s CPU: %.2f s wall (%.2f s CPU) more than "
+      "folded, %.0f MB of text a second" % (sys.argv[4], size / 1e6, pw, pc, pw - fw, pc - fc, size / 1e6 / max(pw - fw, 0.001)))
+EOF2
+	fi
 	rm -f "$WORK/best.$mb-"*
 	rm -f "$WORK"/out.*
 done
