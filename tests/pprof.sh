@@ -15,6 +15,7 @@
 #                          compressed twice); batch mode names it .pb.gz
 #   pprof/off-cpu*, pprof/thread-time   time profiles: see below
 #   pprof/lines/FIXTURE    functions' source files and locations' lines equal addr2line -i's
+#   pprof/lines/compressed-debug   the same from a zlib-compressed debug file, through the symbol cache
 #
 # Without golang-go or protobuf-compiler (scripts/install-deps.sh --test) the cases that need them
 # are skipped with a message.  Run by tests/run.sh; prints its lines ("ok", "FAIL", "skip").
@@ -158,6 +159,34 @@ for fx in fp-callgraph fp-stripped-debuglink mt-threads dwarf-callgraph dwarf-cp
 		fail "pprof/lines/$fx" "source lines differ from addr2line's" "$C/lines"
 	fi
 done
+
+# The same lines from a debug file whose DWARF is compressed (objcopy, as distributions ship
+# them): read from the image inflated into the symbol cache, on the conversion that writes it
+# and on the next one, which reads it.
+if selected pprof/lines/compressed-debug; then
+	if [ -n "$no_go" ] || ! command -v addr2line >/dev/null 2>&1 || ! command -v objcopy >/dev/null 2>&1; then
+		skip pprof/lines/compressed-debug "${no_go:-addr2line or objcopy (binutils) is not installed}"
+	elif fixture "$FIX/dwarf-cpp"; then
+		zroot=$TMP/symfs-zdebug
+		cp -Rs "$(cd "$ROOT" && pwd)" "$zroot"
+		zdbg=$(cd "$zroot" && ls usr/lib/debug/.build-id/c9/*.debug)
+		rm -f "$zroot/$zdbg"
+		bad=
+		objcopy --compress-debug-sections=zlib "$ROOT/$zdbg" "$zroot/$zdbg" || bad="objcopy could not compress $zdbg"
+		for i in 1 2; do
+			[ -z "$bad" ] || break
+			XDG_CACHE_HOME=$TMP/xdg-lines run_pc "$C" -q -i "$in" --symfs "$zroot" --kallsyms "$ROOT/kallsyms" -o "$TMP/zlines.pb.gz"
+			if [ "$rc" != 0 ]; then
+				bad="conversion $i: exit status $rc"
+			elif ! python3 "$top/tests/pprof_lines.py" "$TMP/zlines.pb.gz" "$ROOT" >"$C/lines" 2>&1; then
+				bad="conversion $i: source lines differ from addr2line's"
+			elif ! ls "$TMP"/xdg-lines/perfconv/dwarf/* >/dev/null 2>&1; then
+				bad="conversion $i: no inflated image in the symbol cache"
+			fi
+		done
+		if [ -z "$bad" ]; then pass "pprof/lines/compressed-debug ($(head -n 1 "$C/lines"), twice)"; else fail pprof/lines/compressed-debug "$bad" "$C/lines"; fi
+	fi
+fi
 
 # Time profiles (--off-cpu, --thread-time) against the folded profile of the same conversion.
 #   pprof/off-cpu-fixture   tracepoint-sched-switch --off-cpu: go tool pprof reads the folded stacks
