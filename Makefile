@@ -19,9 +19,9 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 PKGS := libelf libdw libzstd zlib libdeflate libisal minizip libtraceevent liblzma libprotobuf-c libdebuginfod libarchive libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libdebuginfod, libcurl: their headers only; debuginfod.c and symsrv.c load them when servers
-# are named
-PKG_LIBS := $(shell pkg-config --libs $(filter-out libdebuginfod libcurl,$(PKGS)) 2>/dev/null)
+# libdebuginfod, libcurl, libarchive: their headers only; debuginfod.c and symsrv.c load them
+# when servers are named, pack.c when a pack is read or written
+PKG_LIBS := $(shell pkg-config --libs $(filter-out libdebuginfod libcurl libarchive,$(PKGS)) 2>/dev/null)
 
 ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS)

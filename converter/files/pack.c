@@ -7,9 +7,12 @@
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +22,86 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 #include "converter/files/pack.h"
+
+/*
+ * libarchive, with the ICU and libxml2 it brings, takes longer to load than a small
+ * conversion takes to run: it is loaded when a pack is read or written, not at start.
+ */
+#define AR_SONAME "libarchive.so.13"
+#define AR_FUNCTIONS(X) \
+	X(archive_entry_copy_pathname) \
+	X(archive_entry_filetype) \
+	X(archive_entry_free) \
+	X(archive_entry_hardlink) \
+	X(archive_entry_new) \
+	X(archive_entry_pathname) \
+	X(archive_entry_set_filetype) \
+	X(archive_entry_set_gid) \
+	X(archive_entry_set_mtime) \
+	X(archive_entry_set_perm) \
+	X(archive_entry_set_size) \
+	X(archive_entry_set_uid) \
+	X(archive_entry_size) \
+	X(archive_entry_size_is_set) \
+	X(archive_entry_sparse_count) \
+	X(archive_entry_symlink) \
+	X(archive_error_string) \
+	X(archive_filter_bytes) \
+	X(archive_filter_code) \
+	X(archive_filter_count) \
+	X(archive_read_data_block) \
+	X(archive_read_free) \
+	X(archive_read_new) \
+	X(archive_read_next_header) \
+	X(archive_read_open_memory) \
+	X(archive_read_support_filter_zstd) \
+	X(archive_read_support_format_tar) \
+	X(archive_set_error) \
+	X(archive_write_close) \
+	X(archive_write_data) \
+	X(archive_write_finish_entry) \
+	X(archive_write_free) \
+	X(archive_write_header) \
+	X(archive_write_new) \
+	X(archive_write_open2) \
+	X(archive_write_set_bytes_in_last_block) \
+	X(archive_write_set_format_pax_restricted)
+static struct {
+#define X(f) __typeof__(f) *f;
+	AR_FUNCTIONS(X)
+#undef X
+	int ok;
+	char why[160];
+} ar;
+
+static void ar_load_once(void)
+{
+	void *lib = dlopen(AR_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	const char *e;
+
+	if (!lib) {
+		e = dlerror();
+		snprintf(ar.why, sizeof(ar.why), "%s", e ? e : "not found");
+		return;
+	}
+#define X(f) \
+	if (!(*(void **)&ar.f = dlsym(lib, #f))) { \
+		snprintf(ar.why, sizeof(ar.why), "%s has no %s", AR_SONAME, #f); \
+		return; \
+	}
+	AR_FUNCTIONS(X)
+#undef X
+	ar.ok = 1;
+}
+
+/* 0 with ar's functions set, or an error naming what is missing. */
+static int ar_load(struct pfc_error *err)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, ar_load_once);
+	return ar.ok ? 0 : PFC_FAIL_NOOFF(err, UNSUPPORTED, "packs need libarchive (Debian: libarchive13): %s", ar.why);
+}
 
 #define ZSTD_MAGIC "\x28\xb5\x2f\xfd"
 #define MAGIC_LEN (sizeof(PFC_PACK_MAGIC) - 1)
@@ -124,7 +207,7 @@ struct rd {
 
 static uint64_t rd_off(struct rd *r)
 {
-	la_int64_t o = archive_filter_bytes(r->a, -1);
+	la_int64_t o = ar.archive_filter_bytes(r->a, -1);
 	return o > 0 ? (uint64_t)o : 0;
 }
 
@@ -143,7 +226,7 @@ static const char *rd_where(struct rd *r, char *out, size_t len)
  * headers of no member can be a bomb too), each compressed byte may give PFC_PACK_MAX_RATIO. */
 static int rd_ratio(struct rd *r, const char *name)
 {
-	la_int64_t in = archive_filter_bytes(r->a, -1), out = archive_filter_bytes(r->a, 0);
+	la_int64_t in = ar.archive_filter_bytes(r->a, -1), out = ar.archive_filter_bytes(r->a, 0);
 
 	if (out > 0 && in >= 0 && (uint64_t)out > RATIO_GRACE &&
 	    ((uint64_t)out - RATIO_GRACE) / PFC_PACK_MAX_RATIO > (uint64_t)in)
@@ -156,7 +239,7 @@ static int rd_ratio(struct rd *r, const char *name)
 static int rd_member(struct rd *r, struct archive_entry *e)
 {
 	struct pfc_pack *p = r->p;
-	const char *name = archive_entry_pathname(e), *why;
+	const char *name = ar.archive_entry_pathname(e), *why;
 	uint64_t off = rd_off(r), size, got = 0;
 	struct member *m;
 	int fd;
@@ -166,14 +249,14 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 				rd_where(r, r->buf[0], sizeof(r->buf[0])));
 	if ((why = bad_name(name)))
 		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': %s", shown(name, r->buf[0]), why);
-	if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e) || archive_entry_symlink(e))
+	if (ar.archive_entry_filetype(e) != AE_IFREG || ar.archive_entry_hardlink(e) || ar.archive_entry_symlink(e))
 		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': not a regular file",
 				shown(name, r->buf[0]));
-	if (archive_entry_sparse_count(e) > 0)
+	if (ar.archive_entry_sparse_count(e) > 0)
 		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': a sparse file", shown(name, r->buf[0]));
-	if (!archive_entry_size_is_set(e) || archive_entry_size(e) < 0)
+	if (!ar.archive_entry_size_is_set(e) || ar.archive_entry_size(e) < 0)
 		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': no size", shown(name, r->buf[0]));
-	size = (uint64_t)archive_entry_size(e);
+	size = (uint64_t)ar.archive_entry_size(e);
 	if (p->n >= PFC_PACK_MAX_MEMBERS)
 		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': more than %d members",
 				shown(name, r->buf[0]), PFC_PACK_MAX_MEMBERS);
@@ -209,13 +292,13 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 		const void *buf;
 		size_t len;
 		la_int64_t at;
-		int ret = archive_read_data_block(r->a, &buf, &len, &at);
+		int ret = ar.archive_read_data_block(r->a, &buf, &len, &at);
 
 		if (ret == ARCHIVE_EOF)
 			break;
 		if (ret != ARCHIVE_OK)
 			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': %s",
-					shown(name, r->buf[0]), archive_error_string(r->a));
+					shown(name, r->buf[0]), ar.archive_error_string(r->a));
 		if (at < 0 || (uint64_t)at != got || len > size - got)
 			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': data past its size or with holes",
 					shown(name, r->buf[0]));
@@ -236,7 +319,7 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 	if (got != size)
 		return PFC_FAIL(r->err, TRUNCATED, rd_off(r), "member '%s': %llu bytes of %llu",
 				shown(name, r->buf[0]), (unsigned long long)got, (unsigned long long)size);
-	r->data_end = (uint64_t)archive_filter_bytes(r->a, 0);
+	r->data_end = (uint64_t)ar.archive_filter_bytes(r->a, 0);
 	if (p->n == 1) {
 		char head[MAGIC_LEN];
 		if (pread(fd, head, MAGIC_LEN, 0) != (ssize_t)MAGIC_LEN || memcmp(head, PFC_PACK_MAGIC, MAGIC_LEN))
@@ -287,30 +370,32 @@ static int pack_read(struct pfc_pack *p, const void *buf, size_t len, struct pfc
 		return ret;
 	if (!sysinfo(&si))
 		r.mem = ((uint64_t)si.totalram + si.totalswap) * (si.mem_unit ? si.mem_unit : 1);
-	if (!(r.a = archive_read_new()))
+	if ((ret = ar_load(err)) < 0)
+		return ret;
+	if (!(r.a = ar.archive_read_new()))
 		return PFC_FAIL_NOOFF(err, NOMEM, "libarchive");
 	/* zstd and tar only: never whatever else libarchive can detect */
-	if (archive_read_support_filter_zstd(r.a) != ARCHIVE_OK || archive_read_support_format_tar(r.a) != ARCHIVE_OK) {
-		ret = PFC_FAIL_NOOFF(err, UNSUPPORTED, "libarchive cannot read zstd and tar: %s", archive_error_string(r.a));
+	if (ar.archive_read_support_filter_zstd(r.a) != ARCHIVE_OK || ar.archive_read_support_format_tar(r.a) != ARCHIVE_OK) {
+		ret = PFC_FAIL_NOOFF(err, UNSUPPORTED, "libarchive cannot read zstd and tar: %s", ar.archive_error_string(r.a));
 		goto out;
 	}
-	if (archive_read_open_memory(r.a, buf, len) != ARCHIVE_OK) {
-		ret = PFC_FAIL(err, CORRUPT, rd_off(&r), "%s", archive_error_string(r.a));
+	if (ar.archive_read_open_memory(r.a, buf, len) != ARCHIVE_OK) {
+		ret = PFC_FAIL(err, CORRUPT, rd_off(&r), "%s", ar.archive_error_string(r.a));
 		goto out;
 	}
-	while ((ret = archive_read_next_header(r.a, &e)) == ARCHIVE_OK) {
-		if (archive_filter_count(r.a) != 2 || archive_filter_code(r.a, 0) != ARCHIVE_FILTER_ZSTD) {
+	while ((ret = ar.archive_read_next_header(r.a, &e)) == ARCHIVE_OK) {
+		if (ar.archive_filter_count(r.a) != 2 || ar.archive_filter_code(r.a, 0) != ARCHIVE_FILTER_ZSTD) {
 			ret = PFC_FAIL(err, CORRUPT, 0, "not a pack: not one zstd stream");
 			goto out;
 		}
-		if ((ret = rd_member(&r, e)) < 0 || (ret = rd_ratio(&r, archive_entry_pathname(e))) < 0)
+		if ((ret = rd_member(&r, e)) < 0 || (ret = rd_ratio(&r, ar.archive_entry_pathname(e))) < 0)
 			goto out;
 	}
 	if (ret != ARCHIVE_EOF) {
 		/* WARN and RETRY too: a pack of ours never makes libarchive warn */
 		char where[200];
 		ret = PFC_FAIL(err, CORRUPT, rd_off(&r), "%s: %s", rd_where(&r, where, sizeof(where)),
-			       archive_error_string(r.a) ? archive_error_string(r.a) : "libarchive failed");
+			       ar.archive_error_string(r.a) ? ar.archive_error_string(r.a) : "libarchive failed");
 		goto out;
 	}
 	if (!p->n) {
@@ -319,7 +404,7 @@ static int pack_read(struct pfc_pack *p, const void *buf, size_t len, struct pfc
 	}
 	/* libarchive ends a tar stream that stops at a block boundary as if it had its
 	 * end-of-archive blocks: it had them only if it read past the last member's data */
-	if ((uint64_t)archive_filter_bytes(r.a, 0) < r.data_end + 512) {
+	if ((uint64_t)ar.archive_filter_bytes(r.a, 0) < r.data_end + 512) {
 		ret = PFC_FAIL(err, TRUNCATED, rd_off(&r), "the tar stream ends after member '%s', without its end-of-archive blocks",
 			       shown(p->m[p->n - 1].name, r.buf[0]));
 		goto out;
@@ -340,7 +425,7 @@ static int pack_read(struct pfc_pack *p, const void *buf, size_t len, struct pfc
 		}
 	}
 out:
-	archive_read_free(r.a);
+	ar.archive_read_free(r.a);
 	return ret;
 }
 
@@ -604,7 +689,7 @@ static la_ssize_t w_write(struct archive *a, void *cd, const void *buf, size_t l
 	if (w->discard)
 		return (la_ssize_t)len;
 	if (w_compress(w, buf, len, ZSTD_e_continue) < 0) {
-		archive_set_error(a, w->werr, "%s", strerror(w->werr));
+		ar.archive_set_error(a, w->werr, "%s", strerror(w->werr));
 		return -1;
 	}
 	return (la_ssize_t)len;
@@ -619,7 +704,7 @@ static int w_close(struct archive *a, void *cd)
 	errno = 0;
 	if (w_compress(w, NULL, 0, ZSTD_e_end) < 0 || fflush(w->fp) || ferror(w->fp)) {
 		w->werr = w->werr ? w->werr : errno ? errno : EIO;
-		archive_set_error(a, w->werr, "%s", strerror(w->werr));
+		ar.archive_set_error(a, w->werr, "%s", strerror(w->werr));
 		return ARCHIVE_FATAL;
 	}
 	return ARCHIVE_OK;
@@ -628,7 +713,7 @@ static int w_close(struct archive *a, void *cd)
 /* libarchive's failure as a WRITE error naming the output and the member */
 static int w_fail(struct pfc_packw *w, const char *member, struct pfc_error *err)
 {
-	const char *why = w->werr ? strerror(w->werr) : archive_error_string(w->a);
+	const char *why = w->werr ? strerror(w->werr) : ar.archive_error_string(w->a);
 
 	return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': %s", w->name, shown(member, w->buf[0]),
 			      why ? why : "libarchive failed");
@@ -642,8 +727,8 @@ static void w_free(struct pfc_packw *w)
 	 * skips after a failure: close it here, whatever its state, writing nothing more */
 	w->discard = 1;
 	if (w->a) {
-		archive_write_close(w->a);
-		archive_write_free(w->a);
+		ar.archive_write_close(w->a);
+		ar.archive_write_free(w->a);
 	}
 	for (size_t i = 0; i < w->names_cap; i++)
 		free(w->names[i]);
@@ -660,10 +745,12 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 	int th;
 
 	*out = NULL;
+	if ((th = ar_load(err)) < 0)
+		return th;
 	if (level && (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel()))
 		return PFC_FAIL_NOOFF(err, USAGE, "zstd level %d: not between %d and %d", level, ZSTD_minCLevel(),
 				      ZSTD_maxCLevel());
-	if (!(w = calloc(1, sizeof(*w))) || !(w->name = strdup(name ? name : "<stdout>")) || !(w->a = archive_write_new())) {
+	if (!(w = calloc(1, sizeof(*w))) || !(w->name = strdup(name ? name : "<stdout>")) || !(w->a = ar.archive_write_new())) {
 		w_free(w);
 		return PFC_FAIL_NOOFF(err, NOMEM, "pack writer");
 	}
@@ -682,11 +769,11 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 	}
 	/* a libzstd built without threads refuses workers: it then compresses on this thread */
 	(void)ZSTD_CCtx_setParameter(w->z, ZSTD_c_nbWorkers, th);
-	if (archive_write_set_format_pax_restricted(w->a) != ARCHIVE_OK ||
+	if (ar.archive_write_set_format_pax_restricted(w->a) != ARCHIVE_OK ||
 	    /* no zeros after the tar stream's end: nothing is written past the zstd frame */
-	    archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
-	    archive_write_open2(w->a, w, NULL, w_write, w_close, NULL) != ARCHIVE_OK) {
-		int ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", w->name, archive_error_string(w->a));
+	    ar.archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
+	    ar.archive_write_open2(w->a, w, NULL, w_write, w_close, NULL) != ARCHIVE_OK) {
+		int ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", w->name, ar.archive_error_string(w->a));
 		w_free(w);
 		return ret;
 	}
@@ -753,20 +840,20 @@ static int w_header(struct pfc_packw *w, const char *member, uint64_t size, cons
 		why = errno == EEXIST ? "a second member of that name" : strerror(errno);
 	if (why)
 		return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': %s", w->name, shown(member, w->buf[0]), why);
-	if (!(e = archive_entry_new()))
+	if (!(e = ar.archive_entry_new()))
 		return PFC_FAIL_NOOFF(err, NOMEM, "pack writer");
 	/* nothing of the machine or the moment: the same members give the same bytes */
-	archive_entry_copy_pathname(e, member);
-	archive_entry_set_filetype(e, AE_IFREG);
-	archive_entry_set_perm(e, 0644);
-	archive_entry_set_size(e, (la_int64_t)size);
-	archive_entry_set_mtime(e, 0, 0);
-	archive_entry_set_uid(e, 0);
-	archive_entry_set_gid(e, 0);
+	ar.archive_entry_copy_pathname(e, member);
+	ar.archive_entry_set_filetype(e, AE_IFREG);
+	ar.archive_entry_set_perm(e, 0644);
+	ar.archive_entry_set_size(e, (la_int64_t)size);
+	ar.archive_entry_set_mtime(e, 0, 0);
+	ar.archive_entry_set_uid(e, 0);
+	ar.archive_entry_set_gid(e, 0);
 	old = utf8_enter(&utf8);
-	ret = archive_write_header(w->a, e);
+	ret = ar.archive_write_header(w->a, e);
 	utf8_leave(utf8, old);
-	archive_entry_free(e);
+	ar.archive_entry_free(e);
 	if (ret != ARCHIVE_OK)
 		return w_fail(w, member, err);
 	w->n++;
@@ -777,7 +864,7 @@ static int w_header(struct pfc_packw *w, const char *member, uint64_t size, cons
 static int w_data(struct pfc_packw *w, const char *member, const void *buf, size_t len, struct pfc_error *err)
 {
 	while (len) {
-		la_ssize_t n = archive_write_data(w->a, buf, len);
+		la_ssize_t n = ar.archive_write_data(w->a, buf, len);
 		if (n <= 0)
 			return w_fail(w, member, err);
 		buf = (const char *)buf + n;
@@ -792,7 +879,7 @@ int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf
 
 	if ((ret = w_header(w, member, len, buf, len, err)) < 0 || (ret = w_data(w, member, buf, len, err)) < 0)
 		return ret;
-	return archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
+	return ar.archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
 }
 
 /* A file that says it is empty and is not: procfs and the like (/proc/kallsyms).  Read it
@@ -885,7 +972,7 @@ int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path
 			goto out;
 		done += len;
 	}
-	if (archive_write_finish_entry(w->a) != ARCHIVE_OK)
+	if (ar.archive_write_finish_entry(w->a) != ARCHIVE_OK)
 		ret = w_fail(w, member, err);
 out:
 	free(buf);
@@ -900,9 +987,9 @@ int pfc_packw_close(struct pfc_packw *w, uint64_t *bytes, struct pfc_error *err)
 
 	if (!w)
 		return 0;
-	if (archive_write_close(w->a) != ARCHIVE_OK)
+	if (ar.archive_write_close(w->a) != ARCHIVE_OK)
 		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", w->name,
-				     w->werr ? strerror(w->werr) : archive_error_string(w->a));
+				     w->werr ? strerror(w->werr) : ar.archive_error_string(w->a));
 	if (bytes)
 		*bytes = w->bytes;
 	w_free(w);
