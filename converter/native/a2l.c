@@ -65,6 +65,7 @@ struct pfc_a2l {
 	Elf *dwelf;		/* the in-memory copy of the debug sections libdw reads, or NULL */
 	struct pfc_dwimg dwimage;
 	const char *cache_dir;	/* where inflated images are kept, or NULL */
+	struct pfc_dwpath_cache *dwc;	/* the outer levels of dw's CUs looked in */
 	enum pfc_dwimg_cache cache;
 	int has_info;		/* the file has a .debug_info section (BFD's find_debug_info) */
 	int sepfd;		/* the separate debug file whose DWARF answers (pfc_a2l_separate), or -1 */
@@ -184,6 +185,7 @@ void pfc_a2l_close(struct pfc_a2l *a)
 {
 	if (!a)
 		return;
+	pfc_dwpath_cache_free(a->dwc);
 	if (a->dw)
 		dwarf_end(a->dw);
 	if (a->dwelf)
@@ -259,6 +261,8 @@ int pfc_a2l_separate(struct pfc_a2l *a, const char *path)
 		pfc_dwimg_free(&dwimage);
 		goto fail;
 	}
+	pfc_dwpath_cache_free(a->dwc);
+	a->dwc = NULL;
 	if (a->dw)
 		dwarf_end(a->dw);
 	if (a->dwelf)
@@ -436,7 +440,10 @@ int pfc_a2l_lookup(struct pfc_a2l *a, uint64_t addr, const char **names, int max
 	if (a->dw) {
 		Dwarf_Die cu, path[PFC_DWPATH_MAX];
 		if (dwarf_addrdie(a->dw, addr, &cu)) {
-			int depth = pfc_dwpath_find(&cu, addr, path), k;
+			int depth, k;
+			if (!a->dwc)
+				a->dwc = pfc_dwpath_cache_new();	/* NULL: the walk without it */
+			depth = pfc_dwpath_find_cached(a->dwc, &cu, addr, path);
 			/* innermost first, as addr2line prints the chain */
 			for (k = depth - 1; k >= 0 && n < max; k--) {
 				struct a2l_func *f = func_state(a, &path[k]);

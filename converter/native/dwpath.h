@@ -17,6 +17,13 @@
  * function holds pc.  path holds PFC_DWPATH_MAX DIEs. */
 int pfc_dwpath_find(Dwarf_Die *cu, uint64_t pc, Dwarf_Die *path);
 
+/* The same answers, with each compilation unit's outer level kept after its first lookup
+ * in c (one per Dwarf, freed before it); c NULL: pfc_dwpath_find. */
+struct pfc_dwpath_cache;
+struct pfc_dwpath_cache *pfc_dwpath_cache_new(void);
+void pfc_dwpath_cache_free(struct pfc_dwpath_cache *c);
+int pfc_dwpath_find_cached(struct pfc_dwpath_cache *c, Dwarf_Die *cu, uint64_t pc, Dwarf_Die *path);
+
 /* 1 when libdw may read elf's DWARF strings: .debug_str and .debug_line_str, when present,
  * end with a NUL.  libdw 0.188 reads their strings with strlen, so an unterminated last
  * string makes it read past the section; a file that fails this has no usable DWARF. */

@@ -26,6 +26,7 @@ struct pfc_srcline {
 	struct pfc_dwimg img;
 	enum pfc_dwimg_cache cache;
 	Dwarf *dw;
+	struct pfc_dwpath_cache *dwc;	/* the outer levels of dw's CUs looked in */
 	uint64_t text_offset;	/* ET_EXEC: .text's address - its file offset */
 };
 
@@ -76,6 +77,7 @@ void pfc_srcline_close(struct pfc_srcline *sl)
 {
 	if (!sl)
 		return;
+	pfc_dwpath_cache_free(sl->dwc);
 	if (sl->dw)
 		dwarf_end(sl->dw);
 	if (sl->dwelf)
@@ -116,7 +118,9 @@ int pfc_srcline_lookup(struct pfc_srcline *sl, uint64_t addr, struct pfc_srcline
 	out[0].line = dwarf_lineno(ln, &lineno) == 0 ? lineno : 0;
 	n = 1;
 	/* innermost first: each inlined instance was called from a position in the one around it */
-	np = pfc_dwpath_find(&cudie, pc, path);
+	if (!sl->dwc)
+		sl->dwc = pfc_dwpath_cache_new();	/* NULL: the walk without it */
+	np = pfc_dwpath_find_cached(sl->dwc, &cudie, pc, path);
 	if (np > 1 && dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
 		files = NULL;
 	for (i = np - 1; i >= 1 && n < max; i--) {
