@@ -32,9 +32,9 @@ DEVELOPER_CFLAGS = -Werror
 endif
 
 # `make asan` sets these for its own sub-make; the objects go to build-asan/, never mixed with build/.
-# Unlike the fuzz build it has libelf map ELF files, as perfconv does: read (ELF_C_READ), libelf
-# 0.188's section buffers of the DWARF fixtures (inline names, a2l.c) are reported lost by
-# LeakSanitizer, which is not explained yet.
+# Unlike the fuzz build it has libelf map ELF files, as perfconv does.  (With ELF_C_READ, libelf
+# 0.188 loses the buffers of the sections it read before an elf_rawfile of the same file: the
+# inflated DWARF image, dwimage.c, reads its sections with elf_rawdata instead.)
 # The sanitizer runtimes are linked in statically: each of the thousands of short perfconv runs of
 # the test suite then skips the dynamic linker's symbol lookups into libasan and libubsan, and
 # LeakSanitizer's exit scan no longer reads libubsan's 6 MB of zero-filled data (about 20% of the

@@ -172,7 +172,7 @@ struct pfc_a2l *pfc_a2l_open(const char *path, const char *cache_dir)
 		if (load_syms(a, SHT_DYNSYM) < 0)
 			goto fail;
 	}
-	a->dwelf = pfc_dwimg_open(a->elf, a->cache_dir, &a->dwimage, &a->cache);
+	a->dwelf = pfc_dwimg_open(a->elf, pfc_dwimg_fd_size(a->fd), a->cache_dir, &a->dwimage, &a->cache);
 	if (pfc_dw_strings_ok(a->dwelf ? a->dwelf : a->elf))
 		a->dw = dwarf_begin_elf(a->dwelf ? a->dwelf : a->elf, DWARF_C_READ, NULL);
 	return a;
@@ -252,7 +252,7 @@ int pfc_a2l_separate(struct pfc_a2l *a, const char *path)
 	}
 	if (!info)
 		goto fail;
-	dwelf = pfc_dwimg_open(elf, a->cache_dir, &dwimage, &cache);
+	dwelf = pfc_dwimg_open(elf, pfc_dwimg_fd_size(fd), a->cache_dir, &dwimage, &cache);
 	if (pfc_dw_strings_ok(dwelf ? dwelf : elf))
 		dw = dwarf_begin_elf(dwelf ? dwelf : elf, DWARF_C_READ, NULL);
 	if (!dw) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
@@ -16,6 +17,13 @@
 
 #include "converter/native/dwimage.h"
 #include "converter/native/symtab.h"
+
+uint64_t pfc_dwimg_fd_size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
 
 void pfc_dwimg_free(struct pfc_dwimg *d)
 {
@@ -41,7 +49,7 @@ static int unneeded_section(const char *name)
  * The symbol cache's key of a file's image: its build-id (8 bytes at least) and size, and
  * this perfconv, whose code lays the image out.  0, or -ENOENT.
  */
-static int image_key(Elf *elf, size_t size, struct pfc_kcache_key *k)
+static int image_key(Elf *elf, uint64_t size, struct pfc_kcache_key *k)
 {
 	const unsigned char *id;
 	char hex[2 * 64 + 1], text[PFC_KCACHE_KEY_MAX];
@@ -53,7 +61,7 @@ static int image_key(Elf *elf, size_t size, struct pfc_kcache_key *k)
 		return -ENOENT;
 	for (ssize_t i = 0; i < n; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	len = snprintf(text, sizeof(text), "dwarf exe=%s bid=%s:%zu", exe, hex, size);
+	len = snprintf(text, sizeof(text), "dwarf exe=%s bid=%s:%llu", exe, hex, (unsigned long long)size);
 	if (len < 0 || (size_t)len >= sizeof(text))
 		return -ENOENT;
 	return pfc_kcache_key_text(k, text);
@@ -80,15 +88,15 @@ static Elf *image_elf(const uint8_t *p, size_t len)
  * (64-bit, native byte order, not relocatable, no dwz alternate file, zlib or no
  * compression); anything else returns NULL and libdw reads the file itself.
  */
-Elf *pfc_dwimg_open(Elf *elf, const char *cache_dir, struct pfc_dwimg *image_out, enum pfc_dwimg_cache *cache)
+Elf *pfc_dwimg_open(Elf *elf, uint64_t file_size, const char *cache_dir, struct pfc_dwimg *image_out,
+		    enum pfc_dwimg_cache *cache)
 {
 	struct pfc_kcache_key key;
 	int keyed = 0;
-	const uint8_t *raw;
-	size_t rawsize = 0, shstrndx, nscn = 0, k = 0, strsz = 1, total, pos;
+	size_t shstrndx, nscn = 0, k = 0, strsz = 1, total, pos;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
-	struct { Elf_Scn *scn; GElf_Shdr sh; const char *name; uint64_t size, align; int zlib; } *pick = NULL;
+	struct { Elf_Scn *scn; GElf_Shdr sh; const char *name; const uint8_t *src; uint64_t size, align; int zlib; } *pick = NULL;
 	struct libdeflate_decompressor *dec = NULL;
 	uint8_t *img = NULL;
 	Elf64_Ehdr *ne;
@@ -99,8 +107,7 @@ Elf *pfc_dwimg_open(Elf *elf, const char *cache_dir, struct pfc_dwimg *image_out
 	uint8_t native = probe.b[0] ? ELFDATA2LSB : ELFDATA2MSB;
 
 	memset(image_out, 0, sizeof(*image_out));
-	raw = (const uint8_t *)elf_rawfile(elf, &rawsize);
-	if (!raw || !gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != native || eh.e_type == ET_REL ||
 	    elf_getshdrnum(elf, &nscn) != 0 || elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return NULL;
@@ -109,6 +116,7 @@ Elf *pfc_dwimg_open(Elf *elf, const char *cache_dir, struct pfc_dwimg *image_out
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
+		Elf_Data *rd;
 		const char *name;
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			goto out;
@@ -116,8 +124,11 @@ Elf *pfc_dwimg_open(Elf *elf, const char *cache_dir, struct pfc_dwimg *image_out
 			goto out;	/* dwz, GNU-style compression, split DWARF: libdw's own way */
 		if (strncmp(name, ".debug_", 7) || unneeded_section(name) || sh.sh_type == SHT_NOBITS)
 			continue;
-		if (sh.sh_offset > rawsize || sh.sh_size > rawsize - sh.sh_offset || k >= nscn)
+		/* the section's bytes as stored (not elf_rawfile: libelf 0.188 reading a file
+		 * with ELF_C_READ loses the sections it read before a later elf_rawfile) */
+		if (k >= nscn || !(rd = elf_rawdata(scn, NULL)) || rd->d_size != sh.sh_size || !rd->d_buf)
 			goto out;
+		pick[k].src = rd->d_buf;
 		pick[k].scn = scn;
 		pick[k].sh = sh;
 		pick[k].name = name;
@@ -141,7 +152,7 @@ Elf *pfc_dwimg_open(Elf *elf, const char *cache_dir, struct pfc_dwimg *image_out
 	if (!compressed || !k)
 		goto out;	/* nothing to gain */
 	/* inflated before for a file of this build-id: the cache's entry, read in place */
-	if (cache_dir && image_key(elf, rawsize, &key) == 0) {
+	if (cache_dir && image_key(elf, file_size, &key) == 0) {
 		struct pfc_kcache_bytes b;
 		int got = pfc_kcache_get(cache_dir, &pfc_kcache_dwarf, &key, &b);
 		keyed = 1;
@@ -185,7 +196,7 @@ Elf *pfc_dwimg_open(Elf *elf, const char *cache_dir, struct pfc_dwimg *image_out
 		size_t off = sizeof(Elf64_Ehdr), stroff, sp = 1;
 		for (size_t i = 0; i < k; i++) {
 			Elf64_Shdr *d = &nsh[i + 1];
-			const uint8_t *src = raw + pick[i].sh.sh_offset;
+			const uint8_t *src = pick[i].src;
 			off = (off + pick[i].align - 1) & ~(size_t)(pick[i].align - 1);
 			if (pick[i].zlib) {
 				size_t got = 0;

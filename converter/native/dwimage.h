@@ -26,9 +26,12 @@ enum pfc_dwimg_cache { PFC_DWIMG_OFF, PFC_DWIMG_HIT, PFC_DWIMG_MISS, PFC_DWIMG_C
  * opens instead of elf, or NULL when elf has nothing compressed or is not the common case
  * (64-bit, native byte order, not relocatable, no dwz file): then libdw reads elf itself.
  * With cache_dir and a build-id of 8 bytes or more, the image is read from the symbol cache,
- * or written there.  *img holds the bytes until pfc_dwimg_free, after elf_end of the result.
+ * or written there, keyed by the build-id and file_size (the file's bytes).  *img holds the bytes until pfc_dwimg_free, after elf_end of the result.
  */
-Elf *pfc_dwimg_open(Elf *elf, const char *cache_dir, struct pfc_dwimg *img, enum pfc_dwimg_cache *cache);
+Elf *pfc_dwimg_open(Elf *elf, uint64_t file_size, const char *cache_dir, struct pfc_dwimg *img,
+		    enum pfc_dwimg_cache *cache);
 void pfc_dwimg_free(struct pfc_dwimg *img);
+/* The size of the file open at fd (0 when fstat fails): pfc_dwimg_open's file_size. */
+uint64_t pfc_dwimg_fd_size(int fd);
 
 #endif

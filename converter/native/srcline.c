@@ -61,7 +61,7 @@ struct pfc_srcline *pfc_srcline_open(const char *path, const char *cache_dir)
 			break;
 		}
 	}
-	sl->dwelf = pfc_dwimg_open(sl->elf, cache_dir, &sl->img, &sl->cache);
+	sl->dwelf = pfc_dwimg_open(sl->elf, pfc_dwimg_fd_size(sl->fd), cache_dir, &sl->img, &sl->cache);
 	if (!pfc_dw_strings_ok(sl->dwelf ? sl->dwelf : sl->elf))
 		goto fail;
 	sl->dw = dwarf_begin_elf(sl->dwelf ? sl->dwelf : sl->elf, DWARF_C_READ, NULL);
