@@ -748,7 +748,7 @@ static int open_fetched(const struct pfc_symopts *o, const char *path, const uin
 /* The build-id of this perfconv binary as hex, "" without one: a cached table was made by
  * the code that reads it, so a perfconv built otherwise (with another reading of symbols)
  * never takes another's entries. */
-static void own_build_id(char *hex, size_t size)
+void pfc_elf_own_build_id(char *hex, size_t size)
 {
 	uint8_t b[BUILD_ID_MAX];
 	int n = 0, i;
@@ -789,7 +789,7 @@ static int cache_key(const struct symsrc *syms, const struct symsrc *run, struct
 
 	if (hex_build_id(syms, sb, sizeof(sb), &ssize) < 0 || hex_build_id(run, rb, sizeof(rb), &rsize) < 0)
 		return -ENOENT;
-	own_build_id(exe, sizeof(exe));
+	pfc_elf_own_build_id(exe, sizeof(exe));
 	if (!exe[0])
 		return -ENOENT;
 	n = snprintf(text, sizeof(text), "elf exe=%s syms=%s:%llu run=%s:%llu", exe, sb, (unsigned long long)ssize, rb,

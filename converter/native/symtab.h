@@ -163,6 +163,9 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 /* Read the GNU build-id note of an ELF file.  out must hold 20 bytes.  Returns 0 or a
  * negative error (-ENOENT: no note). */
 int pfc_elf_build_id(const char *file, uint8_t *out, int *len);
+/* This perfconv's build-id as hex ("" without one): a cache entry is read only by the code
+ * that wrote it. */
+void pfc_elf_own_build_id(char *hex, size_t size);
 /* perf's dso__build_id_equal: the id WANT (from a recording) names the file whose id is HAVE;
  * a 20-byte WANT may be a shorter id padded with zeros (simpleperf pads them so). */
 bool pfc_build_id_equal(const uint8_t *want, int want_len, const uint8_t *have, int have_len);
