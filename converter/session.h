@@ -180,6 +180,7 @@ struct pfc_session {
 	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
 	struct pfc_r2rmeta_slot *r2rmeta;  /* by DSO id: ReadyToRun code maps from image metadata */
 	size_t nr_r2rmeta;
+	struct pfc_ucache_ent *ucache; /* (maps, generation, user ip) -> frame id: add_ip's answers */
 	char r2r_exe[64];             /* this perfconv's build-id, for the cache's keys; */
 	int r2r_exe_state;            /* 0 not read yet, 1 read, -1 none: no ReadyToRun entries */
 	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */

@@ -782,6 +782,17 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 	return 0;
 }
 
+int pfc_jitsyms_settled(const struct pfc_jitsyms *j, int32_t pid)
+{
+	const struct pfc_jitproc *p = j->last && j->last->pid == pid ? j->last : NULL;
+	size_t i;
+
+	for (i = 0; !p && i < j->nr_procs; i++)
+		if (j->procs[i]->pid == pid)
+			p = j->procs[i];
+	return p && p->jd_tried && !p->jd_provisional && !p->jd_timed;
+}
+
 int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map)
 {
 	struct pfc_jitproc *p;
