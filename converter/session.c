@@ -820,7 +820,8 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 	ret = add_ip_map(s, th, n, cpumode, ip);
 	/* with --resolve-jit, a process's jitdump, once read, is looked up for its other
 	 * mappings too: only then do its answers stay */
-	if (ret == 0 && !s->cur_timed && *n == before + 1 && (!s->opts->resolve_jit || pfc_jitsyms_settled(&s->jit, th->pid))) {
+	if (ret == 0 && !s->cur_timed && *n == before + 1 &&
+	    (!s->opts->resolve_jit || pfc_jitsyms_settled(&s->jit, th->pid))) {
 		e->maps = th->maps;
 		e->gen = th->maps->gen;
 		e->ip = ip;
