@@ -182,6 +182,10 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 		fprintf(stderr, "perfconv: DWARF image cache: %llu hit, %llu miss%s (%s/dwarf)\n",
 			(unsigned long long)st->nr_dcache_hits, (unsigned long long)st->nr_dcache_misses,
 			st->nr_dcache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
+	if (c->verbose && (st->nr_rcache_hits || st->nr_rcache_misses))
+		fprintf(stderr, "perfconv: ReadyToRun method cache: %llu hit, %llu miss%s (%s/r2r)\n",
+			(unsigned long long)st->nr_rcache_hits, (unsigned long long)st->nr_rcache_misses,
+			st->nr_rcache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
 	if (st->nr_samples_filtered)
 		fprintf(stderr, "perfconv: %llu samples left out by --comm, --pid=, --tid= or --time\n",
 			(unsigned long long)st->nr_samples_filtered);

@@ -139,7 +139,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_SYMBOL_SERVER, "symbol-server", 0, 1, "URL", "fetch the debug files of binaries without symbols by build-id from this symbol server, as dotnet-symbol does (repeatable; default: $PERFCONV_SYMBOL_SERVERS; none when unset)" },
 	{ OPT_SYMBOL_SERVER_TIMEOUT, "symbol-server-timeout", 0, 1, "SECONDS", "give up on a symbol server that does not connect or stops sending for this long, for the rest of the conversion (default: 10)" },
 	{ OPT_NO_SORT, "no-sort", 0, 0, NULL, "process records in file order instead of time order" },
-	{ OPT_NO_CACHE, "no-cache", 0, 0, NULL, "read the running kernel's symbols from /proc/kallsyms and binaries' symbols from their files, not from the cache in $XDG_CACHE_HOME/perfconv (also PERFCONV_CACHE=0)" },
+	{ OPT_NO_CACHE, "no-cache", 0, 0, NULL, "read the running kernel's symbols from /proc/kallsyms, binaries' symbols and .NET method names from their files, not from the cache in $XDG_CACHE_HOME/perfconv (also PERFCONV_CACHE=0)" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no summary, progress or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print more detail" },
 	{ 'h', "help", 'h', 0, NULL, "show this help and exit" },

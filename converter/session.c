@@ -335,6 +335,8 @@ void pfc_session_close(struct pfc_session *s)
 		free(s->perfinfo);
 	}
 	pfc_r2rframes_free(s);
+	free(s->ucache);
+	s->ucache = NULL;
 	pfc_order_exit(&s->order);
 	pfc_stacks_exit(&s->stacks);
 	pfc_machine_exit(&s->machine);
@@ -779,8 +781,59 @@ static const struct pfc_map *kernel_touch(struct pfc_session *s, struct pfc_thre
 	return map;
 }
 
-static int add_ip_map(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int kernel, uint64_t ip,
-		      const struct pfc_map *map)
+/*
+ * A user address's frame, once found, for the mappings it was found in: a .NET process's
+ * frames cost a map lookup, perf's symbol lookup, a jitdump and a perf-map lookup each, and
+ * the same few thousand addresses come back sample after sample (a quarter of converting
+ * an ASP.NET recording).  Direct-mapped; an answer that depended on the time (a jitdump
+ * read by time, or not yet checked against the process) is not kept.
+ */
+#define UCACHE_BITS 15
+struct pfc_ucache_ent {
+	const struct pfc_maps *maps;
+	uint64_t gen, ip;
+	uint32_t id;                  /* frame id + 1; 0: empty */
+};
+
+static struct pfc_ucache_ent *ucache_slot(struct pfc_session *s, const struct pfc_thread *th, uint64_t ip)
+{
+	uint64_t h = (ip ^ (uint64_t)(uintptr_t)th->maps * 0x9E3779B97F4A7C15ULL) * 0xbf58476d1ce4e5b9ULL;
+
+	if (!s->ucache && !(s->ucache = calloc((size_t)1 << UCACHE_BITS, sizeof(*s->ucache))))
+		return NULL;
+	return &s->ucache[h >> (64 - UCACHE_BITS)];
+}
+
+static int add_ip_lookup(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip);
+
+static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
+{
+	struct pfc_ucache_ent *e;
+	int timed = s->cur_timed, ret;
+	uint32_t before = *n;
+
+	if (cpumode != PERF_RECORD_MISC_USER || !th->maps || !(e = ucache_slot(s, th, ip)))
+		return add_ip_lookup(s, th, n, cpumode, ip);
+	if (e->id && e->ip == ip && e->maps == th->maps && e->gen == th->maps->gen)
+		return push_id(s, n, e->id - 1);
+	s->cur_timed = 0;
+	ret = add_ip_lookup(s, th, n, cpumode, ip);
+	/* with --resolve-jit, a process's jitdump, once read, is looked up for its other
+	 * mappings too: only then do its answers stay */
+	if (ret == 0 && !s->cur_timed && *n == before + 1 &&
+	    (!s->opts->resolve_jit || pfc_jitsyms_settled(&s->jit, th->pid))) {
+		e->maps = th->maps;
+		e->gen = th->maps->gen;
+		e->ip = ip;
+		e->id = s->fbuf[*n - 1] + 1;
+	}
+	s->cur_timed |= timed;
+	return ret;
+}
+
+/* The frame at ip in map (NULL: in no map), kernel or user. */
+static int add_map_frame(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int kernel, uint64_t ip,
+			 const struct pfc_map *map)
 {
 	if (!map)
 		return push_frame(s, n, NULL, ip, kernel);
@@ -814,8 +867,8 @@ static int add_ip_map(struct pfc_session *s, struct pfc_thread *th, uint32_t *n,
 	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);
 }
 
-/* One frame at ip: its map in the thread's address space (user) or the kernel's. */
-static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
+/* One frame at ip, looked up: its map in the thread's address space (user) or the kernel's. */
+static int add_ip_lookup(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
 {
 	const struct pfc_map *map = NULL;
 	int kernel = cpumode == PERF_RECORD_MISC_KERNEL;
@@ -824,7 +877,7 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 		map = kernel_touch(s, th, ip);
 	else if (cpumode == PERF_RECORD_MISC_USER)
 		map = pfc_machine_find_map(&s->machine, th, 0, ip);
-	return add_ip_map(s, th, n, kernel, ip, map);
+	return add_map_frame(s, th, n, kernel, ip, map);
 }
 
 /* ---- --call-graph dwarf: the user part of a stack, unwound from the copied stack ---- */
@@ -1241,7 +1294,7 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 	uint32_t i;
 
 	if (!d || d->kind != PFC_DSO_FILE || map->identity)
-		return add_ip_map(s, th, n, 0, ip, map);
+		return add_map_frame(s, th, n, 0, ip, map);
 	addr = ip - map->start + map->pgoff;
 	if (!d->loaded)
 		load_dso(s, d);
@@ -1249,7 +1302,7 @@ static int add_unwound(struct pfc_session *s, struct pfc_thread *th, uint32_t *n
 	if (!e)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "inline frames");
 	if (!e->n)
-		return add_ip_map(s, th, n, 0, ip, map);
+		return add_map_frame(s, th, n, 0, ip, map);
 	for (i = 0; i < e->n; i++) {
 		struct pfc_inl_name *in = &s->inl_names[e->first + i];
 		int ret;

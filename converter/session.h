@@ -95,6 +95,9 @@ struct pfc_session_stats {
 	/* the symbol cache's ELF tables (elfsym.c): hits, misses (written), corrupt entries among them */
 	uint64_t nr_ecache_hits, nr_ecache_misses, nr_ecache_corrupt;
 	uint64_t nr_dcache_hits, nr_dcache_misses, nr_dcache_corrupt;	/* inflated DWARF images */
+	/* ReadyToRun images whose method names came from the symbol cache (r2rframes.c), whose
+	 * names were made and written, and corrupt entries among the latter */
+	uint64_t nr_rcache_hits, nr_rcache_misses, nr_rcache_corrupt;
 };
 
 struct pfc_kpreload;
@@ -178,6 +181,7 @@ struct pfc_session {
 	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
 	struct pfc_r2rmeta_slot *r2rmeta;  /* by DSO id: ReadyToRun code maps from image metadata */
 	size_t nr_r2rmeta;
+	struct pfc_ucache_ent *ucache; /* (maps, generation, user ip) -> frame id: add_ip's answers */
 	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */
 	int offcpu_oom;               /* an interval was lost for memory: reported at the end */
 	struct pfc_debuginfod dbgf;   /* debuginfod client (opts->debuginfod_urls) and what it fetched */

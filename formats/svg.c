@@ -47,9 +47,18 @@ struct tree {
 	uint32_t *heads;        /* hash of (parent, name) -> node */
 	size_t hcap;
 	uint32_t *kind_cache;   /* frame id -> kind + 1 */
+	struct name_memo *name_cache;  /* frame id -> its one name, when its text holds one */
 	int diff;               /* a differential flame graph (--diff) */
 	int negate;             /* --negate: the hues switched */
 	uint64_t maxdelta;      /* the largest change of one stack, at least 1 */
+};
+
+/* A frame whose folded text is one name (no ';'): that text and its interned name + 1, so
+ * that the stacks through it do not hash its text again (most of a .NET flame graph's time
+ * went to hashing the same long names once a stack). */
+struct name_memo {
+	const char *text;
+	uint32_t id;
 };
 
 /* flamegraph.pl removes one trailing annotation (_[k], _[j], _[i], _[w]) from what it shows */
@@ -128,14 +137,11 @@ static int tree_grow(struct tree *t)
 }
 
 /* The child `name` of `parent`, made when new; NONE when out of memory. */
-static uint32_t tree_child(struct tree *t, uint32_t parent, const char *name, size_t len, int kind)
+static uint32_t tree_child_id(struct tree *t, uint32_t parent, uint32_t id, int kind)
 {
-	uint32_t id, b, i;
+	uint32_t b, i;
 	struct node *nd;
 
-	id = pfc_intern(&t->names, name, strip_annotation(name, len));
-	if (id == UINT32_MAX)
-		return NONE;
 	b = hash2(parent, id) & (uint32_t)(t->hcap - 1);
 	for (i = t->heads[b]; i != NONE; i = t->v[i].hnext)
 		if (t->v[i].parent == parent && t->v[i].name == id)
@@ -153,6 +159,13 @@ static uint32_t tree_child(struct tree *t, uint32_t parent, const char *name, si
 	nd->hnext = t->heads[b];
 	t->heads[b] = (uint32_t)t->n;
 	return (uint32_t)t->n++;
+}
+
+static uint32_t tree_child(struct tree *t, uint32_t parent, const char *name, size_t len, int kind)
+{
+	uint32_t id = pfc_intern(&t->names, name, strip_annotation(name, len));
+
+	return id == UINT32_MAX ? NONE : tree_child_id(t, parent, id, kind);
 }
 
 /* Adds the ';'-separated names of text under *cur.  Like Perl's split, empty names stay,
@@ -206,6 +219,28 @@ static int tree_stack(void *arg, const struct pfc_stack *st, const char *pname, 
 		uint32_t fid = pv[k].frame;
 		if (!t->kind_cache[fid])
 			t->kind_cache[fid] = pfc_svg_frame_kind(&t->s->stacks.frames[fid]) + 1;
+		if (t->name_cache) {
+			struct name_memo *m = &t->name_cache[fid];
+			if (m->text != pv[k].text) {
+				/* one name (add_names would make one node of it): interned once */
+				m->text = NULL;
+				if (pv[k].len && !memchr(pv[k].text, ';', pv[k].len)) {
+					uint32_t id = pfc_intern(&t->names, pv[k].text, strip_annotation(pv[k].text, pv[k].len));
+					if (id == UINT32_MAX)
+						goto oom;
+					m->text = pv[k].text;
+					m->id = id;
+				}
+			}
+			if (m->text == pv[k].text) {
+				uint32_t c = tree_child_id(t, cur, m->id, (int)t->kind_cache[fid] - 1);
+				if (c == NONE)
+					goto oom;
+				t->v[c].value += weight;
+				cur = c;
+				continue;
+			}
+		}
 		if (add_names(t, &cur, pv[k].text, pv[k].len, (int)t->kind_cache[fid] - 1, weight, k + 1 == end) < 0)
 			goto oom;
 	}
@@ -882,6 +917,7 @@ static int svg_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o
 	t.s = s;
 	t.err = err;
 	t.kind_cache = calloc(s->stacks.nr_frames + 1, sizeof(*t.kind_cache));
+	t.name_cache = calloc(s->stacks.nr_frames + 1, sizeof(*t.name_cache));	/* NULL: no memo */
 	if (!t.kind_cache || pfc_intern_init(&t.names) < 0 || tree_grow(&t) < 0) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "flame graph");
 		goto out;
@@ -968,6 +1004,7 @@ out:
 	free(t.v);
 	free(t.heads);
 	free(t.kind_cache);
+	free(t.name_cache);
 	pfc_intern_exit(&t.names);
 	return ret;
 }

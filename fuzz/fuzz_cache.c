@@ -6,14 +6,49 @@
  * never match), copied (bit 1 clear) or in place (bit 1 set, as a conversion reads a mapped
  * entry).  A table read back must answer a lookup at every symbol's start.  Bit 2 of the
  * first byte picks the key of a whole entry: the kernel's, or an ELF table's (elfsym.c's key
- * text, seed entry-elf); both kinds are one format, read by the same code.
+ * text, seed entry-elf); both kinds are one format, read by the same code.  Bit 3 set: the
+ * rest is the payload of a ReadyToRun image's entry (r2rcache.c, seed r2r-*), checked whole;
+ * a payload that reads answers every lookup inside its pool, and written again from what was
+ * read it reads back with the same answers.
  */
 // FUZZ_MAX_LEN: 8192
 // FUZZ_SEEDS: fuzz/seeds/cache/*
+#include "converter/util/bytes.h"
+#include "converter/jit/r2rcache.h"
 #include "converter/native/kcache.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void r2r_payload(const uint8_t *p, size_t len)
+{
+	struct pfc_r2rcache_view v, w;
+	struct pfc_r2rcache_add none = { 0 };
+	uint8_t *again;
+	size_t n, i;
+
+	if (pfc_r2rcache_parse(p, len, &v) < 0)
+		return;
+	for (i = 0; i < v.nmods; i++)
+		if (!*pfc_r2rcache_module(&v, (uint32_t)i))
+			abort();
+	if (pfc_r2rcache_encode(&v, &none, v.nr_methods, v.nr_bad_entries, v.composite, &again, &n) < 0)
+		return;
+	if (pfc_r2rcache_parse(again, n, &w) < 0 || w.nrec != v.nrec)
+		abort();
+	for (i = 0; i < v.nrec; i++) {
+		uint32_t sb = pfc_ld32(v.recs + 16 * i, 0), se = pfc_ld32(v.recs + 16 * i + 4, 0), rva, b1, b2;
+		const char *n1, *n2;
+		for (rva = sb; rva != se && rva - sb < 4; rva++) {
+			if (pfc_r2rcache_find(&v, rva, &n1, &b1) != 1 || pfc_r2rcache_find(&w, rva, &n2, &b2) != 1 ||
+			    b1 != b2 || !n1 != !n2 || (n1 && strcmp(n1, n2)))
+				abort();
+			if (n1 && (n1 < v.pool || n1 >= v.pool + v.pool_len))
+				abort();
+		}
+	}
+	free(again);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -30,6 +65,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!(copy = malloc(size - 1 ? size - 1 : 1)))
 		return 0;
 	memcpy(copy, data + 1, size - 1);
+	if (data[0] & 8) {
+		r2r_payload(copy, size - 1);
+		free(copy);
+		return 0;
+	}
 	if (data[0] & 1)
 		ret = pfc_kcache_parse(copy, size - 1, data[0] & 4 ? &elfkey : &key, &t);
 	else if (data[0] & 2)

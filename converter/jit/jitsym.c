@@ -46,6 +46,7 @@ struct pfc_jitproc {
 	int jd_timed;
 	int jd_provisional;         /* none of its loads was old enough to be checked yet */
 	int jd_trunc_warned;        /* the warning on its incomplete last record was given */
+	struct pfc_dso *pm_dso;     /* the DSO of its perf map's frames, once one was named */
 };
 
 void pfc_jitsyms_init(struct pfc_jitsyms *j, const struct pfc_jitsym_opts *o, struct pfc_machine *m,
@@ -781,6 +782,17 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 	return 0;
 }
 
+int pfc_jitsyms_settled(const struct pfc_jitsyms *j, int32_t pid)
+{
+	const struct pfc_jitproc *p = j->last && j->last->pid == pid ? j->last : NULL;
+	size_t i;
+
+	for (i = 0; !p && i < j->nr_procs; i++)
+		if (j->procs[i]->pid == pid)
+			p = j->procs[i];
+	return p && p->jd_tried && !p->jd_provisional && !p->jd_timed;
+}
+
 int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map)
 {
 	struct pfc_jitproc *p;
@@ -878,10 +890,15 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 			trunc_warning(j, p, ip);
 			return 0;
 		}
-		snprintf(name, sizeof(name), "/tmp/perf-%d.map", pid);
-		d = pfc_machine_dso_findnew(j->m, name, strlen(name), PFC_DSO_PERFMAP, pid);
-		if (!d)
-			return PFC_FAIL_NOOFF(j->err, NOMEM, "JIT symbols");
+		/* found once a process: formatting the name and finding it for each frame was a
+		 * tenth of converting a .NET recording */
+		if (!(d = p->pm_dso)) {
+			snprintf(name, sizeof(name), "/tmp/perf-%d.map", pid);
+			d = pfc_machine_dso_findnew(j->m, name, strlen(name), PFC_DSO_PERFMAP, pid);
+			if (!d)
+				return PFC_FAIL_NOOFF(j->err, NOMEM, "JIT symbols");
+			p->pm_dso = d;
+		}
 		*dso = d;
 		*addr = ip;
 	}

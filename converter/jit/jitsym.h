@@ -59,6 +59,9 @@ int pfc_jitsyms_note_map(struct pfc_jitsyms *j, int32_t pid, const struct pfc_ma
 /* Whether an address in this mapping of process pid may be JIT code worth a lookup: a JIT
  * region or PE image, or any mapping of a process that has (or may have) a jitdump. */
 int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map);
+/* Whether the lookups of process pid give the same answer at any later time (and mapping
+ * change): its jitdump was looked for, kept or refused for good, and is not read by time. */
+int pfc_jitsyms_settled(const struct pfc_jitsyms *j, int32_t pid);
 
 /*
  * Resolve-mode lookup of a user address in a JIT region or PE image of process pid at

@@ -813,6 +813,16 @@ void pfc_r2rmeta_free(struct pfc_r2rmeta *r)
 	free(r);
 }
 
+const char *pfc_r2rmeta_module_file(const struct pfc_r2rmeta *r, size_t k)
+{
+	return k < r->nmods && r->mods[k].map ? r->mods[k].name : NULL;
+}
+
+size_t pfc_r2rmeta_nr_modules(const struct pfc_r2rmeta *r)
+{
+	return r->nmods;
+}
+
 const struct pfc_pe *pfc_r2rmeta_pe(const struct pfc_r2rmeta *r)
 {
 	return &r->pe;
@@ -868,6 +878,12 @@ int pfc_r2rmeta_find(const struct pfc_r2rmeta *r, uint32_t rva, struct pfc_r2rme
 		hit->cold = 0;
 		end = hot_end(r, j);
 	}
+	/* the same i, so the same part, for every RVA from i's begin up to its end or the next
+	 * function's begin */
+	hit->span_begin = fbegin(r, i);
+	hit->span_end = fend(r, i);
+	if (i + 1 < r->nfuncs && fbegin(r, i + 1) < hit->span_end)
+		hit->span_end = fbegin(r, i + 1);
 	hit->begin = fbegin(r, j);
 	hit->end = fend(r, end - 1);
 	if (hit->end <= hit->begin)

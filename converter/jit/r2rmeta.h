@@ -27,6 +27,8 @@ struct pfc_r2rmeta_hit {
 	size_t method;             /* index for pfc_r2rmeta_name */
 	int cold;                  /* in the method's cold part ([PreJit-cold]) */
 	uint32_t begin, end;       /* RVAs of the part that holds the address: [begin, end) */
+	uint32_t span_begin, span_end;	/* the RVAs around the address that find the same part:
+	                                 * the runtime function's (a cache of names keys on it) */
 };
 
 struct pfc_r2rmeta_stats {
@@ -54,6 +56,11 @@ int pfc_r2rmeta_open(const char *path, struct pfc_r2rmeta **out, struct pfc_erro
  * question: where it came from, a pack included. */
 void pfc_r2rmeta_use_files(struct pfc_r2rmeta *r, struct pfc_files *files, enum pfc_files_base base, const char *rel);
 void pfc_r2rmeta_free(struct pfc_r2rmeta *r);
+/* The simple name of module k (k < the number of modules) when its names were read from a
+ * file of its own (a composite's component stub, another module of the version bubble, asked
+ * of files as above), else NULL: what a name made so far needed besides the image. */
+const char *pfc_r2rmeta_module_file(const struct pfc_r2rmeta *r, size_t k);
+size_t pfc_r2rmeta_nr_modules(const struct pfc_r2rmeta *r);
 
 const struct pfc_pe *pfc_r2rmeta_pe(const struct pfc_r2rmeta *r);
 void pfc_r2rmeta_stats(const struct pfc_r2rmeta *r, struct pfc_r2rmeta_stats *st);

@@ -35,6 +35,9 @@
 const struct pfc_kcache_kind pfc_kcache_kallsyms = { "kallsyms", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
 /* a .NET service maps a dozen ELF files, whose tables take 0.1 to 5 MB each */
 const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20, 0 };
+/* a ReadyToRun image's method names that frames asked for (r2rcache.c): a .NET service loads
+ * 50 to 100 images, whose entries take 1 kB to 1 MB */
+const struct pfc_kcache_kind pfc_kcache_r2r = { "r2r", 1024, (uint64_t)128 << 20, 0 };
 /* /proc/kallsyms as read, for packs: 5 to 15 MB each */
 const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
 /* a libc debug file's sections take 10 MB inflated */
@@ -272,6 +275,14 @@ int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const st
 	}
 	close(fd);
 	return ret == 0 ? 1 : ret;
+}
+
+void pfc_kcache_remove(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k)
+{
+	char path[PATH_MAX];
+
+	if (entry_path(dir, kind->sub, k->name, path, sizeof(path)) == 0)
+		unlink(path);
 }
 
 void pfc_kcache_bytes_free(struct pfc_kcache_bytes *b)

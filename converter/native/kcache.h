@@ -6,9 +6,10 @@
  * a few MB instead of asking the kernel to print every symbol again.  "elf": the table
  * elfsym.c makes of a binary and its debug file, keyed by their build-ids (elfsym.c's
  * key), so that a batch of recordings of one service parses and demangles each library
- * once.  "kallsyms-text": /proc/kallsyms as read, under the kernel's key, for packs.
- * "dwarf": a debug file's compressed DWARF sections inflated into the ELF image a2l.c
- * reads, keyed by the file's build-id and size.  Which files may use it (the running kernel's, binaries whose build-ids prove what
+ * once.  "r2r": the method names of a ReadyToRun image (r2rcache.c's payload), keyed by
+ * its MVID.  "kallsyms-text": /proc/kallsyms as read, under the kernel's key, for packs.
+ * "dwarf": a debug file's compressed DWARF sections inflated into the ELF image a2l.c and
+ * srcline.c read (dwimage.c), keyed by the file's build-id and size.  Which files may use it (the running kernel's, binaries whose build-ids prove what
  * they are) is the caller's decision; this module only keys, checks, reads, writes and
  * bounds entries.
  */
@@ -33,6 +34,7 @@ extern const struct pfc_kcache_kind pfc_kcache_kallsyms;	/* 8 entries, 1 GiB */
 extern const struct pfc_kcache_kind pfc_kcache_elf;		/* 256 entries, 256 MiB */
 extern const struct pfc_kcache_kind pfc_kcache_kallsyms_text;	/* 8 entries, 1 GiB */
 extern const struct pfc_kcache_kind pfc_kcache_dwarf;		/* 32 entries, 512 MiB */
+extern const struct pfc_kcache_kind pfc_kcache_r2r;		/* 1024 entries, 128 MiB */
 
 struct pfc_kcache_key {
 	char text[PFC_KCACHE_KEY_MAX];	/* "bid=... boot=... kptr=... euid0=... mods=...", NUL-padded */
@@ -69,6 +71,8 @@ struct pfc_kcache_bytes {
 int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
 		   struct pfc_kcache_bytes *b);
 void pfc_kcache_bytes_free(struct pfc_kcache_bytes *b);
+/* Remove k's entry: whole, but its payload did not hold (written again later). */
+void pfc_kcache_remove(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k);
 int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
 		   const void *payload, size_t len);
 /* An entry's bytes: checks the header, the key, the checksum and the table (untrusted
