@@ -303,14 +303,15 @@ if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip
 		"$PERFCONV" -q -i "$data" "${opts[@]}" -f pack -o "$WORK/b20/one.pack"
 		for i in $(seq -w 1 20); do cp "$WORK/b20/one.pack" "$WORK/b20/packs/rec$i.pack"; done
 		# the symbol cache's figures on this input: two conversions with an empty cache, the
-		# first misses and writes the entries, the second hits (kernel symbols, ELF tables)
+		# first misses and writes the entries, the second hits (kernel symbols, ELF tables,
+		# ReadyToRun method names, inflated DWARF)
 		if [ $nocache = 1 ]; then
 			rm -rf "$WORK/xdg"
 			for i in 1 2; do
 				XDG_CACHE_HOME=$PWD/$WORK/xdg "$PERFCONV" -v -i "$data" "${opts[@]}" -f trace.zip -o "$WORK/out.trace.zip" 2>&1 |
-					sed -n "s|^perfconv: \([a-zA-Z]*\) symbol cache:|bench: $small: \1 symbol cache, conversion $i with an empty cache:|p"
+					sed -n "s|^perfconv: \([a-zA-Z]* [a-z]*\) cache:|bench: $small: \1 cache, conversion $i with an empty cache:|p"
 			done
-			for k in kallsyms elf; do
+			for k in kallsyms elf r2r dwarf; do
 				[ ! -d "$WORK/xdg/perfconv/$k" ] ||
 					echo "bench: $small: $k cache entries: $(find "$WORK/xdg/perfconv/$k" -type f | wc -l), $(du -sk "$WORK/xdg/perfconv/$k" | cut -f1) kB"
 			done
