@@ -154,6 +154,29 @@ static void print_offcpu_summary(const struct pfc_session *s)
 		fprintf(stderr, "perfconv: thread time: %llu on-CPU samples\n", (unsigned long long)o->nr_clock_samples);
 }
 
+/* -v: each kind of the symbol cache's hits and misses in this conversion, when it was asked */
+static void cache_lines(const struct pfc_session *s)
+{
+	const struct pfc_session_stats *st = &s->st;
+	const struct {
+		const char *what, *dir;
+		uint64_t hits, misses, corrupt;
+	} k[] = {
+		{ "kernel symbol", "kallsyms", st->nr_kcache_hits, st->nr_kcache_misses, st->nr_kcache_corrupt },
+		{ "ELF symbol", "elf", st->nr_ecache_hits, st->nr_ecache_misses, st->nr_ecache_corrupt },
+		{ "DWARF image", "dwarf", st->nr_dcache_hits, st->nr_dcache_misses, st->nr_dcache_corrupt },
+		{ "ReadyToRun method", "r2r", st->nr_rcache_hits, st->nr_rcache_misses, st->nr_rcache_corrupt },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (k[i].hits || k[i].misses)
+			fprintf(stderr, "perfconv: %s cache: %llu hit, %llu miss%s (%s/%s)\n", k[i].what,
+				(unsigned long long)k[i].hits, (unsigned long long)k[i].misses,
+				!k[i].corrupt ? "" : i == 0 ? ", a corrupt entry ignored and written again" :
+				", corrupt entries ignored and written again", s->opts->cache_dir, k[i].dir);
+}
+
 static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t written, const struct phases *ph)
 {
 	const struct pfc_session_stats *st = &s->st;
@@ -170,22 +193,8 @@ static void print_summary(const struct cli *c, struct pfc_session *s, uint64_t w
 	if (c->verbose)
 		fprintf(stderr, "perfconv: %.3f s reading records, %.3f s resolving symbols, %.3f s writing\n", ph->read,
 			ph->symbols, ph->write);
-	if (c->verbose && (st->nr_kcache_hits || st->nr_kcache_misses))
-		fprintf(stderr, "perfconv: kernel symbol cache: %llu hit, %llu miss%s (%s/kallsyms)\n",
-			(unsigned long long)st->nr_kcache_hits, (unsigned long long)st->nr_kcache_misses,
-			st->nr_kcache_corrupt ? ", a corrupt entry ignored and written again" : "", s->opts->cache_dir);
-	if (c->verbose && (st->nr_ecache_hits || st->nr_ecache_misses))
-		fprintf(stderr, "perfconv: ELF symbol cache: %llu hit, %llu miss%s (%s/elf)\n",
-			(unsigned long long)st->nr_ecache_hits, (unsigned long long)st->nr_ecache_misses,
-			st->nr_ecache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
-	if (c->verbose && (st->nr_dcache_hits || st->nr_dcache_misses))
-		fprintf(stderr, "perfconv: DWARF image cache: %llu hit, %llu miss%s (%s/dwarf)\n",
-			(unsigned long long)st->nr_dcache_hits, (unsigned long long)st->nr_dcache_misses,
-			st->nr_dcache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
-	if (c->verbose && (st->nr_rcache_hits || st->nr_rcache_misses))
-		fprintf(stderr, "perfconv: ReadyToRun method cache: %llu hit, %llu miss%s (%s/r2r)\n",
-			(unsigned long long)st->nr_rcache_hits, (unsigned long long)st->nr_rcache_misses,
-			st->nr_rcache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
+	if (c->verbose)
+		cache_lines(s);
 	if (st->nr_samples_filtered)
 		fprintf(stderr, "perfconv: %llu samples left out by --comm, --pid=, --tid= or --time\n",
 			(unsigned long long)st->nr_samples_filtered);

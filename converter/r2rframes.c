@@ -28,6 +28,7 @@
 #include "converter/jit/r2rmeta.h"
 #include "converter/native/kcache.h"
 #include "converter/native/symtab.h"
+#include "converter/util/fileio.h"
 
 struct pfc_r2rmeta_slot {
 	struct pfc_r2rmeta *r;     /* the image decoded: on a miss, or for an address the entry lacks */
@@ -99,27 +100,6 @@ static int pid_of_dso(struct pfc_session *s, const struct pfc_dso *d)
 					return t->pid;
 		}
 	}
-	return 0;
-}
-
-static int map_image(const char *path, void **map, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	void *p;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || (uint64_t)st.st_size > UINT32_MAX) {
-		close(fd);
-		return -1;
-	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	*map = p;
-	*len = (size_t)st.st_size;
 	return 0;
 }
 
@@ -203,7 +183,7 @@ static int load(struct pfc_session *s, const struct pfc_dso *d, struct pfc_r2rme
 	}
 	path = f.name;
 	memset(&err, 0, sizeof(err));
-	if (map_image(f.path, &slot->map, &slot->map_len) < 0)
+	if (pfc_map_file(f.path, UINT32_MAX, &slot->map, &slot->map_len) < 0)
 		return -1;	/* a missing file is not worth a warning: perf shows [DSO] too */
 	if (pfc_pe_parse_headers(slot->map, slot->map_len, &slot->pe, &err) == 0 && image_key(s, slot) == 0)
 		slot->cached = 1;

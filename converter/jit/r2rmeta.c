@@ -17,6 +17,7 @@
 #include "converter/util/bytes.h"
 #include "converter/jit/ecma.h"
 #include "converter/jit/r2rmeta.h"
+#include "converter/util/fileio.h"
 
 #define RTR_SIGNATURE 0x00525452
 #define COR_IL_LIBRARY 0x4
@@ -241,27 +242,6 @@ static int md_of_cli(const struct pfc_pe *pe, const uint8_t *b, size_t len, uint
 	return pfc_ecma_open(md, b + moff, msize, err);
 }
 
-static int map_file(const char *path, void **map, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	void *p;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || (uint64_t)st.st_size > UINT32_MAX) {
-		close(fd);
-		return -1;
-	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	*map = p;
-	*len = (size_t)st.st_size;
-	return 0;
-}
-
 /* A module's metadata, read on first use: the image's own, a composite's embedded one, or
  * DIR/NAME.dll. */
 static const struct pfc_ecma *module_md(struct pfc_r2rmeta *r, uint32_t k)
@@ -293,7 +273,7 @@ static const struct pfc_ecma *module_md(struct pfc_r2rmeta *r, uint32_t k)
 		} else {
 			n = snprintf(path, sizeof(path), "%s/%s.dll", r->dir, mo->name);
 		}
-		if (n < 0 || (size_t)n >= sizeof(path) || map_file(path, &mo->map, &mo->map_len) < 0)
+		if (n < 0 || (size_t)n >= sizeof(path) || pfc_map_file(path, UINT32_MAX, &mo->map, &mo->map_len) < 0)
 			return NULL;
 		if (r->files)
 			pfc_files_note(r->files, f.base, f.rel, "ReadyToRun module of a composite or version bubble", -1,
@@ -762,7 +742,7 @@ int pfc_r2rmeta_open(const char *path, struct pfc_r2rmeta **out, struct pfc_erro
 	int ret;
 
 	*out = NULL;
-	if (map_file(path, &map, &len) < 0)
+	if (pfc_map_file(path, UINT32_MAX, &map, &len) < 0)
 		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, errno ? strerror(errno) : "not a regular file");
 	if (slash && (size_t)(slash - path) < sizeof(dir)) {
 		memcpy(dir, path, (size_t)(slash - path));

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "converter/util/fileio.h"
@@ -44,5 +45,26 @@ int pfc_read_file(const char *path, uint64_t max, char **buf, size_t *len)
 	b[got] = 0;
 	*buf = b;
 	*len = got;
+	return 0;
+}
+
+int pfc_map_file(const char *path, uint64_t max, void **map, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || (uint64_t)st.st_size > max) {
+		close(fd);
+		return -1;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	*map = p;
+	*len = (size_t)st.st_size;
 	return 0;
 }
