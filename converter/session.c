@@ -1930,7 +1930,7 @@ static int deliver(void *ctx, const struct pfc_qev *ev)
 	struct pfc_session *s = ctx;
 
 	if (s->chan)
-		return pfc_chan_push(s->chan, ev->data, ev->offset, ev->size, ITEM_RECORD) < 0 ? -PFC_ERR_NOMEM : 0;
+		return pfc_chan_push(s->chan, ev->data, ev->offset, ev->size, ITEM_RECORD) != 0 ? -PFC_ERR_NOMEM : 0;
 	return process_record(s, ev->data, ev->size, ev->offset);
 }
 
@@ -1938,8 +1938,10 @@ static void retire_copies(void *ctx, struct pfc_arena_block *b)
 {
 	struct pfc_session *s = ctx;
 
+	/* not queued (the processing thread has stopped): nothing reads b; queued, the
+	 * processing thread frees it, even after it stopped */
 	if (pfc_chan_push(s->chan, b, 0, 0, ITEM_FREE) < 0)
-		pfc_order_arena_free(b);	/* the processing thread has stopped: nothing reads b */
+		pfc_order_arena_free(b);
 }
 
 static int sync_reader(void *ctx)
@@ -2102,7 +2104,7 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 						low = s->order.v[i].offset;
 				if (!s->chan)
 					pfc_reader_release(&s->rd, low);
-				else if (pfc_chan_push(s->chan, NULL, low, 0, ITEM_RELEASE) < 0)
+				else if (pfc_chan_push(s->chan, NULL, low, 0, ITEM_RELEASE) != 0)
 					return -PFC_ERR_NOMEM;
 				else	/* what the processing thread has finished, from an earlier round */
 					pfc_reader_release(&s->rd, __atomic_load_n(&s->release_to, __ATOMIC_ACQUIRE));
@@ -2144,7 +2146,7 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 		const uint8_t *data = r->data;
 		if (r->transient && !(data = pfc_order_copy(&s->order, r->data, r->size)))
 			return PFC_FAIL_NOOFF(s->rd.err, NOMEM, "record copy");
-		return pfc_chan_push(s->chan, data, r->offset, r->size, ITEM_RECORD) < 0 ? -PFC_ERR_NOMEM : 0;
+		return pfc_chan_push(s->chan, data, r->offset, r->size, ITEM_RECORD) != 0 ? -PFC_ERR_NOMEM : 0;
 	}
 	return process_record(s, r->data, r->size, r->offset);
 }

@@ -90,8 +90,10 @@ int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_
 		pthread_cond_signal(&c->more);
 		stopped = c->stopped;
 		pthread_mutex_unlock(&c->mu);
+		/* the item is the consumer's now, stopped or not: it takes every published item
+		 * until the queue is closed */
 		if (stopped)
-			return -1;
+			return 1;
 	}
 	return 0;
 }

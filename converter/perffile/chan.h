@@ -43,7 +43,10 @@ struct pfc_chan {
 int pfc_chan_init(struct pfc_chan *c, size_t cap_pow2, size_t batch);
 void pfc_chan_exit(struct pfc_chan *c);
 
-/* Producer.  push and barrier return -1 once the consumer has stopped. */
+/* Producer.  push returns 0 when the item was queued, 1 when it was queued and the consumer
+ * has stopped (it still takes the item: stop producing), -1 when the consumer has stopped
+ * and the item was not queued (it stays the producer's).  barrier returns -1 once the
+ * consumer has stopped. */
 int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind);
 void pfc_chan_publish(struct pfc_chan *c);
 int pfc_chan_barrier(struct pfc_chan *c);
