@@ -112,6 +112,12 @@ if [ "${#fake_cases[@]}" -gt 0 ]; then
 	sleep 300 &
 	sleeper=$!
 	pids+=("$sleeper")
+	# the forked shell becomes sleep when it has exec'd: under load that can be later than the
+	# next command, and the message names the process by its comm
+	for _ in $(seq 100); do
+		[ "$(cat "/proc/$sleeper/comm" 2>/dev/null)" = sleep ] && break
+		sleep 0.05
+	done
 	if selected dotnet-enable/err-not-dotnet; then
 		pc notdotnet --enable-perfmap "$sleeper"
 		expect_err dotnet-enable/err-not-dotnet notdotnet "process $sleeper \(sleep\) is not a \.NET process" \
