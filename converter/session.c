@@ -480,8 +480,8 @@ static uint64_t hash_chain(const uint8_t *p, uint64_t nr, uint64_t seed)
 	return h ^ (h >> 29);
 }
 
-static void raw_key(struct pfc_rawkey *k, const struct pfc_session *s, const struct pfc_sample *smp,
-		    const struct pfc_thread *th, uint32_t evsel)
+static void raw_key(struct pfc_rawkey *k, const struct pfc_session *s, const struct pfc_thread *th,
+		    uint32_t evsel, int32_t pid, int32_t tid, uint32_t nr)
 {
 	memset(k, 0, sizeof(*k));
 	k->maps = th->maps;
@@ -489,9 +489,9 @@ static void raw_key(struct pfc_rawkey *k, const struct pfc_session *s, const str
 	k->kgen = s->machine.kgen;
 	k->comm = th->comm;
 	k->evsel = evsel;
-	k->pid = (int32_t)smp->pid;
-	k->tid = (int32_t)smp->tid;
-	k->nr = (uint32_t)smp->callchain_nr;
+	k->pid = pid;
+	k->tid = tid;
+	k->nr = nr;
 }
 
 static struct pfc_rawkey *raw_entry(const struct pfc_session *s, uint64_t slot)
@@ -537,6 +537,31 @@ static uint64_t *raw_lookup(struct pfc_session *s, uint64_t h, const struct pfc_
 		if (!memcmp(e, k, RAWKEY_CMP) && !memcmp(e + RAWKEY_WORDS, chain, (size_t)k->nr * 8))
 			return slot;
 	}
+}
+
+/* The cached entry of a sample's raw callchain in its thread's current maps, or NULL;
+ * *hash is the chain's hash either way, for raw_insert. */
+static struct pfc_rawkey *raw_find(struct pfc_session *s, const struct pfc_thread *th, uint32_t evsel, int32_t pid,
+				   int32_t tid, const uint8_t *chain, uint32_t nr, uint64_t *hash)
+{
+	struct pfc_rawkey k;
+	uint64_t *slot;
+
+	*hash = hash_chain(chain, nr, ((uint64_t)th->comm << 32 | (uint32_t)tid) ^ (uint64_t)(uintptr_t)th->maps);
+	if (!s->raw_cap)
+		return NULL;
+	raw_key(&k, s, th, evsel, pid, tid, nr);
+	slot = raw_lookup(s, *hash, &k, chain);
+	return *slot ? raw_entry(s, *slot) : NULL;
+}
+
+/* A sample counted in its cached entry: added to the stack when processing ends. */
+static void raw_count(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_rawkey *e, uint64_t period)
+{
+	s->nr_raw_hits++;
+	ev->period_total += period;
+	e->period += period;
+	e->count++;
 }
 
 static int raw_grow(struct pfc_session *s)
@@ -1594,6 +1619,51 @@ static uint64_t *read_last(struct pfc_session *s, uint64_t id)
 }
 
 /*
+ * Most samples of a recording repeat a callchain already seen in the same thread and maps,
+ * and only count there.  Such a sample is looked up straight from its record, through the
+ * event's fixed layout, before it is decoded: 1 when it was counted (what deliver_sample
+ * does with a cache hit, when no filter, off-CPU time or sample stream needs it), 0 when it
+ * must be decoded and delivered, negative on error.
+ */
+static int sample_cached(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t *data, uint32_t size)
+{
+	const uint8_t *b = data + 8;
+	uint32_t len = size - 8;
+	int swap = s->rd.swap;
+	uint64_t nr, hash, period;
+	int32_t pid, tid;
+	struct pfc_thread *th;
+	struct pfc_rawkey *e;
+
+	if (!s->raw_cap || len < (uint32_t)ev->cc_off + 8)
+		return 0;
+	nr = pfc_ld64(b + ev->cc_off, swap);
+	if (nr > (len - ev->cc_off - 8) / 8)
+		return 0;
+	pid = (int32_t)pfc_ld32(b + ev->tid_off, swap);
+	tid = (int32_t)pfc_ld32(b + ev->tid_off + 4, swap);
+	if (!(th = pfc_machine_findnew_thread(&s->machine, pid, tid)))
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "thread");
+	e = raw_find(s, th, (uint32_t)ev->idx, pid, tid, b + ev->cc_off + 8, (uint32_t)nr, &hash);
+	if (!e)
+		return 0;
+	s->st.nr_samples++;
+	ev->nr_samples++;
+	if ((size_t)ev->idx < s->nr_evsel_first && s->evsel_first_seq[ev->idx] == UINT64_MAX)
+		s->evsel_first_seq[ev->idx] = s->sample_seq;
+	s->sample_seq++;
+	if (ev->period_off != PFC_NO_FIELD)
+		period = pfc_ld64(b + ev->period_off, swap) ? pfc_ld64(b + ev->period_off, swap) : 1;
+	else
+		period = !ev->attr.freq && ev->attr.sample_period ? ev->attr.sample_period : 1;
+	s->cur_have_time = ev->time_off != PFC_NO_FIELD;
+	s->cur_time = s->cur_have_time ? pfc_ld64(b + ev->time_off, swap) : 0;
+	s->cur_timed = 0;
+	raw_count(s, ev, e, period);
+	return 1;
+}
+
+/*
  * perf's evlist__deliver_sample: a sample with PERF_SAMPLE_READ (a group read with
  * `-e '{a,b}:S'`, or --sample-read) is delivered once per counter value it carries, to
  * the event that counter's id belongs to, with the period the counter advanced since its
@@ -1609,6 +1679,8 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	int swap = s->rd.swap, ret;
 	uint64_t i;
 
+	if (ev->cc_off && !s->opts->filter && !s->offcpu && !s->opts->keep_stream && (ret = sample_cached(s, ev, data, size)))
+		return ret < 0 ? ret : 0;
 	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
 	if (ret < 0)
 		return ret;
@@ -1689,17 +1761,10 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const str
 	cacheable = (smp->flags & PFC_S_HAS_CALLCHAIN) && !(ev->sample_type & PERF_SAMPLE_STACK_USER) &&
 		    smp->callchain_nr <= UINT32_MAX && !lbr;
 	if (cacheable) {
-		uint64_t *slot;
-		rawhash = hash_chain(smp->callchain, smp->callchain_nr,
-				     ((uint64_t)th->comm << 32 | (uint32_t)smp->tid) ^ (uint64_t)(uintptr_t)th->maps);
-		raw_key(&rawkey, s, smp, th, (uint32_t)ev->idx);
-		slot = s->raw_cap ? raw_lookup(s, rawhash, &rawkey, smp->callchain) : NULL;
-		if (slot && *slot) {
-			struct pfc_rawkey *e = raw_entry(s, *slot);
-			s->nr_raw_hits++;
-			ev->period_total += period;
-			e->period += period;
-			e->count++;
+		struct pfc_rawkey *e = raw_find(s, th, (uint32_t)ev->idx, (int32_t)smp->pid, (int32_t)smp->tid,
+						smp->callchain, (uint32_t)smp->callchain_nr, &rawhash);
+		if (e) {
+			raw_count(s, ev, e, period);
 			if (oc_start && (ret = pfc_offcpu_start(s, smp, e->stack, oc_start)) < 0)
 				return ret;
 			return s->opts->keep_stream ? keep_sample(s, smp, e->stack) : 0;
@@ -1761,7 +1826,8 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const str
 	/* the kernel map may change while frames are resolved: cache only afterwards; a
 	 * chain whose JIT names depended on the time is never reused */
 	if (cacheable && !s->cur_timed) {
-		raw_key(&rawkey, s, smp, th, (uint32_t)ev->idx);
+		raw_key(&rawkey, s, th, (uint32_t)ev->idx, (int32_t)smp->pid, (int32_t)smp->tid,
+			(uint32_t)smp->callchain_nr);
 		if (raw_insert(s, rawhash, &rawkey, smp->callchain, stack) < 0)
 			return PFC_FAIL_NOOFF(s->err, NOMEM, "callchain cache");
 	}
@@ -2097,11 +2163,7 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 			}
 			/* mapped records before the oldest one still queued are done with */
 			if (!r->compressed && !s->rd.streaming) {
-				uint64_t low = r->offset;
-				size_t i;
-				for (i = 0; i < s->order.n; i++)
-					if (!s->order.v[i].compressed && s->order.v[i].offset < low)
-						low = s->order.v[i].offset;
+				uint64_t low = pfc_order_low_offset(&s->order, r->offset);
 				if (!s->chan)
 					pfc_reader_release(&s->rd, low);
 				else if (pfc_chan_push(s->chan, NULL, low, 0, ITEM_RELEASE) != 0)

@@ -30,6 +30,36 @@
 #endif
 #define PFC_SAMPLE_BRANCH_COUNTERS (1U << 19)
 
+/* The offsets of pfc_evsel's fixed layout: the fields before PERF_SAMPLE_CALLCHAIN in the
+ * order pfc_sample_parse reads them, all 8 bytes. */
+static void prepare_fixed(struct pfc_evsel *ev, uint64_t st)
+{
+	unsigned off = 0;
+
+	ev->cc_off = 0;
+	ev->tid_off = ev->time_off = ev->period_off = PFC_NO_FIELD;
+	if (!(st & PERF_SAMPLE_CALLCHAIN) || !(st & PERF_SAMPLE_TID) ||
+	    (st & (PERF_SAMPLE_READ | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_BRANCH_STACK)))
+		return;
+	if (st & PERF_SAMPLE_IDENTIFIER) off += 8;
+	if (st & PERF_SAMPLE_IP) off += 8;
+	ev->tid_off = (uint16_t)off;
+	off += 8;
+	if (st & PERF_SAMPLE_TIME) {
+		ev->time_off = (uint16_t)off;
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_ADDR) off += 8;
+	if (st & PERF_SAMPLE_ID) off += 8;
+	if (st & PERF_SAMPLE_STREAM_ID) off += 8;
+	if (st & PERF_SAMPLE_CPU) off += 8;
+	if (st & PERF_SAMPLE_PERIOD) {
+		ev->period_off = (uint16_t)off;
+		off += 8;
+	}
+	ev->cc_off = (uint16_t)off;
+}
+
 void pfc_evsel_prepare(struct pfc_evsel *ev)
 {
 	uint64_t st = ev->attr.sample_type;
@@ -48,6 +78,7 @@ void pfc_evsel_prepare(struct pfc_evsel *ev)
 	if (st & PERF_SAMPLE_CPU) n++;
 	if (st & PERF_SAMPLE_IDENTIFIER) n++;
 	ev->id_hdr_size = n * 8;
+	prepare_fixed(ev, st);
 }
 
 static int truncated(struct pfc_error *err, uint64_t off, const char *what)

@@ -27,11 +27,19 @@ struct pfc_evsel {
 	unsigned regs_user_nr, regs_intr_nr;
 	unsigned id_hdr_size;          /* bytes of the sample_id_all trailer */
 	int sample_id_all;
+	/* A sample's fixed layout up to its callchain, byte offsets into the body, for the
+	 * callchain cache's path (session.c): cc_off is 0 when the sample has no callchain, no
+	 * tid, or something before the callchain or after it that a cached stack cannot stand
+	 * for (read values, a user stack copy, branch entries); time_off and period_off are
+	 * PFC_NO_FIELD when absent. */
+	uint16_t cc_off, tid_off, time_off, period_off;
 	/* statistics */
 	uint64_t nr_samples;
 	uint64_t nr_lost_samples;
 	uint64_t period_total;
 };
+
+#define PFC_NO_FIELD 0xffff
 
 enum {
 	PFC_S_HAS_TID = 1 << 0,

@@ -78,6 +78,11 @@ int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint3
 {
 	struct pfc_qev *e;
 
+	if (o->n == o->cap && o->start) {	/* the released ones make room */
+		memmove(o->v, o->v + o->start, (o->n - o->start) * sizeof(*o->v));
+		o->n -= o->start;
+		o->start = 0;
+	}
 	if (o->n == o->cap) {
 		size_t cap = o->cap ? o->cap * 2 : PFC_ORDER_QUEUE_CAP;
 		struct pfc_qev *n = pfc_mem_realloc(o->v, o->n * sizeof(*n), cap * sizeof(*n));
@@ -112,13 +117,14 @@ static int before(const struct pfc_qev *x, const struct pfc_qev *y)
 
 /* Records arrive as a few sorted runs (one per CPU ring buffer per round), so the queue
  * is sorted by a bottom-up merge of its natural runs: stable, so ties keep arrival order.
- * The merge buffer is kept from round to round and swapped with the queue. */
+ * The merge buffer is kept from round to round and swapped with the queue; the sorted
+ * queue starts at v[0] again. */
 static int sort_queue(struct pfc_order *o)
 {
-	size_t runs = 1, i, width, nb;
+	size_t runs = 1, i, width, nb, n = o->n - o->start;
 	struct pfc_qev *src, *dst;
 
-	for (i = 1; i < o->n; i++)
+	for (i = o->start + 1; i < o->n; i++)
 		if (before(&o->v[i], &o->v[i - 1]))
 			runs++;
 	if (runs == 1)
@@ -139,11 +145,11 @@ static int sort_queue(struct pfc_order *o)
 	}
 	nb = 0;
 	o->bounds[nb++] = 0;
-	for (i = 1; i < o->n; i++)
+	for (i = o->start + 1; i < o->n; i++)
 		if (before(&o->v[i], &o->v[i - 1]))
-			o->bounds[nb++] = i;
-	o->bounds[nb] = o->n;
-	src = o->v;
+			o->bounds[nb++] = i - o->start;
+	o->bounds[nb] = n;
+	src = o->v + o->start;
 	dst = o->tmp;
 	for (width = 1; width < nb; width *= 2) {
 		size_t r;
@@ -158,12 +164,13 @@ static int sort_queue(struct pfc_order *o)
 			while (y < e)
 				dst[k++] = src[y++];
 		}
-		{
-			struct pfc_qev *t = src;
-			src = dst;
-			dst = t;
-		}
+		/* the next pass reads what this one wrote; from the second pass on, both arrays
+		 * are used from their first entry */
+		src = dst;
+		dst = src == o->tmp ? o->v : o->tmp;
 	}
+	o->start = 0;
+	o->n = n;
 	if (src != o->v) {
 		size_t c = o->cap;
 		o->tmp = o->v;
@@ -179,11 +186,11 @@ static int release(struct pfc_order *o, uint64_t limit, int all)
 	size_t i, k = 0;
 	int ret = 0;
 
-	if (!o->n)
+	if (o->start == o->n)
 		return 0;
 	if (sort_queue(o) < 0)
 		return -1;
-	for (i = 0; i < o->n; i++) {
+	for (i = o->start; i < o->n; i++) {
 		if (!all && o->v[i].ts > limit)
 			break;
 		ret = o->deliver(o->ctx, &o->v[i]);
@@ -192,8 +199,10 @@ static int release(struct pfc_order *o, uint64_t limit, int all)
 		o->last_flushed = o->v[i].ts;
 		k++;
 	}
-	memmove(o->v, o->v + k, (o->n - k) * sizeof(*o->v));
-	o->n -= k;
+	/* the released ones are dropped by the next sort, or when the queue is full */
+	o->start += k;
+	if (o->start == o->n)
+		o->start = o->n = 0;
 	return 0;
 }
 
@@ -219,6 +228,16 @@ int pfc_order_round(struct pfc_order *o)
 	o->prev = o->cur;
 	o->cur = NULL;
 	return 0;
+}
+
+uint64_t pfc_order_low_offset(const struct pfc_order *o, uint64_t low)
+{
+	size_t i;
+
+	for (i = o->start; i < o->n; i++)
+		if (!o->v[i].compressed && o->v[i].offset < low)
+			low = o->v[i].offset;
+	return low;
 }
 
 int pfc_order_flush_all(struct pfc_order *o)

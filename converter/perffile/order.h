@@ -24,8 +24,8 @@ typedef int (*pfc_deliver_fn)(void *ctx, const struct pfc_qev *ev);
 struct pfc_arena_block;
 
 struct pfc_order {
-	struct pfc_qev *v;
-	size_t n, cap;
+	struct pfc_qev *v;          /* queued records: v[start] to v[n - 1] */
+	size_t start, n, cap;
 	struct pfc_qev *tmp;        /* merge buffer, swapped with v */
 	size_t tmp_cap;
 	size_t *bounds, bounds_cap; /* run starts */
@@ -52,5 +52,8 @@ int pfc_order_round(struct pfc_order *o);   /* FINISHED_ROUND */
 uint8_t *pfc_order_copy(struct pfc_order *o, const uint8_t *src, size_t len);
 void pfc_order_arena_free(struct pfc_arena_block *b);
 int pfc_order_flush_all(struct pfc_order *o);
+/* The lowest file offset of a queued record read from the mapped file (not from a
+ * compressed one), or `low` when it is lower. */
+uint64_t pfc_order_low_offset(const struct pfc_order *o, uint64_t low);
 
 #endif

@@ -413,6 +413,91 @@ static void test_order(void)
 	}
 }
 
+/* Many rounds of interleaved sorted runs, as per-CPU buffers give them, each round
+ * partly released: the queue keeps the unreleased rest in place, compacts it when it is
+ * full and grows past its first size; the order delivered is checked against a plain
+ * reference (release at each round what is not newer than the previous round's newest, in
+ * time and then file order). */
+struct big_got {
+	uint64_t *off;
+	size_t n;
+};
+
+static int collect_big(void *ctx, const struct pfc_qev *ev)
+{
+	struct big_got *g = ctx;
+
+	g->off[g->n++] = ev->offset;
+	return 0;
+}
+
+static void test_order_rounds(void)
+{
+	enum { ROUNDS = 100, PER = 3000, MAXN = ROUNDS * PER };
+	static const uint8_t rec[8] = { 0 };
+	static uint64_t ts_of[MAXN], want[MAXN], got[MAXN];
+	static uint8_t done[MAXN];
+	struct pfc_order o;
+	struct big_got g = { .off = got, .n = 0 };
+	uint64_t seed = 12345, t_base = 1000, prev_max = 0, max = 0;
+	size_t nq = 0, nw = 0, r, i, j, lo = 0, bad = 0;
+
+	pfc_order_init(&o, collect_big, &g);
+	for (r = 0; r < ROUNDS; r++) {
+		/* 4 "CPUs", each a sorted run reaching a bit past the round's end; rounds vary in size
+		 * so that the queue both fills up with a large rest and empties */
+		size_t per = (size_t)(PER / 4) * (r % 7 == 6 ? 4 : 1), c;
+		for (c = 0; c < 4; c++) {
+			uint64_t t = t_base;
+			for (i = 0; i < per / 4; i++) {
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				t += (seed >> 60) + (c == 0);
+				ts_of[nq] = t;
+				pfc_order_queue(&o, t, rec, 8, nq, 0, 0);
+				if (t > max)
+					max = t;
+				nq++;
+			}
+		}
+		t_base += per / 4 * 8;
+		pfc_order_round(&o);
+		/* reference: in (time, file order) every queued one not newer than prev_max */
+		for (;;) {
+			size_t best = SIZE_MAX;
+			for (j = lo; j < nq; j++)
+				if (!done[j] && ts_of[j] <= prev_max && (best == SIZE_MAX || ts_of[j] < ts_of[best]))
+					best = j;
+			if (best == SIZE_MAX)
+				break;
+			done[best] = 1;
+			want[nw++] = best;
+		}
+		while (lo < nq && done[lo])
+			lo++;
+		prev_max = max;
+		if (g.n != nw)
+			bad++;
+	}
+	pfc_order_flush_all(&o);
+	for (;;) {
+		size_t best = SIZE_MAX;
+		for (j = lo; j < nq; j++)
+			if (!done[j] && (best == SIZE_MAX || ts_of[j] < ts_of[best]))
+				best = j;
+		if (best == SIZE_MAX)
+			break;
+		done[best] = 1;
+		want[nw++] = best;
+	}
+	check(!bad, "order: each round releases what the reference does (%zu rounds differ)", bad);
+	check(g.n == nq && nw == nq, "order: every record delivered once (%zu of %zu)", g.n, nq);
+	for (i = 0; i < nq && i < g.n; i++)
+		if (got[i] != want[i])
+			break;
+	check(i == nq, "order: the same order as the reference (first difference at %zu)", i);
+	pfc_order_exit(&o);
+}
+
 /* ---------- maps over time ---------- */
 
 static const char *map_name(struct pfc_machine *m, int32_t tid, uint64_t ip)
@@ -550,6 +635,7 @@ int main(void)
 	test_cursor();
 	test_samples();
 	test_order();
+	test_order_rounds();
 	test_maps();
 	test_folded();
 	return check_done("test_core");
