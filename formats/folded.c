@@ -130,19 +130,24 @@ static void build_header(struct pfc_sb *b, struct pfc_session *s, const struct p
 	const char *comm = pfc_intern_str(&s->strings, st->comm);
 	int tracepoint = ev->attr.type == PERF_TYPE_TRACEPOINT;
 
-	if (t & PERF_SAMPLE_CALLCHAIN)
-		pfc_sb_addf(b, "%s ", comm);
-	else
-		pfc_sb_addf(b, "%16s ", comm);
-	pfc_sb_addf(b, "%5d ", st->tid);
+	const char *name = pfc_session_evsel_name(s, st->evsel);
+
+	/* "%s " or "%16s ", "%5d ", [cpu], "%12s: " of the time, "%10llu " of the period, "%*s: " */
+	pfc_sb_addpad(b, comm, strlen(comm), t & PERF_SAMPLE_CALLCHAIN ? 0 : 16);
+	pfc_sb_addc(b, ' ');
+	pfc_sb_adddec(b, st->tid < 0 ? 0ULL - (unsigned long long)st->tid : (unsigned long long)st->tid, st->tid < 0, 5);
+	pfc_sb_addc(b, ' ');
 	if (t & PERF_SAMPLE_CPU)
 		pfc_sb_adds(b, "[000] ");
 	if (t & PERF_SAMPLE_TIME)
-		pfc_sb_addf(b, "%12s: ", "1.000000");
+		pfc_sb_adds(b, "    1.000000: ");
 	/* perf prints attr.sample_period for samples without PERF_SAMPLE_PERIOD (perf record -c) */
-	if (!tracepoint)
-		pfc_sb_addf(b, "%10llu ", (unsigned long long)(st->period / (st->count ? st->count : 1)));
-	pfc_sb_addf(b, "%*s: ", name_width, pfc_session_evsel_name(s, st->evsel));
+	if (!tracepoint) {
+		pfc_sb_adddec(b, st->period / (st->count ? st->count : 1), 0, 10);
+		pfc_sb_addc(b, ' ');
+	}
+	pfc_sb_addpad(b, name, strlen(name), (size_t)name_width);
+	pfc_sb_adds(b, ": ");
 	if (tracepoint && (t & PERF_SAMPLE_RAW))
 		pfc_sb_adds(b, "raw");
 }
@@ -639,8 +644,16 @@ static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			order[nlines++] = (uint32_t)i;
 	qsort_r(order, nlines, sizeof(*order), pfc_intern_cmp, &L.out);
 	for (i = 0; i < nlines; i++) {
-		fwrite(pfc_intern_str(&L.out, order[i]), 1, pfc_intern_len(&L.out, order[i]), out);
-		fprintf(out, " %llu\n", (unsigned long long)L.weights[order[i]]);
+		pfc_sb_reset(&L.line);
+		pfc_sb_add(&L.line, pfc_intern_str(&L.out, order[i]), pfc_intern_len(&L.out, order[i]));
+		pfc_sb_addc(&L.line, ' ');
+		pfc_sb_adddec(&L.line, L.weights[order[i]], 0, 0);
+		pfc_sb_addc(&L.line, '\n');
+		if (L.line.oom) {
+			ret = PFC_FAIL_NOOFF(err, NOMEM, "folded output");
+			goto out;
+		}
+		fwrite(L.line.buf, 1, L.line.len, out);
 	}
 out:
 	free(order);

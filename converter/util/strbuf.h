@@ -53,6 +53,33 @@ static inline void pfc_sb_addc(struct pfc_sb *b, char c)
 	pfc_sb_add(b, &c, 1);
 }
 
+/* s (n bytes) right-aligned in width columns, as printf's "%*s". */
+static inline void pfc_sb_addpad(struct pfc_sb *b, const char *s, size_t n, size_t width)
+{
+	if (n < width) {
+		if (pfc_sb_grow(b, width - n) < 0)
+			return;
+		memset(b->buf + b->len, ' ', width - n);
+		b->len += width - n;
+	}
+	pfc_sb_add(b, s, n);
+}
+
+/* v in decimal, right-aligned in width columns ("%*llu"), negative when neg is set ("%*lld"
+ * of -v). */
+static inline void pfc_sb_adddec(struct pfc_sb *b, unsigned long long v, int neg, size_t width)
+{
+	char d[24];
+	size_t i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	if (neg)
+		d[--i] = '-';
+	pfc_sb_addpad(b, d + i, sizeof(d) - i, width);
+}
+
 static inline void pfc_sb_addf(struct pfc_sb *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static inline void pfc_sb_addf(struct pfc_sb *b, const char *fmt, ...)
