@@ -123,7 +123,7 @@ int pfc_diff_build(struct pfc_diff *d, struct pfc_session *s, const struct pfc_w
 		d->sum[0] += d->w[0][id];
 		d->sum[1] += d->w[1][id];
 	}
-	qsort_r(d->order, d->n, sizeof(*d->order), pfc_intern_cmp, &d->lines);
+	pfc_intern_sort(&d->lines, d->order, d->n);
 out:
 	pfc_sb_free(&W.line);
 	return ret;

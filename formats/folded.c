@@ -368,12 +368,19 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 		return c->piece_cache[java][fid];
 	/* the frame line as perf prints it */
 	pfc_sb_reset(L);
-	pfc_sb_addf(L, "\t%16llx ", (unsigned long long)f->addr);
-	if (f->resolved)
-		pfc_sb_addf(L, "%s+0x%llx", pfc_intern_str(&s->strings, f->sym), (unsigned long long)f->symoff);
-	else
+	pfc_sb_addc(L, '\t');
+	pfc_sb_addhex(L, f->addr, 16);
+	pfc_sb_addc(L, ' ');
+	if (f->resolved) {
+		pfc_sb_adds(L, pfc_intern_str(&s->strings, f->sym));
+		pfc_sb_add(L, "+0x", 3);
+		pfc_sb_addhex(L, f->symoff, 0);
+	} else {
 		pfc_sb_adds(L, "[unknown]");
-	pfc_sb_addf(L, " (%s)", f->inlined ? "inlined" : f->dso ? f->dso->name : "[unknown]");
+	}
+	pfc_sb_add(L, " (", 2);
+	pfc_sb_adds(L, f->inlined ? "inlined" : f->dso ? f->dso->name : "[unknown]");
+	pfc_sb_addc(L, ')');
 	if (L->oom || pfc_folded_frame_text(L->buf, L->len, java, c->o, &out) < 0) {
 		pfc_sb_free(&out);
 		return 0;
@@ -642,7 +649,7 @@ static int fold_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	for (i = 0; i < L.cap_weights; i++)
 		if (L.weights[i] != UINT64_MAX)
 			order[nlines++] = (uint32_t)i;
-	qsort_r(order, nlines, sizeof(*order), pfc_intern_cmp, &L.out);
+	pfc_intern_sort(&L.out, order, nlines);
 	for (i = 0; i < nlines; i++) {
 		pfc_sb_reset(&L.line);
 		pfc_sb_add(&L.line, pfc_intern_str(&L.out, order[i]), pfc_intern_len(&L.out, order[i]));

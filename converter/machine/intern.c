@@ -151,3 +151,118 @@ int pfc_intern_cmp(const void *a, const void *b, void *arg)
 		return r;
 	return lx < ly ? -1 : lx > ly;
 }
+
+/* Bytes d to d + 7 of string id as one big-endian number (zeros past its end) and how many
+ * of them it has (0-8): pairs that compare as the bytes do, a shorter string first. */
+struct chunk {
+	uint64_t v;
+	unsigned n;
+};
+
+static inline struct chunk chunk_at(const struct pfc_intern *in, uint32_t id, size_t d)
+{
+	struct chunk c = { 0, 0 };
+	size_t len = in->lens[id];
+	const unsigned char *p = (const unsigned char *)in->strs[id] + d;
+
+	if (d >= len)
+		return c;
+	c.n = len - d >= 8 ? 8 : (unsigned)(len - d);
+	if (c.n == 8) {
+		memcpy(&c.v, p, 8);
+		c.v = __builtin_bswap64(c.v);
+	} else {
+		unsigned i;
+		for (i = 0; i < c.n; i++)
+			c.v |= (uint64_t)p[i] << (56 - 8 * i);
+	}
+	return c;
+}
+
+static inline int chunk_cmp(struct chunk a, struct chunk b)
+{
+	if (a.v != b.v)
+		return a.v < b.v ? -1 : 1;
+	return a.n < b.n ? -1 : a.n > b.n;
+}
+
+/* Ids whose strings share their first d bytes, by insertion: few of them. */
+static void sort_few(const struct pfc_intern *in, uint32_t *a, size_t n, size_t d)
+{
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		uint32_t x = a[i];
+		for (j = i; j > 0; j--) {
+			uint32_t y = a[j - 1], lx = in->lens[x] - (uint32_t)d, ly = in->lens[y] - (uint32_t)d;
+			int r = memcmp(in->strs[y] + d, in->strs[x] + d, lx < ly ? lx : ly);
+			if (r < 0 || (r == 0 && ly <= lx))
+				break;
+			a[j] = y;
+		}
+		a[j] = x;
+	}
+}
+
+/*
+ * Multikey quicksort (Bentley and Sedgewick) on 8-byte digits: a three-way partition on
+ * bytes d to d + 7, the equal part then sorted from byte d + 8.  Every id in a[0..n) has the
+ * same first d bytes, so a shared prefix is read once per partition instead of once per
+ * comparison.  The largest part is looped on, so the recursion is at most log2(n) deep.
+ */
+static void mkqs(const struct pfc_intern *in, uint32_t *a, size_t n, size_t d)
+{
+	while (n > 12) {
+		struct chunk x = chunk_at(in, a[0], d), y = chunk_at(in, a[n / 2], d), z = chunk_at(in, a[n - 1], d), v;
+		size_t lt = 0, i = 0, gt = n;
+
+		if (chunk_cmp(x, y) < 0)
+			v = chunk_cmp(y, z) < 0 ? y : chunk_cmp(x, z) < 0 ? z : x;
+		else
+			v = chunk_cmp(x, z) < 0 ? x : chunk_cmp(y, z) < 0 ? z : y;
+		/* a[0..lt) < v, a[lt..i) == v, a[gt..n) > v */
+		while (i < gt) {
+			int c = chunk_cmp(chunk_at(in, a[i], d), v);
+			uint32_t t;
+			if (c < 0) {
+				t = a[lt];
+				a[lt++] = a[i];
+				a[i++] = t;
+			} else if (c > 0) {
+				t = a[--gt];
+				a[gt] = a[i];
+				a[i] = t;
+			} else {
+				i++;
+			}
+		}
+		/* the two smaller parts by recursion, each at most half of n; the largest in this
+		 * loop.  An equal part whose strings end within the digit (v.n < 8) is one string:
+		 * ids are distinct. */
+		{
+			size_t nl = lt, ne = v.n < 8 ? 0 : gt - lt, ng = n - gt;
+			if (nl >= ne && nl >= ng) {
+				mkqs(in, a + lt, ne, d + 8);
+				mkqs(in, a + gt, ng, d);
+				n = nl;
+			} else if (ne >= ng) {
+				mkqs(in, a, nl, d);
+				mkqs(in, a + gt, ng, d);
+				a += lt;
+				n = ne;
+				d += 8;
+			} else {
+				mkqs(in, a, nl, d);
+				mkqs(in, a + lt, ne, d + 8);
+				a += gt;
+				n = ng;
+			}
+		}
+	}
+	sort_few(in, a, n, d);
+}
+
+void pfc_intern_sort(const struct pfc_intern *in, uint32_t *ids, size_t n)
+{
+	mkqs(in, ids, n, 0);
+}

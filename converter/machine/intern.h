@@ -34,5 +34,8 @@ static inline uint32_t pfc_intern_len(const struct pfc_intern *in, uint32_t id)
 /* qsort_r's comparison of two ids (uint32_t) by their strings' bytes, arg the struct
  * pfc_intern: the order of sort(1) under LC_ALL=C, a shorter prefix first. */
 int pfc_intern_cmp(const void *a, const void *b, void *arg);
+/* Sort n ids in that order, faster than qsort_r with pfc_intern_cmp when the strings share
+ * long prefixes (folded lines do: the same comm and root frames). */
+void pfc_intern_sort(const struct pfc_intern *in, uint32_t *ids, size_t n);
 
 #endif

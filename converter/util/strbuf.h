@@ -80,6 +80,18 @@ static inline void pfc_sb_adddec(struct pfc_sb *b, unsigned long long v, int neg
 	pfc_sb_addpad(b, d + i, sizeof(d) - i, width);
 }
 
+/* v in lowercase hexadecimal, right-aligned in width columns ("%*llx"). */
+static inline void pfc_sb_addhex(struct pfc_sb *b, unsigned long long v, size_t width)
+{
+	char d[16];
+	size_t i = sizeof(d);
+
+	do
+		d[--i] = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	pfc_sb_addpad(b, d + i, sizeof(d) - i, width);
+}
+
 static inline void pfc_sb_addf(struct pfc_sb *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static inline void pfc_sb_addf(struct pfc_sb *b, const char *fmt, ...)

@@ -630,12 +630,64 @@ static void test_folded(void)
 	fold_case("\t401000 (process) (/usr/bin/app)", &none, 0, "");
 }
 
+/* pfc_intern_sort against qsort_r with pfc_intern_cmp on strings that share long prefixes,
+ * are prefixes of each other, and use every byte value (signedness). */
+static void test_intern_sort(void)
+{
+	static const char alpha[] = { 'a', 'b', ';', '\xff', '\x01', 'z' };
+	struct pfc_intern in;
+	uint32_t *a, *b;
+	size_t n = 0, cap = 3000, i, same = 1;
+	uint64_t seed = 99;
+	char buf[64];
+
+	pfc_intern_init(&in);
+	a = calloc(cap, sizeof(*a));
+	b = calloc(cap, sizeof(*b));
+	while (n < cap) {
+		size_t len, k;
+		uint32_t id;
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		len = (size_t)(seed >> 59);	/* 0..31 */
+		memcpy(buf, "comm;root;main;", 15);	/* the shared prefix, cut at random */
+		for (k = 15; k < 15 + len; k++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			buf[k] = alpha[(seed >> 33) % sizeof(alpha)];
+		}
+		len = (seed >> 40) % 2 ? 15 + len : (seed >> 41) % (16 + len);
+		id = pfc_intern(&in, buf, len);
+		for (k = 0; k < n && a[k] != id; k++)
+			;
+		if (k == n)
+			a[n++] = id;
+	}
+	memcpy(b, a, n * sizeof(*a));
+	for (i = 0; i <= n; i += i < 20 ? 1 : 997) {	/* every small size, then a few large */
+		uint32_t *x = malloc((i + 1) * sizeof(*x)), *y = malloc((i + 1) * sizeof(*y));
+		memcpy(x, a, i * sizeof(*x));
+		memcpy(y, a, i * sizeof(*y));
+		pfc_intern_sort(&in, x, i);
+		qsort_r(y, i, sizeof(*y), pfc_intern_cmp, &in);
+		if (i && memcmp(x, y, i * sizeof(*x)))
+			same = 0;
+		free(x);
+		free(y);
+	}
+	pfc_intern_sort(&in, b, n);
+	qsort_r(a, n, sizeof(*a), pfc_intern_cmp, &in);
+	check(same && !memcmp(a, b, n * sizeof(*a)), "intern: the multikey sort orders as memcmp does (%zu strings)", n);
+	free(a);
+	free(b);
+	pfc_intern_exit(&in);
+}
+
 int main(void)
 {
 	test_cursor();
 	test_samples();
 	test_order();
 	test_order_rounds();
+	test_intern_sort();
 	test_maps();
 	test_folded();
 	return check_done("test_core");
