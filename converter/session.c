@@ -458,7 +458,6 @@ struct pfc_rawkey {
 };
 
 #define RAWKEY_WORDS (sizeof(struct pfc_rawkey) / 8)
-#define RAWKEY_CMP offsetof(struct pfc_rawkey, stack)
 #define RAW_TAG(h) (((h) >> 32 | 1) << 32)
 /* a slot's low half: arena block << RAW_BLOCK_SHIFT | word in the block */
 #ifndef PFC_RAW_BLOCK_SHIFT            /* smaller in the fuzz build (make fuzz), as order.c's blocks */
@@ -520,6 +519,26 @@ static void raw_settle(struct pfc_session *s)
 	}
 }
 
+static inline int raw_key_eq(const struct pfc_rawkey *e, const struct pfc_rawkey *k)
+{
+	return e->maps == k->maps && e->gen == k->gen && e->kgen == k->kgen && e->comm == k->comm &&
+	       e->evsel == k->evsel && e->pid == k->pid && e->tid == k->tid && e->nr == k->nr;
+}
+
+/* A cached chain against a record's (unaligned) one: a few words, compared in place. */
+static inline int chain_eq(const uint64_t *e, const uint8_t *chain, uint32_t nr)
+{
+	uint32_t i;
+
+	for (i = 0; i < nr; i++) {
+		uint64_t v;
+		memcpy(&v, chain + (size_t)i * 8, 8);
+		if (e[i] != v)
+			return 0;
+	}
+	return 1;
+}
+
 /* The slot of the entry equal to (k, chain), or the empty slot where it would go. */
 static uint64_t *raw_lookup(struct pfc_session *s, uint64_t h, const struct pfc_rawkey *k, const uint8_t *chain)
 {
@@ -534,7 +553,7 @@ static uint64_t *raw_lookup(struct pfc_session *s, uint64_t h, const struct pfc_
 		if ((*slot & 0xffffffff00000000ULL) != tag)
 			continue;
 		e = (const uint64_t *)raw_entry(s, *slot);
-		if (!memcmp(e, k, RAWKEY_CMP) && !memcmp(e + RAWKEY_WORDS, chain, (size_t)k->nr * 8))
+		if (raw_key_eq((const struct pfc_rawkey *)e, k) && chain_eq(e + RAWKEY_WORDS, chain, k->nr))
 			return slot;
 	}
 }
@@ -2121,20 +2140,13 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 static uint64_t record_time(struct pfc_session *s, const struct pfc_rec *r)
 {
 	struct pfc_evsel *ev = pfc_reader_evsel_of(&s->rd, r);
-	uint64_t st, pos = 0;
 
-	if (!ev)
-		return 0;
-	st = ev->sample_type;
-	if (!(st & PERF_SAMPLE_TIME))
+	if (!ev || ev->sample_time_off == PFC_NO_FIELD)
 		return 0;
 	if (r->type == PERF_RECORD_SAMPLE) {
-		if (st & PERF_SAMPLE_IDENTIFIER) pos += 8;
-		if (st & PERF_SAMPLE_IP) pos += 8;
-		if (st & PERF_SAMPLE_TID) pos += 8;
-		if (pos + 8 > (uint64_t)r->size - 8)
+		if ((uint64_t)ev->sample_time_off + 8 > (uint64_t)r->size - 8)
 			return 0;
-		return pfc_ld64(r->data + 8 + pos, s->rd.swap);
+		return pfc_ld64(r->data + 8 + ev->sample_time_off, s->rd.swap);
 	} else {
 		struct pfc_sample smp;
 		if (pfc_sample_parse_id(ev, r->data + 8, r->size - 8, s->rd.swap, &smp) < 0)

@@ -193,6 +193,8 @@ static void remove_thread(struct pfc_machine *m, struct pfc_thread *th)
 {
 	struct pfc_thread **pp = &m->thash[thash_idx(m, th->tid)];
 
+	if (m->last == th)
+		m->last = NULL;
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == th) {
 			*pp = th->hnext;
@@ -247,13 +249,16 @@ static int update_thread_pid(struct pfc_machine *m, struct pfc_thread *th, int32
 
 static struct pfc_thread *findnew(struct pfc_machine *m, int32_t pid, int32_t tid)
 {
-	struct pfc_thread *th = find_thread(m, tid);
+	struct pfc_thread *th = m->last;
 	char buf[32];
 	size_t h;
 
-	if (th) {
+	if (th && th->tid == tid && th->pid == pid)
+		return th;
+	if ((th = find_thread(m, tid))) {
 		if (update_thread_pid(m, th, pid) < 0)
 			return NULL;
+		m->last = th;
 		return th;
 	}
 	if ((m->tcount + 1) * 2 > m->tcap && grow_threads(m) < 0)

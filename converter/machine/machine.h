@@ -93,6 +93,7 @@ struct pfc_machine {
 	/* threads by tid */
 	struct pfc_thread **thash;
 	size_t tcap, tcount;
+	struct pfc_thread *last;   /* the thread found last: consecutive samples are often one thread's */
 	/* every maps object, to free them */
 	struct pfc_maps **all_maps;
 	size_t nr_all_maps, cap_all_maps;

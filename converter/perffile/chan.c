@@ -55,47 +55,37 @@ void pfc_chan_publish(struct pfc_chan *c)
 	pthread_mutex_unlock(&c->mu);
 }
 
-int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind)
+/* pfc_chan_push's slow paths (chan.h): wait until the consumer makes room, and publish a batch. */
+int pfc_chan_wait_room(struct pfc_chan *c)
 {
-	struct pfc_chan_item *it;
+	int stopped;
 
-	if (c->fill - __atomic_load_n(&c->head, __ATOMIC_ACQUIRE) > c->mask ||	/* full */
-	    (c->max_bytes && c->bytes_pushed - __atomic_load_n(&c->bytes_done, __ATOMIC_ACQUIRE) > c->max_bytes)) {
-		int stopped;
-		pthread_mutex_lock(&c->mu);
-		c->tail = c->fill;
-		pthread_cond_signal(&c->more);
-		/* (past the bytes, wait while the consumer has items: one large item always goes) */
-		while ((c->fill - c->head > c->mask ||
-			(c->max_bytes && c->bytes_pushed - c->bytes_done > c->max_bytes && c->head != c->fill)) &&
-		       !c->stopped)
-			pthread_cond_wait(&c->room, &c->mu);
-		stopped = c->stopped;
-		pthread_mutex_unlock(&c->mu);
-		if (stopped)
-			return -1;
-	}
-	it = &c->ring[c->fill & c->mask];
-	it->data = data;
-	it->offset = offset;
-	it->size = size;
-	it->kind = kind;
-	c->fill++;
-	c->bytes_pushed += size;
-	if (c->fill - c->tail >= c->batch || (c->max_bytes && c->bytes_pushed - c->bytes_published >= c->max_bytes / 4)) {
-		c->bytes_published = c->bytes_pushed;
-		int stopped;
-		pthread_mutex_lock(&c->mu);
-		c->tail = c->fill;
-		pthread_cond_signal(&c->more);
-		stopped = c->stopped;
-		pthread_mutex_unlock(&c->mu);
-		/* the item is the consumer's now, stopped or not: it takes every published item
-		 * until the queue is closed */
-		if (stopped)
-			return 1;
-	}
-	return 0;
+	pthread_mutex_lock(&c->mu);
+	c->tail = c->fill;
+	pthread_cond_signal(&c->more);
+	/* (past the bytes, wait while the consumer has items: one large item always goes) */
+	while ((c->fill - c->head > c->mask ||
+		(c->max_bytes && c->bytes_pushed - c->bytes_done > c->max_bytes && c->head != c->fill)) &&
+	       !c->stopped)
+		pthread_cond_wait(&c->room, &c->mu);
+	stopped = c->stopped;
+	pthread_mutex_unlock(&c->mu);
+	return stopped ? -1 : 0;
+}
+
+int pfc_chan_publish_batch(struct pfc_chan *c)
+{
+	int stopped;
+
+	c->bytes_published = c->bytes_pushed;
+	pthread_mutex_lock(&c->mu);
+	c->tail = c->fill;
+	pthread_cond_signal(&c->more);
+	stopped = c->stopped;
+	pthread_mutex_unlock(&c->mu);
+	/* the item is the consumer's now, stopped or not: it takes every published item until
+	 * the queue is closed */
+	return stopped ? 1 : 0;
 }
 
 int pfc_chan_barrier(struct pfc_chan *c)

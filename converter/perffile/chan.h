@@ -47,7 +47,7 @@ void pfc_chan_exit(struct pfc_chan *c);
  * has stopped (it still takes the item: stop producing), -1 when the consumer has stopped
  * and the item was not queued (it stays the producer's).  barrier returns -1 once the
  * consumer has stopped. */
-int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind);
+static inline int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind);
 void pfc_chan_publish(struct pfc_chan *c);
 int pfc_chan_barrier(struct pfc_chan *c);
 void pfc_chan_close(struct pfc_chan *c);
@@ -57,5 +57,29 @@ void pfc_chan_close(struct pfc_chan *c);
 size_t pfc_chan_take(struct pfc_chan *c, const struct pfc_chan_item **items);
 void pfc_chan_done(struct pfc_chan *c, size_t n);
 void pfc_chan_stop(struct pfc_chan *c);
+
+int pfc_chan_wait_room(struct pfc_chan *c);
+int pfc_chan_publish_batch(struct pfc_chan *c);
+
+/* Inline: a push is a few stores, once per record. */
+static inline int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind)
+{
+	struct pfc_chan_item *it;
+
+	if ((c->fill - __atomic_load_n(&c->head, __ATOMIC_ACQUIRE) > c->mask ||	/* full */
+	     (c->max_bytes && c->bytes_pushed - __atomic_load_n(&c->bytes_done, __ATOMIC_ACQUIRE) > c->max_bytes)) &&
+	    pfc_chan_wait_room(c) < 0)
+		return -1;
+	it = &c->ring[c->fill & c->mask];
+	it->data = data;
+	it->offset = offset;
+	it->size = size;
+	it->kind = kind;
+	c->fill++;
+	c->bytes_pushed += size;
+	if (c->fill - c->tail >= c->batch || (c->max_bytes && c->bytes_pushed - c->bytes_published >= c->max_bytes / 4))
+		return pfc_chan_publish_batch(c);
+	return 0;
+}
 
 #endif

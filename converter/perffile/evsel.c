@@ -36,6 +36,10 @@ static void prepare_fixed(struct pfc_evsel *ev, uint64_t st)
 {
 	unsigned off = 0;
 
+	ev->sample_time_off = PFC_NO_FIELD;
+	if (st & PERF_SAMPLE_TIME)
+		ev->sample_time_off = (uint16_t)(8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+						      !!(st & PERF_SAMPLE_TID)));
 	ev->cc_off = 0;
 	ev->tid_off = ev->time_off = ev->period_off = PFC_NO_FIELD;
 	if (!(st & PERF_SAMPLE_CALLCHAIN) || !(st & PERF_SAMPLE_TID) ||

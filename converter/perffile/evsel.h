@@ -33,6 +33,7 @@ struct pfc_evsel {
 	 * for (read values, a user stack copy, branch entries); time_off and period_off are
 	 * PFC_NO_FIELD when absent. */
 	uint16_t cc_off, tid_off, time_off, period_off;
+	uint16_t sample_time_off;      /* a sample's time, whatever follows it; PFC_NO_FIELD: none */
 	/* statistics */
 	uint64_t nr_samples;
 	uint64_t nr_lost_samples;
