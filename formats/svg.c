@@ -330,17 +330,30 @@ static int cmp_nodes(const void *a, const void *b, void *arg)
  * bytewise: by name, a name that starts another one compared as if followed by ';'. */
 static int tree_sort(struct tree *t)
 {
-	uint32_t *ord;
-	size_t i;
+	uint32_t *ord, *at;
+	size_t i, p;
 
 	if (t->n < 2)
 		return 0;
 	ord = malloc((t->n - 1) * sizeof(*ord));
-	if (!ord)
+	at = calloc(t->n + 1, sizeof(*at));
+	if (!ord || !at) {
+		free(ord);
+		free(at);
 		return -1;
+	}
+	/* grouped by parent first (a counting sort), then each group of siblings by name: most
+	 * nodes have no sibling, and one sort of all the nodes compared them across parents */
 	for (i = 1; i < t->n; i++)
-		ord[i - 1] = (uint32_t)i;
-	qsort_r(ord, t->n - 1, sizeof(*ord), cmp_nodes, t);
+		at[t->v[i].parent + 1]++;
+	for (p = 1; p <= t->n; p++)
+		at[p] += at[p - 1];
+	for (i = 1; i < t->n; i++)
+		ord[at[t->v[i].parent]++] = (uint32_t)i;
+	for (p = 0, i = 0; p < t->n; i = at[p++])	/* at[p] is now the end of p's group */
+		if (at[p] - i > 1)
+			qsort_r(ord + i, at[p] - i, sizeof(*ord), cmp_nodes, t);
+	free(at);
 	for (i = t->n - 1; i-- > 0;) {
 		struct node *nd = &t->v[ord[i]];
 		nd->sibling = t->v[nd->parent].child;
