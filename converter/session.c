@@ -839,9 +839,9 @@ struct pfc_ucache_ent {
 	uint32_t id;                  /* frame id + 1; 0: empty */
 };
 
-static struct pfc_ucache_ent *ucache_slot(struct pfc_session *s, const struct pfc_thread *th, uint64_t ip)
+static struct pfc_ucache_ent *ucache_slot(struct pfc_session *s, const struct pfc_maps *maps, uint64_t ip)
 {
-	uint64_t h = (ip ^ (uint64_t)(uintptr_t)th->maps * 0x9E3779B97F4A7C15ULL) * 0xbf58476d1ce4e5b9ULL;
+	uint64_t h = (ip ^ (uint64_t)(uintptr_t)maps * 0x9E3779B97F4A7C15ULL) * 0xbf58476d1ce4e5b9ULL;
 
 	if (!s->ucache && !(s->ucache = calloc((size_t)1 << UCACHE_BITS, sizeof(*s->ucache))))
 		return NULL;
@@ -853,21 +853,38 @@ static int add_ip_lookup(struct pfc_session *s, struct pfc_thread *th, uint32_t 
 static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int cpumode, uint64_t ip)
 {
 	struct pfc_ucache_ent *e;
-	int timed = s->cur_timed, ret;
+	int timed = s->cur_timed, ret, kernel = 0;
 	uint32_t before = *n;
+	const struct pfc_maps *maps;
+	uint64_t gen;
 
-	if (cpumode != PERF_RECORD_MISC_USER || !th->maps || !(e = ucache_slot(s, th, ip)))
+	if (cpumode == PERF_RECORD_MISC_USER && th->maps) {
+		maps = th->maps;
+		gen = maps->gen;
+	} else if (cpumode == PERF_RECORD_MISC_KERNEL && s->kernel_loaded && !s->kernel_pending &&
+		   s->machine.have_kernel_map) {
+		/* the kernel's frames, the same in every thread once its map and symbols are in,
+		 * under a key no thread's maps have */
+		maps = (const struct pfc_maps *)&s->machine;
+		gen = s->machine.kgen;
+		kernel = 1;
+	} else {
 		return add_ip_lookup(s, th, n, cpumode, ip);
-	if (e->id && e->ip == ip && e->maps == th->maps && e->gen == th->maps->gen)
+	}
+	if (!(e = ucache_slot(s, maps, ip)))
+		return add_ip_lookup(s, th, n, cpumode, ip);
+	if (e->id && e->ip == ip && e->maps == maps && e->gen == gen)
 		return push_id(s, n, e->id - 1);
 	s->cur_timed = 0;
 	ret = add_ip_lookup(s, th, n, cpumode, ip);
 	/* with --resolve-jit, a process's jitdump, once read, is looked up for its other
-	 * mappings too: only then do its answers stay */
+	 * mappings too: only then do its answers stay.  A kernel frame is kept only if looking
+	 * it up left the kernel's map as it was. */
 	if (ret == 0 && !s->cur_timed && *n == before + 1 &&
-	    (!s->opts->resolve_jit || pfc_jitsyms_settled(&s->jit, th->pid))) {
-		e->maps = th->maps;
-		e->gen = th->maps->gen;
+	    (kernel ? s->machine.kgen == gen && !s->kernel_pending :
+	     !s->opts->resolve_jit || pfc_jitsyms_settled(&s->jit, th->pid))) {
+		e->maps = maps;
+		e->gen = gen;
 		e->ip = ip;
 		e->id = s->fbuf[*n - 1] + 1;
 	}
