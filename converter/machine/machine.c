@@ -193,8 +193,8 @@ static void remove_thread(struct pfc_machine *m, struct pfc_thread *th)
 {
 	struct pfc_thread **pp = &m->thash[thash_idx(m, th->tid)];
 
-	if (m->last == th)
-		m->last = NULL;
+	if (m->recent[(uint32_t)th->tid % PFC_TRECENT] == th)
+		m->recent[(uint32_t)th->tid % PFC_TRECENT] = NULL;
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == th) {
 			*pp = th->hnext;
@@ -249,7 +249,7 @@ static int update_thread_pid(struct pfc_machine *m, struct pfc_thread *th, int32
 
 static struct pfc_thread *findnew(struct pfc_machine *m, int32_t pid, int32_t tid)
 {
-	struct pfc_thread *th = m->last;
+	struct pfc_thread **rp = &m->recent[(uint32_t)tid % PFC_TRECENT], *th = *rp;
 	char buf[32];
 	size_t h;
 
@@ -258,7 +258,7 @@ static struct pfc_thread *findnew(struct pfc_machine *m, int32_t pid, int32_t ti
 	if ((th = find_thread(m, tid))) {
 		if (update_thread_pid(m, th, pid) < 0)
 			return NULL;
-		m->last = th;
+		*rp = th;
 		return th;
 	}
 	if ((m->tcount + 1) * 2 > m->tcap && grow_threads(m) < 0)
@@ -287,7 +287,7 @@ static struct pfc_thread *findnew(struct pfc_machine *m, int32_t pid, int32_t ti
 	return th;
 }
 
-struct pfc_thread *pfc_machine_findnew_thread(struct pfc_machine *m, int32_t pid, int32_t tid)
+struct pfc_thread *pfc_machine_findnew_thread_slow(struct pfc_machine *m, int32_t pid, int32_t tid)
 {
 	return findnew(m, pid, tid);
 }

@@ -93,7 +93,9 @@ struct pfc_machine {
 	/* threads by tid */
 	struct pfc_thread **thash;
 	size_t tcap, tcount;
-	struct pfc_thread *last;   /* the thread found last: consecutive samples are often one thread's */
+	/* threads found lately, by tid's low bits: a sample's thread without the hash table */
+#define PFC_TRECENT 256
+	struct pfc_thread *recent[PFC_TRECENT];
 	/* every maps object, to free them */
 	struct pfc_maps **all_maps;
 	size_t nr_all_maps, cap_all_maps;
@@ -126,7 +128,13 @@ struct pfc_machine {
 int pfc_machine_init(struct pfc_machine *m, struct pfc_intern *strings);
 void pfc_machine_exit(struct pfc_machine *m);
 
-struct pfc_thread *pfc_machine_findnew_thread(struct pfc_machine *m, int32_t pid, int32_t tid);
+struct pfc_thread *pfc_machine_findnew_thread_slow(struct pfc_machine *m, int32_t pid, int32_t tid);
+static inline struct pfc_thread *pfc_machine_findnew_thread(struct pfc_machine *m, int32_t pid, int32_t tid)
+{
+	struct pfc_thread *th = m->recent[(uint32_t)tid % PFC_TRECENT];
+
+	return th && th->tid == tid && th->pid == pid ? th : pfc_machine_findnew_thread_slow(m, pid, tid);
+}
 /* The thread tid of process pid as it is now (threads are never removed); NULL when unknown. */
 const struct pfc_thread *pfc_machine_find_thread(struct pfc_machine *m, int32_t pid, int32_t tid);
 int pfc_machine_comm(struct pfc_machine *m, int32_t pid, int32_t tid, const char *comm, size_t len);
