@@ -467,15 +467,18 @@ struct pfc_rawkey {
 #define RAW_BLOCK_WORDS ((uint64_t)1 << RAW_BLOCK_SHIFT)    /* 2 MiB (shift 18) */
 #define RAW_MAX_BLOCKS ((size_t)1 << (32 - RAW_BLOCK_SHIFT))
 
+/* A polynomial over the chain's words (an add and a multiply each), mixed at the end so
+ * that the words' high bits reach the low bits the table indexes with. */
 static uint64_t hash_chain(const uint8_t *p, uint64_t nr, uint64_t seed)
 {
 	uint64_t h = seed ^ (nr * 0x9E3779B97F4A7C15ULL), i, v;
 
 	for (i = 0; i < nr; i++) {
 		memcpy(&v, p + i * 8, 8);
-		h = (h ^ v) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
+		h = (h + v) * 0xff51afd7ed558ccdULL;
 	}
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
 	return h ^ (h >> 29);
 }
 
