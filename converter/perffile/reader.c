@@ -792,6 +792,19 @@ static int run_mapped(struct pfc_reader *r, uint64_t start, uint64_t end, pfc_re
 			}
 			return PFC_FAIL(r->err, TRUNCATED, pos, "record header cut by the end of the data section");
 		}
+		/* a kernel record (types 1 to 63), whole: nothing but the callback to do, which is
+		 * what record_extent and dispatch come to for it */
+		type = pfc_ld32(p, r->swap);
+		size = pfc_ld16(p + 6, r->swap);
+		if (type - 1 < 63 && size >= 8 && size <= end - pos) {
+			struct pfc_rec rec = { .type = type, .misc = pfc_ld16(p + 4, r->swap), .size = size, .data = p,
+					       .offset = pos };
+			if ((ret = fn(ctx, &rec)) < 0)
+				return ret;
+			pos += size;
+			__atomic_store_n(&r->bytes_done, pos, __ATOMIC_RELAXED);
+			continue;
+		}
 		ret = record_extent(r, p, end - pos, pos, &type, &misc, &size, &extent);
 		if (ret == 0 && extent > end - pos)
 			ret = -PFC_ERR_TRUNCATED;
