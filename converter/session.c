@@ -482,6 +482,13 @@ static uint64_t hash_chain(const uint8_t *p, uint64_t nr, uint64_t seed)
 	return h ^ (h >> 29);
 }
 
+/* The callchain cache's hash of a sample: its chain and thread, from the record alone, so
+ * that the reading thread can work it out (the key compares comm, maps and the rest). */
+static inline uint64_t chain_hash(const uint8_t *chain, uint64_t nr, int32_t pid, int32_t tid)
+{
+	return hash_chain(chain, nr, ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) * 0x9E3779B97F4A7C15ULL);
+}
+
 static void raw_key(struct pfc_rawkey *k, const struct pfc_session *s, const struct pfc_thread *th,
 		    uint32_t evsel, int32_t pid, int32_t tid, uint32_t nr)
 {
@@ -569,7 +576,7 @@ static struct pfc_rawkey *raw_find(struct pfc_session *s, const struct pfc_threa
 	struct pfc_rawkey k;
 	uint64_t *slot;
 
-	*hash = hash_chain(chain, nr, ((uint64_t)th->comm << 32 | (uint32_t)tid) ^ (uint64_t)(uintptr_t)th->maps);
+	*hash = s->have_chain_hash ? s->chain_hash : chain_hash(chain, nr, pid, tid);
 	if (!s->raw_cap)
 		return NULL;
 	raw_key(&k, s, th, evsel, pid, tid, nr);
@@ -1718,8 +1725,6 @@ static int process_sample(struct pfc_session *s, struct pfc_evsel *ev, const uin
 	int swap = s->rd.swap, ret;
 	uint64_t i;
 
-	if (ev->cc_off && !s->opts->filter && !s->offcpu && !s->opts->keep_stream && (ret = sample_cached(s, ev, data, size)))
-		return ret < 0 ? ret : 0;
 	ret = pfc_sample_parse(ev, data + 8, size - 8, swap, off, &smp, s->err);
 	if (ret < 0)
 		return ret;
@@ -2019,6 +2024,20 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
 	return 0;
 }
 
+/* One record: a sample the callchain cache counts (sample_cached) without decoding it or
+ * process_record's frame, the rest through process_record. */
+static int process_one(struct pfc_session *s, const uint8_t *data, uint32_t size, uint64_t off)
+{
+	if (pfc_ld32(data, s->rd.swap) == PERF_RECORD_SAMPLE && !s->opts->filter && !s->offcpu && !s->opts->keep_stream) {
+		struct pfc_rec rec = { .type = PERF_RECORD_SAMPLE, .size = size, .data = data, .offset = off };
+		struct pfc_evsel *ev = pfc_reader_evsel_of(&s->rd, &rec);
+		int ret;
+		if (ev && ev->cc_off && (ret = sample_cached(s, ev, data, size)))
+			return ret < 0 ? ret : 0;
+	}
+	return process_record(s, data, size, off);
+}
+
 /* ---- the pipeline ----
  * With a mapped input, one thread reads and orders the records (pfc_reader_run, the
  * ordering queue) and the calling thread processes them, in the order that the one-thread
@@ -2028,15 +2047,45 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
  * change the events or build-ids wait until everything before them was processed
  * (pfc_chan_barrier, through the reader's sync hook).
  */
-enum { ITEM_RECORD, ITEM_RELEASE, ITEM_FREE };
+enum { ITEM_RECORD, ITEM_HASHED, ITEM_RELEASE, ITEM_FREE };
+
+/*
+ * The callchain cache's hash of a sample record, worked out on the reading thread, which
+ * has time to spare: 1 when the record is a sample with the fixed layout sample_cached
+ * looks up.  Reads only the record and its event's layout, which processing does not change.
+ */
+static int sample_chain_hash(struct pfc_session *s, const uint8_t *data, uint32_t size, uint64_t *h)
+{
+	struct pfc_rec rec = { .type = PERF_RECORD_SAMPLE, .size = size, .data = data };
+	const struct pfc_evsel *ev;
+	const uint8_t *b = data + 8;
+	uint32_t len = size - 8;
+	int swap = s->rd.swap;
+	uint64_t nr;
+
+	if (pfc_ld32(data, swap) != PERF_RECORD_SAMPLE || !(ev = pfc_reader_evsel_of(&s->rd, &rec)) || !ev->cc_off ||
+	    len < (uint32_t)ev->cc_off + 8)
+		return 0;
+	nr = pfc_ld64(b + ev->cc_off, swap);
+	if (nr > (len - ev->cc_off - 8) / 8)
+		return 0;
+	*h = chain_hash(b + ev->cc_off + 8, nr, (int32_t)pfc_ld32(b + ev->tid_off, swap),
+			(int32_t)pfc_ld32(b + ev->tid_off + 4, swap));
+	return 1;
+}
 
 static int deliver(void *ctx, const struct pfc_qev *ev)
 {
 	struct pfc_session *s = ctx;
 
-	if (s->chan)
+	if (s->chan) {
+		uint64_t h;
+		if (sample_chain_hash(s, ev->data, ev->size, &h))
+			return pfc_chan_push_aux(s->chan, ev->data, ev->offset, ev->size, ITEM_HASHED, h) != 0 ?
+				       -PFC_ERR_NOMEM : 0;
 		return pfc_chan_push(s->chan, ev->data, ev->offset, ev->size, ITEM_RECORD) != 0 ? -PFC_ERR_NOMEM : 0;
-	return process_record(s, ev->data, ev->size, ev->offset);
+	}
+	return process_one(s, ev->data, ev->size, ev->offset);
 }
 
 static void retire_copies(void *ctx, struct pfc_arena_block *b)
@@ -2082,7 +2131,7 @@ static void pipeline_end(struct pfc_session *s, struct pfc_chan *chan)
 
 /* The ring between the two threads: records and batch size.  The fuzz build (make fuzz) makes
  * it small, so that a full ring and its waits happen in small inputs, and a run does not fault
- * in the 768 KiB ring. */
+ * in the 1 MiB ring. */
 #ifndef PFC_PIPELINE_RING
 #define PFC_PIPELINE_RING (1u << 15)
 #define PFC_PIPELINE_BATCH 2048
@@ -2124,9 +2173,13 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 			const struct pfc_chan_item *it = &items[i];
 			switch (it->kind) {
 			case ITEM_RECORD:
+			case ITEM_HASHED:
 				if (cret < 0)
 					break;
-				cret = process_record(s, it->data, it->size, it->offset);
+				s->chain_hash = it->aux;
+				s->have_chain_hash = it->kind == ITEM_HASHED;
+				cret = process_one(s, it->data, it->size, it->offset);
+				s->have_chain_hash = 0;
 				if (cret < 0)
 					pfc_chan_stop(&chan);
 				else if (s->opts->progress && !(++nrec & 255))
@@ -2242,7 +2295,7 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 			return PFC_FAIL_NOOFF(s->rd.err, NOMEM, "record copy");
 		return pfc_chan_push(s->chan, data, r->offset, r->size, ITEM_RECORD) != 0 ? -PFC_ERR_NOMEM : 0;
 	}
-	return process_record(s, r->data, r->size, r->offset);
+	return process_one(s, r->data, r->size, r->offset);
 }
 
 int pfc_session_process(struct pfc_session *s)

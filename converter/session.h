@@ -175,6 +175,10 @@ struct pfc_session {
 	int kernel_preload_conflict;  /* a frame got a map perf would not have given it */
 	size_t kernel_pending_frame0;
 	struct pfc_jitsyms jit;       /* JIT symbol sources per process */
+	/* the record being processed: its callchain's hash as the reading thread worked it out
+	 * (chain_hash), valid when have_chain_hash is set */
+	uint64_t chain_hash;
+	int have_chain_hash;
 	uint64_t cur_time;            /* the sample being built: its time, */
 	int cur_have_time;
 	int cur_timed;                /* and whether a frame's name depended on it */

@@ -17,6 +17,7 @@ struct pfc_chan_item {
 	uint64_t offset;
 	uint32_t size;
 	uint32_t kind;             /* the users' own */
+	uint64_t aux;              /* the users' own: what the producer worked out for the consumer */
 };
 
 struct pfc_chan {
@@ -48,6 +49,8 @@ void pfc_chan_exit(struct pfc_chan *c);
  * and the item was not queued (it stays the producer's).  barrier returns -1 once the
  * consumer has stopped. */
 static inline int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind);
+static inline int pfc_chan_push_aux(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size,
+				    uint32_t kind, uint64_t aux);
 void pfc_chan_publish(struct pfc_chan *c);
 int pfc_chan_barrier(struct pfc_chan *c);
 void pfc_chan_close(struct pfc_chan *c);
@@ -62,7 +65,8 @@ int pfc_chan_wait_room(struct pfc_chan *c);
 int pfc_chan_publish_batch(struct pfc_chan *c);
 
 /* Inline: a push is a few stores, once per record. */
-static inline int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind)
+static inline int pfc_chan_push_aux(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size,
+				    uint32_t kind, uint64_t aux)
 {
 	struct pfc_chan_item *it;
 
@@ -75,11 +79,17 @@ static inline int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t o
 	it->offset = offset;
 	it->size = size;
 	it->kind = kind;
+	it->aux = aux;
 	c->fill++;
 	c->bytes_pushed += size;
 	if (c->fill - c->tail >= c->batch || (c->max_bytes && c->bytes_pushed - c->bytes_published >= c->max_bytes / 4))
 		return pfc_chan_publish_batch(c);
 	return 0;
+}
+
+static inline int pfc_chan_push(struct pfc_chan *c, const void *data, uint64_t offset, uint32_t size, uint32_t kind)
+{
+	return pfc_chan_push_aux(c, data, offset, size, kind, 0);
 }
 
 #endif
