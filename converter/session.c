@@ -2210,7 +2210,7 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 }
 
 /* The timestamp of a kernel record, or 0 when it has none. */
-static uint64_t record_time(struct pfc_session *s, const struct pfc_rec *r)
+static inline uint64_t record_time(struct pfc_session *s, const struct pfc_rec *r)
 {
 	struct pfc_evsel *ev = pfc_reader_evsel_of(&s->rd, r);
 

@@ -73,8 +73,8 @@ void pfc_order_exit(struct pfc_order *o)
 	memset(o, 0, sizeof(*o));
 }
 
-int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
-		    uint64_t offset, int compressed, int transient)
+int pfc_order_queue_slow(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
+			 uint64_t offset, int compressed, int transient)
 {
 	struct pfc_qev *e;
 

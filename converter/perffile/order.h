@@ -44,9 +44,30 @@ struct pfc_order {
 
 void pfc_order_init(struct pfc_order *o, pfc_deliver_fn deliver, void *ctx);
 void pfc_order_exit(struct pfc_order *o);
-/* Queue a record; `transient` bytes are copied. */
-int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
-		    uint64_t offset, int compressed, int transient);
+/* Queue a record; `transient` bytes are copied.  Inline while there is room and nothing to
+ * copy, once per record. */
+int pfc_order_queue_slow(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
+			 uint64_t offset, int compressed, int transient);
+static inline int pfc_order_queue(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
+				  uint64_t offset, int compressed, int transient)
+{
+	struct pfc_qev *e;
+
+	if (o->n == o->cap || transient)
+		return pfc_order_queue_slow(o, ts, data, size, offset, compressed, transient);
+	if (ts < o->last_flushed)
+		o->nr_out_of_order++;
+	if (ts > o->max_ts)
+		o->max_ts = ts;
+	e = &o->v[o->n++];
+	e->ts = ts;
+	e->seq = o->seq++;
+	e->data = data;
+	e->offset = offset;
+	e->size = size;
+	e->compressed = (uint8_t)compressed;
+	return 0;
+}
 int pfc_order_round(struct pfc_order *o);   /* FINISHED_ROUND */
 /* A copy of a transient record that lives as long as the queued ones of this round. */
 uint8_t *pfc_order_copy(struct pfc_order *o, const uint8_t *src, size_t len);

@@ -144,7 +144,7 @@ static void update_positions(struct pfc_reader *r)
 	r->is_pos = 1 + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_STREAM_ID);
 }
 
-struct pfc_evsel *pfc_reader_evsel_of(const struct pfc_reader *r, const struct pfc_rec *rec)
+struct pfc_evsel *pfc_reader_evsel_of_ids(const struct pfc_reader *r, const struct pfc_rec *rec)
 {
 	struct pfc_evsel *ev = NULL;
 	uint64_t body = rec->size - 8;

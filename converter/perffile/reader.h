@@ -89,7 +89,12 @@ void pfc_reader_release(struct pfc_reader *r, uint64_t upto);
 
 /* Which evsel a record belongs to (perf's id_pos / is_pos rule).  Never NULL when there
  * is at least one evsel. */
-struct pfc_evsel *pfc_reader_evsel_of(const struct pfc_reader *r, const struct pfc_rec *rec);
+struct pfc_evsel *pfc_reader_evsel_of_ids(const struct pfc_reader *r, const struct pfc_rec *rec);
+/* The evsel a record belongs to; inline for the one-event recording, every record's question. */
+static inline struct pfc_evsel *pfc_reader_evsel_of(const struct pfc_reader *r, const struct pfc_rec *rec)
+{
+	return r->nr_evsels == 1 ? r->evsels[0] : pfc_reader_evsel_of_ids(r, rec);
+}
 struct pfc_evsel *pfc_reader_find_id(const struct pfc_reader *r, uint64_t id);
 
 /* Header records that change the events, ids, features or build-ids. */
