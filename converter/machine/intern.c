@@ -47,6 +47,7 @@ void pfc_intern_exit(struct pfc_intern *in)
 	free(in->blocks);
 	free(in->strs);
 	free(in->lens);
+	free(in->hashes);
 	free(in->table);
 	memset(in, 0, sizeof(*in));
 }
@@ -91,7 +92,7 @@ static int grow_table(struct pfc_intern *in)
 	if (!t)
 		return -1;
 	for (i = 0; i < in->nr; i++) {
-		size_t j = hash_bytes(in->strs[i], in->lens[i]) & (cap - 1);
+		size_t j = in->hashes[i] & (cap - 1);
 		while (t[j])
 			j = (j + 1) & (cap - 1);
 		t[j] = (uint32_t)i + 1;
@@ -106,20 +107,22 @@ uint32_t pfc_intern(struct pfc_intern *in, const char *s, size_t len)
 {
 	size_t j;
 	char *copy;
+	uint32_t h;
 
 	if ((in->nr + 1) * 2 > in->tcap && grow_table(in) < 0)
 		return UINT32_MAX;
-	j = hash_bytes(s, len) & (in->tcap - 1);
+	h = (uint32_t)hash_bytes(s, len);
+	j = h & (in->tcap - 1);
 	while (in->table[j]) {
 		uint32_t id = in->table[j] - 1;
-		if (in->lens[id] == len && !memcmp(in->strs[id], s, len))
+		if (in->hashes[id] == h && in->lens[id] == len && !memcmp(in->strs[id], s, len))
 			return id;
 		j = (j + 1) & (in->tcap - 1);
 	}
 	if (in->nr == in->cap) {
 		size_t cap = in->cap ? in->cap * 2 : 1024;
 		const char **ns = realloc(in->strs, cap * sizeof(*ns));
-		uint32_t *nl;
+		uint32_t *nl, *nh;
 		if (!ns)
 			return UINT32_MAX;
 		in->strs = ns;
@@ -127,6 +130,10 @@ uint32_t pfc_intern(struct pfc_intern *in, const char *s, size_t len)
 		if (!nl)
 			return UINT32_MAX;
 		in->lens = nl;
+		nh = realloc(in->hashes, cap * sizeof(*nh));
+		if (!nh)
+			return UINT32_MAX;
+		in->hashes = nh;
 		in->cap = cap;
 	}
 	copy = arena_alloc(in, len + 1);
@@ -136,6 +143,7 @@ uint32_t pfc_intern(struct pfc_intern *in, const char *s, size_t len)
 	copy[len] = 0;
 	in->strs[in->nr] = copy;
 	in->lens[in->nr] = (uint32_t)len;
+	in->hashes[in->nr] = h;
 	in->table[j] = (uint32_t)in->nr + 1;
 	return (uint32_t)in->nr++;
 }

@@ -14,6 +14,7 @@ struct pfc_intern {
 	size_t block_used, block_size;
 	const char **strs;         /* id -> string */
 	uint32_t *lens;
+	uint32_t *hashes;          /* id -> its hash's low half: the table grows without hashing again */
 	size_t nr, cap;
 	uint32_t *table;           /* open addressing: id+1, 0 = empty */
 	size_t tcap;
