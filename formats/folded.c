@@ -160,7 +160,53 @@ struct fold_ctx {
 	struct pfc_intern pieces;     /* folded text of each unique frame */
 	uint32_t *piece_cache[2];     /* frame id -> interned pieces + 1 (0 = not yet), per java flag */
 	struct pfc_sb tmp;
+	/* (name, DSO, inlined, java) -> interned pieces + 1: the frames of one symbol at other
+	 * addresses have the same text (the script strips the offset, and reads the address
+	 * only for an unknown symbol under --addrs) */
+	struct text_ent {
+		const struct pfc_dso *dso;
+		uint32_t sym;         /* name + 1; 0: [unknown] */
+		uint32_t flags;       /* inlined | java << 1 | 4 (a used slot) */
+		uint32_t id;
+	} *texts;
+	size_t nr_texts, cap_texts;
 };
+
+static struct text_ent *text_slot(struct fold_ctx *c, const struct pfc_frame *f, int java)
+{
+	uint32_t sym = f->resolved ? f->sym + 1 : 0, flags = (f->inlined ? 1u : 0u) | (uint32_t)java << 1 | 4u;
+	uint64_t h;
+	size_t i;
+
+	if ((c->nr_texts + 1) * 2 > c->cap_texts) {
+		size_t cap = c->cap_texts ? c->cap_texts * 2 : 1024, k;
+		struct text_ent *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (k = 0; k < c->cap_texts; k++) {
+			const struct text_ent *e = &c->texts[k];
+			if (!e->flags)
+				continue;
+			h = ((uint64_t)(uintptr_t)e->dso ^ ((uint64_t)e->sym << 3 | e->flags)) * 0x9E3779B97F4A7C15ULL;
+			for (i = h >> 32 & (cap - 1); n[i].flags; i = (i + 1) & (cap - 1))
+				;
+			n[i] = *e;
+		}
+		free(c->texts);
+		c->texts = n;
+		c->cap_texts = cap;
+	}
+	h = ((uint64_t)(uintptr_t)f->dso ^ ((uint64_t)sym << 3 | flags)) * 0x9E3779B97F4A7C15ULL;
+	for (i = h >> 32 & (c->cap_texts - 1); c->texts[i].flags; i = (i + 1) & (c->cap_texts - 1))
+		if (c->texts[i].dso == f->dso && c->texts[i].sym == sym && c->texts[i].flags == flags)
+			return &c->texts[i];
+	c->texts[i].dso = f->dso;
+	c->texts[i].sym = sym;
+	c->texts[i].flags = flags;
+	c->texts[i].id = 0;
+	c->nr_texts++;
+	return &c->texts[i];
+}
 
 /* Tidy one "->" piece of a function name (the body of the script's frame loop). */
 static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const char *mod, size_t mod_len,
@@ -362,10 +408,17 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 	const struct pfc_frame *f = &s->stacks.frames[fid];
 	struct pfc_sb *L = &c->tmp;
 	struct pfc_sb out = { 0 };
+	struct text_ent *te = NULL;
 	uint32_t id;
 
 	if (c->piece_cache[java][fid])
 		return c->piece_cache[java][fid];
+	if (f->resolved || !c->o->addrs) {
+		if (!(te = text_slot(c, f, java)))
+			return 0;
+		if (te->id)
+			return c->piece_cache[java][fid] = te->id;
+	}
 	/* the frame line as perf prints it */
 	pfc_sb_reset(L);
 	pfc_sb_addc(L, '\t');
@@ -390,6 +443,8 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 	if (id == UINT32_MAX)
 		return 0;
 	c->piece_cache[java][fid] = id + 1;
+	if (te)
+		te->id = id + 1;
 	return id + 1;
 }
 
@@ -549,6 +604,7 @@ out:
 	free(pv);
 	free(c.piece_cache[0]);
 	free(c.piece_cache[1]);
+	free(c.texts);
 	pfc_sb_free(&c.tmp);
 	pfc_sb_free(&hdr);
 	pfc_sb_free(&pname);
