@@ -272,5 +272,18 @@ static void mkqs(const struct pfc_intern *in, uint32_t *a, size_t n, size_t d)
 
 void pfc_intern_sort(const struct pfc_intern *in, uint32_t *ids, size_t n)
 {
-	mkqs(in, ids, n, 0);
+	uint64_t total = 0;
+	size_t i;
+
+	/* Strings of kilobytes (the lines of a .NET recording's deep stacks) differ late and one
+	 * by one: there a merge sort whose comparisons are libc's vector memcmp reads fewer
+	 * instructions than digits partitioned one at a time (20 M against 30 M on an ASP.NET
+	 * recording's 12,575 lines; 13 M against 3 M the other way for a frame-pointer
+	 * recording's 10,948 lines of a few hundred bytes). */
+	for (i = 0; i < n; i++)
+		total += in->lens[ids[i]];
+	if (n && total / n > 512)
+		qsort_r(ids, n, sizeof(*ids), pfc_intern_cmp, (void *)in);
+	else
+		mkqs(in, ids, n, 0);
 }
