@@ -2,9 +2,9 @@
  * perfview.c - PerfView's `.trace.zip`, laid out as perfcollect makes it: a `NAME.trace/`
  * folder holding perf.data.txt (perf script text in perfconv's canonical form, which old
  * and new PerfView parse), a perfcollect.log of the conversion, the perf maps and jitdumps
- * that resolved JIT frames and, on request, the recording.  The archive is written with
- * minizip as `zip -r` writes it (Unix attributes, deflate), with entry times from the
- * recording, so the same input gives the same bytes; perf.data.txt, the bulk of it, is
+ * that resolved JIT frames and, on request, the recording.  The archive is written here
+ * (APPNOTE's local headers, zip64 fields, central directory) as minizip wrote it for `zip
+ * -r`'s layout (Unix attributes, deflate), with entry times from the recording, so the same input gives the same bytes; perf.data.txt, the bulk of it, is
  * formatted by hand from the sample stream and deflated on worker threads.  Symbols come
  * resolved from the session; this file only prints and packs.
  */
@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <minizip/zip.h>
 #include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <zlib.h>
@@ -160,23 +159,49 @@ int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid)
 	return b->oom ? -1 : 0;
 }
 
-/* ---- the archive ---- */
+/* ---- the archive ----
+ * The zip is written here, per APPNOTE.TXT, byte for byte as minizip 1.1 wrote it before
+ * (the expected files hold its layout): a local header with the CRC and sizes filled in
+ * once the entry is written (seeking back), a zip64 extra field in the local header of
+ * entries that may pass 4 GiB, a central directory and its end record (zip64 ones when
+ * its offset or entry count needs them).  minizip copied a raw deflate stream a byte at a
+ * time and took a CRC of it that nothing used: 3% of converting an ASP.NET recording. */
+
+#define ZIP_STORED 0
+#define ZIP_DEFLATED 8
+#define ZIP_FAST 6                    /* general purpose bits 1-2: "super fast" (level 1) */
+#define ZIP_LH_SIZE 30
+#define ZIP_CH_SIZE 46
+#define ZIP_OUTBUF (64u << 10)        /* zlib's output, written in these pieces */
+
+struct zent {
+	char *name;
+	uint64_t lh;                  /* its local header's offset */
+	uint64_t csize, usize;
+	uint32_t crc;
+	uint32_t ext_fa;
+	uint16_t flag, method;
+	uint16_t int_fa;              /* 1: zlib judged the deflated bytes text */
+	int zip64;                    /* the local header has the zip64 extra field */
+};
 
 struct pv {
 	struct pfc_session *s;
 	const struct pfc_wopts *o;
 	struct pfc_error *err;
 	const char *outname;          /* for messages */
-	zipFile zf;
 	FILE *fp;                     /* the archive's bytes go here */
+	uint64_t pos;                 /* where the next byte goes (offsets count from the stream's start) */
+	struct zent *ent;             /* the entries written, for the central directory */
+	size_t nr_ent, cap_ent;
 	char *dir;                    /* "NAME.trace/" */
-	tm_zip when;                  /* entry times */
+	uint32_t dos_time;            /* entry times, MS-DOS format */
 	struct pfc_intern lines;      /* frame lines, once per unique frame */
 	uint32_t *line_of;            /* frame id -> line id + 1 */
 	const char **line_str;        /* frame id -> its line, */
 	uint32_t *line_len;           /* and its length */
 	uint64_t *stack_len;          /* stack id -> bytes of its frame lines + 1 (0: not summed) */
-	struct pfc_sb buf, log;
+	struct pfc_sb log;
 	uint64_t nr_written, nr_with_cpu, nr_no_time, nr_no_tid;
 	struct pfc_tptext tp;         /* tracepoint payloads, in stream order */
 	const char *tp_why;           /* why they could not be rendered */
@@ -184,55 +209,6 @@ struct pv {
 	struct side { char *path, *name, *entry; } *side;	/* open path, name where recorded */
 	size_t nr_side, cap_side;
 };
-
-/* minizip's I/O over the stdio stream the CLI gave (it closes that itself). */
-static voidpf ZCALLBACK zf_open(voidpf opaque, const void *name, int mode)
-{
-	(void)name;
-	(void)mode;
-	return opaque;
-}
-
-static uLong ZCALLBACK zf_read(voidpf opaque, voidpf stream, void *buf, uLong size)
-{
-	(void)opaque;
-	return (uLong)fread(buf, 1, size, stream);
-}
-
-static uLong ZCALLBACK zf_write(voidpf opaque, voidpf stream, const void *buf, uLong size)
-{
-	(void)opaque;
-	return (uLong)fwrite(buf, 1, size, stream);
-}
-
-static ZPOS64_T ZCALLBACK zf_tell(voidpf opaque, voidpf stream)
-{
-	off_t o;
-
-	(void)opaque;
-	o = ftello(stream);
-	return o < 0 ? (ZPOS64_T)-1 : (ZPOS64_T)o;
-}
-
-static long ZCALLBACK zf_seek(voidpf opaque, voidpf stream, ZPOS64_T off, int origin)
-{
-	int w = origin == ZLIB_FILEFUNC_SEEK_CUR ? SEEK_CUR : origin == ZLIB_FILEFUNC_SEEK_END ? SEEK_END : SEEK_SET;
-
-	(void)opaque;
-	return fseeko(stream, (off_t)off, w) == 0 ? 0 : -1;
-}
-
-static int ZCALLBACK zf_close(voidpf opaque, voidpf stream)
-{
-	(void)opaque;
-	return fflush(stream) == 0 ? 0 : -1;
-}
-
-static int ZCALLBACK zf_error(voidpf opaque, voidpf stream)
-{
-	(void)opaque;
-	return ferror((FILE *)stream);
-}
 
 static int write_fail(struct pv *p, const char *what)
 {
@@ -242,47 +218,326 @@ static int write_fail(struct pv *p, const char *what)
 			      e ? strerror(e) : "");
 }
 
-static int entry_open(struct pv *p, const char *name, int dir, uint64_t size)
+static inline uint8_t *le16(uint8_t *d, uint32_t v)
 {
-	zip_fileinfo zi;
-	char full[4096];
-	int ret;
-
-	memset(&zi, 0, sizeof(zi));
-	zi.tmz_date = p->when;
-	/* st_mode in the high 16 bits, as Info-ZIP writes it; MS-DOS directory bit for folders */
-	zi.external_fa = dir ? ((uLong)(040755) << 16) | 0x10 : (uLong)(0100644) << 16;
-	if (snprintf(full, sizeof(full), "%s%s", p->dir, name) >= (int)sizeof(full))
-		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': entry name too long", p->outname);
-	errno = 0;
-	/* level 1: the side files (perf maps, jitdumps) are text and code that deflate well at
-	 * any level; zlib's default took 6% of converting an ASP.NET recording, level 1 a third
-	 * of that, for an archive 2% larger */
-	ret = zipOpenNewFileInZip4_64(p->zf, full, &zi, NULL, 0, NULL, 0, NULL, dir ? 0 : Z_DEFLATED,
-				      dir ? 0 : 1, 0, -MAX_WBITS, DEF_MEM_LEVEL,
-				      Z_DEFAULT_STRATEGY, NULL, 0, ZIP_VERSION_MADE_BY, 0, size >= PFC_ZIP64_FROM);
-	return ret == ZIP_OK ? 0 : write_fail(p, full);
+	d[0] = (uint8_t)v;
+	d[1] = (uint8_t)(v >> 8);
+	return d + 2;
 }
 
-static int entry_write(struct pv *p, const void *data, size_t n)
+static inline uint8_t *le32(uint8_t *d, uint32_t v)
 {
-	const char *c = data;
+	d = le16(d, v & 0xffff);
+	return le16(d, v >> 16);
+}
 
-	while (n) {
-		unsigned k = n > CHUNK ? CHUNK : (unsigned)n;
-		errno = 0;
-		if (zipWriteInFileInZip(p->zf, c, k) != ZIP_OK)
-			return write_fail(p, "an entry");
-		c += k;
-		n -= k;
-	}
+static inline uint8_t *le64(uint8_t *d, uint64_t v)
+{
+	d = le32(d, (uint32_t)v);
+	return le32(d, (uint32_t)(v >> 32));
+}
+
+static int zput(struct pv *p, const void *b, size_t n)
+{
+	errno = 0;
+	if (n && fwrite(b, 1, n, p->fp) != n)
+		return write_fail(p, "an entry");
+	p->pos += n;
 	return 0;
 }
 
-static int entry_close(struct pv *p)
+/* An entry's local header: as first written (`final` 0: no CRC, sizes 0, or 0xffffffff with a
+ * zip64 field of zeros), or once the entry is written: with the zip64 field, the 32-bit sizes
+ * are replaced by the real ones when they fit, and the field holds them when they do not. */
+static size_t local_header(uint8_t *h, const struct zent *e, uint32_t dos, int final)
 {
+	int big = final && (e->csize >= 0xffffffffu || e->usize >= 0xffffffffu);
+	size_t nl = strlen(e->name);
+	uint8_t *d = h;
+
+	d = le32(d, 0x04034b50);
+	d = le16(d, e->zip64 ? 45 : 20);
+	d = le16(d, e->flag);
+	d = le16(d, e->method);
+	d = le32(d, dos);
+	d = le32(d, final ? e->crc : 0);
+	if (!final) {
+		d = le32(d, e->zip64 ? 0xffffffffu : 0);
+		d = le32(d, e->zip64 ? 0xffffffffu : 0);
+	} else {
+		d = le32(d, big ? 0xffffffffu : (uint32_t)e->csize);
+		d = le32(d, big ? 0xffffffffu : (uint32_t)e->usize);
+	}
+	d = le16(d, (uint32_t)nl);
+	d = le16(d, e->zip64 ? 20 : 0);
+	memcpy(d, e->name, nl);
+	d += nl;
+	if (e->zip64) {
+		d = le16(d, 1);
+		d = le16(d, 16);
+		d = le64(d, big ? e->usize : 0);
+		d = le64(d, big ? e->csize : 0);
+	}
+	return (size_t)(d - h);
+}
+
+/* Start an entry: its local header, to be completed by entry_end.  `zip64` (the entry may
+ * reach 4 GiB) gives its local header the zip64 field. */
+static int entry_begin(struct pv *p, const char *name, int dir, int zip64)
+{
+	struct zent *e;
+	uint8_t h[ZIP_LH_SIZE + 20 + 4096];
+	size_t n;
+
+	if (strlen(p->dir) + strlen(name) >= 4096)
+		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': entry name too long", p->outname);
+	if (p->nr_ent == p->cap_ent) {
+		size_t cap = p->cap_ent ? p->cap_ent * 2 : 16;
+		struct zent *ne = realloc(p->ent, cap * sizeof(*ne));
+		if (!ne)
+			return PFC_FAIL_NOOFF(p->err, NOMEM, "trace.zip");
+		p->ent = ne;
+		p->cap_ent = cap;
+	}
+	e = &p->ent[p->nr_ent];
+	memset(e, 0, sizeof(*e));
+	if (!(e->name = malloc(strlen(p->dir) + strlen(name) + 1)))
+		return PFC_FAIL_NOOFF(p->err, NOMEM, "trace.zip");
+	strcpy(e->name, p->dir);
+	strcat(e->name, name);
+	p->nr_ent++;
+	e->lh = p->pos;
+	e->method = dir ? ZIP_STORED : ZIP_DEFLATED;
+	/* level 1 marks the deflated entries as fast-compressed */
+	e->flag = dir ? 0 : ZIP_FAST;
+	/* st_mode in the high 16 bits, as Info-ZIP writes it; MS-DOS directory bit for folders */
+	e->ext_fa = dir ? (040755u << 16) | 0x10 : 0100644u << 16;
+	e->zip64 = zip64;
+	n = local_header(h, e, p->dos_time, 0);
+	return zput(p, h, n);
+}
+
+/* Complete the open entry's local header, now that its CRC and sizes are known. */
+static int entry_end(struct pv *p, uint32_t crc, uint64_t csize, uint64_t usize)
+{
+	struct zent *e = &p->ent[p->nr_ent - 1];
+	uint8_t h[ZIP_LH_SIZE + 20 + 4096];
+	size_t n;
+
+	e->crc = crc;
+	e->csize = csize;
+	e->usize = usize;
+	if (!e->zip64 && (csize >= 0xffffffffu || usize >= 0xffffffffu))
+		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': %s is larger than 4 GiB without zip64", p->outname,
+				      e->name);
+	n = local_header(h, e, p->dos_time, 1);
 	errno = 0;
-	return zipCloseFileInZip(p->zf) == ZIP_OK ? 0 : write_fail(p, "an entry");
+	if (fseeko(p->fp, (off_t)e->lh, SEEK_SET) != 0 || fwrite(h, 1, n, p->fp) != n ||
+	    fseeko(p->fp, (off_t)p->pos, SEEK_SET) != 0)
+		return write_fail(p, "an entry");
+	return 0;
+}
+
+/* The central directory and its end record(s). */
+static int zip_finish(struct pv *p)
+{
+	uint64_t cd = p->pos, size = 0;
+	uint8_t h[ZIP_CH_SIZE + 4096 + 32], *d;
+	size_t i, nl;
+	int ret;
+
+	for (i = 0; i < p->nr_ent; i++) {
+		const struct zent *e = &p->ent[i];
+		int bu = e->usize >= 0xffffffffu, bc = e->csize >= 0xffffffffu, bo = e->lh >= 0xffffffffu;
+		unsigned xs = 8u * (unsigned)(bu + bc + bo);
+
+		nl = strlen(e->name);
+		d = le32(h, 0x02014b50);
+		d = le16(d, bu || bc || bo ? 45 : ZIP_VERSION_MADE_BY);
+		d = le16(d, bu || bc || bo ? 45 : 20);
+		d = le16(d, e->flag);
+		d = le16(d, e->method);
+		d = le32(d, p->dos_time);
+		d = le32(d, e->crc);
+		d = le32(d, bc ? 0xffffffffu : (uint32_t)e->csize);
+		d = le32(d, bu ? 0xffffffffu : (uint32_t)e->usize);
+		d = le16(d, (uint32_t)nl);
+		d = le16(d, xs ? xs + 4 : 0);
+		d = le16(d, 0);                 /* comment */
+		d = le16(d, 0);                 /* disk */
+		d = le16(d, e->int_fa);
+		d = le32(d, e->ext_fa);
+		d = le32(d, bo ? 0xffffffffu : (uint32_t)e->lh);
+		memcpy(d, e->name, nl);
+		d += nl;
+		if (xs) {
+			d = le16(d, 1);
+			d = le16(d, xs);
+			if (bu)
+				d = le64(d, e->usize);
+			if (bc)
+				d = le64(d, e->csize);
+			if (bo)
+				d = le64(d, e->lh);
+		}
+		if ((ret = zput(p, h, (size_t)(d - h))) < 0)
+			return ret;
+		size += (uint64_t)(d - h);
+	}
+	if (cd >= 0xffffffffu || p->nr_ent >= 0xffff) {
+		uint64_t at = p->pos;
+
+		d = le32(h, 0x06064b50);
+		d = le64(d, 44);
+		d = le16(d, 45);
+		d = le16(d, 45);
+		d = le32(d, 0);
+		d = le32(d, 0);
+		d = le64(d, p->nr_ent);
+		d = le64(d, p->nr_ent);
+		d = le64(d, size);
+		d = le64(d, cd);
+		d = le32(d, 0x07064b50);        /* the locator */
+		d = le32(d, 0);
+		d = le64(d, at);
+		d = le32(d, 1);
+		if ((ret = zput(p, h, (size_t)(d - h))) < 0)
+			return ret;
+	}
+	d = le32(h, 0x06054b50);
+	d = le16(d, 0);
+	d = le16(d, 0);
+	d = le16(d, p->nr_ent >= 0xffff ? 0xffff : (uint32_t)p->nr_ent);
+	d = le16(d, p->nr_ent >= 0xffff ? 0xffff : (uint32_t)p->nr_ent);
+	d = le32(d, (uint32_t)size);
+	d = le32(d, cd >= 0xffffffffu ? 0xffffffffu : (uint32_t)cd);
+	d = le16(d, 0);                         /* comment */
+	if ((ret = zput(p, h, (size_t)(d - h))) < 0)
+		return ret;
+	errno = 0;
+	return fflush(p->fp) == 0 ? 0 : write_fail(p, "the archive's directory");
+}
+
+/* A side file's deflate stream (zlib level 1, as minizip made it: the input in CHUNK pieces,
+ * the output in ZIP_OUTBUF ones), with its CRC and size, into memory or the archive. */
+struct zout {
+	struct pv *p;                 /* the archive, or NULL: into buf */
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static int zout_put(struct zout *z, const uint8_t *b, size_t n)
+{
+	if (z->p)
+		return zput(z->p, b, n);
+	if (z->len + n > z->cap) {
+		size_t cap = z->cap ? z->cap : 1 << 16;
+		uint8_t *nb;
+		while (cap < z->len + n)
+			cap *= 2;
+		if (!(nb = realloc(z->buf, cap)))
+			return -1;
+		z->buf = nb;
+		z->cap = cap;
+	}
+	memcpy(z->buf + z->len, b, n);
+	z->len += n;
+	return 0;
+}
+
+/* Returns 0, -1 out of memory or a write error (the archive's error set), -2 reading `f`
+ * failed (errno kept). */
+struct zres {
+	uint32_t crc;
+	uint64_t usize, csize;
+	int text;                     /* zlib's guess (data_type), which minizip marked in the entry */
+};
+
+static int deflate_to(FILE *f, const void *mem, size_t mem_len, struct zout *z, struct zres *r)
+{
+	uint32_t *crc = &r->crc;
+	uint64_t *usize = &r->usize, *csize = &r->csize;
+	z_stream zs;
+	uint8_t *in = NULL, *out = malloc(ZIP_OUTBUF);
+	uint64_t total_out = 0;
+	int ret = 0, zr;
+
+	memset(&zs, 0, sizeof(zs));
+	*crc = (uint32_t)crc32(0, NULL, 0);
+	*usize = 0;
+	if (!out || (f && !(in = malloc(CHUNK))) ||
+	    deflateInit2(&zs, 1, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(in);
+		free(out);
+		return -1;
+	}
+	zs.next_out = out;
+	zs.avail_out = ZIP_OUTBUF;
+	for (;;) {
+		size_t n;
+		int fin;
+		if (f) {
+			n = fread(in, 1, CHUNK, f);
+			if (!n && ferror(f)) {
+				ret = -2;
+				break;
+			}
+			zs.next_in = in;
+		} else {
+			n = mem_len - (size_t)*usize > CHUNK ? CHUNK : mem_len - (size_t)*usize;
+			zs.next_in = n ? (Bytef *)mem + *usize : NULL;
+		}
+		fin = n == 0;
+		zs.avail_in = (uInt)n;
+		if (n)	/* zlib's crc32 of NULL is 0, not the CRC so far */
+			*crc = (uint32_t)crc32(*crc, zs.next_in, (uInt)n);
+		*usize += n;
+		do {
+			if (!zs.avail_out) {
+				if (zout_put(z, out, ZIP_OUTBUF) < 0) {
+					ret = -1;
+					goto done;
+				}
+				total_out += ZIP_OUTBUF;
+				zs.next_out = out;
+				zs.avail_out = ZIP_OUTBUF;
+			}
+			zr = deflate(&zs, fin ? Z_FINISH : Z_NO_FLUSH);
+		} while (zr == Z_OK && (fin || zs.avail_in));
+		if (fin) {
+			if (zr != Z_STREAM_END)
+				ret = -1;
+			break;
+		}
+	}
+	if (ret == 0) {
+		size_t k = ZIP_OUTBUF - zs.avail_out;
+		if (k && zout_put(z, out, k) < 0)
+			ret = -1;
+		total_out += k;
+	}
+done:
+	*csize = total_out;
+	r->text = zs.data_type == Z_TEXT;
+	deflateEnd(&zs);
+	free(in);
+	free(out);
+	return ret;
+}
+
+/* An entry of a few bytes in memory (perfcollect.log) or of an empty folder. */
+static int entry_mem(struct pv *p, const char *name, const void *data, size_t n)
+{
+	struct zout z = { .p = p };
+	struct zres r;
+	int ret;
+
+	if ((ret = entry_begin(p, name, 0, n >= PFC_ZIP64_FROM)) < 0)
+		return ret;
+	if ((ret = deflate_to(NULL, data, n, &z, &r)) < 0)
+		return p->err->code ? ret : PFC_FAIL_NOOFF(p->err, NOMEM, "deflating %s", name);
+	p->ent[p->nr_ent - 1].int_fa = (uint16_t)r.text;
+	return entry_end(p, r.crc, r.csize, r.usize);
 }
 
 /* ---- perf.data.txt, formatted and deflated on worker threads ----
@@ -322,7 +577,7 @@ struct dslot {
 	int dict_taken;               /* the previous slot's tail was copied: it may be reused */
 	uint8_t *out;
 	size_t out_len, out_cap;
-	uLong crc;
+	uint32_t crc;
 	int final;
 	int state;                    /* 0 free, 1 queued, 2 taken, 3 done, -1 failed */
 };
@@ -338,7 +593,7 @@ struct dfl {
 	struct dslot slot[NSLOTS];
 	uint64_t next_fill, next_take, next_write;  /* chunk numbers */
 	int stop;
-	uint64_t total_in;
+	uint64_t total_in, total_out;
 	uLong crc;
 };
 
@@ -514,7 +769,7 @@ static void dfl_stop(struct dfl *d)
 static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
 {
 	struct dslot *sl = &d->slot[d->next_write % d->nslots];
-	int st;
+	int st, ret;
 
 	pthread_mutex_lock(&d->mu);
 	while (wait && (sl->state == 1 || sl->state == 2))
@@ -527,9 +782,9 @@ static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
 		return 0;
 	d->crc = crc32_combine(d->crc, sl->crc, (z_off_t)sl->len);
 	d->total_in += sl->len;
-	errno = 0;
-	if (sl->out_len && zipWriteInFileInZip(p->zf, sl->out, (unsigned)sl->out_len) != ZIP_OK)
-		return write_fail(p, "an entry");
+	if ((ret = zput(p, sl->out, sl->out_len)) < 0)
+		return ret;
+	d->total_out += sl->out_len;
 	pthread_mutex_lock(&d->mu);
 	sl->state = 0;	/* the worker of the next chunk may be reading this slot's state */
 	pthread_mutex_unlock(&d->mu);
@@ -804,8 +1059,6 @@ static int lines_ready(struct pv *p)
 static int add_text(struct pv *p)
 {
 	struct dfl d;
-	zip_fileinfo zi;
-	char full[4096];
 	uint64_t size = 0, bound;
 	int ret, counted = 0;
 
@@ -818,17 +1071,9 @@ static int add_text(struct pv *p)
 		counted = 1;
 		p->nr_written = p->nr_with_cpu = p->nr_no_time = p->nr_no_tid = 0;
 	}
-	memset(&zi, 0, sizeof(zi));
-	zi.tmz_date = p->when;
-	zi.external_fa = (uLong)(0100644) << 16;
-	if (snprintf(full, sizeof(full), "%sperf.data.txt", p->dir) >= (int)sizeof(full))
-		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': entry name too long", p->outname);
-	errno = 0;
-	/* raw: the deflate stream is made here; level 1 marks the entry as fast-compressed */
-	if (zipOpenNewFileInZip4_64(p->zf, full, &zi, NULL, 0, NULL, 0, NULL, Z_DEFLATED, 1, 1, -MAX_WBITS,
-				    DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0, ZIP_VERSION_MADE_BY, 0,
-				    counted && size >= PFC_ZIP64_FROM) != ZIP_OK)
-		return write_fail(p, full);
+	/* the deflate stream is made here, on the workers */
+	if ((ret = entry_begin(p, "perf.data.txt", 0, counted && size >= PFC_ZIP64_FROM)) < 0)
+		return ret;
 	if ((ret = lines_ready(p)) < 0)
 		return ret;
 	if (dfl_start(&d, p) < 0) {
@@ -839,9 +1084,8 @@ static int add_text(struct pv *p)
 	if (ret == 0 && counted && d.total_in != size)
 		ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt: %llu bytes written, %llu counted",
 				     (unsigned long long)d.total_in, (unsigned long long)size);
-	errno = 0;
-	if (ret == 0 && zipCloseFileInZipRaw64(p->zf, (ZPOS64_T)d.total_in, d.crc) != ZIP_OK)
-		ret = write_fail(p, "an entry");
+	if (ret == 0)
+		ret = entry_end(p, (uint32_t)d.crc, d.total_out, d.total_in);
 	dfl_stop(&d);
 	return ret;
 }
@@ -850,10 +1094,10 @@ static int add_text(struct pv *p)
  * caller logs it), 0 when copied, <0 on a write error. */
 static int add_file(struct pv *p, const char *path, const char *entry)
 {
+	struct zout z = { .p = p };
 	struct stat sb;
 	FILE *f = fopen(path, "rb");
-	char *b;
-	size_t n;
+	struct zres r;
 	int ret;
 
 	if (!f)
@@ -862,19 +1106,17 @@ static int add_file(struct pv *p, const char *path, const char *entry)
 		fclose(f);
 		return 1;
 	}
-	b = malloc(CHUNK);
-	if (!b) {
-		fclose(f);
-		return PFC_FAIL_NOOFF(p->err, NOMEM, "copying '%s'", path);
+	ret = entry_begin(p, entry, 0, (uint64_t)sb.st_size >= PFC_ZIP64_FROM);
+	if (ret == 0 && (ret = deflate_to(f, NULL, 0, &z, &r)) < 0) {
+		if (ret == -2)
+			ret = PFC_FAIL_NOOFF(p->err, IO, "cannot read '%s': %s", path, strerror(errno));
+		else if (!p->err->code)
+			ret = PFC_FAIL_NOOFF(p->err, NOMEM, "copying '%s'", path);
 	}
-	ret = entry_open(p, entry, 0, (uint64_t)sb.st_size);
-	while (ret == 0 && (n = fread(b, 1, CHUNK, f)) > 0)
-		ret = entry_write(p, b, n);
-	if (ret == 0 && ferror(f))
-		ret = PFC_FAIL_NOOFF(p->err, IO, "cannot read '%s': %s", path, strerror(errno));
-	if (ret == 0)
-		ret = entry_close(p);
-	free(b);
+	if (ret == 0) {
+		p->ent[p->nr_ent - 1].int_fa = (uint16_t)r.text;
+		ret = entry_end(p, r.crc, r.csize, r.usize);
+	}
 	fclose(f);
 	return ret;
 }
@@ -939,23 +1181,22 @@ static int collect_side_files(struct pv *p)
  * input's modification time); 1980-01-01 for a stream. */
 static void entry_time(struct pv *p)
 {
+	unsigned year = 0, mon = 0, mday = 1, hour = 0, min = 0, sec = 0;
 	struct tm tm;
 	time_t t;
 
-	memset(&p->when, 0, sizeof(p->when));
-	p->when.tm_year = 1980;
-	p->when.tm_mday = 1;
-	if (!p->s->rd.have_mtime)
-		return;
-	t = (time_t)p->s->rd.mtime;
-	if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 < 1980 || tm.tm_year + 1900 > 2107)
-		return;
-	p->when.tm_year = (uInt)tm.tm_year + 1900;
-	p->when.tm_mon = (uInt)tm.tm_mon;
-	p->when.tm_mday = (uInt)tm.tm_mday;
-	p->when.tm_hour = (uInt)tm.tm_hour;
-	p->when.tm_min = (uInt)tm.tm_min;
-	p->when.tm_sec = (uInt)tm.tm_sec;
+	if (p->s->rd.have_mtime) {
+		t = (time_t)p->s->rd.mtime;
+		if (gmtime_r(&t, &tm) && tm.tm_year + 1900 >= 1980 && tm.tm_year + 1900 <= 2107) {
+			year = (unsigned)tm.tm_year + 1900 - 1980;
+			mon = (unsigned)tm.tm_mon;
+			mday = (unsigned)tm.tm_mday;
+			hour = (unsigned)tm.tm_hour;
+			min = (unsigned)tm.tm_min;
+			sec = (unsigned)tm.tm_sec;
+		}
+	}
+	p->dos_time = ((mday + 32 * (mon + 1) + 512 * year) << 16) | (sec / 2 + 32 * min + 2048 * hour);
 }
 
 /* NAME of NAME.trace.zip (or NAME.zip); for stdout, the input's name without ".data". */
@@ -1106,7 +1347,7 @@ static int pack(struct pv *p)
 	size_t i;
 
 	entry_time(p);
-	if ((ret = entry_open(p, "", 1, 0)) < 0 || (ret = entry_close(p)) < 0)
+	if ((ret = entry_begin(p, "", 1, 0)) < 0 || (ret = entry_end(p, 0, 0, 0)) < 0)
 		return ret;
 	if ((ret = add_text(p)) < 0)
 		return ret;
@@ -1143,10 +1384,7 @@ static int pack(struct pv *p)
 	}
 	if (p->log.oom)
 		return PFC_FAIL_NOOFF(p->err, NOMEM, "perfcollect.log");
-	if ((ret = entry_open(p, "perfcollect.log", 0, p->log.len)) < 0 ||
-	    (ret = entry_write(p, p->log.buf, p->log.len)) < 0)
-		return ret;
-	return entry_close(p);
+	return entry_mem(p, "perfcollect.log", p->log.buf, p->log.len);
 }
 
 static int copy_stream(FILE *from, FILE *to)
@@ -1163,8 +1401,8 @@ static int copy_stream(FILE *from, FILE *to)
 
 static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
-	zlib_filefunc64_def ff;
 	struct pv p;
+	off_t at;
 	int ret, seekable;
 	size_t i;
 
@@ -1175,10 +1413,11 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	p.outname = o->output && strcmp(o->output, "-") ? o->output : "<stdout>";
 	/* the zip's local headers are completed in place: a pipe gets the archive from a
 	 * temporary file */
-	seekable = fseeko(out, 0, SEEK_CUR) == 0 && ftello(out) >= 0;
+	seekable = fseeko(out, 0, SEEK_CUR) == 0 && (at = ftello(out)) >= 0;
 	p.fp = seekable ? out : tmpfile();
 	if (!p.fp)
 		return PFC_FAIL_NOOFF(err, WRITE, "cannot create a temporary file: %s", strerror(errno));
+	p.pos = seekable ? (uint64_t)at : 0;
 	p.dir = trace_name(o, s->recording_name);
 	p.line_of = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_of));
 	p.line_str = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_str));
@@ -1188,20 +1427,6 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "trace.zip");
 		goto out;
 	}
-	memset(&ff, 0, sizeof(ff));
-	ff.zopen64_file = zf_open;
-	ff.zread_file = zf_read;
-	ff.zwrite_file = zf_write;
-	ff.ztell64_file = zf_tell;
-	ff.zseek64_file = zf_seek;
-	ff.zclose_file = zf_close;
-	ff.zerror_file = zf_error;
-	ff.opaque = p.fp;
-	p.zf = zipOpen2_64(p.outname, APPEND_STATUS_CREATE, NULL, &ff);
-	if (!p.zf) {
-		ret = write_fail(&p, "the archive");
-		goto out;
-	}
 	/* the archive is written without payloads it cannot have (p.tp_why goes to the log),
 	 * even when the tracing data is malformed; only running out of memory stops it */
 	ret = pfc_tptext_render(s, NULL, NULL, &p.tp, &p.tp_why, err);
@@ -1209,14 +1434,16 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		memset(err, 0, sizeof(*err));
 		ret = pack(&p);
 	}
-	errno = 0;
-	if (zipClose(p.zf, NULL) != ZIP_OK && ret == 0)
-		ret = write_fail(&p, "the archive's directory");
+	if (ret == 0)
+		ret = zip_finish(&p);
 	if (ret == 0 && !seekable && copy_stream(p.fp, out) < 0)
 		ret = write_fail(&p, "the archive");
 out:
 	if (p.fp && p.fp != out)
 		fclose(p.fp);
+	for (i = 0; i < p.nr_ent; i++)
+		free(p.ent[i].name);
+	free(p.ent);
 	for (i = 0; i < p.nr_side; i++) {
 		free(p.side[i].path);
 		free(p.side[i].name);
@@ -1230,7 +1457,6 @@ out:
 	free(p.stack_len);
 	if (p.lines.strs)
 		pfc_intern_exit(&p.lines);
-	pfc_sb_free(&p.buf);
 	pfc_sb_free(&p.log);
 	pfc_tptext_free(&p.tp);
 	return ret;
