@@ -36,29 +36,19 @@
 
 /* ---- perf.data.txt: the canonical text ---- */
 
-/* Names come from the input (comms, ELF symbols, DSO paths): a line break in one would
- * end the header or the frame line early, so it is written as a space. */
-static void add_name(struct pfc_sb *b, const char *s, size_t n)
-{
-	size_t from = b->len, i;
-
-	pfc_sb_add(b, s, n);
-	if (b->oom)
-		return;
-	for (i = from; i < b->len; i++)
-		if (b->buf[i] == '\n' || b->buf[i] == '\r' || b->buf[i] == 0)
-			b->buf[i] = ' ';
-}
-
-/* Copy a name, a line break or NUL in it as a space (see add_name). */
+/* Names come from the input (comms, ELF symbols, DSO paths): a line break in one would end
+ * the header or the frame line early, so it is written as a space, and so is a NUL.  Such
+ * names are rare:
+ * libc's vectorized memchr finds that there is none faster than a loop over the bytes. */
 static inline char *put_name(char *d, const char *s, size_t n)
 {
 	size_t i;
 
 	memcpy(d, s, n);
-	for (i = 0; i < n; i++)
-		if (d[i] == '\n' || d[i] == '\r' || d[i] == 0)
-			d[i] = ' ';
+	if (memchr(s, '\n', n) || memchr(s, '\r', n) || memchr(s, 0, n))
+		for (i = 0; i < n; i++)
+			if (d[i] == '\n' || d[i] == '\r' || d[i] == 0)
+				d[i] = ' ';
 	return d + n;
 }
 
@@ -139,25 +129,76 @@ int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pf
 	return b->oom ? -1 : 0;
 }
 
+/* Bytes a frame line may take beyond its symbol and DSO names. */
+#define FRAME_FIXED 48
+
+static size_t frame_room(struct pfc_session *s, const struct pfc_frame *f)
+{
+	return FRAME_FIXED + (f->resolved ? pfc_intern_len(&s->strings, f->sym_text) : 0) +
+	       (!f->inlined && f->dso ? strlen(f->dso->name) : 0);
+}
+
+/* "\t%16llx sym (dso)\n" into d (frame_room bytes); returns its length.  By hand: printf's
+ * parsing was a third of making the lines. */
+static size_t frame_fmt(char *d0, struct pfc_session *s, const struct pfc_frame *f)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[16], *d = d0, *t = tmp + sizeof(tmp);
+	uint64_t a = f->addr;
+	size_t nd;
+
+	do {
+		*--t = hex[a & 15];
+		a >>= 4;
+	} while (a);
+	nd = (size_t)(tmp + sizeof(tmp) - t);
+	*d++ = '\t';
+	memset(d, ' ', 16 - nd);
+	d += 16 - nd;
+	memcpy(d, t, nd);
+	d += nd;
+	*d++ = ' ';
+	if (f->resolved) {
+		d = put_name(d, pfc_intern_str(&s->strings, f->sym_text), pfc_intern_len(&s->strings, f->sym_text));
+	} else {
+		memcpy(d, "[unknown]", 9);
+		d += 9;
+	}
+	*d++ = ' ';
+	*d++ = '(';
+	if (f->inlined) {	/* perf script's inlined frames */
+		memcpy(d, "inlined", 7);
+		d += 7;
+	} else if (f->dso) {
+		d = put_name(d, f->dso->name, strlen(f->dso->name));
+	} else {
+		memcpy(d, "[unknown]", 9);
+		d += 9;
+	}
+	*d++ = ')';
+	*d++ = '\n';
+	return (size_t)(d - d0);
+}
+
 int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid)
 {
 	const struct pfc_frame *f = &s->stacks.frames[fid];
+	char *t = malloc(frame_room(s, f));
 
-	pfc_sb_addf(b, "\t%16llx ", (unsigned long long)f->addr);
-	if (f->resolved)
-		add_name(b, pfc_intern_str(&s->strings, f->sym_text), pfc_intern_len(&s->strings, f->sym_text));
-	else
-		pfc_sb_adds(b, "[unknown]");
-	pfc_sb_adds(b, " (");
-	if (f->inlined)	/* perf script's inlined frames */
-		pfc_sb_adds(b, "inlined");
-	else if (f->dso)
-		add_name(b, f->dso->name, strlen(f->dso->name));
-	else
-		pfc_sb_adds(b, "[unknown]");
-	pfc_sb_adds(b, ")\n");
+	if (!t)
+		return -1;
+	pfc_sb_add(b, t, frame_fmt(t, s, f));
+	free(t);
 	return b->oom ? -1 : 0;
 }
+
+/* A block of frame lines. */
+#define LBLOCK ((size_t)256 << 10)
+struct lblock {
+	struct lblock *next;
+	size_t used, cap;
+	char data[];
+};
 
 /* ---- the archive ----
  * The zip is written here, per APPNOTE.TXT, byte for byte as minizip 1.1 wrote it before
@@ -196,9 +237,8 @@ struct pv {
 	size_t nr_ent, cap_ent;
 	char *dir;                    /* "NAME.trace/" */
 	uint32_t dos_time;            /* entry times, MS-DOS format */
-	struct pfc_intern lines;      /* frame lines, once per unique frame */
-	uint32_t *line_of;            /* frame id -> line id + 1 */
-	const char **line_str;        /* frame id -> its line, */
+	struct lblock *lines;         /* frame lines, once per unique frame (newest block first) */
+	const char **line_str;        /* frame id -> its line (NULL: not made yet), */
 	uint32_t *line_len;           /* and its length */
 	uint64_t *stack_len;          /* stack id -> bytes of its frame lines + 1 (0: not summed) */
 	struct pfc_sb log;
@@ -623,7 +663,7 @@ static int format_chunk(struct pv *p, struct dslot *sl)
 		d += header_fmt(d, s, &pr->r, sl->tbuf + pr->toff, pr->tlen);
 		for (k = 0; k < st->nr; k++) {
 			uint32_t fid = fids[k];
-			if (!p->line_of[fid])
+			if (!p->line_str[fid])
 				return -1;	/* not made before the workers started */
 			memcpy(d, p->line_str[fid], p->line_len[fid]);
 			d += p->line_len[fid];
@@ -880,24 +920,29 @@ static int chunk_add(struct pv *p, struct dslot *sl, const struct pfc_srec *r, c
 	return 0;
 }
 
-/* The frame line of a unique frame, formatted once. */
+/* The frame line of a unique frame, formatted once into the blocks of p->lines (frame ids
+ * are unique frames: their lines need no interning). */
 static int frame_line(struct pv *p, uint32_t fid, const char **str, size_t *len)
 {
-	uint32_t id = p->line_of[fid];
-
-	if (!id) {
-		struct pfc_sb t = { 0 };
-		if (pfc_perfview_frame(&t, p->s, fid) < 0) {
-			pfc_sb_free(&t);
-			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+	if (!p->line_str[fid]) {
+		const struct pfc_frame *f = &p->s->stacks.frames[fid];
+		size_t room = frame_room(p->s, f), n;
+		struct lblock *b = p->lines;
+		if (!b || b->cap - b->used < room) {
+			size_t cap = room > LBLOCK ? room : LBLOCK;
+			if (!(b = malloc(sizeof(*b) + cap)))
+				return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+			b->next = p->lines;
+			b->used = 0;
+			b->cap = cap;
+			p->lines = b;
 		}
-		id = pfc_intern(&p->lines, t.buf, t.len);
-		pfc_sb_free(&t);
-		if (id == UINT32_MAX)
-			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
-		p->line_of[fid] = ++id;
-		p->line_str[fid] = pfc_intern_str(&p->lines, id - 1);
-		p->line_len[fid] = pfc_intern_len(&p->lines, id - 1);
+		n = frame_fmt(b->data + b->used, p->s, f);
+		if (n > UINT32_MAX)
+			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt: a frame line of %zu bytes", n);
+		p->line_str[fid] = b->data + b->used;
+		p->line_len[fid] = (uint32_t)n;
+		b->used += n;
 	}
 	*str = p->line_str[fid];
 	*len = p->line_len[fid];
@@ -1419,11 +1464,10 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		return PFC_FAIL_NOOFF(err, WRITE, "cannot create a temporary file: %s", strerror(errno));
 	p.pos = seekable ? (uint64_t)at : 0;
 	p.dir = trace_name(o, s->recording_name);
-	p.line_of = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_of));
 	p.line_str = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_str));
 	p.line_len = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_len));
 	p.stack_len = calloc(s->stacks.nr_stacks + 1, sizeof(*p.stack_len));
-	if (!p.dir || !p.line_of || !p.line_str || !p.line_len || !p.stack_len || pfc_intern_init(&p.lines) < 0) {
+	if (!p.dir || !p.line_str || !p.line_len || !p.stack_len) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "trace.zip");
 		goto out;
 	}
@@ -1451,12 +1495,14 @@ out:
 	}
 	free(p.side);
 	free(p.dir);
-	free(p.line_of);
 	free(p.line_str);
 	free(p.line_len);
 	free(p.stack_len);
-	if (p.lines.strs)
-		pfc_intern_exit(&p.lines);
+	while (p.lines) {
+		struct lblock *n = p.lines->next;
+		free(p.lines);
+		p.lines = n;
+	}
 	pfc_sb_free(&p.log);
 	pfc_tptext_free(&p.tp);
 	return ret;
