@@ -622,9 +622,15 @@ struct dslot {
 	int state;                    /* 0 free, 1 queued, 2 taken, 3 done, -1 failed */
 };
 
+/* One mutex; three condition variables, so that an event wakes only the thread that waits for
+ * it (one broadcast for everything cost a thousand futex wake-ups and context switches on an
+ * ASP.NET recording): a worker waits for a queued chunk (work), a worker for the chunk before
+ * its own to be formatted (fmt, rare), the main thread for a chunk to be deflated or its
+ * successor to have taken its last bytes (main). */
 struct dfl {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t work, fmt, main;
+	int fmt_waiting, main_waiting;
 	pthread_t th[4];
 	int nth;
 	unsigned nslots;              /* slots in use: each one's text is memory touched */
@@ -682,38 +688,54 @@ static void *dfl_main(void *arg)
 	struct dfl *d = arg;
 	struct isal_zstream z;
 	uint8_t *level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
-	uint8_t *dict = malloc(DICT);
 
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		struct dslot *sl, *prev;
-		size_t dict_len = 0;
-		int ok;
+		int ok, have_prev = 0;
 		while (!d->stop && (d->next_take == d->next_fill || d->slot[d->next_take % d->nslots].state != 1))
-			pthread_cond_wait(&d->cv, &d->mu);
+			pthread_cond_wait(&d->work, &d->mu);
 		if (d->stop)
 			break;
 		sl = &d->slot[d->next_take++ % d->nslots];
 		sl->state = 2;
 		pthread_mutex_unlock(&d->mu);
-		ok = level_buf && dict && format_chunk(d->p, sl) == 0;
+		ok = level_buf && format_chunk(d->p, sl) == 0;
 		pthread_mutex_lock(&d->mu);
 		sl->formatted = 1;
-		pthread_cond_broadcast(&d->cv);
+		if (d->fmt_waiting)
+			pthread_cond_broadcast(&d->fmt);
 		/* the previous chunk's last bytes, once it is formatted (it was taken before this one) */
 		prev = &d->slot[(sl->chunk + d->nslots - 1) % d->nslots];
 		if (sl->chunk > 0) {
-			while (prev->chunk == sl->chunk - 1 && !prev->formatted && prev->state != -1)
-				pthread_cond_wait(&d->cv, &d->mu);
+			while (prev->chunk == sl->chunk - 1 && !prev->formatted && prev->state != -1) {
+				d->fmt_waiting++;
+				pthread_cond_wait(&d->fmt, &d->mu);
+				d->fmt_waiting--;
+			}
 			if (prev->chunk != sl->chunk - 1 || !prev->formatted)
 				ok = 0;
-			else if (ok) {
-				memcpy(dict, prev->tail, prev->tail_len);
-				dict_len = prev->tail_len;
-			}
+			else
+				have_prev = 1;
 		}
+		pthread_mutex_unlock(&d->mu);
+		/* the dictionary is read from the previous slot itself: that slot is not filled
+		 * again before this one says it has taken it (dict_taken, dfl_fill_slot) */
+		if (ok) {
+			isal_deflate_init(&z);
+			z.level = 1;
+			z.level_buf = level_buf;
+			z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+			z.gzip_flag = IGZIP_DEFLATE;
+			z.flush = sl->final ? NO_FLUSH : SYNC_FLUSH;
+			z.end_of_stream = sl->final;
+			ok = !have_prev || !prev->tail_len ||
+			     isal_deflate_set_dict(&z, prev->tail, (uint32_t)prev->tail_len) == COMP_OK;
+		}
+		pthread_mutex_lock(&d->mu);
 		sl->dict_taken = 1;
-		pthread_cond_broadcast(&d->cv);
+		if (d->main_waiting)
+			pthread_cond_signal(&d->main);
 		pthread_mutex_unlock(&d->mu);
 		{
 			/* a stored block's worth more than the input, and room for the flush */
@@ -728,16 +750,6 @@ static void *dfl_main(void *arg)
 					ok = 0;
 			}
 			if (ok) {
-				isal_deflate_init(&z);
-				z.level = 1;
-				z.level_buf = level_buf;
-				z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-				z.gzip_flag = IGZIP_DEFLATE;
-				z.flush = sl->final ? NO_FLUSH : SYNC_FLUSH;
-				z.end_of_stream = sl->final;
-				ok = !dict_len || isal_deflate_set_dict(&z, dict, (uint32_t)dict_len) == COMP_OK;
-			}
-			if (ok) {
 				z.next_in = (uint8_t *)sl->in;
 				z.avail_in = (uint32_t)sl->len;
 				z.next_out = sl->out;
@@ -749,12 +761,14 @@ static void *dfl_main(void *arg)
 			}
 			pthread_mutex_lock(&d->mu);
 			sl->state = ok ? 3 : -1;
-			pthread_cond_broadcast(&d->cv);
+			if (!ok && d->fmt_waiting)
+				pthread_cond_broadcast(&d->fmt);
+			if (d->main_waiting)
+				pthread_cond_signal(&d->main);
 		}
 	}
 	pthread_mutex_unlock(&d->mu);
 	free(level_buf);
-	free(dict);
 	return NULL;
 }
 
@@ -771,7 +785,8 @@ static int dfl_start(struct dfl *d, struct pv *p)
 	if (!d->chunk_bytes || d->chunk_bytes > TEXT_CHUNK)
 		d->chunk_bytes = TEXT_CHUNK;
 	d->crc = crc32(0, NULL, 0);
-	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->cv, NULL))
+	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->work, NULL) || pthread_cond_init(&d->fmt, NULL) ||
+	    pthread_cond_init(&d->main, NULL))
 		return -1;
 	d->nslots = 2 * (unsigned)n + 2;
 	for (i = 0; i < n; i++) {
@@ -789,12 +804,15 @@ static void dfl_stop(struct dfl *d)
 	if (d->nth) {
 		pthread_mutex_lock(&d->mu);
 		d->stop = 1;
-		pthread_cond_broadcast(&d->cv);
+		pthread_cond_broadcast(&d->work);
+		pthread_cond_broadcast(&d->fmt);
 		pthread_mutex_unlock(&d->mu);
 		for (i = 0; i < d->nth; i++)
 			pthread_join(d->th[i], NULL);
 		pthread_mutex_destroy(&d->mu);
-		pthread_cond_destroy(&d->cv);
+		pthread_cond_destroy(&d->work);
+		pthread_cond_destroy(&d->fmt);
+		pthread_cond_destroy(&d->main);
 	}
 	for (i = 0; i < NSLOTS; i++) {
 		free(d->slot[i].recs);
@@ -812,8 +830,11 @@ static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
 	int st, ret;
 
 	pthread_mutex_lock(&d->mu);
-	while (wait && (sl->state == 1 || sl->state == 2))
-		pthread_cond_wait(&d->cv, &d->mu);
+	while (wait && (sl->state == 1 || sl->state == 2)) {
+		d->main_waiting++;
+		pthread_cond_wait(&d->main, &d->mu);
+		d->main_waiting--;
+	}
 	st = sl->state;
 	pthread_mutex_unlock(&d->mu);
 	if (st == -1)
@@ -851,8 +872,11 @@ static int dfl_fill_slot(struct pv *p, struct dfl *d, struct dslot **out)
 	}
 	if (d->next_fill + 1 >= d->nslots) {
 		pthread_mutex_lock(&d->mu);
-		while (nx->chunk == d->next_fill + 1 - d->nslots && (nx->state == 1 || nx->state == 2) && !nx->dict_taken)
-			pthread_cond_wait(&d->cv, &d->mu);
+		while (nx->chunk == d->next_fill + 1 - d->nslots && (nx->state == 1 || nx->state == 2) && !nx->dict_taken) {
+			d->main_waiting++;
+			pthread_cond_wait(&d->main, &d->mu);
+			d->main_waiting--;
+		}
 		pthread_mutex_unlock(&d->mu);
 	}
 	sl->chunk = d->next_fill;
@@ -872,7 +896,7 @@ static int dfl_submit(struct pv *p, struct dfl *d, int final)
 	pthread_mutex_lock(&d->mu);
 	sl->state = 1;
 	d->next_fill++;
-	pthread_cond_broadcast(&d->cv);
+	pthread_cond_signal(&d->work);
 	pthread_mutex_unlock(&d->mu);
 	if (final)
 		return 0;
