@@ -123,6 +123,29 @@ int pfc_folded_match_event_name(const char *s, size_t n, const char **per, size_
  * default fields (comm, tid, cpu, time, period, event, trace).  Values that vary per
  * sample (cpu, time, period) cannot change what the script extracts for a comm of two or
  * more characters, so representative values are used. */
+/* s right-aligned in width columns, as "%*s" prints it */
+static void pad_left(struct pfc_sb *b, const char *s, size_t n, int width)
+{
+	while ((int)n < width--)
+		pfc_sb_addc(b, ' ');
+	pfc_sb_add(b, s, n);
+}
+
+/* v in decimal, '-' first when neg; returns the length */
+static size_t put_dec(char *d, uint64_t v, int neg)
+{
+	char t[24], *e = t + sizeof(t), *q = e;
+
+	do {
+		*--q = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (neg)
+		*--q = '-';
+	memcpy(d, q, (size_t)(e - q));
+	return (size_t)(e - q);
+}
+
 static void build_header(struct pfc_sb *b, struct pfc_session *s, const struct pfc_stack *st, int name_width)
 {
 	const struct pfc_evsel *ev = s->rd.evsels[st->evsel];
@@ -130,24 +153,49 @@ static void build_header(struct pfc_sb *b, struct pfc_session *s, const struct p
 	const char *comm = pfc_intern_str(&s->strings, st->comm);
 	int tracepoint = ev->attr.type == PERF_TYPE_TRACEPOINT;
 
-	if (t & PERF_SAMPLE_CALLCHAIN)
-		pfc_sb_addf(b, "%s ", comm);
-	else
-		pfc_sb_addf(b, "%16s ", comm);
-	pfc_sb_addf(b, "%5d ", st->tid);
+	char num[24];
+	size_t n;
+
+	/* "%s " or "%16s ", "%5d ", "%12s: ", "%10llu ", "%*s: ", by hand */
+	pad_left(b, comm, strlen(comm), t & PERF_SAMPLE_CALLCHAIN ? 0 : 16);
+	pfc_sb_addc(b, ' ');
+	n = put_dec(num, st->tid < 0 ? (uint64_t)-(int64_t)st->tid : (uint64_t)st->tid, st->tid < 0);
+	pad_left(b, num, n, 5);
+	pfc_sb_addc(b, ' ');
 	if (t & PERF_SAMPLE_CPU)
 		pfc_sb_adds(b, "[000] ");
 	if (t & PERF_SAMPLE_TIME)
-		pfc_sb_addf(b, "%12s: ", "1.000000");
+		pfc_sb_adds(b, "    1.000000: ");
 	/* perf prints attr.sample_period for samples without PERF_SAMPLE_PERIOD (perf record -c) */
-	if (!tracepoint)
-		pfc_sb_addf(b, "%10llu ", (unsigned long long)(st->period / (st->count ? st->count : 1)));
-	pfc_sb_addf(b, "%*s: ", name_width, pfc_session_evsel_name(s, st->evsel));
+	if (!tracepoint) {
+		n = put_dec(num, st->period / (st->count ? st->count : 1), 0);
+		pad_left(b, num, n, 10);
+		pfc_sb_addc(b, ' ');
+	}
+	{
+		const char *name = pfc_session_evsel_name(s, st->evsel);
+		pad_left(b, name, strlen(name), name_width);
+		pfc_sb_add(b, ": ", 2);
+	}
 	if (tracepoint && (t & PERF_SAMPLE_RAW))
 		pfc_sb_adds(b, "raw");
 }
 
 /* ---- frames ---- */
+
+/* v in lowercase hex, as "%llx" prints it; returns the digits' count */
+static size_t put_hex(char *d, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char t[16], *e = t + sizeof(t), *q = e;
+
+	do {
+		*--q = hex[v & 15];
+		v >>= 4;
+	} while (v);
+	memcpy(d, q, (size_t)(e - q));
+	return (size_t)(e - q);
+}
 
 struct fold_ctx {
 	struct pfc_session *s;
@@ -189,16 +237,20 @@ static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const cha
 		out->oom = 1;
 		return;
 	}
-	/* tidy_generic: ';' -> ':' */
-	for (i = 0; i < f.len; i++)
-		if (f.buf[i] == ';')
-			f.buf[i] = ':';
+	/* tidy_generic: ';' -> ':' (the byte loops below look only where memchr finds the byte) */
+	{
+		char *q = f.buf, *end = f.buf + f.len;
+		while (q < end && (q = memchr(q, ';', (size_t)(end - q))))
+			*q++ = ':';
+	}
 	/* Go method names (".(" ... ")." ) keep their parentheses */
 	is_go = 0;
 	{
 		const char *p = f.buf, *end = f.buf + f.len;
 		for (; p + 1 < end && !is_go; p++) {
-			if (p[0] == '.' && p[1] == '(') {
+			if (!(p = memmem(p, (size_t)(end - p), ".(", 2)))
+				break;
+			{
 				const char *q = end;
 				/* need a ")." somewhere after, '.' not matching newlines in between */
 				const char *r;
@@ -216,8 +268,10 @@ static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const cha
 	if (!is_go) {
 		for (i = 0; i < f.len; i++) {
 			static const char anon[] = "anonymous namespace)";
-			if (f.buf[i] != '(')
-				continue;
+			const char *q = memchr(f.buf + i, '(', f.len - i);
+			if (!q)
+				break;
+			i = (size_t)(q - f.buf);
 			if (f.len - i - 1 >= sizeof(anon) - 1 && !memcmp(f.buf + i + 1, anon, sizeof(anon) - 1))
 				continue;
 			/* '.*' stops at a newline */
@@ -232,10 +286,12 @@ static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const cha
 		}
 	}
 	/* tr/"'//d */
-	for (i = w = 0; i < f.len; i++)
-		if (f.buf[i] != '"' && f.buf[i] != '\'')
-			f.buf[w++] = f.buf[i];
-	f.len = w;
+	if (memchr(f.buf, '"', f.len) || memchr(f.buf, '\'', f.len)) {
+		for (i = w = 0; i < f.len; i++)
+			if (f.buf[i] != '"' && f.buf[i] != '\'')
+				f.buf[w++] = f.buf[i];
+		f.len = w;
+	}
 	/* tidy_java */
 	if (java && memchr(f.buf, '/', f.len) && f.len && f.buf[0] == 'L') {
 		memmove(f.buf, f.buf + 1, f.len - 1);
@@ -333,17 +389,16 @@ int pfc_folded_frame_text(const char *line, size_t n, int java, const struct pfc
 			end -= 2;
 		if (end == 0)
 			return 0;
-		for (p = 0; p <= end; p++) {
-			if (p == end || (p + 1 < end && rawfunc[p] == '-' && rawfunc[p + 1] == '>')) {
-				if (nr_done)
-					pfc_sb_addc(out, ';');
-				tidy_piece(out, rawfunc + start, p - start, mod, mod_len, pc, pc_len, java, nr_done, o);
-				nr_done++;
-				if (p == end)
-					break;
-				start = p + 2;
-				p++;
-			}
+		for (;;) {
+			const char *a = memmem(rawfunc + start, end - start, "->", 2);
+			p = a ? (size_t)(a - rawfunc) : end;
+			if (nr_done)
+				pfc_sb_addc(out, ';');
+			tidy_piece(out, rawfunc + start, p - start, mod, mod_len, pc, pc_len, java, nr_done, o);
+			nr_done++;
+			if (p == end)
+				break;
+			start = p + 2;
 		}
 	}
 	return out->oom ? -1 : 0;
@@ -361,14 +416,29 @@ static uint32_t frame_pieces(struct fold_ctx *c, uint32_t fid, int java)
 
 	if (c->piece_cache[java][fid])
 		return c->piece_cache[java][fid];
-	/* the frame line as perf prints it */
+	/* the frame line as perf prints it ("\t%16llx %s+0x%llx (%s)"), by hand: printf was a
+	 * fifth of making the pieces */
 	pfc_sb_reset(L);
-	pfc_sb_addf(L, "\t%16llx ", (unsigned long long)f->addr);
-	if (f->resolved)
-		pfc_sb_addf(L, "%s+0x%llx", pfc_intern_str(&s->strings, f->sym), (unsigned long long)f->symoff);
-	else
+	{
+		char hx[24];
+		size_t k = put_hex(hx, f->addr);
+		pfc_sb_addc(L, '\t');
+		for (; k < 16; k++)
+			pfc_sb_addc(L, ' ');
+		pfc_sb_add(L, hx, put_hex(hx, f->addr));
+		pfc_sb_addc(L, ' ');
+	}
+	if (f->resolved) {
+		char hx[24];
+		pfc_sb_adds(L, pfc_intern_str(&s->strings, f->sym));
+		pfc_sb_add(L, "+0x", 3);
+		pfc_sb_add(L, hx, put_hex(hx, f->symoff));
+	} else {
 		pfc_sb_adds(L, "[unknown]");
-	pfc_sb_addf(L, " (%s)", f->inlined ? "inlined" : f->dso ? f->dso->name : "[unknown]");
+	}
+	pfc_sb_add(L, " (", 2);
+	pfc_sb_adds(L, f->inlined ? "inlined" : f->dso ? f->dso->name : "[unknown]");
+	pfc_sb_addc(L, ')');
 	if (L->oom || pfc_folded_frame_text(L->buf, L->len, java, c->o, &out) < 0) {
 		pfc_sb_free(&out);
 		return 0;
