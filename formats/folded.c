@@ -183,6 +183,22 @@ static void build_header(struct pfc_sb *b, struct pfc_session *s, const struct p
 
 /* ---- frames ---- */
 
+/* The first "ab" in s[0..n), found from its rarer second byte with memchr (glibc's memmem
+ * took more instructions than the rest of the parsing for these two-byte needles). */
+static const char *find2(const char *s, size_t n, char a, char b)
+{
+	const char *p = s + 1, *end = s + n;
+
+	if (n < 2)
+		return NULL;
+	while (p < end && (p = memchr(p, b, (size_t)(end - p)))) {
+		if (p[-1] == a)
+			return p - 1;
+		p++;
+	}
+	return NULL;
+}
+
 /* v in lowercase hex, as "%llx" prints it; returns the digits' count */
 static size_t put_hex(char *d, uint64_t v)
 {
@@ -248,7 +264,7 @@ static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const cha
 	{
 		const char *p = f.buf, *end = f.buf + f.len;
 		for (; p + 1 < end && !is_go; p++) {
-			if (!(p = memmem(p, (size_t)(end - p), ".(", 2)))
+			if (!(p = find2(p, (size_t)(end - p), '.', '(')))
 				break;
 			{
 				const char *q = end;
@@ -390,7 +406,7 @@ int pfc_folded_frame_text(const char *line, size_t n, int java, const struct pfc
 		if (end == 0)
 			return 0;
 		for (;;) {
-			const char *a = memmem(rawfunc + start, end - start, "->", 2);
+			const char *a = find2(rawfunc + start, end - start, '-', '>');
 			p = a ? (size_t)(a - rawfunc) : end;
 			if (nr_done)
 				pfc_sb_addc(out, ';');
