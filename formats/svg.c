@@ -50,6 +50,14 @@ struct tree {
 	size_t hcap;
 	uint32_t *kind_cache;   /* frame id -> kind + 1 */
 	struct name_memo *name_cache;  /* frame id -> its one name, when its text holds one */
+	/* the previous stack's path below its process node: its first path_len frames were
+	 * one-name pieces (their texts, the nodes they led to); a stack that starts with the
+	 * same texts under the same process node goes through the same nodes, without the
+	 * hash lookups (a fifth of adding the stacks) */
+	uint32_t path_root;
+	const char **path_text;
+	uint32_t *path_node;
+	size_t path_len, path_cap;
 	int diff;               /* a differential flame graph (--diff) */
 	int negate;             /* --negate: the hues switched */
 	uint64_t maxdelta;      /* the largest change of one stack, at least 1 */
@@ -202,7 +210,7 @@ static int tree_stack(void *arg, const struct pfc_stack *st, const char *pname, 
 {
 	struct tree *t = arg;
 	uint32_t cur = 0;
-	size_t k, end = nr;
+	size_t k, end = nr, same = 0;
 
 	(void)st;
 	/* trailing empty names of the whole line are dropped, as by Perl's split */
@@ -217,8 +225,32 @@ static int tree_stack(void *arg, const struct pfc_stack *st, const char *pname, 
 	t->v[0].value += weight;
 	if (add_names(t, &cur, pname, pname_len, PFC_SVG_PROCESS, weight, end == 0) < 0)
 		goto oom;
+	if (end > t->path_cap) {
+		const char **nt = realloc(t->path_text, end * sizeof(*nt));
+		uint32_t *nn = nt ? realloc(t->path_node, end * sizeof(*nn)) : NULL;
+		if (nt)
+			t->path_text = nt;
+		if (!nn)
+			goto oom;
+		t->path_node = nn;
+		t->path_cap = end;
+	}
+	if (cur == t->path_root) {
+		same = t->path_len;
+	} else {
+		t->path_root = cur;
+		t->path_len = 0;
+	}
 	for (k = 0; k < end; k++) {
 		uint32_t fid = pv[k].frame;
+		if (k < same && t->path_text[k] == pv[k].text) {
+			cur = t->path_node[k];
+			t->v[cur].value += weight;
+			continue;
+		}
+		same = 0;
+		if (t->path_len > k)	/* the recorded path ends here; this stack's goes on */
+			t->path_len = k;
 		if (!t->kind_cache[fid])
 			t->kind_cache[fid] = pfc_svg_frame_kind(&t->s->stacks.frames[fid]) + 1;
 		if (t->name_cache) {
@@ -240,6 +272,11 @@ static int tree_stack(void *arg, const struct pfc_stack *st, const char *pname, 
 					goto oom;
 				t->v[c].value += weight;
 				cur = c;
+				if (t->path_len == k) {
+					t->path_text[k] = pv[k].text;
+					t->path_node[k] = c;
+					t->path_len = k + 1;
+				}
 				continue;
 			}
 		}
@@ -1153,6 +1190,8 @@ out:
 	free(t.heads);
 	free(t.kind_cache);
 	free(t.name_cache);
+	free(t.path_text);
+	free(t.path_node);
 	pfc_intern_exit(&t.names);
 	return ret;
 }
