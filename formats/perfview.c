@@ -623,14 +623,14 @@ struct dslot {
 };
 
 /* One mutex; three condition variables, so that an event wakes only the thread that waits for
- * it (one broadcast for everything cost a thousand futex wake-ups and context switches on an
- * ASP.NET recording): a worker waits for a queued chunk (work), a worker for the chunk before
- * its own to be formatted (fmt, rare), the main thread for a chunk to be deflated or its
- * successor to have taken its last bytes (main). */
+ * it: a worker waits for a queued chunk (work), a worker for the chunk before its own to be
+ * formatted (fmt, rare), the main thread for one slot's chunk to be deflated or to have taken
+ * its dictionary (main, signalled only by that slot's worker). */
 struct dfl {
 	pthread_mutex_t mu;
 	pthread_cond_t work, fmt, main;
-	int fmt_waiting, main_waiting;
+	int fmt_waiting;
+	struct dslot *main_wait;      /* the slot whose next step the main thread waits for */
 	pthread_t th[4];
 	int nth;
 	unsigned nslots;              /* slots in use: each one's text is memory touched */
@@ -734,7 +734,7 @@ static void *dfl_main(void *arg)
 		}
 		pthread_mutex_lock(&d->mu);
 		sl->dict_taken = 1;
-		if (d->main_waiting)
+		if (d->main_wait == sl)
 			pthread_cond_signal(&d->main);
 		pthread_mutex_unlock(&d->mu);
 		{
@@ -763,7 +763,7 @@ static void *dfl_main(void *arg)
 			sl->state = ok ? 3 : -1;
 			if (!ok && d->fmt_waiting)
 				pthread_cond_broadcast(&d->fmt);
-			if (d->main_waiting)
+			if (d->main_wait == sl)
 				pthread_cond_signal(&d->main);
 		}
 	}
@@ -831,9 +831,9 @@ static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
 
 	pthread_mutex_lock(&d->mu);
 	while (wait && (sl->state == 1 || sl->state == 2)) {
-		d->main_waiting++;
+		d->main_wait = sl;
 		pthread_cond_wait(&d->main, &d->mu);
-		d->main_waiting--;
+		d->main_wait = NULL;
 	}
 	st = sl->state;
 	pthread_mutex_unlock(&d->mu);
@@ -873,9 +873,9 @@ static int dfl_fill_slot(struct pv *p, struct dfl *d, struct dslot **out)
 	if (d->next_fill + 1 >= d->nslots) {
 		pthread_mutex_lock(&d->mu);
 		while (nx->chunk == d->next_fill + 1 - d->nslots && (nx->state == 1 || nx->state == 2) && !nx->dict_taken) {
-			d->main_waiting++;
+			d->main_wait = nx;
 			pthread_cond_wait(&d->main, &d->mu);
-			d->main_waiting--;
+			d->main_wait = NULL;
 		}
 		pthread_mutex_unlock(&d->mu);
 	}
