@@ -154,6 +154,22 @@ static void build_header(struct pfc_sb *b, struct pfc_session *s, const struct p
 
 /* ---- frames ---- */
 
+/* The first "ab" in s[0..n), found from its rarer second byte with memchr (glibc's memmem
+ * took more instructions than the rest of the parsing for these two-byte needles). */
+static const char *find2(const char *s, size_t n, char a, char b)
+{
+	const char *p = s + 1, *end = s + n;
+
+	if (n < 2)
+		return NULL;
+	while (p < end && (p = memchr(p, b, (size_t)(end - p)))) {
+		if (p[-1] == a)
+			return p - 1;
+		p++;
+	}
+	return NULL;
+}
+
 struct fold_ctx {
 	struct pfc_session *s;
 	const struct pfc_wopts *o;
@@ -240,16 +256,20 @@ static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const cha
 		out->oom = 1;
 		return;
 	}
-	/* tidy_generic: ';' -> ':' */
-	for (i = 0; i < f.len; i++)
-		if (f.buf[i] == ';')
-			f.buf[i] = ':';
+	/* tidy_generic: ';' -> ':' (the byte loops below look only where memchr finds the byte) */
+	{
+		char *q = f.buf, *end = f.buf + f.len;
+		while (q < end && (q = memchr(q, ';', (size_t)(end - q))))
+			*q++ = ':';
+	}
 	/* Go method names (".(" ... ")." ) keep their parentheses */
 	is_go = 0;
 	{
 		const char *p = f.buf, *end = f.buf + f.len;
 		for (; p + 1 < end && !is_go; p++) {
-			if (p[0] == '.' && p[1] == '(') {
+			if (!(p = find2(p, (size_t)(end - p), '.', '(')))
+				break;
+			{
 				const char *q = end;
 				/* need a ")." somewhere after, '.' not matching newlines in between */
 				const char *r;
@@ -267,8 +287,10 @@ static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const cha
 	if (!is_go) {
 		for (i = 0; i < f.len; i++) {
 			static const char anon[] = "anonymous namespace)";
-			if (f.buf[i] != '(')
-				continue;
+			const char *q = memchr(f.buf + i, '(', f.len - i);
+			if (!q)
+				break;
+			i = (size_t)(q - f.buf);
 			if (f.len - i - 1 >= sizeof(anon) - 1 && !memcmp(f.buf + i + 1, anon, sizeof(anon) - 1))
 				continue;
 			/* '.*' stops at a newline */
@@ -283,10 +305,12 @@ static void tidy_piece(struct pfc_sb *out, const char *func, size_t n, const cha
 		}
 	}
 	/* tr/"'//d */
-	for (i = w = 0; i < f.len; i++)
-		if (f.buf[i] != '"' && f.buf[i] != '\'')
-			f.buf[w++] = f.buf[i];
-	f.len = w;
+	if (memchr(f.buf, '"', f.len) || memchr(f.buf, '\'', f.len)) {
+		for (i = w = 0; i < f.len; i++)
+			if (f.buf[i] != '"' && f.buf[i] != '\'')
+				f.buf[w++] = f.buf[i];
+		f.len = w;
+	}
 	/* tidy_java */
 	if (java && memchr(f.buf, '/', f.len) && f.len && f.buf[0] == 'L') {
 		memmove(f.buf, f.buf + 1, f.len - 1);
@@ -384,17 +408,16 @@ int pfc_folded_frame_text(const char *line, size_t n, int java, const struct pfc
 			end -= 2;
 		if (end == 0)
 			return 0;
-		for (p = 0; p <= end; p++) {
-			if (p == end || (p + 1 < end && rawfunc[p] == '-' && rawfunc[p + 1] == '>')) {
-				if (nr_done)
-					pfc_sb_addc(out, ';');
-				tidy_piece(out, rawfunc + start, p - start, mod, mod_len, pc, pc_len, java, nr_done, o);
-				nr_done++;
-				if (p == end)
-					break;
-				start = p + 2;
-				p++;
-			}
+		for (;;) {
+			const char *a = find2(rawfunc + start, end - start, '-', '>');
+			p = a ? (size_t)(a - rawfunc) : end;
+			if (nr_done)
+				pfc_sb_addc(out, ';');
+			tidy_piece(out, rawfunc + start, p - start, mod, mod_len, pc, pc_len, java, nr_done, o);
+			nr_done++;
+			if (p == end)
+				break;
+			start = p + 2;
 		}
 	}
 	return out->oom ? -1 : 0;

@@ -2,9 +2,9 @@
  * perfview.c - PerfView's `.trace.zip`, laid out as perfcollect makes it: a `NAME.trace/`
  * folder holding perf.data.txt (perf script text in perfconv's canonical form, which old
  * and new PerfView parse), a perfcollect.log of the conversion, the perf maps and jitdumps
- * that resolved JIT frames and, on request, the recording.  The archive is written with
- * minizip as `zip -r` writes it (Unix attributes, deflate), with entry times from the
- * recording, so the same input gives the same bytes; perf.data.txt, the bulk of it, is
+ * that resolved JIT frames and, on request, the recording.  The archive is written here
+ * (APPNOTE's local headers, zip64 fields, central directory) as minizip wrote it for `zip
+ * -r`'s layout (Unix attributes, deflate), with entry times from the recording, so the same input gives the same bytes; perf.data.txt, the bulk of it, is
  * formatted by hand from the sample stream and deflated on worker threads.  Symbols come
  * resolved from the session; this file only prints and packs.
  */
@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <minizip/zip.h>
 #include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <zlib.h>
@@ -37,29 +36,19 @@
 
 /* ---- perf.data.txt: the canonical text ---- */
 
-/* Names come from the input (comms, ELF symbols, DSO paths): a line break in one would
- * end the header or the frame line early, so it is written as a space. */
-static void add_name(struct pfc_sb *b, const char *s, size_t n)
-{
-	size_t from = b->len, i;
-
-	pfc_sb_add(b, s, n);
-	if (b->oom)
-		return;
-	for (i = from; i < b->len; i++)
-		if (b->buf[i] == '\n' || b->buf[i] == '\r' || b->buf[i] == 0)
-			b->buf[i] = ' ';
-}
-
-/* Copy a name, a line break or NUL in it as a space (see add_name). */
+/* Names come from the input (comms, ELF symbols, DSO paths): a line break in one would end
+ * the header or the frame line early, so it is written as a space, and so is a NUL.  Such
+ * names are rare:
+ * libc's vectorized memchr finds that there is none faster than a loop over the bytes. */
 static inline char *put_name(char *d, const char *s, size_t n)
 {
 	size_t i;
 
 	memcpy(d, s, n);
-	for (i = 0; i < n; i++)
-		if (d[i] == '\n' || d[i] == '\r' || d[i] == 0)
-			d[i] = ' ';
+	if (memchr(s, '\n', n) || memchr(s, '\r', n) || memchr(s, 0, n))
+		for (i = 0; i < n; i++)
+			if (d[i] == '\n' || d[i] == '\r' || d[i] == 0)
+				d[i] = ' ';
 	return d + n;
 }
 
@@ -140,43 +129,119 @@ int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pf
 	return b->oom ? -1 : 0;
 }
 
+/* Bytes a frame line may take beyond its symbol and DSO names. */
+#define FRAME_FIXED 48
+
+static size_t frame_room(struct pfc_session *s, const struct pfc_frame *f)
+{
+	return FRAME_FIXED + (f->resolved ? pfc_intern_len(&s->strings, f->sym_text) : 0) +
+	       (!f->inlined && f->dso ? strlen(f->dso->name) : 0);
+}
+
+/* "\t%16llx sym (dso)\n" into d (frame_room bytes); returns its length.  By hand: printf's
+ * parsing was a third of making the lines. */
+static size_t frame_fmt(char *d0, struct pfc_session *s, const struct pfc_frame *f)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[16], *d = d0, *t = tmp + sizeof(tmp);
+	uint64_t a = f->addr;
+	size_t nd;
+
+	do {
+		*--t = hex[a & 15];
+		a >>= 4;
+	} while (a);
+	nd = (size_t)(tmp + sizeof(tmp) - t);
+	*d++ = '\t';
+	memset(d, ' ', 16 - nd);
+	d += 16 - nd;
+	memcpy(d, t, nd);
+	d += nd;
+	*d++ = ' ';
+	if (f->resolved) {
+		d = put_name(d, pfc_intern_str(&s->strings, f->sym_text), pfc_intern_len(&s->strings, f->sym_text));
+	} else {
+		memcpy(d, "[unknown]", 9);
+		d += 9;
+	}
+	*d++ = ' ';
+	*d++ = '(';
+	if (f->inlined) {	/* perf script's inlined frames */
+		memcpy(d, "inlined", 7);
+		d += 7;
+	} else if (f->dso) {
+		d = put_name(d, f->dso->name, strlen(f->dso->name));
+	} else {
+		memcpy(d, "[unknown]", 9);
+		d += 9;
+	}
+	*d++ = ')';
+	*d++ = '\n';
+	return (size_t)(d - d0);
+}
+
 int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid)
 {
 	const struct pfc_frame *f = &s->stacks.frames[fid];
+	char *t = malloc(frame_room(s, f));
 
-	pfc_sb_addf(b, "\t%16llx ", (unsigned long long)f->addr);
-	if (f->resolved)
-		add_name(b, pfc_intern_str(&s->strings, f->sym_text), pfc_intern_len(&s->strings, f->sym_text));
-	else
-		pfc_sb_adds(b, "[unknown]");
-	pfc_sb_adds(b, " (");
-	if (f->inlined)	/* perf script's inlined frames */
-		pfc_sb_adds(b, "inlined");
-	else if (f->dso)
-		add_name(b, f->dso->name, strlen(f->dso->name));
-	else
-		pfc_sb_adds(b, "[unknown]");
-	pfc_sb_adds(b, ")\n");
+	if (!t)
+		return -1;
+	pfc_sb_add(b, t, frame_fmt(t, s, f));
+	free(t);
 	return b->oom ? -1 : 0;
 }
 
-/* ---- the archive ---- */
+/* A block of frame lines. */
+#define LBLOCK ((size_t)256 << 10)
+struct lblock {
+	struct lblock *next;
+	size_t used, cap;
+	char data[];
+};
+
+/* ---- the archive ----
+ * The zip is written here, per APPNOTE.TXT, byte for byte as minizip 1.1 wrote it before
+ * (the expected files hold its layout): a local header with the CRC and sizes filled in
+ * once the entry is written (seeking back), a zip64 extra field in the local header of
+ * entries that may pass 4 GiB, a central directory and its end record (zip64 ones when
+ * its offset or entry count needs them).  minizip copied a raw deflate stream a byte at a
+ * time and took a CRC of it that nothing used: 3% of converting an ASP.NET recording. */
+
+#define ZIP_STORED 0
+#define ZIP_DEFLATED 8
+#define ZIP_FAST 6                    /* general purpose bits 1-2: "super fast" (level 1) */
+#define ZIP_LH_SIZE 30
+#define ZIP_CH_SIZE 46
+#define ZIP_OUTBUF (64u << 10)        /* zlib's output, written in these pieces */
+
+struct zent {
+	char *name;
+	uint64_t lh;                  /* its local header's offset */
+	uint64_t csize, usize;
+	uint32_t crc;
+	uint32_t ext_fa;
+	uint16_t flag, method;
+	uint16_t int_fa;              /* 1: zlib judged the deflated bytes text */
+	int zip64;                    /* the local header has the zip64 extra field */
+};
 
 struct pv {
 	struct pfc_session *s;
 	const struct pfc_wopts *o;
 	struct pfc_error *err;
 	const char *outname;          /* for messages */
-	zipFile zf;
 	FILE *fp;                     /* the archive's bytes go here */
+	uint64_t pos;                 /* where the next byte goes (offsets count from the stream's start) */
+	struct zent *ent;             /* the entries written, for the central directory */
+	size_t nr_ent, cap_ent;
 	char *dir;                    /* "NAME.trace/" */
-	tm_zip when;                  /* entry times */
-	struct pfc_intern lines;      /* frame lines, once per unique frame */
-	uint32_t *line_of;            /* frame id -> line id + 1 */
-	const char **line_str;        /* frame id -> its line, */
+	uint32_t dos_time;            /* entry times, MS-DOS format */
+	struct lblock *lines;         /* frame lines, once per unique frame (newest block first) */
+	const char **line_str;        /* frame id -> its line (NULL: not made yet), */
 	uint32_t *line_len;           /* and its length */
 	uint64_t *stack_len;          /* stack id -> bytes of its frame lines + 1 (0: not summed) */
-	struct pfc_sb buf, log;
+	struct pfc_sb log;
 	uint64_t nr_written, nr_with_cpu, nr_no_time, nr_no_tid;
 	struct pfc_tptext tp;         /* tracepoint payloads, in stream order */
 	const char *tp_why;           /* why they could not be rendered */
@@ -184,55 +249,6 @@ struct pv {
 	struct side { char *path, *name, *entry; } *side;	/* open path, name where recorded */
 	size_t nr_side, cap_side;
 };
-
-/* minizip's I/O over the stdio stream the CLI gave (it closes that itself). */
-static voidpf ZCALLBACK zf_open(voidpf opaque, const void *name, int mode)
-{
-	(void)name;
-	(void)mode;
-	return opaque;
-}
-
-static uLong ZCALLBACK zf_read(voidpf opaque, voidpf stream, void *buf, uLong size)
-{
-	(void)opaque;
-	return (uLong)fread(buf, 1, size, stream);
-}
-
-static uLong ZCALLBACK zf_write(voidpf opaque, voidpf stream, const void *buf, uLong size)
-{
-	(void)opaque;
-	return (uLong)fwrite(buf, 1, size, stream);
-}
-
-static ZPOS64_T ZCALLBACK zf_tell(voidpf opaque, voidpf stream)
-{
-	off_t o;
-
-	(void)opaque;
-	o = ftello(stream);
-	return o < 0 ? (ZPOS64_T)-1 : (ZPOS64_T)o;
-}
-
-static long ZCALLBACK zf_seek(voidpf opaque, voidpf stream, ZPOS64_T off, int origin)
-{
-	int w = origin == ZLIB_FILEFUNC_SEEK_CUR ? SEEK_CUR : origin == ZLIB_FILEFUNC_SEEK_END ? SEEK_END : SEEK_SET;
-
-	(void)opaque;
-	return fseeko(stream, (off_t)off, w) == 0 ? 0 : -1;
-}
-
-static int ZCALLBACK zf_close(voidpf opaque, voidpf stream)
-{
-	(void)opaque;
-	return fflush(stream) == 0 ? 0 : -1;
-}
-
-static int ZCALLBACK zf_error(voidpf opaque, voidpf stream)
-{
-	(void)opaque;
-	return ferror((FILE *)stream);
-}
 
 static int write_fail(struct pv *p, const char *what)
 {
@@ -242,47 +258,326 @@ static int write_fail(struct pv *p, const char *what)
 			      e ? strerror(e) : "");
 }
 
-static int entry_open(struct pv *p, const char *name, int dir, uint64_t size)
+static inline uint8_t *le16(uint8_t *d, uint32_t v)
 {
-	zip_fileinfo zi;
-	char full[4096];
-	int ret;
-
-	memset(&zi, 0, sizeof(zi));
-	zi.tmz_date = p->when;
-	/* st_mode in the high 16 bits, as Info-ZIP writes it; MS-DOS directory bit for folders */
-	zi.external_fa = dir ? ((uLong)(040755) << 16) | 0x10 : (uLong)(0100644) << 16;
-	if (snprintf(full, sizeof(full), "%s%s", p->dir, name) >= (int)sizeof(full))
-		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': entry name too long", p->outname);
-	errno = 0;
-	/* level 1: the side files (perf maps, jitdumps) are text and code that deflate well at
-	 * any level; zlib's default took 6% of converting an ASP.NET recording, level 1 a third
-	 * of that, for an archive 2% larger */
-	ret = zipOpenNewFileInZip4_64(p->zf, full, &zi, NULL, 0, NULL, 0, NULL, dir ? 0 : Z_DEFLATED,
-				      dir ? 0 : 1, 0, -MAX_WBITS, DEF_MEM_LEVEL,
-				      Z_DEFAULT_STRATEGY, NULL, 0, ZIP_VERSION_MADE_BY, 0, size >= PFC_ZIP64_FROM);
-	return ret == ZIP_OK ? 0 : write_fail(p, full);
+	d[0] = (uint8_t)v;
+	d[1] = (uint8_t)(v >> 8);
+	return d + 2;
 }
 
-static int entry_write(struct pv *p, const void *data, size_t n)
+static inline uint8_t *le32(uint8_t *d, uint32_t v)
 {
-	const char *c = data;
+	d = le16(d, v & 0xffff);
+	return le16(d, v >> 16);
+}
 
-	while (n) {
-		unsigned k = n > CHUNK ? CHUNK : (unsigned)n;
-		errno = 0;
-		if (zipWriteInFileInZip(p->zf, c, k) != ZIP_OK)
-			return write_fail(p, "an entry");
-		c += k;
-		n -= k;
-	}
+static inline uint8_t *le64(uint8_t *d, uint64_t v)
+{
+	d = le32(d, (uint32_t)v);
+	return le32(d, (uint32_t)(v >> 32));
+}
+
+static int zput(struct pv *p, const void *b, size_t n)
+{
+	errno = 0;
+	if (n && fwrite(b, 1, n, p->fp) != n)
+		return write_fail(p, "an entry");
+	p->pos += n;
 	return 0;
 }
 
-static int entry_close(struct pv *p)
+/* An entry's local header: as first written (`final` 0: no CRC, sizes 0, or 0xffffffff with a
+ * zip64 field of zeros), or once the entry is written: with the zip64 field, the 32-bit sizes
+ * are replaced by the real ones when they fit, and the field holds them when they do not. */
+static size_t local_header(uint8_t *h, const struct zent *e, uint32_t dos, int final)
 {
+	int big = final && (e->csize >= 0xffffffffu || e->usize >= 0xffffffffu);
+	size_t nl = strlen(e->name);
+	uint8_t *d = h;
+
+	d = le32(d, 0x04034b50);
+	d = le16(d, e->zip64 ? 45 : 20);
+	d = le16(d, e->flag);
+	d = le16(d, e->method);
+	d = le32(d, dos);
+	d = le32(d, final ? e->crc : 0);
+	if (!final) {
+		d = le32(d, e->zip64 ? 0xffffffffu : 0);
+		d = le32(d, e->zip64 ? 0xffffffffu : 0);
+	} else {
+		d = le32(d, big ? 0xffffffffu : (uint32_t)e->csize);
+		d = le32(d, big ? 0xffffffffu : (uint32_t)e->usize);
+	}
+	d = le16(d, (uint32_t)nl);
+	d = le16(d, e->zip64 ? 20 : 0);
+	memcpy(d, e->name, nl);
+	d += nl;
+	if (e->zip64) {
+		d = le16(d, 1);
+		d = le16(d, 16);
+		d = le64(d, big ? e->usize : 0);
+		d = le64(d, big ? e->csize : 0);
+	}
+	return (size_t)(d - h);
+}
+
+/* Start an entry: its local header, to be completed by entry_end.  `zip64` (the entry may
+ * reach 4 GiB) gives its local header the zip64 field. */
+static int entry_begin(struct pv *p, const char *name, int dir, int zip64)
+{
+	struct zent *e;
+	uint8_t h[ZIP_LH_SIZE + 20 + 4096];
+	size_t n;
+
+	if (strlen(p->dir) + strlen(name) >= 4096)
+		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': entry name too long", p->outname);
+	if (p->nr_ent == p->cap_ent) {
+		size_t cap = p->cap_ent ? p->cap_ent * 2 : 16;
+		struct zent *ne = realloc(p->ent, cap * sizeof(*ne));
+		if (!ne)
+			return PFC_FAIL_NOOFF(p->err, NOMEM, "trace.zip");
+		p->ent = ne;
+		p->cap_ent = cap;
+	}
+	e = &p->ent[p->nr_ent];
+	memset(e, 0, sizeof(*e));
+	if (!(e->name = malloc(strlen(p->dir) + strlen(name) + 1)))
+		return PFC_FAIL_NOOFF(p->err, NOMEM, "trace.zip");
+	strcpy(e->name, p->dir);
+	strcat(e->name, name);
+	p->nr_ent++;
+	e->lh = p->pos;
+	e->method = dir ? ZIP_STORED : ZIP_DEFLATED;
+	/* level 1 marks the deflated entries as fast-compressed */
+	e->flag = dir ? 0 : ZIP_FAST;
+	/* st_mode in the high 16 bits, as Info-ZIP writes it; MS-DOS directory bit for folders */
+	e->ext_fa = dir ? (040755u << 16) | 0x10 : 0100644u << 16;
+	e->zip64 = zip64;
+	n = local_header(h, e, p->dos_time, 0);
+	return zput(p, h, n);
+}
+
+/* Complete the open entry's local header, now that its CRC and sizes are known. */
+static int entry_end(struct pv *p, uint32_t crc, uint64_t csize, uint64_t usize)
+{
+	struct zent *e = &p->ent[p->nr_ent - 1];
+	uint8_t h[ZIP_LH_SIZE + 20 + 4096];
+	size_t n;
+
+	e->crc = crc;
+	e->csize = csize;
+	e->usize = usize;
+	if (!e->zip64 && (csize >= 0xffffffffu || usize >= 0xffffffffu))
+		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': %s is larger than 4 GiB without zip64", p->outname,
+				      e->name);
+	n = local_header(h, e, p->dos_time, 1);
 	errno = 0;
-	return zipCloseFileInZip(p->zf) == ZIP_OK ? 0 : write_fail(p, "an entry");
+	if (fseeko(p->fp, (off_t)e->lh, SEEK_SET) != 0 || fwrite(h, 1, n, p->fp) != n ||
+	    fseeko(p->fp, (off_t)p->pos, SEEK_SET) != 0)
+		return write_fail(p, "an entry");
+	return 0;
+}
+
+/* The central directory and its end record(s). */
+static int zip_finish(struct pv *p)
+{
+	uint64_t cd = p->pos, size = 0;
+	uint8_t h[ZIP_CH_SIZE + 4096 + 32], *d;
+	size_t i, nl;
+	int ret;
+
+	for (i = 0; i < p->nr_ent; i++) {
+		const struct zent *e = &p->ent[i];
+		int bu = e->usize >= 0xffffffffu, bc = e->csize >= 0xffffffffu, bo = e->lh >= 0xffffffffu;
+		unsigned xs = 8u * (unsigned)(bu + bc + bo);
+
+		nl = strlen(e->name);
+		d = le32(h, 0x02014b50);
+		d = le16(d, bu || bc || bo ? 45 : ZIP_VERSION_MADE_BY);
+		d = le16(d, bu || bc || bo ? 45 : 20);
+		d = le16(d, e->flag);
+		d = le16(d, e->method);
+		d = le32(d, p->dos_time);
+		d = le32(d, e->crc);
+		d = le32(d, bc ? 0xffffffffu : (uint32_t)e->csize);
+		d = le32(d, bu ? 0xffffffffu : (uint32_t)e->usize);
+		d = le16(d, (uint32_t)nl);
+		d = le16(d, xs ? xs + 4 : 0);
+		d = le16(d, 0);                 /* comment */
+		d = le16(d, 0);                 /* disk */
+		d = le16(d, e->int_fa);
+		d = le32(d, e->ext_fa);
+		d = le32(d, bo ? 0xffffffffu : (uint32_t)e->lh);
+		memcpy(d, e->name, nl);
+		d += nl;
+		if (xs) {
+			d = le16(d, 1);
+			d = le16(d, xs);
+			if (bu)
+				d = le64(d, e->usize);
+			if (bc)
+				d = le64(d, e->csize);
+			if (bo)
+				d = le64(d, e->lh);
+		}
+		if ((ret = zput(p, h, (size_t)(d - h))) < 0)
+			return ret;
+		size += (uint64_t)(d - h);
+	}
+	if (cd >= 0xffffffffu || p->nr_ent >= 0xffff) {
+		uint64_t at = p->pos;
+
+		d = le32(h, 0x06064b50);
+		d = le64(d, 44);
+		d = le16(d, 45);
+		d = le16(d, 45);
+		d = le32(d, 0);
+		d = le32(d, 0);
+		d = le64(d, p->nr_ent);
+		d = le64(d, p->nr_ent);
+		d = le64(d, size);
+		d = le64(d, cd);
+		d = le32(d, 0x07064b50);        /* the locator */
+		d = le32(d, 0);
+		d = le64(d, at);
+		d = le32(d, 1);
+		if ((ret = zput(p, h, (size_t)(d - h))) < 0)
+			return ret;
+	}
+	d = le32(h, 0x06054b50);
+	d = le16(d, 0);
+	d = le16(d, 0);
+	d = le16(d, p->nr_ent >= 0xffff ? 0xffff : (uint32_t)p->nr_ent);
+	d = le16(d, p->nr_ent >= 0xffff ? 0xffff : (uint32_t)p->nr_ent);
+	d = le32(d, (uint32_t)size);
+	d = le32(d, cd >= 0xffffffffu ? 0xffffffffu : (uint32_t)cd);
+	d = le16(d, 0);                         /* comment */
+	if ((ret = zput(p, h, (size_t)(d - h))) < 0)
+		return ret;
+	errno = 0;
+	return fflush(p->fp) == 0 ? 0 : write_fail(p, "the archive's directory");
+}
+
+/* A side file's deflate stream (zlib level 1, as minizip made it: the input in CHUNK pieces,
+ * the output in ZIP_OUTBUF ones), with its CRC and size, into memory or the archive. */
+struct zout {
+	struct pv *p;                 /* the archive, or NULL: into buf */
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static int zout_put(struct zout *z, const uint8_t *b, size_t n)
+{
+	if (z->p)
+		return zput(z->p, b, n);
+	if (z->len + n > z->cap) {
+		size_t cap = z->cap ? z->cap : 1 << 16;
+		uint8_t *nb;
+		while (cap < z->len + n)
+			cap *= 2;
+		if (!(nb = realloc(z->buf, cap)))
+			return -1;
+		z->buf = nb;
+		z->cap = cap;
+	}
+	memcpy(z->buf + z->len, b, n);
+	z->len += n;
+	return 0;
+}
+
+/* Returns 0, -1 out of memory or a write error (the archive's error set), -2 reading `f`
+ * failed (errno kept). */
+struct zres {
+	uint32_t crc;
+	uint64_t usize, csize;
+	int text;                     /* zlib's guess (data_type), which minizip marked in the entry */
+};
+
+static int deflate_to(FILE *f, const void *mem, size_t mem_len, struct zout *z, struct zres *r)
+{
+	uint32_t *crc = &r->crc;
+	uint64_t *usize = &r->usize, *csize = &r->csize;
+	z_stream zs;
+	uint8_t *in = NULL, *out = malloc(ZIP_OUTBUF);
+	uint64_t total_out = 0;
+	int ret = 0, zr;
+
+	memset(&zs, 0, sizeof(zs));
+	*crc = (uint32_t)crc32(0, NULL, 0);
+	*usize = 0;
+	if (!out || (f && !(in = malloc(CHUNK))) ||
+	    deflateInit2(&zs, 1, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(in);
+		free(out);
+		return -1;
+	}
+	zs.next_out = out;
+	zs.avail_out = ZIP_OUTBUF;
+	for (;;) {
+		size_t n;
+		int fin;
+		if (f) {
+			n = fread(in, 1, CHUNK, f);
+			if (!n && ferror(f)) {
+				ret = -2;
+				break;
+			}
+			zs.next_in = in;
+		} else {
+			n = mem_len - (size_t)*usize > CHUNK ? CHUNK : mem_len - (size_t)*usize;
+			zs.next_in = n ? (Bytef *)mem + *usize : NULL;
+		}
+		fin = n == 0;
+		zs.avail_in = (uInt)n;
+		if (n)	/* zlib's crc32 of NULL is 0, not the CRC so far */
+			*crc = (uint32_t)crc32(*crc, zs.next_in, (uInt)n);
+		*usize += n;
+		do {
+			if (!zs.avail_out) {
+				if (zout_put(z, out, ZIP_OUTBUF) < 0) {
+					ret = -1;
+					goto done;
+				}
+				total_out += ZIP_OUTBUF;
+				zs.next_out = out;
+				zs.avail_out = ZIP_OUTBUF;
+			}
+			zr = deflate(&zs, fin ? Z_FINISH : Z_NO_FLUSH);
+		} while (zr == Z_OK && (fin || zs.avail_in));
+		if (fin) {
+			if (zr != Z_STREAM_END)
+				ret = -1;
+			break;
+		}
+	}
+	if (ret == 0) {
+		size_t k = ZIP_OUTBUF - zs.avail_out;
+		if (k && zout_put(z, out, k) < 0)
+			ret = -1;
+		total_out += k;
+	}
+done:
+	*csize = total_out;
+	r->text = zs.data_type == Z_TEXT;
+	deflateEnd(&zs);
+	free(in);
+	free(out);
+	return ret;
+}
+
+/* An entry of a few bytes in memory (perfcollect.log) or of an empty folder. */
+static int entry_mem(struct pv *p, const char *name, const void *data, size_t n)
+{
+	struct zout z = { .p = p };
+	struct zres r;
+	int ret;
+
+	if ((ret = entry_begin(p, name, 0, n >= PFC_ZIP64_FROM)) < 0)
+		return ret;
+	if ((ret = deflate_to(NULL, data, n, &z, &r)) < 0)
+		return p->err->code ? ret : PFC_FAIL_NOOFF(p->err, NOMEM, "deflating %s", name);
+	p->ent[p->nr_ent - 1].int_fa = (uint16_t)r.text;
+	return entry_end(p, r.crc, r.csize, r.usize);
 }
 
 /* ---- perf.data.txt, formatted and deflated on worker threads ----
@@ -322,14 +617,20 @@ struct dslot {
 	int dict_taken;               /* the previous slot's tail was copied: it may be reused */
 	uint8_t *out;
 	size_t out_len, out_cap;
-	uLong crc;
+	uint32_t crc;
 	int final;
 	int state;                    /* 0 free, 1 queued, 2 taken, 3 done, -1 failed */
 };
 
+/* One mutex; three condition variables, so that an event wakes only the thread that waits for
+ * it: a worker waits for a queued chunk (work), a worker for the chunk before its own to be
+ * formatted (fmt, rare), the main thread for one slot's chunk to be deflated or to have taken
+ * its dictionary (main, signalled only by that slot's worker). */
 struct dfl {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t work, fmt, main;
+	int fmt_waiting;
+	struct dslot *main_wait;      /* the slot whose next step the main thread waits for */
 	pthread_t th[4];
 	int nth;
 	unsigned nslots;              /* slots in use: each one's text is memory touched */
@@ -338,7 +639,7 @@ struct dfl {
 	struct dslot slot[NSLOTS];
 	uint64_t next_fill, next_take, next_write;  /* chunk numbers */
 	int stop;
-	uint64_t total_in;
+	uint64_t total_in, total_out;
 	uLong crc;
 };
 
@@ -368,7 +669,7 @@ static int format_chunk(struct pv *p, struct dslot *sl)
 		d += header_fmt(d, s, &pr->r, sl->tbuf + pr->toff, pr->tlen);
 		for (k = 0; k < st->nr; k++) {
 			uint32_t fid = fids[k];
-			if (!p->line_of[fid])
+			if (!p->line_str[fid])
 				return -1;	/* not made before the workers started */
 			memcpy(d, p->line_str[fid], p->line_len[fid]);
 			d += p->line_len[fid];
@@ -387,38 +688,54 @@ static void *dfl_main(void *arg)
 	struct dfl *d = arg;
 	struct isal_zstream z;
 	uint8_t *level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
-	uint8_t *dict = malloc(DICT);
 
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		struct dslot *sl, *prev;
-		size_t dict_len = 0;
-		int ok;
+		int ok, have_prev = 0;
 		while (!d->stop && (d->next_take == d->next_fill || d->slot[d->next_take % d->nslots].state != 1))
-			pthread_cond_wait(&d->cv, &d->mu);
+			pthread_cond_wait(&d->work, &d->mu);
 		if (d->stop)
 			break;
 		sl = &d->slot[d->next_take++ % d->nslots];
 		sl->state = 2;
 		pthread_mutex_unlock(&d->mu);
-		ok = level_buf && dict && format_chunk(d->p, sl) == 0;
+		ok = level_buf && format_chunk(d->p, sl) == 0;
 		pthread_mutex_lock(&d->mu);
 		sl->formatted = 1;
-		pthread_cond_broadcast(&d->cv);
+		if (d->fmt_waiting)
+			pthread_cond_broadcast(&d->fmt);
 		/* the previous chunk's last bytes, once it is formatted (it was taken before this one) */
 		prev = &d->slot[(sl->chunk + d->nslots - 1) % d->nslots];
 		if (sl->chunk > 0) {
-			while (prev->chunk == sl->chunk - 1 && !prev->formatted && prev->state != -1)
-				pthread_cond_wait(&d->cv, &d->mu);
+			while (prev->chunk == sl->chunk - 1 && !prev->formatted && prev->state != -1) {
+				d->fmt_waiting++;
+				pthread_cond_wait(&d->fmt, &d->mu);
+				d->fmt_waiting--;
+			}
 			if (prev->chunk != sl->chunk - 1 || !prev->formatted)
 				ok = 0;
-			else if (ok) {
-				memcpy(dict, prev->tail, prev->tail_len);
-				dict_len = prev->tail_len;
-			}
+			else
+				have_prev = 1;
 		}
+		pthread_mutex_unlock(&d->mu);
+		/* the dictionary is read from the previous slot itself: that slot is not filled
+		 * again before this one says it has taken it (dict_taken, dfl_fill_slot) */
+		if (ok) {
+			isal_deflate_init(&z);
+			z.level = 1;
+			z.level_buf = level_buf;
+			z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+			z.gzip_flag = IGZIP_DEFLATE;
+			z.flush = sl->final ? NO_FLUSH : SYNC_FLUSH;
+			z.end_of_stream = sl->final;
+			ok = !have_prev || !prev->tail_len ||
+			     isal_deflate_set_dict(&z, prev->tail, (uint32_t)prev->tail_len) == COMP_OK;
+		}
+		pthread_mutex_lock(&d->mu);
 		sl->dict_taken = 1;
-		pthread_cond_broadcast(&d->cv);
+		if (d->main_wait == sl)
+			pthread_cond_signal(&d->main);
 		pthread_mutex_unlock(&d->mu);
 		{
 			/* a stored block's worth more than the input, and room for the flush */
@@ -433,16 +750,6 @@ static void *dfl_main(void *arg)
 					ok = 0;
 			}
 			if (ok) {
-				isal_deflate_init(&z);
-				z.level = 1;
-				z.level_buf = level_buf;
-				z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-				z.gzip_flag = IGZIP_DEFLATE;
-				z.flush = sl->final ? NO_FLUSH : SYNC_FLUSH;
-				z.end_of_stream = sl->final;
-				ok = !dict_len || isal_deflate_set_dict(&z, dict, (uint32_t)dict_len) == COMP_OK;
-			}
-			if (ok) {
 				z.next_in = (uint8_t *)sl->in;
 				z.avail_in = (uint32_t)sl->len;
 				z.next_out = sl->out;
@@ -454,12 +761,14 @@ static void *dfl_main(void *arg)
 			}
 			pthread_mutex_lock(&d->mu);
 			sl->state = ok ? 3 : -1;
-			pthread_cond_broadcast(&d->cv);
+			if (!ok && d->fmt_waiting)
+				pthread_cond_broadcast(&d->fmt);
+			if (d->main_wait == sl)
+				pthread_cond_signal(&d->main);
 		}
 	}
 	pthread_mutex_unlock(&d->mu);
 	free(level_buf);
-	free(dict);
 	return NULL;
 }
 
@@ -476,7 +785,8 @@ static int dfl_start(struct dfl *d, struct pv *p)
 	if (!d->chunk_bytes || d->chunk_bytes > TEXT_CHUNK)
 		d->chunk_bytes = TEXT_CHUNK;
 	d->crc = crc32(0, NULL, 0);
-	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->cv, NULL))
+	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->work, NULL) || pthread_cond_init(&d->fmt, NULL) ||
+	    pthread_cond_init(&d->main, NULL))
 		return -1;
 	d->nslots = 2 * (unsigned)n + 2;
 	for (i = 0; i < n; i++) {
@@ -494,12 +804,15 @@ static void dfl_stop(struct dfl *d)
 	if (d->nth) {
 		pthread_mutex_lock(&d->mu);
 		d->stop = 1;
-		pthread_cond_broadcast(&d->cv);
+		pthread_cond_broadcast(&d->work);
+		pthread_cond_broadcast(&d->fmt);
 		pthread_mutex_unlock(&d->mu);
 		for (i = 0; i < d->nth; i++)
 			pthread_join(d->th[i], NULL);
 		pthread_mutex_destroy(&d->mu);
-		pthread_cond_destroy(&d->cv);
+		pthread_cond_destroy(&d->work);
+		pthread_cond_destroy(&d->fmt);
+		pthread_cond_destroy(&d->main);
 	}
 	for (i = 0; i < NSLOTS; i++) {
 		free(d->slot[i].recs);
@@ -514,11 +827,14 @@ static void dfl_stop(struct dfl *d)
 static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
 {
 	struct dslot *sl = &d->slot[d->next_write % d->nslots];
-	int st;
+	int st, ret;
 
 	pthread_mutex_lock(&d->mu);
-	while (wait && (sl->state == 1 || sl->state == 2))
-		pthread_cond_wait(&d->cv, &d->mu);
+	while (wait && (sl->state == 1 || sl->state == 2)) {
+		d->main_wait = sl;
+		pthread_cond_wait(&d->main, &d->mu);
+		d->main_wait = NULL;
+	}
 	st = sl->state;
 	pthread_mutex_unlock(&d->mu);
 	if (st == -1)
@@ -527,9 +843,9 @@ static int dfl_write_one(struct pv *p, struct dfl *d, int wait)
 		return 0;
 	d->crc = crc32_combine(d->crc, sl->crc, (z_off_t)sl->len);
 	d->total_in += sl->len;
-	errno = 0;
-	if (sl->out_len && zipWriteInFileInZip(p->zf, sl->out, (unsigned)sl->out_len) != ZIP_OK)
-		return write_fail(p, "an entry");
+	if ((ret = zput(p, sl->out, sl->out_len)) < 0)
+		return ret;
+	d->total_out += sl->out_len;
 	pthread_mutex_lock(&d->mu);
 	sl->state = 0;	/* the worker of the next chunk may be reading this slot's state */
 	pthread_mutex_unlock(&d->mu);
@@ -556,8 +872,11 @@ static int dfl_fill_slot(struct pv *p, struct dfl *d, struct dslot **out)
 	}
 	if (d->next_fill + 1 >= d->nslots) {
 		pthread_mutex_lock(&d->mu);
-		while (nx->chunk == d->next_fill + 1 - d->nslots && (nx->state == 1 || nx->state == 2) && !nx->dict_taken)
-			pthread_cond_wait(&d->cv, &d->mu);
+		while (nx->chunk == d->next_fill + 1 - d->nslots && (nx->state == 1 || nx->state == 2) && !nx->dict_taken) {
+			d->main_wait = nx;
+			pthread_cond_wait(&d->main, &d->mu);
+			d->main_wait = NULL;
+		}
 		pthread_mutex_unlock(&d->mu);
 	}
 	sl->chunk = d->next_fill;
@@ -577,7 +896,7 @@ static int dfl_submit(struct pv *p, struct dfl *d, int final)
 	pthread_mutex_lock(&d->mu);
 	sl->state = 1;
 	d->next_fill++;
-	pthread_cond_broadcast(&d->cv);
+	pthread_cond_signal(&d->work);
 	pthread_mutex_unlock(&d->mu);
 	if (final)
 		return 0;
@@ -625,24 +944,29 @@ static int chunk_add(struct pv *p, struct dslot *sl, const struct pfc_srec *r, c
 	return 0;
 }
 
-/* The frame line of a unique frame, formatted once. */
+/* The frame line of a unique frame, formatted once into the blocks of p->lines (frame ids
+ * are unique frames: their lines need no interning). */
 static int frame_line(struct pv *p, uint32_t fid, const char **str, size_t *len)
 {
-	uint32_t id = p->line_of[fid];
-
-	if (!id) {
-		struct pfc_sb t = { 0 };
-		if (pfc_perfview_frame(&t, p->s, fid) < 0) {
-			pfc_sb_free(&t);
-			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+	if (!p->line_str[fid]) {
+		const struct pfc_frame *f = &p->s->stacks.frames[fid];
+		size_t room = frame_room(p->s, f), n;
+		struct lblock *b = p->lines;
+		if (!b || b->cap - b->used < room) {
+			size_t cap = room > LBLOCK ? room : LBLOCK;
+			if (!(b = malloc(sizeof(*b) + cap)))
+				return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
+			b->next = p->lines;
+			b->used = 0;
+			b->cap = cap;
+			p->lines = b;
 		}
-		id = pfc_intern(&p->lines, t.buf, t.len);
-		pfc_sb_free(&t);
-		if (id == UINT32_MAX)
-			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt");
-		p->line_of[fid] = ++id;
-		p->line_str[fid] = pfc_intern_str(&p->lines, id - 1);
-		p->line_len[fid] = pfc_intern_len(&p->lines, id - 1);
+		n = frame_fmt(b->data + b->used, p->s, f);
+		if (n > UINT32_MAX)
+			return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt: a frame line of %zu bytes", n);
+		p->line_str[fid] = b->data + b->used;
+		p->line_len[fid] = (uint32_t)n;
+		b->used += n;
 	}
 	*str = p->line_str[fid];
 	*len = p->line_len[fid];
@@ -804,8 +1128,6 @@ static int lines_ready(struct pv *p)
 static int add_text(struct pv *p)
 {
 	struct dfl d;
-	zip_fileinfo zi;
-	char full[4096];
 	uint64_t size = 0, bound;
 	int ret, counted = 0;
 
@@ -818,17 +1140,9 @@ static int add_text(struct pv *p)
 		counted = 1;
 		p->nr_written = p->nr_with_cpu = p->nr_no_time = p->nr_no_tid = 0;
 	}
-	memset(&zi, 0, sizeof(zi));
-	zi.tmz_date = p->when;
-	zi.external_fa = (uLong)(0100644) << 16;
-	if (snprintf(full, sizeof(full), "%sperf.data.txt", p->dir) >= (int)sizeof(full))
-		return PFC_FAIL_NOOFF(p->err, WRITE, "'%s': entry name too long", p->outname);
-	errno = 0;
-	/* raw: the deflate stream is made here; level 1 marks the entry as fast-compressed */
-	if (zipOpenNewFileInZip4_64(p->zf, full, &zi, NULL, 0, NULL, 0, NULL, Z_DEFLATED, 1, 1, -MAX_WBITS,
-				    DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0, ZIP_VERSION_MADE_BY, 0,
-				    counted && size >= PFC_ZIP64_FROM) != ZIP_OK)
-		return write_fail(p, full);
+	/* the deflate stream is made here, on the workers */
+	if ((ret = entry_begin(p, "perf.data.txt", 0, counted && size >= PFC_ZIP64_FROM)) < 0)
+		return ret;
 	if ((ret = lines_ready(p)) < 0)
 		return ret;
 	if (dfl_start(&d, p) < 0) {
@@ -839,9 +1153,8 @@ static int add_text(struct pv *p)
 	if (ret == 0 && counted && d.total_in != size)
 		ret = PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt: %llu bytes written, %llu counted",
 				     (unsigned long long)d.total_in, (unsigned long long)size);
-	errno = 0;
-	if (ret == 0 && zipCloseFileInZipRaw64(p->zf, (ZPOS64_T)d.total_in, d.crc) != ZIP_OK)
-		ret = write_fail(p, "an entry");
+	if (ret == 0)
+		ret = entry_end(p, (uint32_t)d.crc, d.total_out, d.total_in);
 	dfl_stop(&d);
 	return ret;
 }
@@ -850,10 +1163,10 @@ static int add_text(struct pv *p)
  * caller logs it), 0 when copied, <0 on a write error. */
 static int add_file(struct pv *p, const char *path, const char *entry)
 {
+	struct zout z = { .p = p };
 	struct stat sb;
 	FILE *f = fopen(path, "rb");
-	char *b;
-	size_t n;
+	struct zres r;
 	int ret;
 
 	if (!f)
@@ -862,19 +1175,17 @@ static int add_file(struct pv *p, const char *path, const char *entry)
 		fclose(f);
 		return 1;
 	}
-	b = malloc(CHUNK);
-	if (!b) {
-		fclose(f);
-		return PFC_FAIL_NOOFF(p->err, NOMEM, "copying '%s'", path);
+	ret = entry_begin(p, entry, 0, (uint64_t)sb.st_size >= PFC_ZIP64_FROM);
+	if (ret == 0 && (ret = deflate_to(f, NULL, 0, &z, &r)) < 0) {
+		if (ret == -2)
+			ret = PFC_FAIL_NOOFF(p->err, IO, "cannot read '%s': %s", path, strerror(errno));
+		else if (!p->err->code)
+			ret = PFC_FAIL_NOOFF(p->err, NOMEM, "copying '%s'", path);
 	}
-	ret = entry_open(p, entry, 0, (uint64_t)sb.st_size);
-	while (ret == 0 && (n = fread(b, 1, CHUNK, f)) > 0)
-		ret = entry_write(p, b, n);
-	if (ret == 0 && ferror(f))
-		ret = PFC_FAIL_NOOFF(p->err, IO, "cannot read '%s': %s", path, strerror(errno));
-	if (ret == 0)
-		ret = entry_close(p);
-	free(b);
+	if (ret == 0) {
+		p->ent[p->nr_ent - 1].int_fa = (uint16_t)r.text;
+		ret = entry_end(p, r.crc, r.csize, r.usize);
+	}
 	fclose(f);
 	return ret;
 }
@@ -939,23 +1250,22 @@ static int collect_side_files(struct pv *p)
  * input's modification time); 1980-01-01 for a stream. */
 static void entry_time(struct pv *p)
 {
+	unsigned year = 0, mon = 0, mday = 1, hour = 0, min = 0, sec = 0;
 	struct tm tm;
 	time_t t;
 
-	memset(&p->when, 0, sizeof(p->when));
-	p->when.tm_year = 1980;
-	p->when.tm_mday = 1;
-	if (!p->s->rd.have_mtime)
-		return;
-	t = (time_t)p->s->rd.mtime;
-	if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 < 1980 || tm.tm_year + 1900 > 2107)
-		return;
-	p->when.tm_year = (uInt)tm.tm_year + 1900;
-	p->when.tm_mon = (uInt)tm.tm_mon;
-	p->when.tm_mday = (uInt)tm.tm_mday;
-	p->when.tm_hour = (uInt)tm.tm_hour;
-	p->when.tm_min = (uInt)tm.tm_min;
-	p->when.tm_sec = (uInt)tm.tm_sec;
+	if (p->s->rd.have_mtime) {
+		t = (time_t)p->s->rd.mtime;
+		if (gmtime_r(&t, &tm) && tm.tm_year + 1900 >= 1980 && tm.tm_year + 1900 <= 2107) {
+			year = (unsigned)tm.tm_year + 1900 - 1980;
+			mon = (unsigned)tm.tm_mon;
+			mday = (unsigned)tm.tm_mday;
+			hour = (unsigned)tm.tm_hour;
+			min = (unsigned)tm.tm_min;
+			sec = (unsigned)tm.tm_sec;
+		}
+	}
+	p->dos_time = ((mday + 32 * (mon + 1) + 512 * year) << 16) | (sec / 2 + 32 * min + 2048 * hour);
 }
 
 /* NAME of NAME.trace.zip (or NAME.zip); for stdout, the input's name without ".data". */
@@ -1099,40 +1409,136 @@ static void build_log(struct pv *p, int have_perf_data)
 	}
 }
 
+/* ---- the side files, deflated beside the text ----
+ * zlib deflates the side files (a busy service's perf map is near a megabyte, 4 ms) on a thread
+ * of their own while the workers make perf.data.txt, into memory; the main thread writes them
+ * after the text, in the same order and with the same bytes as when it deflated them itself.
+ * A file larger than SIDE_MEM_MAX (a recording with --include-perf-data) is deflated there,
+ * into the archive, as before. */
+#define SIDE_MEM_MAX ((uint64_t)64 << 20)
+
+struct pre {
+	const char *path;
+	int state;                    /* 0 not done (deflate it in line), 1 done, 2 cannot be opened, */
+	int err_no;                   /* 3 read error (errno), 4 out of memory */
+	uint64_t size;                /* fstat's, which decides zip64 */
+	struct zres r;
+	struct zout z;
+};
+
+struct side_job {
+	struct pre *pre;
+	size_t n;
+	pthread_t th;
+	int started;
+};
+
+static void side_deflate(struct pre *pr)
+{
+	struct stat sb;
+	FILE *f = fopen(pr->path, "rb");
+	int ret;
+
+	if (!f) {
+		pr->err_no = errno;
+		pr->state = 2;
+		return;
+	}
+	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		pr->err_no = errno;
+		pr->state = 2;
+	} else if ((uint64_t)sb.st_size <= SIDE_MEM_MAX) {
+		pr->size = (uint64_t)sb.st_size;
+		ret = deflate_to(f, NULL, 0, &pr->z, &pr->r);
+		pr->err_no = errno;
+		pr->state = ret == 0 ? 1 : ret == -2 ? 3 : 4;
+	}
+	fclose(f);
+}
+
+static void *side_main(void *arg)
+{
+	struct side_job *j = arg;
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		side_deflate(&j->pre[i]);
+	return NULL;
+}
+
+/* Write a side file deflated by side_main; returns add_file's values. */
+static int add_pre(struct pv *p, struct pre *pr, const char *entry)
+{
+	int ret;
+
+	switch (pr->state) {
+	case 0:
+		return add_file(p, pr->path, entry);
+	case 2:
+		errno = pr->err_no;
+		return 1;
+	case 3:
+		return PFC_FAIL_NOOFF(p->err, IO, "cannot read '%s': %s", pr->path, strerror(pr->err_no));
+	case 4:
+		return PFC_FAIL_NOOFF(p->err, NOMEM, "copying '%s'", pr->path);
+	}
+	if ((ret = entry_begin(p, entry, 0, pr->size >= PFC_ZIP64_FROM)) < 0 ||
+	    (ret = zput(p, pr->z.buf, pr->z.len)) < 0)
+		return ret;
+	p->ent[p->nr_ent - 1].int_fa = (uint16_t)pr->r.text;
+	return entry_end(p, pr->r.crc, pr->r.csize, pr->r.usize);
+}
+
 static int pack(struct pv *p)
 {
 	const char *input = p->s->recording_path;
-	int ret, have_perf_data = 0;
+	int ret, have_perf_data = 0, want_data = p->o->include_perf_data && input && strcmp(input, "-");
+	struct side_job job = { 0 };
 	size_t i;
 
 	entry_time(p);
-	if ((ret = entry_open(p, "", 1, 0)) < 0 || (ret = entry_close(p)) < 0)
-		return ret;
-	if ((ret = add_text(p)) < 0)
+	if ((ret = entry_begin(p, "", 1, 0)) < 0 || (ret = entry_end(p, 0, 0, 0)) < 0)
 		return ret;
 	if ((ret = collect_side_files(p)) < 0)
 		return ret;
-	for (i = 0; i < p->nr_side; i++) {
-		ret = add_file(p, p->side[i].path, p->side[i].entry);
-		if (ret < 0)
-			return ret;
+	job.n = p->nr_side + (want_data ? 1 : 0);
+	if (job.n && !(job.pre = calloc(job.n, sizeof(*job.pre))))
+		return PFC_FAIL_NOOFF(p->err, NOMEM, "side files");
+	for (i = 0; i < p->nr_side; i++)
+		job.pre[i].path = p->side[i].path;
+	if (want_data)
+		job.pre[p->nr_side].path = input;
+	/* without the thread, each file is deflated in line below */
+	if (job.n && pthread_create(&job.th, NULL, side_main, &job) == 0)
+		job.started = 1;
+	ret = add_text(p);
+	if (job.started)
+		pthread_join(job.th, NULL);
+	for (i = 0; ret == 0 && i < p->nr_side; i++) {
+		ret = add_pre(p, &job.pre[i], p->side[i].entry);
 		if (ret > 0) {	/* gone since it was read: say so in the log */
 			pfc_sb_addf(&p->log, "Warning: cannot read %s any more: not copied\n", p->side[i].name);
 			free(p->side[i].entry);
 			p->side[i].entry = strdup("(not copied)");
+			ret = 0;
 		}
 	}
-	if (p->o->include_perf_data) {
-		if (!input || !strcmp(input, "-"))
-			return PFC_FAIL_NOOFF(p->err, USAGE, "--include-perf-data needs the recording as a file, not stdin");
-		ret = add_file(p, input, "perf.data");
-		if (ret > 0)
-			return PFC_FAIL_NOOFF(p->err, OPEN, "cannot read '%s' for --include-perf-data: %s", input,
-					      strerror(errno));
-		if (ret < 0)
-			return ret;
-		have_perf_data = 1;
+	if (ret == 0 && p->o->include_perf_data) {
+		if (!want_data) {
+			ret = PFC_FAIL_NOOFF(p->err, USAGE, "--include-perf-data needs the recording as a file, not stdin");
+		} else {
+			ret = add_pre(p, &job.pre[p->nr_side], "perf.data");
+			if (ret > 0)
+				ret = PFC_FAIL_NOOFF(p->err, OPEN, "cannot read '%s' for --include-perf-data: %s", input,
+						     strerror(errno));
+			have_perf_data = ret == 0;
+		}
 	}
+	for (i = 0; i < job.n; i++)
+		free(job.pre[i].z.buf);
+	free(job.pre);
+	if (ret < 0)
+		return ret;
 	{
 		struct pfc_sb early = p->log;	/* warnings found while copying come last */
 		memset(&p->log, 0, sizeof(p->log));
@@ -1143,10 +1549,7 @@ static int pack(struct pv *p)
 	}
 	if (p->log.oom)
 		return PFC_FAIL_NOOFF(p->err, NOMEM, "perfcollect.log");
-	if ((ret = entry_open(p, "perfcollect.log", 0, p->log.len)) < 0 ||
-	    (ret = entry_write(p, p->log.buf, p->log.len)) < 0)
-		return ret;
-	return entry_close(p);
+	return entry_mem(p, "perfcollect.log", p->log.buf, p->log.len);
 }
 
 static int copy_stream(FILE *from, FILE *to)
@@ -1163,8 +1566,8 @@ static int copy_stream(FILE *from, FILE *to)
 
 static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
-	zlib_filefunc64_def ff;
 	struct pv p;
+	off_t at;
 	int ret, seekable;
 	size_t i;
 
@@ -1175,31 +1578,17 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	p.outname = o->output && strcmp(o->output, "-") ? o->output : "<stdout>";
 	/* the zip's local headers are completed in place: a pipe gets the archive from a
 	 * temporary file */
-	seekable = fseeko(out, 0, SEEK_CUR) == 0 && ftello(out) >= 0;
+	seekable = fseeko(out, 0, SEEK_CUR) == 0 && (at = ftello(out)) >= 0;
 	p.fp = seekable ? out : tmpfile();
 	if (!p.fp)
 		return PFC_FAIL_NOOFF(err, WRITE, "cannot create a temporary file: %s", strerror(errno));
+	p.pos = seekable ? (uint64_t)at : 0;
 	p.dir = trace_name(o, s->recording_name);
-	p.line_of = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_of));
 	p.line_str = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_str));
 	p.line_len = calloc(s->stacks.nr_frames + 1, sizeof(*p.line_len));
 	p.stack_len = calloc(s->stacks.nr_stacks + 1, sizeof(*p.stack_len));
-	if (!p.dir || !p.line_of || !p.line_str || !p.line_len || !p.stack_len || pfc_intern_init(&p.lines) < 0) {
+	if (!p.dir || !p.line_str || !p.line_len || !p.stack_len) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "trace.zip");
-		goto out;
-	}
-	memset(&ff, 0, sizeof(ff));
-	ff.zopen64_file = zf_open;
-	ff.zread_file = zf_read;
-	ff.zwrite_file = zf_write;
-	ff.ztell64_file = zf_tell;
-	ff.zseek64_file = zf_seek;
-	ff.zclose_file = zf_close;
-	ff.zerror_file = zf_error;
-	ff.opaque = p.fp;
-	p.zf = zipOpen2_64(p.outname, APPEND_STATUS_CREATE, NULL, &ff);
-	if (!p.zf) {
-		ret = write_fail(&p, "the archive");
 		goto out;
 	}
 	/* the archive is written without payloads it cannot have (p.tp_why goes to the log),
@@ -1209,14 +1598,16 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		memset(err, 0, sizeof(*err));
 		ret = pack(&p);
 	}
-	errno = 0;
-	if (zipClose(p.zf, NULL) != ZIP_OK && ret == 0)
-		ret = write_fail(&p, "the archive's directory");
+	if (ret == 0)
+		ret = zip_finish(&p);
 	if (ret == 0 && !seekable && copy_stream(p.fp, out) < 0)
 		ret = write_fail(&p, "the archive");
 out:
 	if (p.fp && p.fp != out)
 		fclose(p.fp);
+	for (i = 0; i < p.nr_ent; i++)
+		free(p.ent[i].name);
+	free(p.ent);
 	for (i = 0; i < p.nr_side; i++) {
 		free(p.side[i].path);
 		free(p.side[i].name);
@@ -1224,13 +1615,14 @@ out:
 	}
 	free(p.side);
 	free(p.dir);
-	free(p.line_of);
 	free(p.line_str);
 	free(p.line_len);
 	free(p.stack_len);
-	if (p.lines.strs)
-		pfc_intern_exit(&p.lines);
-	pfc_sb_free(&p.buf);
+	while (p.lines) {
+		struct lblock *n = p.lines->next;
+		free(p.lines);
+		p.lines = n;
+	}
 	pfc_sb_free(&p.log);
 	pfc_tptext_free(&p.tp);
 	return ret;

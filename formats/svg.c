@@ -6,6 +6,8 @@
  * zoom, and regular-expression search.  Colors come from the frame's kind (kernel, JIT,
  * native) and a hash of its name.  It does not read the recording itself.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "converter/machine/intern.h"
@@ -48,6 +50,14 @@ struct tree {
 	size_t hcap;
 	uint32_t *kind_cache;   /* frame id -> kind + 1 */
 	struct name_memo *name_cache;  /* frame id -> its one name, when its text holds one */
+	/* the previous stack's path below its process node: its first path_len frames were
+	 * one-name pieces (their texts, the nodes they led to); a stack that starts with the
+	 * same texts under the same process node goes through the same nodes, without the
+	 * hash lookups (a fifth of adding the stacks) */
+	uint32_t path_root;
+	const char **path_text;
+	uint32_t *path_node;
+	size_t path_len, path_cap;
 	int diff;               /* a differential flame graph (--diff) */
 	int negate;             /* --negate: the hues switched */
 	uint64_t maxdelta;      /* the largest change of one stack, at least 1 */
@@ -200,7 +210,7 @@ static int tree_stack(void *arg, const struct pfc_stack *st, const char *pname, 
 {
 	struct tree *t = arg;
 	uint32_t cur = 0;
-	size_t k, end = nr;
+	size_t k, end = nr, same = 0;
 
 	(void)st;
 	/* trailing empty names of the whole line are dropped, as by Perl's split */
@@ -215,8 +225,32 @@ static int tree_stack(void *arg, const struct pfc_stack *st, const char *pname, 
 	t->v[0].value += weight;
 	if (add_names(t, &cur, pname, pname_len, PFC_SVG_PROCESS, weight, end == 0) < 0)
 		goto oom;
+	if (end > t->path_cap) {
+		const char **nt = realloc(t->path_text, end * sizeof(*nt));
+		uint32_t *nn = nt ? realloc(t->path_node, end * sizeof(*nn)) : NULL;
+		if (nt)
+			t->path_text = nt;
+		if (!nn)
+			goto oom;
+		t->path_node = nn;
+		t->path_cap = end;
+	}
+	if (cur == t->path_root) {
+		same = t->path_len;
+	} else {
+		t->path_root = cur;
+		t->path_len = 0;
+	}
 	for (k = 0; k < end; k++) {
 		uint32_t fid = pv[k].frame;
+		if (k < same && t->path_text[k] == pv[k].text) {
+			cur = t->path_node[k];
+			t->v[cur].value += weight;
+			continue;
+		}
+		same = 0;
+		if (t->path_len > k)	/* the recorded path ends here; this stack's goes on */
+			t->path_len = k;
 		if (!t->kind_cache[fid])
 			t->kind_cache[fid] = pfc_svg_frame_kind(&t->s->stacks.frames[fid]) + 1;
 		if (t->name_cache) {
@@ -238,6 +272,11 @@ static int tree_stack(void *arg, const struct pfc_stack *st, const char *pname, 
 					goto oom;
 				t->v[c].value += weight;
 				cur = c;
+				if (t->path_len == k) {
+					t->path_text[k] = pv[k].text;
+					t->path_node[k] = c;
+					t->path_len = k + 1;
+				}
 				continue;
 			}
 		}
@@ -288,6 +327,8 @@ static int tree_diff(struct tree *t, struct pfc_session *s, const struct pfc_wop
 	return ret;
 }
 
+static void put_rgb(char *buf, size_t size, int r, int g, int b);
+
 /* flamegraph.pl's color_scale: white for no change, red for growth and blue for a
  * shrink, as deep as the change is near the largest one */
 static void diff_color(const struct tree *t, int64_t v, char *buf, size_t size)
@@ -301,7 +342,7 @@ static void diff_color(const struct tree *t, int64_t v, char *buf, size_t size)
 		g = b = (int)(210.0 * (double)(t->maxdelta - (uint64_t)v) / max);
 	else if (v < 0)
 		r = g = (int)(210.0 * (double)(t->maxdelta - (uint64_t)-v) / max);
-	snprintf(buf, size, "rgb(%d,%d,%d)", r, g, b);
+	put_rgb(buf, size, r, g, b);
 }
 
 static int cmp_nodes(const void *a, const void *b, void *arg)
@@ -364,6 +405,78 @@ static int tree_sort(struct tree *t)
 }
 
 /* ---- output ---- */
+
+/* Numbers as printf prints them, by hand: printf's exact conversion of doubles took more
+ * instructions than the rest of the graph's writing (4,000 a call).  The fast path is exact
+ * whenever it is used: below 1e7 the scaled value is off by less than 2e-7, so its rounding
+ * to an integer is that of the exact value unless that value lies within 1e-6 of a tie,
+ * which is left to printf (it rounds ties of the exact binary value to even). */
+static char *put_u64(char *d, uint64_t v)
+{
+	char t[24], *e = t + sizeof(t), *q = e;
+
+	do {
+		*--q = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(d, q, (size_t)(e - q));
+	return d + (e - q);
+}
+
+static char *put_int(char *d, int v)
+{
+	if (v < 0) {
+		*d++ = '-';
+		return put_u64(d, (uint64_t)-(int64_t)v);
+	}
+	return put_u64(d, (uint64_t)v);
+}
+
+/* The integer printf's "%.<prec>f" rounds a * 10^prec to (a >= 0), or 0 when that is not
+ * certain without printf. */
+static int fixed_fast(double a, int prec, uint64_t *r)
+{
+	static const double scale[] = { 1, 10, 100 };
+	double y, f;
+
+	if (!(a < 1e7))	/* NaN too */
+		return 0;
+	y = a * scale[prec];
+	f = y - floor(y);
+	if (fabs(f - 0.5) < 1e-6)
+		return 0;
+	*r = (uint64_t)floor(y + 0.5);
+	return 1;
+}
+
+/* a string literal into d */
+#define put_lit(d, lit) ((char *)memcpy((d), (lit), sizeof(lit) - 1) + sizeof(lit) - 1)
+
+#define FIXED_MAX 352                   /* "%.2f" of the largest double, and more */
+
+/* printf's "%.<prec>f" of x, prec 0 to 2, into d (FIXED_MAX bytes) */
+static char *put_fixed(char *d, double x, int prec)
+{
+	uint64_t r;
+
+	if (!fixed_fast(fabs(x), prec, &r))
+		return d + snprintf(d, FIXED_MAX, "%.*f", prec, x);
+	if (signbit(x))
+		*d++ = '-';
+	if (prec == 0)
+		return put_u64(d, r);
+	if (prec == 1) {
+		d = put_u64(d, r / 10);
+		*d++ = '.';
+		*d++ = (char)('0' + r % 10);
+		return d;
+	}
+	d = put_u64(d, r / 100);
+	*d++ = '.';
+	*d++ = (char)('0' + r % 100 / 10);
+	*d++ = (char)('0' + r % 10);
+	return d;
+}
 
 static void put_escaped_cp(FILE *out, uint32_t cp)
 {
@@ -448,9 +561,21 @@ static uint32_t next_cp(const unsigned char *s, size_t n, size_t *i)
 	return cp == 0xfffe || cp == 0xffff ? 0xfffd : cp;
 }
 
+/* A byte that is one character written as it is. */
+static inline int plain_byte(unsigned char c)
+{
+	return (c >= 0x20 && c < 0x7f && c != '&' && c != '<' && c != '>' && c != '"') || c == '\t';
+}
+
 static size_t count_cps(const char *s, size_t n)
 {
 	size_t i = 0, c = 0;
+
+	for (i = 0; i < n && (unsigned char)s[i] < 0x80; i++)
+		;
+	if (i == n)	/* ASCII: a character a byte */
+		return n;
+	i = 0;
 
 	while (i < n) {
 		next_cp((const unsigned char *)s, n, &i);
@@ -462,9 +587,18 @@ static size_t count_cps(const char *s, size_t n)
 /* Writes s escaped for XML, at most max characters (SIZE_MAX: all). */
 void pfc_svg_put_xml(FILE *out, const char *s, size_t n, size_t max)
 {
-	size_t i = 0, c = 0;
+	size_t i = 0, c = 0, j;
 
 	while (i < n && c < max) {
+		/* runs of plain bytes in one write */
+		for (j = i; j < n && j - i < max - c && plain_byte((unsigned char)s[j]); j++)
+			;
+		if (j > i) {
+			fwrite(s + i, 1, j - i, out);
+			c += j - i;
+			i = j;
+			continue;
+		}
 		put_escaped_cp(out, next_cp((const unsigned char *)s, n, &i));
 		c++;
 	}
@@ -540,13 +674,33 @@ void pfc_svg_put_label(FILE *out, const char *s, size_t n, double w)
 /* 1234567 -> "1,234,567" */
 static void put_count(FILE *out, uint64_t v)
 {
-	char d[32];
-	int n = snprintf(d, sizeof(d), "%llu", (unsigned long long)v), i;
+	char d[32], o[48];
+	int n = (int)(put_u64(d, v) - d), i, k = 0;
 
 	for (i = 0; i < n; i++) {
 		if (i && (n - i) % 3 == 0)
-			fputc(',', out);
-		fputc(d[i], out);
+			o[k++] = ',';
+		o[k++] = d[i];
+	}
+	fwrite(o, 1, (size_t)k, out);
+}
+
+/* "rgb(r,g,b)" */
+static void put_rgb(char *buf, size_t size, int r, int g, int b)
+{
+	char t[48], *d = t;
+
+	memcpy(d, "rgb(", 4);
+	d = put_int(d + 4, r);
+	*d++ = ',';
+	d = put_int(d, g);
+	*d++ = ',';
+	d = put_int(d, b);
+	*d++ = ')';
+	if (size) {
+		size_t n = (size_t)(d - t) < size ? (size_t)(d - t) : size - 1;
+		memcpy(buf, t, n);
+		buf[n] = 0;
 	}
 }
 
@@ -592,7 +746,7 @@ void pfc_svg_color(int kind, const char *name, size_t n, char *buf, size_t size)
 		bl = g;
 		break;
 	}
-	snprintf(buf, size, "rgb(%d,%d,%d)", r, g, bl);
+	put_rgb(buf, size, r, g, bl);
 }
 
 /* The page's script: it finds the frames in document order (the tree in preorder, so a
@@ -806,11 +960,15 @@ static uint32_t max_depth(const struct layout *L)
 	return d;
 }
 
-/* x as "%.1f" prints it */
+/* x as "%.1f" prints it: the integer over 10 is the double nearest that decimal, as strtod
+ * reads it (both are correctly rounded) */
 static double round1(double x)
 {
-	char b[64];
+	char b[FIXED_MAX + 8];
+	uint64_t r;
 
+	if (fixed_fast(fabs(x), 1, &r))
+		return signbit(x) ? -((double)r / 10.0) : (double)r / 10.0;
 	snprintf(b, sizeof(b), "%.1f", x);
 	return strtod(b, NULL);
 }
@@ -823,7 +981,7 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i, uint64_t st
 	size_t n = i ? pfc_intern_len(&t->names, nd->name) : 3;
 	double x1 = XPAD + (double)start * L->per, x2 = XPAD + (double)(start + nd->value) * L->per, y1, y2;
 	uint64_t total = t->v[0].value;
-	char color[32];
+	char color[32], b[6 * FIXED_MAX + 160], *d;
 
 	if (L->inverted) {
 		y1 = YPAD1 + (double)nd->depth * FRAME_H;
@@ -840,21 +998,48 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i, uint64_t st
 	pfc_svg_put_xml(out, name, n, SIZE_MAX);
 	fputs(" (", out);
 	put_count(out, nd->value);
+	fputc(' ', out);
+	fputs(L->countname, out);
 	if (i && t->diff && nd->has_delta) {
 		/* flamegraph.pl: the change as a share of the new total, signed */
 		int64_t dv = t->negate ? -nd->delta : nd->delta;
-		fprintf(out, " %s, %.2f%%; %s%.2f%%)</title>", L->countname,
-			total ? 100.0 * (double)nd->value / (double)total : 0.0, dv > 0 ? "+" : "",
-			total ? 100.0 * (double)dv / (double)total : 0.0);
+		d = b;
+		d = put_lit(d, ", ");
+		d = put_fixed(d, total ? 100.0 * (double)nd->value / (double)total : 0.0, 2);
+		d = put_lit(d, "%; ");
+		if (dv > 0)
+			*d++ = '+';
+		d = put_fixed(d, total ? 100.0 * (double)dv / (double)total : 0.0, 2);
+		d = put_lit(d, "%)</title>");
+		fwrite(b, 1, (size_t)(d - b), out);
 	} else if (i) {
-		fprintf(out, " %s, %.2f%%)</title>", L->countname, total ? 100.0 * (double)nd->value / (double)total : 0.0);
+		d = b;
+		d = put_lit(d, ", ");
+		d = put_fixed(d, total ? 100.0 * (double)nd->value / (double)total : 0.0, 2);
+		d = put_lit(d, "%)</title>");
+		fwrite(b, 1, (size_t)(d - b), out);
 	} else {
-		fprintf(out, " %s, 100%%)</title>", L->countname);
+		fputs(", 100%)</title>", out);
 	}
 	/* the width is taken between the printed ends, as flamegraph.pl does */
-	fprintf(out, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
-		x1, y1, round1(x2) - round1(x1), y2 - y1, color);
-	fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x1 + 3, 3 + (y1 + y2) / 2);
+	d = b;
+	d = put_lit(d, "<rect x=\"");
+	d = put_fixed(d, x1, 1);
+	d = put_lit(d, "\" y=\"");
+	d = put_fixed(d, y1, 0);
+	d = put_lit(d, "\" width=\"");
+	d = put_fixed(d, round1(x2) - round1(x1), 1);
+	d = put_lit(d, "\" height=\"");
+	d = put_fixed(d, y2 - y1, 0);
+	d = put_lit(d, "\" fill=\"");
+	memcpy(d, color, strlen(color));
+	d += strlen(color);
+	d = put_lit(d, "\" rx=\"2\" ry=\"2\"/><text x=\"");
+	d = put_fixed(d, x1 + 3, 2);
+	d = put_lit(d, "\" y=\"");
+	d = put_fixed(d, 3 + (y1 + y2) / 2, 1);
+	d = put_lit(d, "\">");
+	fwrite(b, 1, (size_t)(d - b), out);
 	pfc_svg_put_label(out, name, n, x2 - x1);
 	fputs("</text></g>\n", out);
 }
@@ -1018,6 +1203,8 @@ out:
 	free(t.heads);
 	free(t.kind_cache);
 	free(t.name_cache);
+	free(t.path_text);
+	free(t.path_node);
 	pfc_intern_exit(&t.names);
 	return ret;
 }

@@ -14,7 +14,7 @@
 set -euo pipefail
 
 build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev libisal-dev
-	libminizip-dev libtraceevent-dev liblzma-dev libiberty-dev xz-utils
+	libtraceevent-dev liblzma-dev libiberty-dev xz-utils
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev libdebuginfod-dev libarchive-dev
 	libcurl4-openssl-dev)
 # (golang-github-google-pprof-dev only for its profile.proto, compiled by protoc-c at build time;
