@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "converter/files/files.h"
 #include "converter/files/pack.h"
 #include "converter/jit/pe.h"
@@ -163,24 +165,69 @@ static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e,
 	return 0;
 }
 
-/*
- * An ELF executable or library, or a ReadyToRun image, as the symbol sources read it: the
- * ELF file's code and data sections zeroed (pfc_elf_unread_ranges), the ReadyToRun image's
- * method code (pfc_pe_unread_ranges), all else as it is, at the same offsets.  Measured on
- * the fixtures: libc.so.6 packs into 0.1 MB instead of 0.9; on the .NET fixture the pack
- * holds 54 MB of files, 24 MB of them System.Private.CoreLib and the other framework
- * images, most of that machine code no conversion reads.  The names, CFI, line tables,
- * metadata and code maps are the same bytes.  *buf NULL: not such a file, pack it whole.
- */
-static int as_read(const char *path, uint64_t size, char **buf, struct pfc_error *err)
+static int by_offset(const void *a, const void *b)
 {
-	uint64_t *r = NULL;
-	size_t n = 0, i, got;
-	int pe = 0;
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Sort ranges and merge those that touch or overlap: *n becomes the count left. */
+static void merge_ranges(uint64_t *r, size_t *n)
+{
+	size_t i, k = 0;
+
+	qsort(r, *n, 2 * sizeof(*r), by_offset);
+	for (i = 0; i < *n; i++) {
+		if (k && r[2 * i] <= r[2 * (k - 1)] + r[2 * (k - 1) + 1]) {
+			uint64_t e = r[2 * i] + r[2 * i + 1];
+			if (e > r[2 * (k - 1)] + r[2 * (k - 1) + 1])
+				r[2 * (k - 1) + 1] = e - r[2 * (k - 1)];
+			continue;
+		}
+		r[2 * k] = r[2 * i];
+		r[2 * k + 1] = r[2 * i + 1];
+		k++;
+	}
+	*n = k;
+}
+
+/* Read [off, off + len) of fd into b + off; -1 when the file is shorter. */
+static int read_at(int fd, char *b, uint64_t off, uint64_t len)
+{
+	while (len) {
+		ssize_t got = pread(fd, b + off, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)len, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		off += (uint64_t)got;
+		len -= (uint64_t)got;
+	}
+	return 0;
+}
+
+/*
+ * An ELF file (executable, library or debug file), or a .NET image, as the symbol sources
+ * read it: what they never read is a hole, zeros at the same offsets in the pack
+ * (pfc_elf_unread_ranges: loaded code and data, dynamic relocations, DWARF's locations and
+ * macros; pfc_pe_unread_ranges: all of a managed image but its headers, metadata and
+ * method tables).  The names, CFI, line tables, metadata and code maps are the same bytes,
+ * and every reader finds them where it looks.  An ELF file's holes are never read from
+ * disk; a PE image is read whole, to be parsed.  *buf NULL: not such a file, pack it whole
+ * (streamed).  *buf is malloc'd, and only its bytes outside the holes are set.
+ */
+static int as_read(const char *path, uint64_t size, char **buf, uint64_t **holes, size_t *nholes,
+		   struct pfc_error *err)
+{
+	uint64_t *r = NULL, at = 0;
+	size_t n = 0, i;
+	int pe = 0, fd, bad = 0;
 	char *b;
-	FILE *f;
 
 	*buf = NULL;
+	*holes = NULL;
+	*nholes = 0;
 	if (pfc_elf_unread_ranges(path, &r, &n) < 0 || !n) {
 		free(r);
 		r = NULL;
@@ -192,14 +239,27 @@ static int as_read(const char *path, uint64_t size, char **buf, struct pfc_error
 		free(r);
 		return 0;	/* whole, streamed */
 	}
-	if (!(f = fopen(path, "rb"))) {
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		free(r);
 		free(b);
 		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));
 	}
-	got = fread(b, 1, size, f);
-	fclose(f);
-	if (got != size) {
+	if (!pe) {
+		merge_ranges(r, &n);
+		for (i = 0; i <= n && !bad; i++) {
+			uint64_t hb = i < n ? r[2 * i] : size;
+			if (hb > size)
+				hb = size;
+			if (hb > at)
+				bad = read_at(fd, b, at, hb - at) < 0;
+			if (i < n)
+				at = r[2 * i] + r[2 * i + 1] > size ? size : r[2 * i] + r[2 * i + 1];
+		}
+	} else {
+		bad = read_at(fd, b, 0, size) < 0;
+	}
+	close(fd);
+	if (bad) {
 		free(r);
 		free(b);
 		return PFC_FAIL_NOOFF(err, IO, "'%s' changed size while it was read", path);
@@ -208,10 +268,9 @@ static int as_read(const char *path, uint64_t size, char **buf, struct pfc_error
 		free(b);
 		return PFC_FAIL_NOOFF(err, NOMEM, "'%s'", path);
 	}
-	for (i = 0; i < n; i++)
-		memset(b + r[2 * i], 0, r[2 * i + 1]);
-	free(r);
 	*buf = b;	/* a PE image without code to leave out: whole, from memory */
+	*holes = r;
+	*nholes = n;
 	return 0;
 }
 
@@ -228,6 +287,8 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	const char *recording = s->recording_path;
 	struct stat st;
 	unsigned used;
+	uint64_t *holes;
+	size_t nholes;
 	int ret = 0, b;
 	/* tests: PERFCONV_PACK_WHOLE=1 packs ELF files and ReadyToRun images whole, for the size comparison */
 	int no_zero = getenv("PERFCONV_PACK_WHOLE") && !strcmp(getenv("PERFCONV_PACK_WHOLE"), "1");
@@ -315,10 +376,13 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		if (v[i].is_list || v[i].probe || member_of[i] != i)
 			continue;
 		member_name(member, sizeof(member), &v[i], i);
-		if (!bytes[i] && !no_zero && (ret = as_read(v[i].local, sizes[i], &bytes[i], err)) < 0)
+		holes = NULL;
+		nholes = 0;
+		if (!bytes[i] && !no_zero && (ret = as_read(v[i].local, sizes[i], &bytes[i], &holes, &nholes, err)) < 0)
 			goto out;
-		ret = bytes[i] ? pfc_packw_add_bytes(w, member, bytes[i], sizes[i], err)
+		ret = bytes[i] ? pfc_packw_add_holes(w, member, bytes[i], sizes[i], holes, nholes, err)
 			       : pfc_packw_add_file(w, member, v[i].local, err);
+		free(holes);
 		free(bytes[i]);
 		bytes[i] = NULL;
 		if (ret < 0)

@@ -882,6 +882,34 @@ int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf
 	return ar.archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
 }
 
+int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf, size_t len, const uint64_t *holes,
+			size_t n, struct pfc_error *err)
+{
+	static const char zeros[1 << 16];
+	const char *b = buf;
+	uint64_t at = 0;
+	size_t i;
+	int ret;
+
+	if ((ret = w_header(w, member, len, buf, len, err)) < 0)
+		return ret;
+	for (i = 0; i <= n; i++) {
+		uint64_t hb = i < n ? holes[2 * i] : len, he = i < n ? hb + holes[2 * i + 1] : len;
+		if (hb > len || he > len || he < hb || hb < at)
+			return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': holes out of order", w->name,
+					      shown(member, w->buf[0]));
+		if (hb > at && (ret = w_data(w, member, b + at, (size_t)(hb - at), err)) < 0)
+			return ret;
+		for (at = hb; at < he;) {
+			size_t k = he - at < sizeof(zeros) ? (size_t)(he - at) : sizeof(zeros);
+			if ((ret = w_data(w, member, zeros, k, err)) < 0)
+				return ret;
+			at += k;
+		}
+	}
+	return ar.archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
+}
+
 /* A file that says it is empty and is not: procfs and the like (/proc/kallsyms).  Read it
  * all, up to a limit, and add what was read. */
 static int add_pseudo(struct pfc_packw *w, const char *member, const char *path, int fd, struct pfc_error *err)
