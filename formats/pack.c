@@ -7,14 +7,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include "converter/files/files.h"
 #include "converter/files/pack.h"
 #include "converter/jit/pe.h"
 #include "converter/native/kcache.h"
 #include "converter/native/symtab.h"
+#include "converter/util/fileio.h"
 #include "converter/util/strbuf.h"
 #include "formats/writer.h"
 
@@ -192,40 +193,25 @@ static void merge_ranges(uint64_t *r, size_t *n)
 	*n = k;
 }
 
-/* Read [off, off + len) of fd into b + off; -1 when the file is shorter. */
-static int read_at(int fd, char *b, uint64_t off, uint64_t len)
-{
-	while (len) {
-		ssize_t got = pread(fd, b + off, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)len, (off_t)off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		off += (uint64_t)got;
-		len -= (uint64_t)got;
-	}
-	return 0;
-}
-
 /*
  * An ELF file (executable, library or debug file), or a .NET image, as the symbol sources
  * read it: what they never read is a hole, zeros at the same offsets in the pack
  * (pfc_elf_unread_ranges: loaded code and data, dynamic relocations, DWARF's locations and
  * macros; pfc_pe_unread_ranges: all of a managed image but its headers, metadata and
- * method tables).  The names, CFI, line tables, metadata and code maps are the same bytes,
- * and every reader finds them where it looks.  An ELF file's holes are never read from
- * disk; a PE image is read whole, to be parsed.  *buf NULL: not such a file, pack it whole
- * (streamed).  *buf is malloc'd, and only its bytes outside the holes are set.
+ * method tables), written as a sparse member.  The names, CFI, line tables, metadata and
+ * code maps are the same bytes, and every reader finds them where it looks.  The file is
+ * mapped, as the symbol sources map it, and its holes are never read.  *map NULL: not such
+ * a file, pack it whole (streamed); else munmap(*map, size).
  */
-static int as_read(const char *path, uint64_t size, char **buf, uint64_t **holes, size_t *nholes,
+static int as_read(const char *path, uint64_t size, void **map, uint64_t **holes, size_t *nholes,
 		   struct pfc_error *err)
 {
-	uint64_t *r = NULL, at = 0;
-	size_t n = 0, i;
-	int pe = 0, fd, bad = 0;
-	char *b;
+	uint64_t *r = NULL;
+	size_t n = 0, len;
+	int pe = 0;
+	void *m;
 
-	*buf = NULL;
+	*map = NULL;
 	*holes = NULL;
 	*nholes = 0;
 	if (pfc_elf_unread_ranges(path, &r, &n) < 0 || !n) {
@@ -235,40 +221,22 @@ static int as_read(const char *path, uint64_t size, char **buf, uint64_t **holes
 		if (!(pe = starts_mz(path)))
 			return 0;
 	}
-	if (size > ((uint64_t)1 << 31) || !(b = malloc(size ? size : 1))) {
+	if (!size || size > SIZE_MAX || pfc_map_file(path, size, &m, &len) < 0) {
 		free(r);
-		return 0;	/* whole, streamed */
+		return 0;	/* whole, streamed: its errors are add_file's */
 	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	if (len != size) {
 		free(r);
-		free(b);
-		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));
-	}
-	if (!pe) {
-		merge_ranges(r, &n);
-		for (i = 0; i <= n && !bad; i++) {
-			uint64_t hb = i < n ? r[2 * i] : size;
-			if (hb > size)
-				hb = size;
-			if (hb > at)
-				bad = read_at(fd, b, at, hb - at) < 0;
-			if (i < n)
-				at = r[2 * i] + r[2 * i + 1] > size ? size : r[2 * i] + r[2 * i + 1];
-		}
-	} else {
-		bad = read_at(fd, b, 0, size) < 0;
-	}
-	close(fd);
-	if (bad) {
-		free(r);
-		free(b);
+		munmap(m, len);
 		return PFC_FAIL_NOOFF(err, IO, "'%s' changed size while it was read", path);
 	}
-	if (pe && pfc_pe_unread_ranges((const uint8_t *)b, size, &r, &n) < 0) {
-		free(b);
+	if (pe && pfc_pe_unread_ranges(m, len, &r, &n) < 0) {
+		munmap(m, len);
 		return PFC_FAIL_NOOFF(err, NOMEM, "'%s'", path);
 	}
-	*buf = b;	/* a PE image without code to leave out: whole, from memory */
+	if (!pe)
+		merge_ranges(r, &n);
+	*map = m;	/* a PE image without anything to leave out: whole, from the map */
 	*holes = r;
 	*nholes = n;
 	return 0;
@@ -289,6 +257,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	unsigned used;
 	uint64_t *holes;
 	size_t nholes;
+	void *map;
 	int ret = 0, b;
 	/* tests: PERFCONV_PACK_WHOLE=1 packs ELF files and ReadyToRun images whole, for the size comparison */
 	int no_zero = getenv("PERFCONV_PACK_WHOLE") && !strcmp(getenv("PERFCONV_PACK_WHOLE"), "1");
@@ -378,10 +347,14 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		member_name(member, sizeof(member), &v[i], i);
 		holes = NULL;
 		nholes = 0;
-		if (!bytes[i] && !no_zero && (ret = as_read(v[i].local, sizes[i], &bytes[i], &holes, &nholes, err)) < 0)
+		map = NULL;
+		if (!bytes[i] && !no_zero && (ret = as_read(v[i].local, sizes[i], &map, &holes, &nholes, err)) < 0)
 			goto out;
-		ret = bytes[i] ? pfc_packw_add_holes(w, member, bytes[i], sizes[i], holes, nholes, err)
+		ret = bytes[i] ? pfc_packw_add_bytes(w, member, bytes[i], sizes[i], err)
+		      : map    ? pfc_packw_add_holes(w, member, map, sizes[i], holes, nholes, err)
 			       : pfc_packw_add_file(w, member, v[i].local, err);
+		if (map)
+			munmap(map, sizes[i]);
 		free(holes);
 		free(bytes[i]);
 		bytes[i] = NULL;

@@ -43,6 +43,7 @@
 	X(archive_entry_set_uid) \
 	X(archive_entry_size) \
 	X(archive_entry_size_is_set) \
+	X(archive_entry_sparse_add_entry) \
 	X(archive_entry_sparse_count) \
 	X(archive_entry_symlink) \
 	X(archive_error_string) \
@@ -242,7 +243,7 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 	const char *name = ar.archive_entry_pathname(e), *why;
 	uint64_t off = rd_off(r), size, got = 0;
 	struct member *m;
-	int fd;
+	int fd, sparse;
 
 	if (!name)
 		return PFC_FAIL(r->err, CORRUPT, off, "a member without a name %s",
@@ -252,8 +253,8 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 	if (ar.archive_entry_filetype(e) != AE_IFREG || ar.archive_entry_hardlink(e) || ar.archive_entry_symlink(e))
 		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': not a regular file",
 				shown(name, r->buf[0]));
-	if (ar.archive_entry_sparse_count(e) > 0)
-		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': a sparse file", shown(name, r->buf[0]));
+	/* a sparse member (pax GNU.sparse 1.0): its holes are holes of the memory file */
+	sparse = ar.archive_entry_sparse_count(e) > 0;
 	if (!ar.archive_entry_size_is_set(e) || ar.archive_entry_size(e) < 0)
 		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': no size", shown(name, r->buf[0]));
 	size = (uint64_t)ar.archive_entry_size(e);
@@ -299,11 +300,14 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 		if (ret != ARCHIVE_OK)
 			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': %s",
 					shown(name, r->buf[0]), ar.archive_error_string(r->a));
-		if (at < 0 || (uint64_t)at != got || len > size - got)
-			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': data past its size or with holes",
+		/* in order, inside the size; a gap only in a sparse member */
+		if (at < 0 || (uint64_t)at < got || (uint64_t)at > size || len > size - (uint64_t)at ||
+		    ((uint64_t)at != got && !sparse))
+			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': data past its size, out of order or with holes",
 					shown(name, r->buf[0]));
+		got = (uint64_t)at;
 		for (size_t done = 0; done < len;) {
-			ssize_t w = write(fd, (const char *)buf + done, len - done);
+			ssize_t w = pwrite(fd, (const char *)buf + done, len - done, (off_t)(got + done));
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0)
@@ -316,7 +320,10 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 		if (rd_ratio(r, name) < 0)
 			return -r->err->code;
 	}
-	if (got != size)
+	if (sparse && got < size && ftruncate(fd, (off_t)size) < 0)	/* a hole at the end */
+		return PFC_FAIL(r->err, IO, rd_off(r), "member '%s': sizing its memory file: %s",
+				shown(name, r->buf[0]), strerror(errno));
+	if (got != size && !sparse)
 		return PFC_FAIL(r->err, TRUNCATED, rd_off(r), "member '%s': %llu bytes of %llu",
 				shown(name, r->buf[0]), (unsigned long long)got, (unsigned long long)size);
 	r->data_end = (uint64_t)ar.archive_filter_bytes(r->a, 0);
@@ -822,7 +829,7 @@ static int w_name(struct pfc_packw *w, const char *name)
 /* The checks the reader makes, so that what is written can be read; then the header.
  * head: the first bytes of the member (the MANIFEST's magic). */
 static int w_header(struct pfc_packw *w, const char *member, uint64_t size, const void *head, size_t headlen,
-		    struct pfc_error *err)
+		    const uint64_t *holes, size_t nholes, struct pfc_error *err)
 {
 	struct archive_entry *e;
 	const char *why = bad_name(member);
@@ -850,6 +857,36 @@ static int w_header(struct pfc_packw *w, const char *member, uint64_t size, cons
 	ar.archive_entry_set_mtime(e, 0, 0);
 	ar.archive_entry_set_uid(e, 0);
 	ar.archive_entry_set_gid(e, 0);
+	if (nholes) {
+		/* a sparse member: libarchive's pax writer lists the data between the holes
+		 * (GNU.sparse 1.0) and skips the holes' bytes that archive_write_data is given.
+		 * GNU tar reads each data region in whole 512-byte blocks (it makes only such
+		 * regions): a region starts and ends on a block boundary, or at the member's
+		 * end, taking in the zeros of the holes around it. */
+		uint64_t at = 0, rb = 0, re = 0;
+		int open_region = 0;
+		for (size_t i = 0; i <= nholes; i++) {
+			uint64_t hb = i < nholes ? holes[2 * i] : size, b = at & ~(uint64_t)511, en;
+			if (hb > at) {
+				en = (hb + 511) & ~(uint64_t)511;
+				if (en > size)
+					en = size;
+				if (open_region && b <= re) {
+					re = en;
+				} else {
+					if (open_region)
+						ar.archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
+					rb = b;
+					re = en;
+					open_region = 1;
+				}
+			}
+			if (i < nholes)
+				at = holes[2 * i] + holes[2 * i + 1];
+		}
+		if (open_region)
+			ar.archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
+	}
 	old = utf8_enter(&utf8);
 	ret = ar.archive_write_header(w->a, e);
 	utf8_leave(utf8, old);
@@ -877,9 +914,18 @@ int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf
 {
 	int ret;
 
-	if ((ret = w_header(w, member, len, buf, len, err)) < 0 || (ret = w_data(w, member, buf, len, err)) < 0)
+	if ((ret = w_header(w, member, len, buf, len, NULL, 0, err)) < 0 || (ret = w_data(w, member, buf, len, err)) < 0)
 		return ret;
 	return ar.archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
+}
+
+/* tests and measurements: PERFCONV_PACK_SPARSE=0 writes holes as runs of zeros (the packs
+ * of perfconv before sparse members, which any tar reader reads as plain files) */
+static int sparse_ok(void)
+{
+	const char *v = getenv("PERFCONV_PACK_SPARSE");
+
+	return !v || strcmp(v, "0");
 }
 
 int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf, size_t len, const uint64_t *holes,
@@ -891,7 +937,12 @@ int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf
 	size_t i;
 	int ret;
 
-	if ((ret = w_header(w, member, len, buf, len, err)) < 0)
+	for (i = 0; i < n; i++)
+		if (holes[2 * i] > len || holes[2 * i + 1] > len - holes[2 * i] || !holes[2 * i + 1] ||
+		    (i && holes[2 * i] < holes[2 * i - 2] + holes[2 * i - 1]))
+			return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': holes out of order", w->name,
+					      shown(member, w->buf[0]));
+	if ((ret = w_header(w, member, len, buf, len, sparse_ok() ? holes : NULL, sparse_ok() ? n : 0, err)) < 0)
 		return ret;
 	for (i = 0; i <= n; i++) {
 		uint64_t hb = i < n ? holes[2 * i] : len, he = i < n ? hb + holes[2 * i + 1] : len;
@@ -994,7 +1045,7 @@ int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path
 		if (!n)
 			break;
 		len = (size_t)n;
-		if (!done && (ret = w_header(w, member, size, buf, len, err)) < 0)
+		if (!done && (ret = w_header(w, member, size, buf, len, NULL, 0, err)) < 0)
 			goto out;
 		if ((ret = w_data(w, member, buf, len, err)) < 0)
 			goto out;
