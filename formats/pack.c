@@ -64,22 +64,25 @@ static void member_name(char *out, size_t size, const struct pfc_files_entry *e,
 }
 
 /* Whether two regular files have the same bytes (a binary found at its path and in the
- * build-id cache is packed once). */
+ * build-id cache is packed once): one file (perf's build-id cache hard-links what it can),
+ * or both mapped and compared. */
 static int same_bytes(const char *a, const char *b, uint64_t size)
 {
-	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-	char ba[65536], bb[65536];
-	int same = fa && fb;
+	struct stat sa, sb;
+	void *ma = NULL, *mb = NULL;
+	size_t la = 0, lb = 0;
+	int same;
 
-	while (same && size) {
-		size_t n = size < sizeof(ba) ? (size_t)size : sizeof(ba);
-		same = fread(ba, 1, n, fa) == n && fread(bb, 1, n, fb) == n && !memcmp(ba, bb, n);
-		size -= n;
-	}
-	if (fa)
-		fclose(fa);
-	if (fb)
-		fclose(fb);
+	if (!stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)
+		return 1;
+	if (!size || size > SIZE_MAX)
+		return !size;
+	same = !pfc_map_file(a, size, &ma, &la) && !pfc_map_file(b, size, &mb, &lb) && la == size && lb == size &&
+	       !memcmp(ma, mb, (size_t)size);
+	if (ma)
+		munmap(ma, la);
+	if (mb)
+		munmap(mb, lb);
 	return same;
 }
 
