@@ -37,6 +37,7 @@
 #                                  is for the recording itself
 #   pack/bad/truncated, pack/bad/flipped   a pack cut in half or with a byte flipped: exit 1 (no
 #                                  signal), a message naming the pack, no output left behind
+#   pack/bad/sparse-bomb           a sparse member of 300 MB of holes in a few hundred bytes: refused
 #   pack/batch                     perfconv -O DIR -j 2 -f folded,svg over a directory of two packs
 #                                  made from different symbol trees
 #
@@ -655,6 +656,31 @@ if selected pack/bad && [[ $ok_packs == *" fp-callgraph "* ]] && [ "$rc" = 0 ]; 
 			pass "pack/bad/$kind"
 		fi
 	done
+fi
+
+# A pack whose sparse member declares 300 MB of holes in a few hundred bytes: refused as an archive
+# bomb (the holes cost nothing until read, and a reader may read them), naming the pack
+if selected pack/bad; then
+	SB=$W/bad/sparse-bomb
+	mkdir -p "$SB/t/files/root"
+	printf 'perfpack 1\n' >"$SB/t/MANIFEST"
+	truncate -s 300000000 "$SB/t/files/root/holes"
+	printf 'x' >>"$SB/t/files/root/holes"
+	if ! tar -C "$SB/t" -b1 --sparse --format=pax --sparse-version=1.0 --owner=0 --group=0 --mtime=@0 \
+		--pax-option=delete=atime,delete=ctime -cf "$SB/bomb.tar" MANIFEST files/root/holes 2>"$SB/tar.err" ||
+		! zstd -q -f --check "$SB/bomb.tar" -o "$SB/bomb.perfpack" 2>>"$SB/tar.err"; then
+		skip pack/bad/sparse-bomb "GNU tar or zstd cannot make the sparse pack: $(head -n 1 "$SB/tar.err")"
+	else
+		run_pc "$SB/out" -q -i "$SB/bomb.perfpack" -o "$SB/out/out.folded"
+		if [ "$rc" != 1 ]; then
+			fail pack/bad/sparse-bomb "exit status $rc, expected 1" "$SB/out/err"
+		elif ! grep -qF "$SB/bomb.perfpack" "$SB/out/err" || ! grep -q "archive bomb" "$SB/out/err"; then
+			fail pack/bad/sparse-bomb "the message does not name the pack and the archive bomb" "$SB/out/err"
+		else
+			pass pack/bad/sparse-bomb
+		fi
+	fi
+	rm -rf "$SB/t"
 fi
 
 # ---------------------------------------------------------------------------------------------------

@@ -203,6 +203,7 @@ struct rd {
 	uint64_t total;       /* member bytes so far */
 	uint64_t mem;         /* RAM and swap: members live in memory */
 	uint64_t data_end;    /* tar stream offset after the last member's data */
+	uint64_t holes;       /* bytes of sparse members' holes, declared so far */
 	char buf[2][160];     /* for shown() */
 };
 
@@ -267,6 +268,16 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 	if (r->total + size > r->mem)
 		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': %llu bytes, more than this machine's memory holds",
 				shown(name, r->buf[0]), (unsigned long long)size);
+	/* holes cost no memory until read, and a reader may read them: like the bytes of the
+	 * tar stream, past RATIO_GRACE each compressed byte may declare PFC_PACK_MAX_RATIO */
+	if (sparse) {
+		la_int64_t in = ar.archive_filter_bytes(r->a, -1);
+		r->holes += size;
+		if (r->holes > RATIO_GRACE && (r->holes - RATIO_GRACE) / PFC_PACK_MAX_RATIO > (uint64_t)(in > 0 ? in : 0))
+			return PFC_FAIL(r->err, UNSUPPORTED, off,
+					"member '%s': sparse members of %llu bytes from %lld compressed, over the limit of %d to 1 (an archive bomb)",
+					shown(name, r->buf[0]), (unsigned long long)r->holes, (long long)in, PFC_PACK_MAX_RATIO);
+	}
 	if (!p->n && strcmp(name, PFC_PACK_MANIFEST))
 		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': the first member must be %s",
 				shown(name, r->buf[0]), PFC_PACK_MANIFEST);
