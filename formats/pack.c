@@ -7,12 +7,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include "converter/files/files.h"
 #include "converter/files/pack.h"
 #include "converter/jit/pe.h"
 #include "converter/native/kcache.h"
 #include "converter/native/symtab.h"
+#include "converter/util/fileio.h"
 #include "converter/util/strbuf.h"
 #include "formats/writer.h"
 
@@ -61,22 +64,25 @@ static void member_name(char *out, size_t size, const struct pfc_files_entry *e,
 }
 
 /* Whether two regular files have the same bytes (a binary found at its path and in the
- * build-id cache is packed once). */
+ * build-id cache is packed once): one file (perf's build-id cache hard-links what it can),
+ * or both mapped and compared. */
 static int same_bytes(const char *a, const char *b, uint64_t size)
 {
-	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-	char ba[65536], bb[65536];
-	int same = fa && fb;
+	struct stat sa, sb;
+	void *ma = NULL, *mb = NULL;
+	size_t la = 0, lb = 0;
+	int same;
 
-	while (same && size) {
-		size_t n = size < sizeof(ba) ? (size_t)size : sizeof(ba);
-		same = fread(ba, 1, n, fa) == n && fread(bb, 1, n, fb) == n && !memcmp(ba, bb, n);
-		size -= n;
-	}
-	if (fa)
-		fclose(fa);
-	if (fb)
-		fclose(fb);
+	if (!stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)
+		return 1;
+	if (!size || size > SIZE_MAX)
+		return !size;
+	same = !pfc_map_file(a, size, &ma, &la) && !pfc_map_file(b, size, &mb, &lb) && la == size && lb == size &&
+	       !memcmp(ma, mb, (size_t)size);
+	if (ma)
+		munmap(ma, la);
+	if (mb)
+		munmap(mb, lb);
 	return same;
 }
 
@@ -163,24 +169,54 @@ static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e,
 	return 0;
 }
 
+static int by_offset(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Sort ranges and merge those that touch or overlap: *n becomes the count left. */
+static void merge_ranges(uint64_t *r, size_t *n)
+{
+	size_t i, k = 0;
+
+	qsort(r, *n, 2 * sizeof(*r), by_offset);
+	for (i = 0; i < *n; i++) {
+		if (k && r[2 * i] <= r[2 * (k - 1)] + r[2 * (k - 1) + 1]) {
+			uint64_t e = r[2 * i] + r[2 * i + 1];
+			if (e > r[2 * (k - 1)] + r[2 * (k - 1) + 1])
+				r[2 * (k - 1) + 1] = e - r[2 * (k - 1)];
+			continue;
+		}
+		r[2 * k] = r[2 * i];
+		r[2 * k + 1] = r[2 * i + 1];
+		k++;
+	}
+	*n = k;
+}
+
 /*
- * An ELF executable or library, or a ReadyToRun image, as the symbol sources read it: the
- * ELF file's code and data sections zeroed (pfc_elf_unread_ranges), the ReadyToRun image's
- * method code (pfc_pe_unread_ranges), all else as it is, at the same offsets.  Measured on
- * the fixtures: libc.so.6 packs into 0.1 MB instead of 0.9; on the .NET fixture the pack
- * holds 54 MB of files, 24 MB of them System.Private.CoreLib and the other framework
- * images, most of that machine code no conversion reads.  The names, CFI, line tables,
- * metadata and code maps are the same bytes.  *buf NULL: not such a file, pack it whole.
+ * An ELF file (executable, library or debug file), or a .NET image, as the symbol sources
+ * read it: what they never read is a hole, zeros at the same offsets in the pack
+ * (pfc_elf_unread_ranges: loaded code and data, dynamic relocations, DWARF's locations and
+ * macros; pfc_pe_unread_ranges: all of a managed image but its headers, metadata and
+ * method tables), written as a sparse member.  The names, CFI, line tables, metadata and
+ * code maps are the same bytes, and every reader finds them where it looks.  The file is
+ * mapped, as the symbol sources map it, and its holes are never read.  *map NULL: not such
+ * a file, pack it whole (streamed); else munmap(*map, size).
  */
-static int as_read(const char *path, uint64_t size, char **buf, struct pfc_error *err)
+static int as_read(const char *path, uint64_t size, void **map, uint64_t **holes, size_t *nholes,
+		   struct pfc_error *err)
 {
 	uint64_t *r = NULL;
-	size_t n = 0, i, got;
+	size_t n = 0, len;
 	int pe = 0;
-	char *b;
-	FILE *f;
+	void *m;
 
-	*buf = NULL;
+	*map = NULL;
+	*holes = NULL;
+	*nholes = 0;
 	if (pfc_elf_unread_ranges(path, &r, &n) < 0 || !n) {
 		free(r);
 		r = NULL;
@@ -188,30 +224,24 @@ static int as_read(const char *path, uint64_t size, char **buf, struct pfc_error
 		if (!(pe = starts_mz(path)))
 			return 0;
 	}
-	if (size > ((uint64_t)1 << 31) || !(b = malloc(size ? size : 1))) {
+	if (!size || size > SIZE_MAX || pfc_map_file(path, size, &m, &len) < 0) {
 		free(r);
-		return 0;	/* whole, streamed */
+		return 0;	/* whole, streamed: its errors are add_file's */
 	}
-	if (!(f = fopen(path, "rb"))) {
+	if (len != size) {
 		free(r);
-		free(b);
-		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", path, strerror(errno));
-	}
-	got = fread(b, 1, size, f);
-	fclose(f);
-	if (got != size) {
-		free(r);
-		free(b);
+		munmap(m, len);
 		return PFC_FAIL_NOOFF(err, IO, "'%s' changed size while it was read", path);
 	}
-	if (pe && pfc_pe_unread_ranges((const uint8_t *)b, size, &r, &n) < 0) {
-		free(b);
+	if (pe && pfc_pe_unread_ranges(m, len, &r, &n) < 0) {
+		munmap(m, len);
 		return PFC_FAIL_NOOFF(err, NOMEM, "'%s'", path);
 	}
-	for (i = 0; i < n; i++)
-		memset(b + r[2 * i], 0, r[2 * i + 1]);
-	free(r);
-	*buf = b;	/* a PE image without code to leave out: whole, from memory */
+	if (!pe)
+		merge_ranges(r, &n);
+	*map = m;	/* a PE image without anything to leave out: whole, from the map */
+	*holes = r;
+	*nholes = n;
 	return 0;
 }
 
@@ -228,6 +258,9 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	const char *recording = s->recording_path;
 	struct stat st;
 	unsigned used;
+	uint64_t *holes;
+	size_t nholes;
+	void *map;
 	int ret = 0, b;
 	/* tests: PERFCONV_PACK_WHOLE=1 packs ELF files and ReadyToRun images whole, for the size comparison */
 	int no_zero = getenv("PERFCONV_PACK_WHOLE") && !strcmp(getenv("PERFCONV_PACK_WHOLE"), "1");
@@ -315,10 +348,17 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		if (v[i].is_list || v[i].probe || member_of[i] != i)
 			continue;
 		member_name(member, sizeof(member), &v[i], i);
-		if (!bytes[i] && !no_zero && (ret = as_read(v[i].local, sizes[i], &bytes[i], err)) < 0)
+		holes = NULL;
+		nholes = 0;
+		map = NULL;
+		if (!bytes[i] && !no_zero && (ret = as_read(v[i].local, sizes[i], &map, &holes, &nholes, err)) < 0)
 			goto out;
 		ret = bytes[i] ? pfc_packw_add_bytes(w, member, bytes[i], sizes[i], err)
+		      : map    ? pfc_packw_add_holes(w, member, map, sizes[i], holes, nholes, err)
 			       : pfc_packw_add_file(w, member, v[i].local, err);
+		if (map)
+			munmap(map, sizes[i]);
+		free(holes);
 		free(bytes[i]);
 		bytes[i] = NULL;
 		if (ret < 0)

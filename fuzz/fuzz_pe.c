@@ -1,7 +1,7 @@
 /*
  * fuzz_pe.c - the PE image parser of ReadyToRun .dll files: headers, sections, the debug
  * directory, CLR metadata (MVID) and the R2R function table, and offset -> RVA; and the
- * code ranges a pack zeroes (pfc_pe_unread_ranges), which must lie in the image, in order,
+ * ranges a pack leaves as holes (pfc_pe_unread_ranges), which must lie in the image, in order,
  * clear of its headers.
  */
 // FUZZ_MAX_LEN: 65536

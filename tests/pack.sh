@@ -24,12 +24,20 @@
 #                                  an xfail.
 #   pack/fp-stripped-debuglink/*-nodebug, pack/dotnet-container/folded-nomap   packed from a symbol
 #                                  tree without the debug files, and without --map-dir
+#   pack/FX/*-names                JIT and .NET fixtures packed and converted with perfconv's own names
+#                                  (their golden tests use --perf-compat): ReadyToRun methods named
+#                                  from the images' metadata, every format against the recording's
+#   pack/FX/*-compat               the other fixtures packed and converted with --perf-compat
+#   pack/holes/FX/{size,tar,zero-runs}   what a pack leaves out is holes: the pack is much smaller
+#                                  than the files whole, GNU tar reads its sparse members, and a pack
+#                                  with the holes as zeros (the earlier packs) converts the same
 #   pack/format-option             -f pack with any output name writes the same bytes
 #   pack/same-pid/FX[/control]     a wrong /tmp/perf-PID.map for the recorded pid (same addresses,
 #                                  other names) is not used for the pack; the control shows that it
 #                                  is for the recording itself
 #   pack/bad/truncated, pack/bad/flipped   a pack cut in half or with a byte flipped: exit 1 (no
 #                                  signal), a message naming the pack, no output left behind
+#   pack/bad/sparse-bomb           a sparse member of 300 MB of holes in a few hundred bytes: refused
 #   pack/batch                     perfconv -O DIR -j 2 -f folded,svg over a directory of two packs
 #                                  made from different symbol trees
 #
@@ -280,6 +288,26 @@ for dir in "$FIX"/*/; do
 	for kind in speedscope svg trace.zip pprof; do
 		addcase "$fx/$kind" "$kind" "" ""
 	done
+	# JIT and .NET fixtures are packed above with --perf-compat (perf's names, which their expected
+	# files hold); packed again for perfconv's own names, which read more of the .NET images (the
+	# ReadyToRun methods' names from their metadata); the others packed again with --perf-compat
+	# (perf's rules read other parts of the files: a pack made without it does not serve it)
+	if jit_fixture "$fx"; then
+		own=()
+		for a in "${args[@]}"; do [ "$a" = --perf-compat ] || own+=("$a"); done
+		newpack "$fx-names" "$fx/pack-names" "$in" "${own[@]}"
+		addcase "$fx/folded-names" folded "" ""
+		addcase "$fx/folded-all-names" folded "" "" --all
+		addcase "$fx/folded-jit-names" folded "" "" --jit
+		for kind in script speedscope svg trace.zip pprof; do
+			addcase "$fx/$kind-names" "$kind" "" ""
+		done
+	else
+		newpack "$fx-compat" "$fx/pack-compat" "$in" "${args[@]}" --perf-compat
+		addcase "$fx/folded-compat" folded "" ""
+		addcase "$fx/script-compat" script "" ""
+		addcase "$fx/pprof-compat" pprof "" ""
+	fi
 	# fp-stripped-debuglink from a symbol tree without its debug files
 	if [ -e "$exp/folded-nodebug.txt" ]; then
 		symfs_without_debug "$W/symfs-nodebug"
@@ -630,6 +658,31 @@ if selected pack/bad && [[ $ok_packs == *" fp-callgraph "* ]] && [ "$rc" = 0 ]; 
 	done
 fi
 
+# A pack whose sparse member declares 300 MB of holes in a few hundred bytes: refused as an archive
+# bomb (the holes cost nothing until read, and a reader may read them), naming the pack
+if selected pack/bad; then
+	SB=$W/bad/sparse-bomb
+	mkdir -p "$SB/t/files/root"
+	printf 'perfpack 1\n' >"$SB/t/MANIFEST"
+	truncate -s 300000000 "$SB/t/files/root/holes"
+	printf 'x' >>"$SB/t/files/root/holes"
+	if ! tar -C "$SB/t" -b1 --sparse --format=pax --sparse-version=1.0 --owner=0 --group=0 --mtime=@0 \
+		--pax-option=delete=atime,delete=ctime -cf "$SB/bomb.tar" MANIFEST files/root/holes 2>"$SB/tar.err" ||
+		! zstd -q -f --check "$SB/bomb.tar" -o "$SB/bomb.perfpack" 2>>"$SB/tar.err"; then
+		skip pack/bad/sparse-bomb "GNU tar or zstd cannot make the sparse pack: $(head -n 1 "$SB/tar.err")"
+	else
+		run_pc "$SB/out" -q -i "$SB/bomb.perfpack" -o "$SB/out/out.folded"
+		if [ "$rc" != 1 ]; then
+			fail pack/bad/sparse-bomb "exit status $rc, expected 1" "$SB/out/err"
+		elif ! grep -qF "$SB/bomb.perfpack" "$SB/out/err" || ! grep -q "archive bomb" "$SB/out/err"; then
+			fail pack/bad/sparse-bomb "the message does not name the pack and the archive bomb" "$SB/out/err"
+		else
+			pass pack/bad/sparse-bomb
+		fi
+	fi
+	rm -rf "$SB/t"
+fi
+
 # ---------------------------------------------------------------------------------------------------
 # Batch mode over packs: two fixtures of the same build-id (callgraph e1bab191...) packed from two
 # symbol trees, the whole tree and one without the debug files: each output is its own pack's,
@@ -671,6 +724,62 @@ if selected pack/batch; then
 		done
 		if [ -n "$bad" ]; then fail pack/batch "$bad" "$B/err"; else pass pack/batch; fi
 	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Holes: a pack holds of each ELF file and .NET image only what perfconv reads, the rest as holes
+# of sparse members (the cases above show that nothing read is missing).
+#   pack/holes/FX/size       the pack is at most a third (fp: a half) of one holding the files whole
+#                            (PERFCONV_PACK_WHOLE=1)
+#   pack/holes/FX/tar        GNU tar extracts the same files from it as from the pack written with
+#                            the holes as runs of zeros (PERFCONV_PACK_SPARSE=0, the packs before
+#                            sparse members), and the holes are not in its tar stream
+#   pack/holes/FX/zero-runs  that pack converts, in the isolation, as the sparse one does
+holes_case() {
+	local id=$1 fx=$2 most=$3 H=$W/holes/$1 what=
+	shift 3
+	mkdir -p "$H/s" "$H/z"
+	if [[ $ok_packs != *" $id "* ]]; then
+		skip "pack/holes/$fx/*" "no pack $id"
+		return
+	fi
+	local pk=$W/p/$id.perfpack
+	if ! PERFCONV_PACK_WHOLE=1 "$PERFCONV" -q "$@" -o "$H/whole.perfpack" 2>"$H/err" ||
+		! PERFCONV_PACK_SPARSE=0 "$PERFCONV" -q "$@" -o "$W/p/$id-zero.perfpack" 2>>"$H/err"; then
+		fail "pack/holes/$fx/size" "exit status $? packing with PERFCONV_PACK_WHOLE=1 or PERFCONV_PACK_SPARSE=0" "$H/err"
+		return
+	fi
+	local s w
+	s=$(stat -c %s "$pk") w=$(stat -c %s "$H/whole.perfpack")
+	if [ $((s * most)) -gt "$w" ]; then
+		fail "pack/holes/$fx/size" "the pack has $s bytes, more than 1/$most of the $w of the files whole"
+	else
+		pass "pack/holes/$fx/size"
+		echo "      $s bytes, the files whole $w"
+	fi
+	tar -C "$H/s" --zstd -xf "$pk" 2>"$H/err" || what="tar cannot extract the pack"
+	[ -n "$what" ] || tar -C "$H/z" --zstd -xf "$W/p/$id-zero.perfpack" 2>>"$H/err" || what="tar cannot extract the zero-run pack"
+	[ -n "$what" ] || diff -r "$H/s" "$H/z" >"$H/err" 2>&1 || what="the sparse and the zero-run packs hold other bytes"
+	if [ -z "$what" ] && [ "$(zstd -dc "$pk" | wc -c)" -ge "$(zstd -dc "$W/p/$id-zero.perfpack" | wc -c)" ]; then
+		what="the sparse pack's tar stream is not shorter than the zero-run pack's: no holes"
+	fi
+	if [ -n "$what" ]; then fail "pack/holes/$fx/tar" "$what" "$H/err"; else pass "pack/holes/$fx/tar"; fi
+	iso -- bash -c 'for p in "$2" "$3"; do for f in folded perf.txt; do "$1" -q -i "$p" -o "$p.$f" || exit; done; done' \
+		isolate "$PERFCONV" "$pk" "$W/p/$id-zero.perfpack" 2>"$H/err"
+	local rc=$?
+	if [ "$rc" != 0 ]; then
+		fail "pack/holes/$fx/zero-runs" "exit status $rc converting the packs in the isolation" "$H/err"
+	elif ! cmp -s "$pk.folded" "$W/p/$id-zero.perfpack.folded" || ! cmp -s "$pk.perf.txt" "$W/p/$id-zero.perfpack.perf.txt"; then
+		fail "pack/holes/$fx/zero-runs" "the zero-run pack converts to other folded or perf-script output"
+	else
+		pass "pack/holes/$fx/zero-runs"
+	fi
+}
+if selected pack/holes; then
+	fixture "$FIX/dotnet-aspnet" &&
+		holes_case dotnet-aspnet-names dotnet-aspnet 3 -i "$in" --symfs "$ROOT" --kallsyms "$FIX/dotnet-aspnet/kallsyms" --map-dir "$FIX/dotnet-aspnet/maps"
+	fixture "$FIX/fp-callgraph" && holes_case fp-callgraph fp-callgraph 2 "${args[@]}"
+	fixture "$FIX/dwarf-libc-dbg" && PERFCONV_DEBUG_DIR=$PERFCONV_DEBUG_DIR holes_case dwarf-libc-dbg dwarf-libc-dbg 2 "${args[@]}"
 fi
 
 echo "# packing and the recordings' conversions took $t_pack s, the packs' conversions $t_conv s"

@@ -43,6 +43,7 @@
 	X(archive_entry_set_uid) \
 	X(archive_entry_size) \
 	X(archive_entry_size_is_set) \
+	X(archive_entry_sparse_add_entry) \
 	X(archive_entry_sparse_count) \
 	X(archive_entry_symlink) \
 	X(archive_error_string) \
@@ -202,6 +203,7 @@ struct rd {
 	uint64_t total;       /* member bytes so far */
 	uint64_t mem;         /* RAM and swap: members live in memory */
 	uint64_t data_end;    /* tar stream offset after the last member's data */
+	uint64_t holes;       /* bytes of sparse members' holes, declared so far */
 	char buf[2][160];     /* for shown() */
 };
 
@@ -242,7 +244,7 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 	const char *name = ar.archive_entry_pathname(e), *why;
 	uint64_t off = rd_off(r), size, got = 0;
 	struct member *m;
-	int fd;
+	int fd, sparse;
 
 	if (!name)
 		return PFC_FAIL(r->err, CORRUPT, off, "a member without a name %s",
@@ -252,8 +254,8 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 	if (ar.archive_entry_filetype(e) != AE_IFREG || ar.archive_entry_hardlink(e) || ar.archive_entry_symlink(e))
 		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': not a regular file",
 				shown(name, r->buf[0]));
-	if (ar.archive_entry_sparse_count(e) > 0)
-		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': a sparse file", shown(name, r->buf[0]));
+	/* a sparse member (pax GNU.sparse 1.0): its holes are holes of the memory file */
+	sparse = ar.archive_entry_sparse_count(e) > 0;
 	if (!ar.archive_entry_size_is_set(e) || ar.archive_entry_size(e) < 0)
 		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': no size", shown(name, r->buf[0]));
 	size = (uint64_t)ar.archive_entry_size(e);
@@ -266,6 +268,16 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 	if (r->total + size > r->mem)
 		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': %llu bytes, more than this machine's memory holds",
 				shown(name, r->buf[0]), (unsigned long long)size);
+	/* holes cost no memory until read, and a reader may read them: like the bytes of the
+	 * tar stream, past RATIO_GRACE each compressed byte may declare PFC_PACK_MAX_RATIO */
+	if (sparse) {
+		la_int64_t in = ar.archive_filter_bytes(r->a, -1);
+		r->holes += size;
+		if (r->holes > RATIO_GRACE && (r->holes - RATIO_GRACE) / PFC_PACK_MAX_RATIO > (uint64_t)(in > 0 ? in : 0))
+			return PFC_FAIL(r->err, UNSUPPORTED, off,
+					"member '%s': sparse members of %llu bytes from %lld compressed, over the limit of %d to 1 (an archive bomb)",
+					shown(name, r->buf[0]), (unsigned long long)r->holes, (long long)in, PFC_PACK_MAX_RATIO);
+	}
 	if (!p->n && strcmp(name, PFC_PACK_MANIFEST))
 		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': the first member must be %s",
 				shown(name, r->buf[0]), PFC_PACK_MANIFEST);
@@ -299,11 +311,14 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 		if (ret != ARCHIVE_OK)
 			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': %s",
 					shown(name, r->buf[0]), ar.archive_error_string(r->a));
-		if (at < 0 || (uint64_t)at != got || len > size - got)
-			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': data past its size or with holes",
+		/* in order, inside the size; a gap only in a sparse member */
+		if (at < 0 || (uint64_t)at < got || (uint64_t)at > size || len > size - (uint64_t)at ||
+		    ((uint64_t)at != got && !sparse))
+			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': data past its size, out of order or with holes",
 					shown(name, r->buf[0]));
+		got = (uint64_t)at;
 		for (size_t done = 0; done < len;) {
-			ssize_t w = write(fd, (const char *)buf + done, len - done);
+			ssize_t w = pwrite(fd, (const char *)buf + done, len - done, (off_t)(got + done));
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0)
@@ -316,7 +331,10 @@ static int rd_member(struct rd *r, struct archive_entry *e)
 		if (rd_ratio(r, name) < 0)
 			return -r->err->code;
 	}
-	if (got != size)
+	if (sparse && got < size && ftruncate(fd, (off_t)size) < 0)	/* a hole at the end */
+		return PFC_FAIL(r->err, IO, rd_off(r), "member '%s': sizing its memory file: %s",
+				shown(name, r->buf[0]), strerror(errno));
+	if (got != size && !sparse)
 		return PFC_FAIL(r->err, TRUNCATED, rd_off(r), "member '%s': %llu bytes of %llu",
 				shown(name, r->buf[0]), (unsigned long long)got, (unsigned long long)size);
 	r->data_end = (uint64_t)ar.archive_filter_bytes(r->a, 0);
@@ -822,7 +840,7 @@ static int w_name(struct pfc_packw *w, const char *name)
 /* The checks the reader makes, so that what is written can be read; then the header.
  * head: the first bytes of the member (the MANIFEST's magic). */
 static int w_header(struct pfc_packw *w, const char *member, uint64_t size, const void *head, size_t headlen,
-		    struct pfc_error *err)
+		    const uint64_t *holes, size_t nholes, struct pfc_error *err)
 {
 	struct archive_entry *e;
 	const char *why = bad_name(member);
@@ -850,6 +868,36 @@ static int w_header(struct pfc_packw *w, const char *member, uint64_t size, cons
 	ar.archive_entry_set_mtime(e, 0, 0);
 	ar.archive_entry_set_uid(e, 0);
 	ar.archive_entry_set_gid(e, 0);
+	if (nholes) {
+		/* a sparse member: libarchive's pax writer lists the data between the holes
+		 * (GNU.sparse 1.0) and skips the holes' bytes that archive_write_data is given.
+		 * GNU tar reads each data region in whole 512-byte blocks (it makes only such
+		 * regions): a region starts and ends on a block boundary, or at the member's
+		 * end, taking in the zeros of the holes around it. */
+		uint64_t at = 0, rb = 0, re = 0;
+		int open_region = 0;
+		for (size_t i = 0; i <= nholes; i++) {
+			uint64_t hb = i < nholes ? holes[2 * i] : size, b = at & ~(uint64_t)511, en;
+			if (hb > at) {
+				en = (hb + 511) & ~(uint64_t)511;
+				if (en > size)
+					en = size;
+				if (open_region && b <= re) {
+					re = en;
+				} else {
+					if (open_region)
+						ar.archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
+					rb = b;
+					re = en;
+					open_region = 1;
+				}
+			}
+			if (i < nholes)
+				at = holes[2 * i] + holes[2 * i + 1];
+		}
+		if (open_region)
+			ar.archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
+	}
 	old = utf8_enter(&utf8);
 	ret = ar.archive_write_header(w->a, e);
 	utf8_leave(utf8, old);
@@ -877,8 +925,50 @@ int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf
 {
 	int ret;
 
-	if ((ret = w_header(w, member, len, buf, len, err)) < 0 || (ret = w_data(w, member, buf, len, err)) < 0)
+	if ((ret = w_header(w, member, len, buf, len, NULL, 0, err)) < 0 || (ret = w_data(w, member, buf, len, err)) < 0)
 		return ret;
+	return ar.archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
+}
+
+/* tests and measurements: PERFCONV_PACK_SPARSE=0 writes holes as runs of zeros (the packs
+ * of perfconv before sparse members, which any tar reader reads as plain files) */
+static int sparse_ok(void)
+{
+	const char *v = getenv("PERFCONV_PACK_SPARSE");
+
+	return !v || strcmp(v, "0");
+}
+
+int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf, size_t len, const uint64_t *holes,
+			size_t n, struct pfc_error *err)
+{
+	static const char zeros[1 << 16];
+	const char *b = buf;
+	uint64_t at = 0;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		if (holes[2 * i] > len || holes[2 * i + 1] > len - holes[2 * i] || !holes[2 * i + 1] ||
+		    (i && holes[2 * i] < holes[2 * i - 2] + holes[2 * i - 1]))
+			return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': holes out of order", w->name,
+					      shown(member, w->buf[0]));
+	if ((ret = w_header(w, member, len, buf, len, sparse_ok() ? holes : NULL, sparse_ok() ? n : 0, err)) < 0)
+		return ret;
+	for (i = 0; i <= n; i++) {
+		uint64_t hb = i < n ? holes[2 * i] : len, he = i < n ? hb + holes[2 * i + 1] : len;
+		if (hb > len || he > len || he < hb || hb < at)
+			return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': holes out of order", w->name,
+					      shown(member, w->buf[0]));
+		if (hb > at && (ret = w_data(w, member, b + at, (size_t)(hb - at), err)) < 0)
+			return ret;
+		for (at = hb; at < he;) {
+			size_t k = he - at < sizeof(zeros) ? (size_t)(he - at) : sizeof(zeros);
+			if ((ret = w_data(w, member, zeros, k, err)) < 0)
+				return ret;
+			at += k;
+		}
+	}
 	return ar.archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
 }
 
@@ -966,7 +1056,7 @@ int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path
 		if (!n)
 			break;
 		len = (size_t)n;
-		if (!done && (ret = w_header(w, member, size, buf, len, err)) < 0)
+		if (!done && (ret = w_header(w, member, size, buf, len, NULL, 0, err)) < 0)
 			goto out;
 		if ((ret = w_data(w, member, buf, len, err)) < 0)
 			goto out;

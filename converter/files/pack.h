@@ -52,6 +52,10 @@ struct pfc_packw;
 /* level: zstd's, 0 for the default.  name is the output's name, for messages. */
 int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level, struct pfc_error *err);
 int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf, size_t len, struct pfc_error *err);
+/* buf[0, len) with the ranges holes[2i], size holes[2i + 1] (sorted, apart) written as
+ * zeros: the member has len bytes, and buf is read only outside the holes. */
+int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf, size_t len, const uint64_t *holes,
+			size_t n, struct pfc_error *err);
 /* The whole regular file at `path`, as it is now. */
 int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err);
 /* Finish the archive; *bytes: its compressed size.  Frees w, also on error. */

@@ -509,18 +509,159 @@ static int overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 	return a < b + blen && b < a + alen;
 }
 
+/* File ranges, (offset, size) pairs. */
+struct ranges {
+	uint64_t *v;
+	size_t n, cap;
+	int oom;
+};
+
+/* [off, off + size) clipped to the file: a reader that finds a range cut short reads
+ * nothing of it, and what it would read of it is kept. */
+static void keep(struct ranges *k, size_t len, int64_t off, uint64_t size)
+{
+	if (off < 0 || (uint64_t)off >= len || !size)
+		return;
+	if (size > len - (uint64_t)off)
+		size = len - (uint64_t)off;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 32;
+		uint64_t *v = realloc(k->v, cap * 2 * sizeof(*v));
+		if (!v) {
+			k->oom = 1;
+			return;
+		}
+		k->v = v;
+		k->cap = cap;
+	}
+	k->v[2 * k->n] = (uint64_t)off;
+	k->v[2 * k->n + 1] = size;
+	k->n++;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The ReadyToRun sections a symbol source reads (pe.c, r2rmeta.c): RUNTIME_FUNCTIONS,
+ * MethodDefEntryPoints, InstanceEntryPoints, ManifestMetadata, ComponentAssemblies,
+ * OwnerCompositeExecutable, HotColdMap.  Their entry-point and signature blobs lie in
+ * the sections themselves (NativeFormat offsets from the section's start). */
+static int r2r_section_is_read(uint32_t t)
+{
+	return t == 102 || t == 103 || t == 109 || t == 112 || t == 115 || t == 116 || t == 120;
+}
+
+/*
+ * What the symbol sources read of a managed image, as file ranges: the headers and the
+ * section table, the debug directory and the data of its entries, the CLR header, the
+ * metadata whole, and the ReadyToRun header with its section list and the sections of
+ * r2r_section_is_read.  0 when the image is not one this rule covers (not managed, an
+ * export directory, a composite image or one of its components, a ReadyToRun header
+ * without its signature, a damaged table): the caller keeps more.
+ */
+static int read_ranges(const uint8_t *buf, size_t len, const struct pfc_pe *pe, struct ranges *k)
+{
+	uint32_t lfanew = pfc_ld32(buf + 0x3c, 0), ndirs, i, dir_rva[16] = { 0 }, dir_size[16] = { 0 };
+	uint64_t opt_start = (uint64_t)lfanew + 24, opt_size, dd, table_end;
+	int64_t off;
+
+	if (!pe->is_managed || !pe->md_size || opt_start > len)
+		return 0;
+	opt_size = pfc_ld16(buf + lfanew + 20, 0);
+	table_end = opt_start + opt_size + 40ull * pe->nsections;
+	keep(k, len, 0, table_end > pe->size_of_headers ? table_end : pe->size_of_headers);
+	/* the data directories, as parse() reads them */
+	dd = opt_start + (pe->pe32plus ? 112 : 96);
+	if (dd > opt_start + opt_size || dd > len)
+		return 0;
+	ndirs = pfc_ld32(buf + dd - 4, 0);
+	for (i = 0; i < ndirs && i < 16 && dd + 8ull * i + 8 <= opt_start + opt_size && dd + 8ull * i + 8 <= len; i++) {
+		dir_rva[i] = pfc_ld32(buf + dd + 8ull * i, 0);
+		dir_size[i] = pfc_ld32(buf + dd + 8ull * i + 4, 0);
+	}
+	if (dir_size[0])
+		return 0;	/* exports: a composite image's RTR_HEADER */
+	if (dir_size[DIR_DEBUG] && (off = pfc_pe_rva_to_offset(pe, dir_rva[DIR_DEBUG])) >= 0) {
+		uint64_t e;
+		keep(k, len, off, dir_size[DIR_DEBUG]);
+		for (e = (uint64_t)off; e + 28 <= (uint64_t)off + dir_size[DIR_DEBUG] && e + 28 <= len; e += 28)
+			keep(k, len, pfc_ld32(buf + e + 24, 0), pfc_ld32(buf + e + 16, 0));
+	}
+	keep(k, len, pfc_pe_rva_to_offset(pe, dir_rva[DIR_CLR]), dir_size[DIR_CLR] > 72 ? dir_size[DIR_CLR] : 72);
+	keep(k, len, pfc_pe_rva_to_offset(pe, pe->md_rva), pe->md_size);
+	if (pe->native_size) {
+		uint32_t nsec, flags;
+		if ((off = pfc_pe_rva_to_offset(pe, pe->native_rva)) < 0 || (uint64_t)off + 16 > len ||
+		    pfc_ld32(buf + off, 0) != RTR_SIGNATURE)
+			return 0;
+		flags = pfc_ld32(buf + off + 8, 0);
+		nsec = pfc_ld32(buf + off + 12, 0);
+		if ((flags & 0x20) || nsec > 4096 || (uint64_t)off + 16 + 12ull * nsec > len)
+			return 0;	/* a component of a composite image; a damaged list */
+		keep(k, len, off, 16 + 12ull * nsec > pe->native_size ? 16 + 12ull * nsec : pe->native_size);
+		for (i = 0; i < nsec; i++) {
+			const uint8_t *s = buf + off + 16 + 12ull * i;
+			uint32_t t = pfc_ld32(s, 0);
+			if (t == 115)
+				return 0;	/* ComponentAssemblies: a composite image */
+			if (r2r_section_is_read(t))
+				keep(k, len, pfc_pe_rva_to_offset(pe, pfc_ld32(s + 4, 0)), pfc_ld32(s + 8, 0));
+		}
+	}
+	return !k->oom;
+}
+
+/* The gaps between the kept ranges of [0, len), into *ranges. */
+static int complement(struct ranges *k, size_t len, uint64_t **ranges, size_t *n)
+{
+	struct ranges g = { 0 };
+	uint64_t at = 0;
+	size_t i;
+
+	qsort(k->v, k->n, 2 * sizeof(*k->v), by_offset);
+	for (i = 0; i < k->n; i++) {
+		uint64_t b = k->v[2 * i], e = b + k->v[2 * i + 1];
+		if (b > at)
+			keep(&g, len, (int64_t)at, b - at);
+		if (e > at)
+			at = e;
+	}
+	if (at < len)
+		keep(&g, len, (int64_t)at, len - at);
+	if (g.oom) {
+		free(g.v);
+		return -ENOMEM;
+	}
+	*ranges = g.v;
+	*n = g.n;
+	return 0;
+}
+
 int pfc_pe_unread_ranges(const uint8_t *buf, size_t len, uint64_t **ranges, size_t *n)
 {
 	struct pfc_pe pe;
 	struct pfc_error err;
+	struct ranges kept = { 0 };
 	uint64_t *v;
 	size_t i, k = 0;
+	int ret;
 
 	*ranges = NULL;
 	*n = 0;
 	memset(&err, 0, sizeof(err));
 	if (!pfc_pe_sniff(buf, len) || pfc_pe_parse(buf, len, &pe, &err) < 0)
 		return 0;
+	if (read_ranges(buf, len, &pe, &kept)) {
+		pfc_pe_free(&pe);
+		ret = complement(&kept, len, ranges, n);
+		free(kept.v);
+		return ret;
+	}
+	free(kept.v);
 	/* x64 RUNTIME_FUNCTIONs carry their end: the code is exactly [begin, end) */
 	if (!pe.is_r2r || pe.machine_plain != 0x8664 || !pe.nr_funcs) {
 		pfc_pe_free(&pe);

@@ -82,11 +82,15 @@ int pfc_pe_load(const char *path, struct pfc_pe *pe, struct pfc_error *err);
 void pfc_pe_free(struct pfc_pe *pe);
 
 /*
- * The byte ranges of a ReadyToRun image (x64) that no symbol source reads: the machine code
- * of its methods, [begin, end) of each RUNTIME_FUNCTION, as file offsets, leaving out any
- * that would touch the headers, the CLR metadata or the ReadyToRun header.  The names, the
- * entry-point tables, the RUNTIME_FUNCTIONS table and the metadata stay.  A pack stores these
- * ranges as zeros.  *ranges (free it) holds n pairs (offset, size); 0 with n = 0 for any
+ * The byte ranges of a .NET image that no symbol source reads, as file offsets, which a pack
+ * stores as zeros.  A managed image (IL only, or ReadyToRun but not composite) keeps only
+ * what pe.c and r2rmeta.c read: the headers and section table, the debug directory and its
+ * entries' data, the CLR header, the metadata, the ReadyToRun header with its section list
+ * and the sections that name methods (RUNTIME_FUNCTIONS, the entry-point tables, the
+ * manifest, the hot/cold map); IL, machine code, resources, debug info and the rest are
+ * zeros.  Another ReadyToRun image (x64) loses only its methods' machine code, [begin, end)
+ * of each RUNTIME_FUNCTION, clear of the headers, the metadata and the ReadyToRun header.
+ * *ranges (free it) holds n pairs (offset, size), sorted and apart; 0 with n = 0 for any
  * other file.
  */
 int pfc_pe_unread_ranges(const uint8_t *buf, size_t len, uint64_t **ranges, size_t *n);

@@ -952,16 +952,23 @@ out:
 }
 
 /* Sections a symbol source reads although they are loaded: CFI, function descriptors
- * (.opd, ppc64), the program interpreter's name. */
+ * (.opd, ppc64), the program interpreter's name, the PLT's relocations (synthesize_plt). */
 static bool section_is_read(const char *name)
 {
-	static const char *const keep[] = { ".eh_frame", ".eh_frame_hdr", ".opd", ".interp", ".gcc_except_table" };
+	static const char *const keep[] = { ".eh_frame", ".eh_frame_hdr", ".opd", ".interp", ".rela.plt", ".rel.plt" };
 	size_t i;
 
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if (!strcmp(name, keep[i]))
 			return true;
 	return false;
+}
+
+/* DWARF sections no lookup reads: variable locations and macros (the same as dwimage.c's). */
+static bool dwarf_unread(const char *name)
+{
+	return !strcmp(name, ".debug_loc") || !strcmp(name, ".debug_loclists") || !strcmp(name, ".debug_macro") ||
+	       !strcmp(name, ".debug_macinfo");
 }
 
 int pfc_elf_unread_ranges(const char *file, uint64_t **ranges, size_t *n)
@@ -998,8 +1005,13 @@ int pfc_elf_unread_ranges(const char *file, uint64_t **ranges, size_t *n)
 			*n = 0;
 			goto out;
 		}
-		if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size ||
-		    sh.sh_offset > (uint64_t)st.st_size || sh.sh_size > (uint64_t)st.st_size - sh.sh_offset ||
+		/* loaded code and data, and the dynamic relocations but the PLT's: no source reads
+		 * them (libdw relocates only ET_REL files); DWARF's variable locations and macros:
+		 * no lookup reads them (dwimage.c leaves them out of its image too) */
+		if (!(((sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL ||
+			sh.sh_type == SHT_RELR) && (sh.sh_flags & SHF_ALLOC)) ||
+		      (sh.sh_type == SHT_PROGBITS && !(sh.sh_flags & SHF_ALLOC) && dwarf_unread(name))) ||
+		    !sh.sh_size || sh.sh_offset > (uint64_t)st.st_size || sh.sh_size > (uint64_t)st.st_size - sh.sh_offset ||
 		    section_is_read(name))
 			continue;
 		/* never the headers, whatever a section says */
