@@ -76,8 +76,6 @@ void pfc_order_exit(struct pfc_order *o)
 int pfc_order_queue_slow(struct pfc_order *o, uint64_t ts, const uint8_t *data, uint32_t size,
 			 uint64_t offset, int compressed, int transient)
 {
-	struct pfc_qev *e;
-
 	if (o->n == o->cap && o->start) {	/* the released ones make room */
 		memmove(o->v, o->v + o->start, (o->n - o->start) * sizeof(*o->v));
 		o->n -= o->start;
@@ -91,23 +89,10 @@ int pfc_order_queue_slow(struct pfc_order *o, uint64_t ts, const uint8_t *data, 
 		o->v = n;
 		o->cap = cap;
 	}
-	if (transient) {
-		data = pfc_order_copy(o, data, size);
-		if (!data)
-			return -1;
-	}
-	if (ts < o->last_flushed)
-		o->nr_out_of_order++;
-	if (ts > o->max_ts)
-		o->max_ts = ts;
-	e = &o->v[o->n++];
-	e->ts = ts;
-	e->seq = o->seq++;
-	e->data = data;
-	e->offset = offset;
-	e->size = size;
-	e->compressed = (uint8_t)compressed;
-	return 0;
+	if (transient && !(data = pfc_order_copy(o, data, size)))
+		return -1;
+	/* there is room now, and nothing to copy: order.h's append */
+	return pfc_order_queue(o, ts, data, size, offset, compressed, 0);
 }
 
 static int before(const struct pfc_qev *x, const struct pfc_qev *y)
