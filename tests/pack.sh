@@ -288,6 +288,12 @@ for dir in "$FIX"/*/; do
 	for kind in speedscope svg trace.zip pprof; do
 		addcase "$fx/$kind" "$kind" "" ""
 	done
+	# a pack made without --perf-compat serves it too: perf's rules ask the converting machine
+	# about files (does the recorded path exist there?) that perfconv's own rules do not need
+	if ! jit_fixture "$fx"; then
+		addcase "$fx/folded-as-compat" folded "" "" --perf-compat
+		addcase "$fx/script-as-compat" script "" "" --perf-compat
+	fi
 	# JIT and .NET fixtures are packed above with --perf-compat (perf's names, which their expected
 	# files hold); packed again for perfconv's own names, which read more of the .NET images (the
 	# ReadyToRun methods' names from their metadata); the others packed again with --perf-compat
@@ -299,6 +305,7 @@ for dir in "$FIX"/*/; do
 		addcase "$fx/folded-names" folded "" ""
 		addcase "$fx/folded-all-names" folded "" "" --all
 		addcase "$fx/folded-jit-names" folded "" "" --jit
+		addcase "$fx/folded-names-as-compat" folded "" "" --perf-compat
 		for kind in script speedscope svg trace.zip pprof; do
 			addcase "$fx/$kind-names" "$kind" "" ""
 		done

@@ -831,12 +831,14 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	if (build_id_len > 0) {
 		bid_len = build_id_len > BUILD_ID_MAX ? BUILD_ID_MAX : build_id_len;
 		memcpy(bid, build_id, bid_len);
-	} else if ((o->buildid_from_symfs || pfc_files_find(o->files, PFC_FILES_HOST, path, PFC_FILES_PROBE, &found)) &&
+	} else if ((pfc_files_find(o->files, PFC_FILES_HOST, path, PFC_FILES_PROBE, &found) || o->buildid_from_symfs) &&
 		   pfc_files_find(o->files, PFC_FILES_ROOT, path, 0, &found)) {
 		/*
 		 * perf reads the build-id when the recorded path is a regular file on this
 		 * host (it tests the path without symfs) and then reads the symfs file.  A
-		 * build-id found this way only adds the build-id candidates.
+		 * build-id found this way only adds the build-id candidates.  The host is
+		 * asked in both modes, so that a pack made without --perf-compat holds the
+		 * answer perf's rules need.
 		 */
 		if (pfc_elf_build_id(found.path, bid, &bid_len) != 0)
 			bid_len = 0;
