@@ -648,6 +648,47 @@ static uint64_t count_unresolved(const struct pfc_session *s)
 	return s->st.nr_unresolved_user + s->st.nr_unresolved_kernel + s->st.nr_unresolved_nomap;
 }
 
+/*
+ * A pack made under --perf-compat holds what perfconv's own rules read too, so that it
+ * converts without --perf-compat as the recording does: the recording is converted once
+ * more in the default mode, quietly, and the files that conversion read join S's record.
+ * (A pack made without --perf-compat already answers perf's rules: files.c is asked the
+ * same questions in both modes where they differ only in what they do with the answer.)
+ */
+static int pack_default_files(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err)
+{
+	struct pfc_opts d = *o;
+	struct pfc_session sh;
+	int ret;
+
+	d.perf_compat = 0;
+	d.resolve_jit = 1;	/* what --perf-compat turns off (cli/perfconv.c) */
+	d.log = NULL;
+	d.progress = NULL;
+	d.keep_stream = 0;
+	ret = pfc_session_open(&sh, &d, err);
+	if (ret == 0)
+		ret = pfc_session_process(&sh);
+	if (ret == -PFC_ERR_RETRY) {	/* as in pfc_cli_convert */
+		pfc_session_close(&sh);
+		memset(err, 0, sizeof(*err));
+		d.preload_kernel = 0;
+		ret = pfc_session_open(&sh, &d, err);
+		if (ret == 0)
+			ret = pfc_session_process(&sh);
+	}
+	if (ret == 0)
+		ret = pfc_session_symbolize(&sh);
+	if (ret == 0) {
+		pfc_session_kernel_syms(&sh);
+		ret = pfc_session_side_files(&sh, NULL, NULL);
+	}
+	if (ret == 0 && pfc_files_absorb(s->files, sh.files) < 0)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack");
+	pfc_session_close(&sh);
+	return ret;
+}
+
 int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *const *ws,
 		    const char *const *outs, size_t n, struct pfc_job_result *res)
 {
@@ -760,6 +801,15 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		fflush(wc.f);
 		if (log_to && wc.len && single)
 			fwrite(wc.buf, 1, wc.len, log_to);
+	}
+	if (ret == 0 && o.record_files && o.perf_compat) {
+		struct pfc_error e2;
+		char why[1024];
+		memset(&e2, 0, sizeof(e2));
+		if (pack_default_files(&s, &o, &e2) < 0 && o.log) {
+			format_error(c, input, &e2, why, sizeof(why));
+			fprintf(o.log, "perfconv: the pack holds only what --perf-compat reads: without it, %s\n", why);
+		}
 	}
 	/* Each output is written on its own: one that cannot be written (a full disk) does not
 	 * stop the others, and those written stay.  The first failure is the error; the names

@@ -290,9 +290,17 @@ for dir in "$FIX"/*/; do
 	done
 	# a pack made without --perf-compat serves it too: perf's rules ask the converting machine
 	# about files (does the recorded path exist there?) that perfconv's own rules do not need
+	# and a pack made with --perf-compat (the JIT and .NET fixtures' above) converts without it
+	# as the recording does: packing also converts the recording with perfconv's own rules
 	if ! jit_fixture "$fx"; then
 		addcase "$fx/folded-as-compat" folded "" "" --perf-compat
 		addcase "$fx/script-as-compat" script "" "" --perf-compat
+	else
+		pkopts=() rawargs=()
+		for a in "${args[@]}"; do [ "$a" = --perf-compat ] || rawargs+=("$a"); done
+		addcase "$fx/folded-compat-pack-own" folded "" ""
+		addcase "$fx/folded-jit-compat-pack-own" folded "" "" --jit
+		addcase "$fx/script-compat-pack-own" script "" ""
 	fi
 	# JIT and .NET fixtures are packed above with --perf-compat (perf's names, which their expected
 	# files hold); packed again for perfconv's own names, which read more of the .NET images (the
@@ -314,6 +322,8 @@ for dir in "$FIX"/*/; do
 		addcase "$fx/folded-compat" folded "" ""
 		addcase "$fx/script-compat" script "" ""
 		addcase "$fx/pprof-compat" pprof "" ""
+		pkopts=() rawargs=("${args[@]}")
+		addcase "$fx/folded-compat-pack-own" folded "" ""
 	fi
 	# fp-stripped-debuglink from a symbol tree without its debug files
 	if [ -e "$exp/folded-nodebug.txt" ]; then

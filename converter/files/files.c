@@ -613,6 +613,41 @@ void pfc_files_note(struct pfc_files *f, enum pfc_files_base base, const char *r
 	}
 }
 
+int pfc_files_absorb(struct pfc_files *f, const struct pfc_files *from)
+{
+	size_t i;
+
+	if (!f->o.record)
+		return 0;
+	for (i = 0; i < from->nr_rec; i++) {
+		const struct pfc_files_entry *s = &from->rec[i];
+		struct pfc_files_entry *e = rec_add(f, s->base, s->rel, s->local, s->is_list);
+
+		if (!e)
+			return -1;
+		if (!s->probe)
+			e->probe = 0;
+		if (s->why && !e->why && !(e->why = strdup(s->why)))
+			return -1;
+		if (e->pid < 0)
+			e->pid = s->pid;
+		if (!e->bid_len && s->bid_len) {
+			memcpy(e->bid, s->bid, sizeof(e->bid));
+			e->bid_len = s->bid_len;
+		}
+		if (s->is_list && !e->names && s->names) {
+			char *names = malloc(s->names_len + 1);
+			if (!names)
+				return -1;
+			memcpy(names, s->names, s->names_len);
+			names[s->names_len] = 0;
+			e->names = names;
+			e->names_len = s->names_len;
+		}
+	}
+	return 0;
+}
+
 size_t pfc_files_recorded(const struct pfc_files *f, const struct pfc_files_entry **v)
 {
 	*v = f->rec;

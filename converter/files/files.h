@@ -132,6 +132,10 @@ struct pfc_files_entry {
 	size_t names_len;
 };
 size_t pfc_files_recorded(const struct pfc_files *f, const struct pfc_files_entry **v);
+/* Adds what another conversion of the same recording recorded (FROM) to F's record, each
+ * (place, path) once: a pack made under --perf-compat also holds what perfconv's own rules
+ * read.  -1 when memory runs out. */
+int pfc_files_absorb(struct pfc_files *f, const struct pfc_files *from);
 /* The places the conversion searched whose use changes the order of its questions
  * (1 << base): --map-dir, the build-id cache. */
 unsigned pfc_files_bases_used(const struct pfc_files *f);
