@@ -295,12 +295,9 @@ static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *
 
 static void put_u64(FILE *out, uint64_t v)
 {
-	char buf[24], *p = buf + sizeof(buf);
+	char buf[24];
 
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), out);
+	fwrite(buf, 1, (size_t)(pfc_put_dec(buf, v, 1) - buf), out);
 }
 
 static void put_str(struct ss_ctx *c, FILE *out, const char *s, size_t n)

@@ -65,19 +65,29 @@ static inline void pfc_sb_addpad(struct pfc_sb *b, const char *s, size_t n, size
 	pfc_sb_add(b, s, n);
 }
 
+/* v in decimal at d, at least min_digits digits ("%0*llu", min_digits at most 20): the end
+ * of what was written, at most 20 bytes. */
+static inline char *pfc_put_dec(char *d, unsigned long long v, int min_digits)
+{
+	char t[20], *e = t + sizeof(t), *p = e;
+
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) || (e - p < min_digits && p > t));
+	memcpy(d, p, (size_t)(e - p));
+	return d + (e - p);
+}
+
 /* v in decimal, right-aligned in width columns ("%*llu"), negative when neg is set ("%*lld"
  * of -v). */
 static inline void pfc_sb_adddec(struct pfc_sb *b, unsigned long long v, int neg, size_t width)
 {
-	char d[24];
-	size_t i = sizeof(d);
+	char d[24], *p = d;
 
-	do
-		d[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	if (neg)
-		d[--i] = '-';
-	pfc_sb_addpad(b, d + i, sizeof(d) - i, width);
+	if (neg && v)
+		*p++ = '-';
+	p = pfc_put_dec(p, v, 1);
+	pfc_sb_addpad(b, d, (size_t)(p - d), width);
 }
 
 /* v in lowercase hexadecimal, right-aligned in width columns ("%*llx"). */

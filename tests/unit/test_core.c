@@ -681,6 +681,40 @@ static void test_intern_sort(void)
 	pfc_intern_exit(&in);
 }
 
+/* pfc_put_dec and pfc_sb_adddec against snprintf: every length of number, the ends of the
+ * range, every zero padding and width. */
+static void test_decimal(void)
+{
+	static const unsigned long long edge[] = { 0, 1, 9, 10, 99, 100, 4294967295ULL, 4294967296ULL,
+						   9999999999999999999ULL, 10000000000000000000ULL, UINT64_MAX };
+	unsigned long long v = 1;
+	char got[64], want[64];
+	int bad = 0, n = 0, k, w;
+	struct pfc_sb sb;
+
+	memset(&sb, 0, sizeof(sb));
+	for (k = 0; k < 2000 + (int)(sizeof(edge) / sizeof(edge[0])); k++) {
+		v = k < 2000 ? v * 6364136223846793005ULL + 1442695040888963407ULL : edge[k - 2000];
+		unsigned long long x = k < 2000 ? v >> (k % 64) : v;	/* every magnitude */
+		for (w = 1; w <= 20; w++) {
+			*pfc_put_dec(got, x, w) = 0;
+			snprintf(want, sizeof(want), "%0*llu", w, x);
+			bad += strcmp(got, want) != 0;
+			pfc_sb_reset(&sb);
+			pfc_sb_adddec(&sb, x, 0, (size_t)w + 2);
+			snprintf(want, sizeof(want), "%*llu", w + 2, x);
+			bad += sb.len != strlen(want) || memcmp(sb.buf, want, sb.len) != 0;
+			pfc_sb_reset(&sb);
+			pfc_sb_adddec(&sb, x >> 1, 1, (size_t)w + 2);
+			snprintf(want, sizeof(want), "%*lld", w + 2, -(long long)(x >> 1));
+			bad += sb.len != strlen(want) || memcmp(sb.buf, want, sb.len) != 0;
+			n += 3;
+		}
+	}
+	check(!bad, "decimal: pfc_put_dec and pfc_sb_adddec print as printf does (%d of %d differ)", bad, n);
+	pfc_sb_free(&sb);
+}
+
 int main(void)
 {
 	test_cursor();
@@ -688,6 +722,7 @@ int main(void)
 	test_order();
 	test_order_rounds();
 	test_intern_sort();
+	test_decimal();
 	test_maps();
 	test_folded();
 	return check_done("test_core");
