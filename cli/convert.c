@@ -622,7 +622,8 @@ static int gate(struct cli *c, struct pfc_session *s, const char *input, char *h
 }
 
 /* What a pack holds: its size against the recording's, the files by place. */
-static void pack_summary(const struct pfc_session *s, const char *out, const struct pfc_pack_summary *ps)
+static void pack_summary(const struct cli *c, const struct pfc_session *s, const char *out,
+			 const struct pfc_pack_summary *ps)
 {
 	const struct pfc_files_entry *v;
 	size_t n = pfc_files_recorded(s->files, &v), i;
@@ -641,6 +642,10 @@ static void pack_summary(const struct pfc_session *s, const char *out, const str
 			sep = ", ";
 		}
 	fputc('\n', stderr);
+	if (c->verbose && (ps->cache_hits || ps->cache_misses))
+		fprintf(stderr, "perfconv: pack frame cache: %llu hit, %llu miss%s (%s/pack)\n",
+			(unsigned long long)ps->cache_hits, (unsigned long long)ps->cache_misses,
+			ps->cache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
 }
 
 static uint64_t count_unresolved(const struct pfc_session *s)
@@ -785,7 +790,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		memset(&packsum, 0, sizeof(packsum));
 		wret = write_output(c, &s, ws[i], out, &wo);
 		if (wret == 0 && (ws[i]->needs & PFC_NEED_FILES) && single && !c->quiet)
-			pack_summary(&s, out, &packsum);
+			pack_summary(c, &s, out, &packsum);
 		if (wret == 0)
 			continue;
 		if (!write_failed++) {

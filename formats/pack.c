@@ -255,6 +255,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	uint64_t total = 0, packed_bytes = 0;
 	struct pfc_sb mf;
 	struct pfc_packw *w = NULL;
+	struct pfc_packw_cache_stats cst;
 	const char *recording = s->recording_path;
 	struct stat st;
 	unsigned used;
@@ -340,8 +341,13 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	}
 	if ((ret = pfc_packw_open(&w, out, o->output, 0, err)) < 0)
 		goto out;
+	/* the members' frames come from the symbol cache, and go there (--no-cache: neither) */
+	if (pfc_packw_cache(w, s->opts->cache_dir) < 0) {
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack");
+		goto out;
+	}
 	if ((ret = pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, mf.buf, mf.len, err)) < 0 ||
-	    (ret = pfc_packw_add_file(w, PFC_PACK_RECORDING, recording, err)) < 0)
+	    (ret = pfc_packw_add_recording(w, PFC_PACK_RECORDING, recording, err)) < 0)
 		goto out;
 	for (i = 0; i < n; i++) {
 		char member[4200];
@@ -364,6 +370,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		if (ret < 0)
 			goto out;
 	}
+	pfc_packw_cache_stats(w, &cst);
 	ret = pfc_packw_close(w, &packed_bytes, err);
 	w = NULL;
 	if (ret == 0 && o->pack_summary) {
@@ -372,6 +379,9 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			o->pack_summary->files += !v[i].is_list && !v[i].probe && member_of[i] == i;
 		o->pack_summary->file_bytes = total;
 		o->pack_summary->pack_bytes = packed_bytes;
+		o->pack_summary->cache_hits = cst.hits;
+		o->pack_summary->cache_misses = cst.misses;
+		o->pack_summary->cache_corrupt = cst.corrupt;
 	}
 out:
 	if (w)

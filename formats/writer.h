@@ -25,6 +25,7 @@ struct pfc_pack_summary {
 	size_t files;               /* files packed (each once) */
 	uint64_t file_bytes;        /* their size */
 	uint64_t pack_bytes;        /* the pack's size, compressed */
+	uint64_t cache_hits, cache_misses, cache_corrupt;  /* members' frames in the symbol cache */
 };
 
 /* Options of the output formats (the CLI fills them). */

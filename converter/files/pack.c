@@ -19,9 +19,11 @@
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
+#include <xxhash.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 #include "converter/files/pack.h"
+#include "converter/native/kcache.h"
 
 /*
  * libarchive, with the ICU and libxml2 it brings, takes longer to load than a small
@@ -66,6 +68,7 @@
 	X(archive_write_new) \
 	X(archive_write_open2) \
 	X(archive_write_set_bytes_in_last_block) \
+	X(archive_write_set_bytes_per_block) \
 	X(archive_write_set_format_pax_restricted)
 static struct {
 #define X(f) __typeof__(f) *f;
@@ -661,9 +664,30 @@ int pfc_pack_detect(const char *path)
 
 /* --- writing -------------------------------------------------------------------------------- */
 
+/*
+ * One zstd frame a member: its tar headers, data and padding (the end-of-archive blocks are a
+ * frame of their own).  Concatenated frames are one stream to every zstd reader, so the tar
+ * stream and what reads it are as with one frame; but a member's frame depends on its bytes
+ * alone, and the packs of one service share most of theirs (the kernel's symbols, the
+ * runtime's libraries).  A member's tar bytes are held and hashed (XXH3-128, ~10 GB/s) before
+ * they are compressed (~0.5 GB/s at level 1): the symbol cache's "pack" entry under that hash,
+ * zstd's version and the parameters is the frame compressing them gives, written as it is.
+ * A hit or a miss, the pack has the same bytes.  libarchive writes unbuffered (bytes per
+ * block 0), so every byte of a member reaches w_write between its header and finish_entry.
+ */
+#define MEMBER_HOLD_MAX ((size_t)128 << 20)  /* a member's tar bytes held; past that, streamed */
+#define CACHE_MIN ((size_t)32 << 10)         /* smaller frames: compressing is as quick as a lookup */
+/*
+ * The recording is one pack's own: no cache, and the largest member of a frame-pointer
+ * recording's pack.  Measured on a 64 MB recording, on 2 cores with 2 workers: level 1
+ * 4.54 MB in 0.12 s wall (0.12 s CPU), --fast=1 (-1) 4.86 MB in 0.09 s (0.09 s CPU): the
+ * recording compresses at -1, 7% larger, for a quarter less time.
+ */
+#define RECORDING_LEVEL (-1)
+
 struct pfc_packw {
 	struct archive *a;
-	ZSTD_CCtx *z;         /* the tar stream is compressed here, with a frame checksum */
+	ZSTD_CCtx *z;         /* members are compressed here, each frame with a checksum */
 	char zout[1 << 17];
 	FILE *fp;
 	char *name;           /* the output's, for messages */
@@ -674,10 +698,32 @@ struct pfc_packw {
 	uint64_t total;       /* their bytes */
 	char **names;         /* open addressing, for duplicates; cap a power of two */
 	size_t names_cap;
+	int level;            /* members' zstd level */
+	int user_level;       /* the caller chose it: the recording's too */
+	int mt;               /* zstd took worker threads (then its frames are those of any number) */
+	char *cache_dir;      /* the symbol cache, for frames; NULL: none */
+	int streaming;        /* this member goes to z as it comes, not held */
+	int recording;        /* the member being added is the recording */
+	unsigned char *hold;  /* a member's tar bytes, held */
+	size_t hold_len, hold_cap;
+	unsigned char *frame; /* a held member compressed */
+	size_t frame_cap;
+	struct pfc_packw_cache_stats st;
 	char buf[2][160];     /* for shown() */
 };
 
-/* Compress what libarchive gives (the tar stream) and write it; end: finish the frame. */
+static int w_out(struct pfc_packw *w, const void *buf, size_t len)
+{
+	errno = 0;
+	if (len && fwrite(buf, 1, len, w->fp) != len) {
+		w->werr = errno ? errno : EIO;
+		return -1;
+	}
+	w->bytes += len;
+	return 0;
+}
+
+/* Compress a streamed member's bytes and write them; end: finish the frame. */
 static int w_compress(struct pfc_packw *w, const void *buf, size_t len, ZSTD_EndDirective end)
 {
 	ZSTD_inBuffer in = { buf, len, 0 };
@@ -690,14 +736,87 @@ static int w_compress(struct pfc_packw *w, const void *buf, size_t len, ZSTD_End
 			w->werr = EIO;
 			return -1;
 		}
-		errno = 0;
-		if (out.pos && fwrite(w->zout, 1, out.pos, w->fp) != out.pos) {
-			w->werr = errno ? errno : EIO;
+		if (w_out(w, w->zout, out.pos) < 0)
 			return -1;
-		}
-		w->bytes += out.pos;
 	} while (end == ZSTD_e_end ? left != 0 : in.pos < in.size);
 	return 0;
+}
+
+/* A held member's frame: from the cache, or compressed (and kept there). */
+static int w_frame(struct pfc_packw *w, const unsigned char *p, size_t len)
+{
+	struct pfc_kcache_key key;
+	struct pfc_kcache_bytes b;
+	int cache = w->cache_dir && len >= CACHE_MIN, got;
+	size_t bound = ZSTD_compressBound(len), n;
+
+	if (cache) {
+		XXH128_hash_t h = XXH3_128bits(p, len);
+		char text[200];
+
+		/* what the frame depends on: the bytes, zstd's code, the parameters */
+		snprintf(text, sizeof(text), "pack-frame xxh3-128=%016llx%016llx tar-bytes=%zu zstd=%u level=%d mt=%d checksum=1",
+			 (unsigned long long)h.high64, (unsigned long long)h.low64, len, ZSTD_versionNumber(), w->level,
+			 w->mt);
+		cache = pfc_kcache_key_text(&key, text) == 0;
+	}
+	if (cache) {
+		got = pfc_kcache_get(w->cache_dir, &pfc_kcache_pack, &key, &b);
+		if (got == 1) {
+			/* the entry's checksum held; it must also be one whole frame of these bytes */
+			if (ZSTD_findFrameCompressedSize(b.p, b.len) == b.len && ZSTD_getFrameContentSize(b.p, b.len) == len) {
+				int ret = w_out(w, b.p, b.len);
+				pfc_kcache_bytes_free(&b);
+				w->st.hits++;
+				return ret;
+			}
+			pfc_kcache_bytes_free(&b);
+			pfc_kcache_remove(w->cache_dir, &pfc_kcache_pack, &key);
+			got = -EINVAL;
+		}
+		w->st.corrupt += got == -EINVAL;
+		w->st.misses++;
+	}
+	if (bound > w->frame_cap) {
+		unsigned char *nf = realloc(w->frame, bound);
+		if (!nf) {
+			w->werr = ENOMEM;
+			return -1;
+		}
+		w->frame = nf;
+		w->frame_cap = bound;
+	}
+	n = ZSTD_compress2(w->z, w->frame, bound, p, len);
+	if (ZSTD_isError(n)) {
+		w->werr = EIO;
+		return -1;
+	}
+	if (w_out(w, w->frame, n) < 0)
+		return -1;
+	if (cache)
+		pfc_kcache_put(w->cache_dir, &pfc_kcache_pack, &key, w->frame, n);	/* unwritable: no cache */
+	return 0;
+}
+
+/* A member's frame starts: streamed at level, or held. */
+static int w_begin(struct pfc_packw *w, int streaming, int level)
+{
+	w->streaming = streaming;
+	w->hold_len = 0;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, level))) {
+		w->werr = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* A member's frame ends: held bytes become a frame, a streamed one is finished. */
+static int w_end(struct pfc_packw *w)
+{
+	if (w->streaming)
+		return w_compress(w, NULL, 0, ZSTD_e_end);
+	w->streaming = 1;	/* what comes between members (the end-of-archive blocks) is streamed */
+	return w_frame(w, w->hold, w->hold_len);
 }
 
 static la_ssize_t w_write(struct archive *a, void *cd, const void *buf, size_t len)
@@ -706,11 +825,35 @@ static la_ssize_t w_write(struct archive *a, void *cd, const void *buf, size_t l
 
 	if (w->discard)
 		return (la_ssize_t)len;
-	if (w_compress(w, buf, len, ZSTD_e_continue) < 0) {
-		ar.archive_set_error(a, w->werr, "%s", strerror(w->werr));
-		return -1;
+	if (!w->streaming && len > MEMBER_HOLD_MAX - w->hold_len) {
+		/* too large to hold: streamed, without the cache */
+		if (w_compress(w, w->hold, w->hold_len, ZSTD_e_continue) < 0)
+			goto fail;
+		w->streaming = 1;
 	}
+	if (!w->streaming) {
+		if (len > w->hold_cap - w->hold_len) {
+			size_t cap = w->hold_cap ? w->hold_cap : 1 << 16;
+			unsigned char *nh;
+			while (cap - w->hold_len < len)
+				cap *= 2;
+			if (!(nh = realloc(w->hold, cap))) {
+				w->werr = ENOMEM;
+				goto fail;
+			}
+			w->hold = nh;
+			w->hold_cap = cap;
+		}
+		memcpy(w->hold + w->hold_len, buf, len);
+		w->hold_len += len;
+		return (la_ssize_t)len;
+	}
+	if (w_compress(w, buf, len, ZSTD_e_continue) < 0)
+		goto fail;
 	return (la_ssize_t)len;
+fail:
+	ar.archive_set_error(a, w->werr, "%s", strerror(w->werr));
+	return -1;
 }
 
 static int w_close(struct archive *a, void *cd)
@@ -720,7 +863,7 @@ static int w_close(struct archive *a, void *cd)
 	if (w->discard)
 		return ARCHIVE_OK;
 	errno = 0;
-	if (w_compress(w, NULL, 0, ZSTD_e_end) < 0 || fflush(w->fp) || ferror(w->fp)) {
+	if (w_end(w) < 0 || fflush(w->fp) || ferror(w->fp)) {
 		w->werr = w->werr ? w->werr : errno ? errno : EIO;
 		ar.archive_set_error(a, w->werr, "%s", strerror(w->werr));
 		return ARCHIVE_FATAL;
@@ -735,6 +878,14 @@ static int w_fail(struct pfc_packw *w, const char *member, struct pfc_error *err
 
 	return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': %s", w->name, shown(member, w->buf[0]),
 			      why ? why : "libarchive failed");
+}
+
+/* The member's data is all given: libarchive writes its padding, and its frame ends. */
+static int w_finish(struct pfc_packw *w, const char *member, struct pfc_error *err)
+{
+	if (ar.archive_write_finish_entry(w->a) != ARCHIVE_OK || w_end(w) < 0)
+		return w_fail(w, member, err);
+	return 0;
 }
 
 static void w_free(struct pfc_packw *w)
@@ -753,6 +904,9 @@ static void w_free(struct pfc_packw *w)
 	ZSTD_freeCCtx(w->z);
 	free(w->names);
 	free(w->name);
+	free(w->cache_dir);
+	free(w->hold);
+	free(w->frame);
 	free(w);
 }
 
@@ -773,22 +927,27 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 		return PFC_FAIL_NOOFF(err, NOMEM, "pack writer");
 	}
 	w->fp = fp;
+	w->level = level ? level : DEFAULT_LEVEL;
+	w->user_level = level != 0;
+	w->streaming = 1;
 	/* zstd's worker threads give the same bytes for any number of them from 1 on (0 gives
 	 * others); at most 4, each costs a compression context.  Measured on 2 cores, level 3:
-	 * 200 MB/s without workers, 360 with 2.  The frame carries a checksum of its content,
+	 * 200 MB/s without workers, 360 with 2.  Each frame carries a checksum of its content,
 	 * which the reader's decoder checks: a flipped byte is an error, not other names.
 	 * libarchive's own zstd filter sets no checksum, so the tar stream is compressed here. */
 	th = cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus;
 	if (!(w->z = ZSTD_createCCtx()) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, level ? level : DEFAULT_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, w->level)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_checksumFlag, 1))) {
 		w_free(w);
 		return PFC_FAIL_NOOFF(err, NOMEM, "pack writer");
 	}
 	/* a libzstd built without threads refuses workers: it then compresses on this thread */
-	(void)ZSTD_CCtx_setParameter(w->z, ZSTD_c_nbWorkers, th);
+	w->mt = !ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_nbWorkers, th));
 	if (ar.archive_write_set_format_pax_restricted(w->a) != ARCHIVE_OK ||
-	    /* no zeros after the tar stream's end: nothing is written past the zstd frame */
+	    /* unbuffered: a member's bytes all come before its frame ends, and nothing is
+	     * written past the end-of-archive blocks */
+	    ar.archive_write_set_bytes_per_block(w->a, 0) != ARCHIVE_OK ||
 	    ar.archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
 	    ar.archive_write_open2(w->a, w, NULL, w_write, w_close, NULL) != ARCHIVE_OK) {
 		int ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", w->name, ar.archive_error_string(w->a));
@@ -797,6 +956,20 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 	}
 	*out = w;
 	return 0;
+}
+
+int pfc_packw_cache(struct pfc_packw *w, const char *cache_dir)
+{
+	free(w->cache_dir);
+	w->cache_dir = NULL;
+	if (cache_dir && !(w->cache_dir = strdup(cache_dir)))
+		return -ENOMEM;
+	return 0;
+}
+
+void pfc_packw_cache_stats(const struct pfc_packw *w, struct pfc_packw_cache_stats *st)
+{
+	*st = w->st;
 }
 
 static uint64_t hash(const char *s)
@@ -898,6 +1071,11 @@ static int w_header(struct pfc_packw *w, const char *member, uint64_t size, cons
 		if (open_region)
 			ar.archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
 	}
+	/* the recording is streamed, at its own level; every other member is held */
+	if (w_begin(w, w->recording, w->recording && !w->user_level ? RECORDING_LEVEL : w->level) < 0) {
+		ar.archive_entry_free(e);
+		return w_fail(w, member, err);
+	}
 	old = utf8_enter(&utf8);
 	ret = ar.archive_write_header(w->a, e);
 	utf8_leave(utf8, old);
@@ -927,7 +1105,7 @@ int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf
 
 	if ((ret = w_header(w, member, len, buf, len, NULL, 0, err)) < 0 || (ret = w_data(w, member, buf, len, err)) < 0)
 		return ret;
-	return ar.archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
+	return w_finish(w, member, err);
 }
 
 /* tests and measurements: PERFCONV_PACK_SPARSE=0 writes holes as runs of zeros (the packs
@@ -969,7 +1147,7 @@ int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf
 			at += k;
 		}
 	}
-	return ar.archive_write_finish_entry(w->a) == ARCHIVE_OK ? 0 : w_fail(w, member, err);
+	return w_finish(w, member, err);
 }
 
 /* A file that says it is empty and is not: procfs and the like (/proc/kallsyms).  Read it
@@ -1008,7 +1186,7 @@ static int add_pseudo(struct pfc_packw *w, const char *member, const char *path,
 	return ret;
 }
 
-int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err)
+static int add_file(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), ret = 0;
 	struct stat st;
@@ -1062,12 +1240,26 @@ int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path
 			goto out;
 		done += len;
 	}
-	if (ar.archive_write_finish_entry(w->a) != ARCHIVE_OK)
-		ret = w_fail(w, member, err);
+	ret = w_finish(w, member, err);
 out:
 	free(buf);
 	if (fd >= 0)
 		close(fd);
+	return ret;
+}
+
+int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err)
+{
+	return add_file(w, member, path, err);
+}
+
+int pfc_packw_add_recording(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err)
+{
+	int ret;
+
+	w->recording = 1;
+	ret = add_file(w, member, path, err);
+	w->recording = 0;
 	return ret;
 }
 

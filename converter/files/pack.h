@@ -58,6 +58,16 @@ int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf
 			size_t n, struct pfc_error *err);
 /* The whole regular file at `path`, as it is now. */
 int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err);
+/* The recording: as add_file, but its frame is never the cache's (no other pack has it), and
+ * is compressed at a faster level unless open was given one. */
+int pfc_packw_add_recording(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err);
+/* Members' frames from and into the symbol cache in cache_dir (kcache.c, "pack" entries);
+ * NULL (the default): none.  0 or -ENOMEM. */
+int pfc_packw_cache(struct pfc_packw *w, const char *cache_dir);
+struct pfc_packw_cache_stats {
+	uint64_t hits, misses, corrupt;	/* frames; corrupt entries were ignored and written again */
+};
+void pfc_packw_cache_stats(const struct pfc_packw *w, struct pfc_packw_cache_stats *st);
 /* Finish the archive; *bytes: its compressed size.  Frees w, also on error. */
 int pfc_packw_close(struct pfc_packw *w, uint64_t *bytes, struct pfc_error *err);
 /* Abandon a pack being written (after an error). */

@@ -40,6 +40,9 @@ const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20,
 const struct pfc_kcache_kind pfc_kcache_r2r = { "r2r", 1024, (uint64_t)128 << 20, 0 };
 /* /proc/kallsyms as read, for packs: 5 to 15 MB each */
 const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
+/* a pack member's compressed frame: a .NET service's packs share 50 to 100 of them, 32 kB
+ * (smaller ones are not kept) to 3 MB (the kernel's symbols) */
+const struct pfc_kcache_kind pfc_kcache_pack = { "pack", 2048, (uint64_t)256 << 20, 0 };
 /* a libc debug file's sections take 10 MB inflated */
 const struct pfc_kcache_kind pfc_kcache_dwarf = { "dwarf", 32, (uint64_t)512 << 20, 1 };
 
