@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "cli/convert.h"
 #include "cli/symsummary.h"
+#include "converter/files/pack.h"
 #include "converter/jit/r2r.h"
 #include "converter/perffile/statsprint.h"
 #include "converter/session.h"
@@ -667,6 +668,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	FILE *logf = NULL, *log_to = c->opts.log, *unwritten = NULL;
 	char *unwritten_buf = NULL;
 	struct pfc_pack_summary packsum;
+	struct pfc_packw_pre *pack_pre = NULL;
 	size_t i, k, unwritten_len = 0;
 	int ret, single = !c->outdir, need_log = 0, write_failed = 0, first_wret = 0;
 	char gate_text[1024] = "";
@@ -719,6 +721,9 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 			fclose(logf);
 		return -PFC_ERR_NOMEM;
 	}
+	/* a pack's recording is compressed while it is converted (pack.c's pfc_packw_pre) */
+	if (o.record_files && strcmp(input, "-") && !pfc_pack_detect(input))
+		pack_pre = pfc_packw_pre_start(input, PFC_PACK_RECORDING);
 	ret = pfc_session_open(&s, &o, &err);
 	/* a pipe stream carries its header features as records: read them first */
 	if (ret == 0 && (c->stats || n || (c->header && s.rd.pipe_mode)))
@@ -734,6 +739,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		if (wc.f) {	/* the second pass warns again */
 			capture_end(&wc);
 			if (capture_start(&wc, &o) < 0) {
+				pfc_packw_pre_free(pack_pre);
 				snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
 				if (logf)
 					fclose(logf);
@@ -783,6 +789,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		out = outs[i];
 		wo.output = out;
 		wo.pack_summary = &packsum;
+		wo.pack_recording = pack_pre;
 		wo.command_line = cmdline;
 		wo.warnings = wc.f ? wc.buf : NULL;
 		/* a name ending in .gz asks for gzip, whatever the format */
@@ -847,6 +854,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		}
 	}
 	pfc_session_close(&s);
+	pfc_packw_pre_free(pack_pre);
 	capture_end(&wc);
 	free(unwritten_buf);
 	free(cmdline);

@@ -347,7 +347,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		goto out;
 	}
 	if ((ret = pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, mf.buf, mf.len, err)) < 0 ||
-	    (ret = pfc_packw_add_recording(w, PFC_PACK_RECORDING, recording, err)) < 0)
+	    (ret = pfc_packw_add_recording(w, PFC_PACK_RECORDING, recording, o->pack_recording, err)) < 0)
 		goto out;
 	for (i = 0; i < n; i++) {
 		char member[4200];

@@ -58,9 +58,16 @@ int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf
 			size_t n, struct pfc_error *err);
 /* The whole regular file at `path`, as it is now. */
 int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err);
+/* The recording's frame made on a thread of its own, while the conversion runs (NULL: it could
+ * not start; the writer then makes it).  Free it after the writer, or instead of using it. */
+struct pfc_packw_pre;
+struct pfc_packw_pre *pfc_packw_pre_start(const char *path, const char *member);
+void pfc_packw_pre_free(struct pfc_packw_pre *p);
 /* The recording: as add_file, but its frame is never the cache's (no other pack has it), and
- * is compressed at a faster level unless open was given one. */
-int pfc_packw_add_recording(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err);
+ * is compressed at a faster level unless open was given one; pre's frame when it is this
+ * file's (pre may be NULL). */
+int pfc_packw_add_recording(struct pfc_packw *w, const char *member, const char *path, struct pfc_packw_pre *pre,
+			    struct pfc_error *err);
 /* Members' frames from and into the symbol cache in cache_dir (kcache.c, "pack" entries);
  * NULL (the default): none.  0 or -ENOMEM. */
 int pfc_packw_cache(struct pfc_packw *w, const char *cache_dir);
