@@ -23,7 +23,6 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 #include "converter/files/pack.h"
-#include "converter/native/kcache.h"
 
 /*
  * libarchive, with the ICU and libxml2 it brings, takes longer to load than a small
@@ -711,7 +710,7 @@ struct pfc_packw {
 	int level;            /* members' zstd level */
 	int user_level;       /* the caller chose it: the recording's too */
 	int mt;               /* zstd took worker threads (then its frames are those of any number) */
-	char *cache_dir;      /* the symbol cache, for frames; NULL: none */
+	struct pfc_packw_frames *kept;	/* where frames are kept between packs; NULL: nowhere */
 	int threads;          /* zstd's workers for the members held */
 	int streaming;        /* this member goes to z as it comes, not held */
 	int skipping;         /* this member's frame is written: its bytes are not wanted */
@@ -804,38 +803,36 @@ static XXH128_hash_t w_hash(struct pfc_packw *w)
  * hashed where they are; they are copied into one only to be compressed. */
 static int w_frame(struct pfc_packw *w)
 {
-	struct pfc_kcache_key key;
-	struct pfc_kcache_bytes b;
+	struct pfc_packw_frames *kf = w->kept;
 	size_t len = w->held;
-	int cache = w->cache_dir && len >= CACHE_MIN && !w->unique, got;
+	int cache = kf && len >= CACHE_MIN && !w->unique, got;
 	size_t bound = ZSTD_compressBound(len), n;
 	const unsigned char *p;
+	char key[PFC_PACKW_KEY_MAX];
 
 	if (cache) {
 		XXH128_hash_t h = w_hash(w);
-		char text[200];
+		const void *fp;
+		size_t fl;
 
 		/* what the frame depends on: the bytes, zstd's code, the parameters */
-		snprintf(text, sizeof(text), "pack-frame xxh3-128=%016llx%016llx tar-bytes=%zu zstd=%u level=%d mt=%d checksum=1",
+		snprintf(key, sizeof(key), "pack-frame xxh3-128=%016llx%016llx tar-bytes=%zu zstd=%u level=%d mt=%d checksum=1",
 			 (unsigned long long)h.high64, (unsigned long long)h.low64, len, ZSTD_versionNumber(), w->level,
 			 w->mt);
-		cache = pfc_kcache_key_text(&key, text) == 0;
-	}
-	if (cache) {
-		got = pfc_kcache_get(w->cache_dir, &pfc_kcache_pack, &key, &b);
+		got = kf->get(kf, key, &fp, &fl);
 		if (got == 1) {
 			/* the entry's checksum held; it must also be one whole frame of these bytes */
-			if (ZSTD_findFrameCompressedSize(b.p, b.len) == b.len && ZSTD_getFrameContentSize(b.p, b.len) == len) {
-				int ret = w_out(w, b.p, b.len);
-				pfc_kcache_bytes_free(&b);
+			if (ZSTD_findFrameCompressedSize(fp, fl) == fl && ZSTD_getFrameContentSize(fp, fl) == len) {
+				int ret = w_out(w, fp, fl);
+				kf->done(kf);
 				w->st.hits++;
 				return ret;
 			}
-			pfc_kcache_bytes_free(&b);
-			pfc_kcache_remove(w->cache_dir, &pfc_kcache_pack, &key);
-			got = -EINVAL;
+			kf->done(kf);
+			kf->bad(kf, key);
+			got = -1;
 		}
-		w->st.corrupt += got == -EINVAL;
+		w->st.corrupt += got < 0;
 		w->st.misses++;
 	}
 	if (bound > w->frame_cap) {
@@ -859,7 +856,7 @@ static int w_frame(struct pfc_packw *w)
 	if (w_out(w, w->frame, n) < 0)
 		return -1;
 	if (cache)
-		pfc_kcache_put(w->cache_dir, &pfc_kcache_pack, &key, w->frame, n);	/* unwritable: no cache */
+		kf->put(kf, key, w->frame, n);	/* unwritable: no cache */
 	return 0;
 }
 
@@ -1030,7 +1027,6 @@ static void w_free(struct pfc_packw *w)
 	ZSTD_freeCCtx(w->z);
 	free(w->names);
 	free(w->name);
-	free(w->cache_dir);
 	free(w->hold);
 	free(w->segs);
 	free(w->flat);
@@ -1089,13 +1085,9 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 	return 0;
 }
 
-int pfc_packw_cache(struct pfc_packw *w, const char *cache_dir)
+void pfc_packw_keep(struct pfc_packw *w, struct pfc_packw_frames *kept)
 {
-	free(w->cache_dir);
-	w->cache_dir = NULL;
-	if (cache_dir && !(w->cache_dir = strdup(cache_dir)))
-		return -ENOMEM;
-	return 0;
+	w->kept = kept;
 }
 
 void pfc_packw_cache_stats(const struct pfc_packw *w, struct pfc_packw_cache_stats *st)

@@ -68,9 +68,20 @@ void pfc_packw_pre_free(struct pfc_packw_pre *p);
  * file's (pre may be NULL). */
 int pfc_packw_add_recording(struct pfc_packw *w, const char *member, const char *path, struct pfc_packw_pre *pre,
 			    struct pfc_error *err);
-/* Members' frames from and into the symbol cache in cache_dir (kcache.c, "pack" entries);
- * NULL (the default): none.  0 or -ENOMEM. */
-int pfc_packw_cache(struct pfc_packw *w, const char *cache_dir);
+/* Where members' frames are kept between packs, by a key text (of at most PFC_PACKW_KEY_MAX - 1
+ * bytes) that says what the frame compresses (the symbol cache's "pack" entries: kcache.c's
+ * pfc_kcache_frames).  get: 1 with the frame's bytes, valid until done; 0 when there is none;
+ * -1 when the entry was damaged (it is removed).  bad: the entry got is not a frame of the
+ * key's bytes (remove it).  put: keep a frame, if it can. */
+#define PFC_PACKW_KEY_MAX 256
+struct pfc_packw_frames {
+	int (*get)(struct pfc_packw_frames *f, const char *key, const void **p, size_t *len);
+	void (*done)(struct pfc_packw_frames *f);
+	void (*bad)(struct pfc_packw_frames *f, const char *key);
+	void (*put)(struct pfc_packw_frames *f, const char *key, const void *p, size_t len);
+};
+/* Members' frames from and into kept, which stays the caller's (NULL, the default: none). */
+void pfc_packw_keep(struct pfc_packw *w, struct pfc_packw_frames *kept);
 struct pfc_packw_cache_stats {
 	uint64_t hits, misses, corrupt;	/* frames; corrupt entries were ignored and written again */
 };

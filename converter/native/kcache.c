@@ -471,3 +471,52 @@ int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const stru
 {
 	return pfc_kcache_store_kind(dir, &pfc_kcache_kallsyms, k, t);
 }
+
+/* --- a pack writer's frames (converter/files/pack.c) ---------------------------------------- */
+
+static int frames_get(struct pfc_packw_frames *o, const char *text, const void **p, size_t *len)
+{
+	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
+	struct pfc_kcache_key k;
+	int got;
+
+	if (pfc_kcache_key_text(&k, text) < 0)
+		return 0;
+	got = pfc_kcache_get(f->dir, &pfc_kcache_pack, &k, &f->cur);
+	if (got == 1) {
+		*p = f->cur.p;
+		*len = f->cur.len;
+		return 1;
+	}
+	return got == -EINVAL ? -1 : 0;
+}
+
+static void frames_done(struct pfc_packw_frames *o)
+{
+	pfc_kcache_bytes_free(&((struct pfc_kcache_frames *)o)->cur);
+}
+
+static void frames_bad(struct pfc_packw_frames *o, const char *text)
+{
+	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
+	struct pfc_kcache_key k;
+
+	if (pfc_kcache_key_text(&k, text) == 0)
+		pfc_kcache_remove(f->dir, &pfc_kcache_pack, &k);
+}
+
+static void frames_put(struct pfc_packw_frames *o, const char *text, const void *p, size_t len)
+{
+	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
+	struct pfc_kcache_key k;
+
+	if (pfc_kcache_key_text(&k, text) == 0)
+		pfc_kcache_put(f->dir, &pfc_kcache_pack, &k, p, len);
+}
+
+void pfc_kcache_frames_init(struct pfc_kcache_frames *f, const char *dir)
+{
+	memset(f, 0, sizeof(*f));
+	f->ops = (struct pfc_packw_frames){ frames_get, frames_done, frames_bad, frames_put };
+	f->dir = dir;
+}

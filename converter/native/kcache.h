@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "converter/files/pack.h"
 #include "converter/native/symtab.h"
 
 #define PFC_KCACHE_KEY_MAX 256
@@ -82,5 +83,14 @@ int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const st
 int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, struct pfc_symtab *t);
 /* An entry's bytes for k and t (*out: free it), as pfc_kcache_store writes them. */
 int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len);
+
+/* The "pack" entries in DIR as where a pack writer keeps its members' frames
+ * (pfc_packw_keep(w, &f->ops)); dir stays the caller's. */
+struct pfc_kcache_frames {
+	struct pfc_packw_frames ops;
+	const char *dir;
+	struct pfc_kcache_bytes cur;	/* the entry got, until done */
+};
+void pfc_kcache_frames_init(struct pfc_kcache_frames *f, const char *dir);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "converter/files/pack.h"
+#include "converter/native/kcache.h"
 #include "tests/unit/check.h"
 
 #define MANIFEST_TEXT PFC_PACK_MAGIC "recording perf.data\n"
@@ -547,8 +548,10 @@ static void test_frame_cache(void)
 	unsigned char *big = malloc(1 << 18);
 	char cmd[800];
 	int i, ok = 1;
+	struct pfc_kcache_frames kf;
 
 	snprintf(dir, sizeof(dir), "%s/test_pack_cache.%ld", tmpdir, (long)getpid());
+	pfc_kcache_frames_init(&kf, dir);
 	for (i = 0; i < (1 << 18); i++)
 		big[i] = (unsigned char)(i * 7 / 5 + (i >> 9));
 	for (i = 0; i < 3; i++) {
@@ -559,7 +562,7 @@ static void test_frame_cache(void)
 				 "dd of=\"$f\" bs=1 seek=$(($(wc -c <\"$f\") / 2)) conv=notrunc status=none", dir);
 			ok &= system(cmd) == 0;
 		}
-		if (w_open(&m[i], &w) < 0 || pfc_packw_cache(w, dir) < 0 ||
+		if (w_open(&m[i], &w) < 0 || (pfc_packw_keep(w, &kf.ops), 0) ||
 		    pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, MANIFEST_TEXT, strlen(MANIFEST_TEXT), &err) < 0 ||
 		    pfc_packw_add_bytes(w, "files/big", big, 1 << 18, &err) < 0) {
 			check(0, "frame cache: pack %d: %s", i, err.detail);
