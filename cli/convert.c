@@ -669,6 +669,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	char *unwritten_buf = NULL;
 	struct pfc_pack_summary packsum;
 	struct pfc_packw_pre *pack_pre = NULL;
+	struct stat in_st;
 	size_t i, k, unwritten_len = 0;
 	int ret, single = !c->outdir, need_log = 0, write_failed = 0, first_wret = 0;
 	char gate_text[1024] = "";
@@ -721,8 +722,10 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 			fclose(logf);
 		return -PFC_ERR_NOMEM;
 	}
-	/* a pack's recording is compressed while it is converted (pack.c's pfc_packw_pre) */
-	if (o.record_files && strcmp(input, "-") && !pfc_pack_detect(input))
+	/* a pack's recording is compressed while it is converted (pack.c's pfc_packw_pre): a
+	 * regular file only (a pipe's bytes are the conversion's), not a pack */
+	if (o.record_files && strcmp(input, "-") && !stat(input, &in_st) && S_ISREG(in_st.st_mode) &&
+	    !pfc_pack_detect(input))
 		pack_pre = pfc_packw_pre_start(input, PFC_PACK_RECORDING);
 	ret = pfc_session_open(&s, &o, &err);
 	/* a pipe stream carries its header features as records: read them first */
