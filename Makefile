@@ -17,7 +17,7 @@ INSTALL ?= install
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libelf libdw libzstd zlib libdeflate libisal libtraceevent liblzma libprotobuf-c libdebuginfod libarchive libcurl
+PKGS := libelf libdw libzstd libxxhash zlib libdeflate libisal libtraceevent liblzma libprotobuf-c libdebuginfod libarchive libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libdebuginfod, libcurl, libarchive: their headers only; debuginfod.c and symsrv.c load them
 # when servers are named, pack.c when a pack is read or written

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "cli/convert.h"
 #include "cli/symsummary.h"
+#include "converter/files/pack.h"
 #include "converter/jit/r2r.h"
 #include "converter/perffile/statsprint.h"
 #include "converter/session.h"
@@ -622,7 +623,8 @@ static int gate(struct cli *c, struct pfc_session *s, const char *input, char *h
 }
 
 /* What a pack holds: its size against the recording's, the files by place. */
-static void pack_summary(const struct pfc_session *s, const char *out, const struct pfc_pack_summary *ps)
+static void pack_summary(const struct cli *c, const struct pfc_session *s, const char *out,
+			 const struct pfc_pack_summary *ps)
 {
 	const struct pfc_files_entry *v;
 	size_t n = pfc_files_recorded(s->files, &v), i;
@@ -641,6 +643,10 @@ static void pack_summary(const struct pfc_session *s, const char *out, const str
 			sep = ", ";
 		}
 	fputc('\n', stderr);
+	if (c->verbose && (ps->cache_hits || ps->cache_misses))
+		fprintf(stderr, "perfconv: pack frame cache: %llu hit, %llu miss%s (%s/pack)\n",
+			(unsigned long long)ps->cache_hits, (unsigned long long)ps->cache_misses,
+			ps->cache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
 }
 
 static uint64_t count_unresolved(const struct pfc_session *s)
@@ -703,6 +709,8 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	FILE *logf = NULL, *log_to = c->opts.log, *unwritten = NULL;
 	char *unwritten_buf = NULL;
 	struct pfc_pack_summary packsum;
+	struct pfc_packw_pre *pack_pre = NULL;
+	struct stat in_st;
 	size_t i, k, unwritten_len = 0;
 	int ret, single = !c->outdir, need_log = 0, write_failed = 0, first_wret = 0;
 	char gate_text[1024] = "";
@@ -755,6 +763,11 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 			fclose(logf);
 		return -PFC_ERR_NOMEM;
 	}
+	/* a pack's recording is compressed while it is converted (pack.c's pfc_packw_pre): a
+	 * regular file only (a pipe's bytes are the conversion's), not a pack */
+	if (o.record_files && strcmp(input, "-") && !stat(input, &in_st) && S_ISREG(in_st.st_mode) &&
+	    !pfc_pack_detect(input))
+		pack_pre = pfc_packw_pre_start(input, PFC_PACK_RECORDING);
 	ret = pfc_session_open(&s, &o, &err);
 	/* a pipe stream carries its header features as records: read them first */
 	if (ret == 0 && (c->stats || n || (c->header && s.rd.pipe_mode)))
@@ -770,6 +783,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		if (wc.f) {	/* the second pass warns again */
 			capture_end(&wc);
 			if (capture_start(&wc, &o) < 0) {
+				pfc_packw_pre_free(pack_pre);
 				snprintf(res->msg, sizeof(res->msg), "'%s': out of memory", input);
 				if (logf)
 					fclose(logf);
@@ -828,6 +842,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		out = outs[i];
 		wo.output = out;
 		wo.pack_summary = &packsum;
+		wo.pack_recording = pack_pre;
 		wo.command_line = cmdline;
 		wo.warnings = wc.f ? wc.buf : NULL;
 		/* a name ending in .gz asks for gzip, whatever the format */
@@ -835,7 +850,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		memset(&packsum, 0, sizeof(packsum));
 		wret = write_output(c, &s, ws[i], out, &wo);
 		if (wret == 0 && (ws[i]->needs & PFC_NEED_FILES) && single && !c->quiet)
-			pack_summary(&s, out, &packsum);
+			pack_summary(c, &s, out, &packsum);
 		if (wret == 0)
 			continue;
 		if (!write_failed++) {
@@ -892,6 +907,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 		}
 	}
 	pfc_session_close(&s);
+	pfc_packw_pre_free(pack_pre);
 	capture_end(&wc);
 	free(unwritten_buf);
 	free(cmdline);

@@ -138,14 +138,14 @@ static int starts_mz(const char *path)
  * every line of it on each read: 15% of packing an ASP.NET recording), from the symbol
  * cache's "kallsyms-text" entry under the kernel's key (the build-id, boot, modules and
  * address visibility that key the symbol table), or read and put there.  *buf NULL, 0: not
- * the running kernel's, read it as any other /proc file.
+ * the running kernel's, read it as any other /proc file.  *buf is b's mapping after a hit
+ * (pfc_kcache_bytes_free), else malloc's.
  */
 static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e, char **buf, size_t *len,
-			 struct pfc_error *err)
+			 struct pfc_kcache_bytes *b, struct pfc_error *err)
 {
 	struct pfc_found f;
 	struct pfc_kcache_key key;
-	struct pfc_kcache_bytes b;
 	const char *dir;
 	int ret;
 
@@ -155,13 +155,11 @@ static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e,
 	snprintf(f.path, sizeof(f.path), "%s", e->local);
 	if (!(dir = pfc_session_kernel_cache_dir(s, &f)) || pfc_kcache_key(&key) < 0)
 		return 0;
-	if (pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &key, &b) == 1) {
-		*buf = malloc(b.len ? b.len : 1);
-		if (*buf)
-			memcpy(*buf, b.p, b.len);
-		*len = b.len;
-		pfc_kcache_bytes_free(&b);
-		return *buf ? 0 : PFC_FAIL_NOOFF(err, NOMEM, "pack");
+	/* a hit is read where it is mapped (b), until the member is written */
+	if (pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &key, b) == 1) {
+		*buf = (char *)b->p;
+		*len = b->len;
+		return 0;
 	}
 	if ((ret = read_whole(e->local, buf, len, err)) < 0)
 		return ret;
@@ -245,6 +243,15 @@ static int as_read(const char *path, uint64_t size, void **map, uint64_t **holes
 	return 0;
 }
 
+static void free_bytes(char **bytes, struct pfc_kcache_bytes *kept, size_t i)
+{
+	if (kept[i].map)
+		pfc_kcache_bytes_free(&kept[i]);
+	else
+		free(bytes[i]);
+	bytes[i] = NULL;
+}
+
 /* Members: one per distinct file (by its bytes), named by the first place it was found in. */
 static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
@@ -252,9 +259,12 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	size_t n, i, k;
 	size_t *member_of = NULL, *sizes = NULL;
 	char **bytes = NULL;          /* the content of files read whole (/proc) */
+	struct pfc_kcache_bytes *kept = NULL;	/* bytes[i] is kept[i]'s mapping when it has one */
 	uint64_t total = 0, packed_bytes = 0;
 	struct pfc_sb mf;
 	struct pfc_packw *w = NULL;
+	struct pfc_packw_cache_stats cst;
+	struct pfc_kcache_frames kf;
 	const char *recording = s->recording_path;
 	struct stat st;
 	unsigned used;
@@ -275,8 +285,9 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	member_of = calloc(n + 1, sizeof(*member_of));
 	sizes = calloc(n + 1, sizeof(*sizes));
 	bytes = calloc(n + 1, sizeof(*bytes));
+	kept = calloc(n + 1, sizeof(*kept));
 	memset(&mf, 0, sizeof(mf));
-	if (!member_of || !sizes || !bytes) {
+	if (!member_of || !sizes || !bytes || !kept) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack");
 		goto out;
 	}
@@ -313,7 +324,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		}
 		sizes[i] = (uint64_t)st.st_size;
 		if (!st.st_size) {	/* /proc: its bytes now, as the conversion read them */
-			if ((ret = kallsyms_text(s, e, &bytes[i], &sizes[i], err)) < 0 ||
+			if ((ret = kallsyms_text(s, e, &bytes[i], &sizes[i], &kept[i], err)) < 0 ||
 			    (!bytes[i] && (ret = read_whole(e->local, &bytes[i], &sizes[i], err)) < 0))
 				goto out;
 		}
@@ -340,8 +351,13 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	}
 	if ((ret = pfc_packw_open(&w, out, o->output, 0, err)) < 0)
 		goto out;
+	/* the members' frames come from the symbol cache, and go there (--no-cache: neither) */
+	if (s->opts->cache_dir) {
+		pfc_kcache_frames_init(&kf, s->opts->cache_dir);
+		pfc_packw_keep(w, &kf.ops);
+	}
 	if ((ret = pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, mf.buf, mf.len, err)) < 0 ||
-	    (ret = pfc_packw_add_file(w, PFC_PACK_RECORDING, recording, err)) < 0)
+	    (ret = pfc_packw_add_recording(w, PFC_PACK_RECORDING, recording, o->pack_recording, err)) < 0)
 		goto out;
 	for (i = 0; i < n; i++) {
 		char member[4200];
@@ -359,11 +375,11 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		if (map)
 			munmap(map, sizes[i]);
 		free(holes);
-		free(bytes[i]);
-		bytes[i] = NULL;
+		free_bytes(bytes, kept, i);
 		if (ret < 0)
 			goto out;
 	}
+	pfc_packw_cache_stats(w, &cst);
 	ret = pfc_packw_close(w, &packed_bytes, err);
 	w = NULL;
 	if (ret == 0 && o->pack_summary) {
@@ -372,14 +388,21 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			o->pack_summary->files += !v[i].is_list && !v[i].probe && member_of[i] == i;
 		o->pack_summary->file_bytes = total;
 		o->pack_summary->pack_bytes = packed_bytes;
+		o->pack_summary->cache_hits = cst.hits;
+		o->pack_summary->cache_misses = cst.misses;
+		o->pack_summary->cache_corrupt = cst.corrupt;
 	}
 out:
 	if (w)
 		pfc_packw_abort(w);
 	pfc_sb_free(&mf);
-	for (i = 0; bytes && i < n; i++)
-		free(bytes[i]);
+	for (i = 0; bytes && kept && i < n; i++)
+		free_bytes(bytes, kept, i);
+	if (!kept)
+		for (i = 0; bytes && i < n; i++)
+			free(bytes[i]);
 	free(bytes);
+	free(kept);
 	free(member_of);
 	free(sizes);
 	return ret;

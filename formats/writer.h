@@ -20,11 +20,14 @@ enum {
 	PFC_DIFF = 1 << 6,          /* draws a comparison with --diff BASE (o->diff_base) */
 };
 
+struct pfc_packw_pre;
+
 /* What a pack holds, for the summary (the pack writer fills it). */
 struct pfc_pack_summary {
 	size_t files;               /* files packed (each once) */
 	uint64_t file_bytes;        /* their size */
 	uint64_t pack_bytes;        /* the pack's size, compressed */
+	uint64_t cache_hits, cache_misses, cache_corrupt;  /* members' frames in the symbol cache */
 };
 
 /* Options of the output formats (the CLI fills them). */
@@ -50,6 +53,7 @@ struct pfc_wopts {
 	const char *command_line;   /* as typed, for the log */
 	const char *warnings;       /* PFC_NEED_LOG: what the conversion warned about */
 	struct pfc_pack_summary *pack_summary;  /* pack: filled when written; NULL: not wanted */
+	struct pfc_packw_pre *pack_recording;  /* pack: the recording's frame, made meanwhile; NULL: none */
 	/* --diff BASE: the base recording, read and symbolized with the same options; NULL: none */
 	struct pfc_session *diff_base;
 	int diff_normalize;         /* scale the base to the new total, as difffolded.pl -n */

@@ -13,7 +13,7 @@
 # On a system without dpkg/apt it prints a note and succeeds: install the equivalents yourself.
 set -euo pipefail
 
-build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev libisal-dev
+build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev libxxhash-dev zlib1g-dev libdeflate-dev libisal-dev
 	libtraceevent-dev liblzma-dev libiberty-dev xz-utils
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev libdebuginfod-dev libarchive-dev
 	libcurl4-openssl-dev)

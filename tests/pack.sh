@@ -32,6 +32,10 @@
 #                                  than the files whole, GNU tar reads its sparse members, and a pack
 #                                  with the holes as zeros (the earlier packs) converts the same
 #   pack/format-option             -f pack with any output name writes the same bytes
+#   pack/frame-cache/{miss,hit,corrupt,no-cache,recording}   members' zstd frames in the symbol
+#                                  cache: a miss and a hit, damaged entries, --no-cache and the
+#                                  recording's frame made beside the conversion give the same bytes
+#   pack/frames                    one zstd frame a member; zstd -d | tar reads the pack
 #   pack/same-pid/FX[/control]     a wrong /tmp/perf-PID.map for the recorded pid (same addresses,
 #                                  other names) is not used for the pack; the control shows that it
 #                                  is for the recording itself
@@ -561,6 +565,110 @@ if selected pack/format-option && [[ $ok_packs == *" fp-callgraph "* ]]; then
 	else
 		diff <(tar --zstd -tvf "$W/p/$fx.perfpack" 2>&1) <(tar --zstd -tvf "$W/fo/out.pk" 2>&1) >"$W/diff"
 		fail pack/format-option "-f pack -o out.pk and -o $fx.perfpack list different members" "$W/diff"
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# One zstd frame a member, and the symbol cache's frames (XDG_CACHE_HOME/perfconv/pack), on the
+# .NET fixture (60 members).  With an empty cache the pack misses and writes the entries; again it
+# hits and gives the same bytes; an entry with a changed byte, and one with another entry's bytes,
+# are reported and written again, the same bytes; --no-cache writes no entry, and reads none (a
+# cache of entries made old stays as it was); the recording's frame made beside the conversion
+# or by the writer (PERFCONV_PACK_PRE=0): the same bytes.  pack/frames: the pack is one frame a
+# member and one for the end blocks, and zstd -d | tar lists what tar --zstd lists.
+fc_run() {	# fc_run DIR [perfconv args...]: the fixture packed with -v into DIR/out.perfpack
+	local d=$1
+	shift
+	XDG_CACHE_HOME=$W/fc/xdg run_pc "$d" -v "$@" "${args[@]}" -o "$d/out.perfpack"
+}
+fc_line() { grep -o 'pack frame cache: [^(]*' "$1/err" | sed 's/ *$//'; }
+if selected pack/frame-cache || selected pack/frames; then
+	fixture "$FIX/dotnet-aspnet" || true
+	rm -rf "$W/fc"
+	mkdir -p "$W/fc"
+	fce=$W/fc/xdg/perfconv/pack
+	if [ "$fx" != dotnet-aspnet ]; then
+		skip "pack/frame-cache" "no dotnet-aspnet fixture"
+	elif fc_run "$W/fc/cold" && [ "$rc" != 0 ]; then
+		fail pack/frame-cache/miss "exit status $rc packing with an empty cache" "$W/fc/cold/err"
+	else
+		nent=$(find "$fce" -type f 2>/dev/null | wc -l)
+		line=$(fc_line "$W/fc/cold")
+		if [[ $line != "pack frame cache: 0 hit, $nent miss" ]] || [ "$nent" -lt 10 ]; then
+			fail pack/frame-cache/miss "with an empty cache: '$line' and $nent entries in $fce" "$W/fc/cold/err"
+		else
+			pass "pack/frame-cache/miss ($nent entries)"
+		fi
+		fc_run "$W/fc/warm"
+		line=$(fc_line "$W/fc/warm")
+		if [ "$rc" != 0 ] || [[ $line != "pack frame cache: $nent hit, 0 miss" ]]; then
+			fail pack/frame-cache/hit "exit status $rc, '$line' ($nent entries)" "$W/fc/warm/err"
+		elif ! cmp "$W/fc/cold/out.perfpack" "$W/fc/warm/out.perfpack" >"$W/fc/cmp" 2>&1; then
+			fail pack/frame-cache/hit "the pack from the cache differs from the one that missed" "$W/fc/cmp"
+		else
+			pass pack/frame-cache/hit
+		fi
+		# a byte in the middle of the largest entry, as a disk or an interrupted copy might
+		# leave it; the smallest one replaced by another entry (whole, but another key's)
+		big=$(ls -S "$fce"/* | head -n 1)
+		small=$(ls -S "$fce"/* | tail -n 1)
+		other=$(ls -S "$fce"/* | tail -n 2 | head -n 1)
+		printf 'X' | dd of="$big" bs=1 seek=$(($(wc -c <"$big") / 2)) conv=notrunc status=none
+		cp "$other" "$small"
+		fc_run "$W/fc/corrupt"
+		line=$(fc_line "$W/fc/corrupt")
+		if [ "$rc" != 0 ] ||
+			[[ $line != "pack frame cache: $((nent - 2)) hit, 2 miss, corrupt entries ignored and written again" ]]; then
+			fail pack/frame-cache/corrupt "exit status $rc, '$line' ($nent entries, 2 damaged)" "$W/fc/corrupt/err"
+		elif ! cmp "$W/fc/cold/out.perfpack" "$W/fc/corrupt/out.perfpack" >"$W/fc/cmp" 2>&1; then
+			fail pack/frame-cache/corrupt "with damaged entries the pack differs" "$W/fc/cmp"
+		else
+			fc_run "$W/fc/again"
+			line=$(fc_line "$W/fc/again")
+			if [[ $line != "pack frame cache: $nent hit, 0 miss" ]] || ! cmp -s "$W/fc/cold/out.perfpack" "$W/fc/again/out.perfpack"; then
+				fail pack/frame-cache/corrupt "the damaged entries were not written again: '$line'" "$W/fc/again/err"
+			else
+				pass pack/frame-cache/corrupt
+			fi
+		fi
+		# --no-cache: entries made old stay old (a hit marks its entry used), none is added
+		# or removed, and an empty cache stays empty
+		find "$fce" -type f -exec touch -d '2001-01-01 00:00' {} +
+		before=$(ls -l --time-style=+%s "$fce" | md5sum)
+		fc_run "$W/fc/nocache" --no-cache
+		after=$(ls -l --time-style=+%s "$fce" | md5sum)
+		rm -rf "$W/fc/xdg"
+		fc_run "$W/fc/nocache2" --no-cache
+		if [ "$rc" != 0 ] || grep -q "pack frame cache" "$W/fc/nocache/err" "$W/fc/nocache2/err" ||
+			[ "$before" != "$after" ] || [ -e "$fce" ]; then
+			fail pack/frame-cache/no-cache "exit status $rc; the cache was used or written" "$W/fc/nocache/err"
+		elif ! cmp -s "$W/fc/cold/out.perfpack" "$W/fc/nocache/out.perfpack" ||
+			! cmp -s "$W/fc/cold/out.perfpack" "$W/fc/nocache2/out.perfpack"; then
+			fail pack/frame-cache/no-cache "the pack made without the cache differs" /dev/null
+		else
+			pass pack/frame-cache/no-cache
+		fi
+		PERFCONV_PACK_PRE=0 fc_run "$W/fc/nopre" --no-cache
+		if [ "$rc" != 0 ] || ! cmp "$W/fc/cold/out.perfpack" "$W/fc/nopre/out.perfpack" >"$W/fc/cmp" 2>&1; then
+			fail pack/frame-cache/recording "exit status $rc, or the recording's frame made by the writer differs from the one made beside the conversion" "$W/fc/cmp"
+		else
+			pass pack/frame-cache/recording
+		fi
+		if ! command -v zstd >/dev/null; then
+			skip pack/frames "no zstd command"
+		else
+			pk=$W/fc/cold/out.perfpack
+			frames=$(zstd -lv "$pk" 2>/dev/null | sed -n 's/^# Zstandard Frames: *//p')
+			members=$(tar --zstd -tf "$pk" | wc -l)
+			if [ "$frames" != $((members + 1)) ]; then
+				fail pack/frames "$frames zstd frames for $members members (one each and one for the end blocks wanted)" /dev/null
+			elif ! cmp <(zstd -dc "$pk" | tar -tvf - 2>&1) <(tar --zstd -tvf "$pk" 2>&1) >"$W/fc/cmp" 2>&1 ||
+				! zstd -dc "$pk" | tar -tf - >/dev/null 2>"$W/fc/tarerr" || [ -s "$W/fc/tarerr" ]; then
+				fail pack/frames "zstd -d | tar lists other members, or tar complains" "$W/fc/tarerr"
+			else
+				pass "pack/frames ($frames frames)"
+			fi
+		fi
 	fi
 fi
 

@@ -58,6 +58,34 @@ int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf
 			size_t n, struct pfc_error *err);
 /* The whole regular file at `path`, as it is now. */
 int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path, struct pfc_error *err);
+/* The recording's frame made on a thread of its own, while the conversion runs (NULL: it could
+ * not start; the writer then makes it).  Free it after the writer, or instead of using it. */
+struct pfc_packw_pre;
+struct pfc_packw_pre *pfc_packw_pre_start(const char *path, const char *member);
+void pfc_packw_pre_free(struct pfc_packw_pre *p);
+/* The recording: as add_file, but its frame is never the cache's (no other pack has it), and
+ * is compressed at a faster level unless open was given one; pre's frame when it is this
+ * file's (pre may be NULL). */
+int pfc_packw_add_recording(struct pfc_packw *w, const char *member, const char *path, struct pfc_packw_pre *pre,
+			    struct pfc_error *err);
+/* Where members' frames are kept between packs, by a key text (of at most PFC_PACKW_KEY_MAX - 1
+ * bytes) that says what the frame compresses (the symbol cache's "pack" entries: kcache.c's
+ * pfc_kcache_frames).  get: 1 with the frame's bytes, valid until done; 0 when there is none;
+ * -1 when the entry was damaged (it is removed).  bad: the entry got is not a frame of the
+ * key's bytes (remove it).  put: keep a frame, if it can. */
+#define PFC_PACKW_KEY_MAX 256
+struct pfc_packw_frames {
+	int (*get)(struct pfc_packw_frames *f, const char *key, const void **p, size_t *len);
+	void (*done)(struct pfc_packw_frames *f);
+	void (*bad)(struct pfc_packw_frames *f, const char *key);
+	void (*put)(struct pfc_packw_frames *f, const char *key, const void *p, size_t len);
+};
+/* Members' frames from and into kept, which stays the caller's (NULL, the default: none). */
+void pfc_packw_keep(struct pfc_packw *w, struct pfc_packw_frames *kept);
+struct pfc_packw_cache_stats {
+	uint64_t hits, misses, corrupt;	/* frames; corrupt entries were ignored and written again */
+};
+void pfc_packw_cache_stats(const struct pfc_packw *w, struct pfc_packw_cache_stats *st);
 /* Finish the archive; *bytes: its compressed size.  Frees w, also on error. */
 int pfc_packw_close(struct pfc_packw *w, uint64_t *bytes, struct pfc_error *err);
 /* Abandon a pack being written (after an error). */

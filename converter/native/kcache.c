@@ -40,6 +40,9 @@ const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20,
 const struct pfc_kcache_kind pfc_kcache_r2r = { "r2r", 1024, (uint64_t)128 << 20, 0 };
 /* /proc/kallsyms as read, for packs: 5 to 15 MB each */
 const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
+/* a pack member's compressed frame: a .NET service's packs share 50 to 100 of them, 32 kB
+ * (smaller ones are not kept) to 3 MB (the kernel's symbols) */
+const struct pfc_kcache_kind pfc_kcache_pack = { "pack", 2048, (uint64_t)256 << 20, 0 };
 /* a libc debug file's sections take 10 MB inflated */
 const struct pfc_kcache_kind pfc_kcache_dwarf = { "dwarf", 32, (uint64_t)512 << 20, 1 };
 
@@ -467,4 +470,53 @@ int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, c
 int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const struct pfc_symtab *t)
 {
 	return pfc_kcache_store_kind(dir, &pfc_kcache_kallsyms, k, t);
+}
+
+/* --- a pack writer's frames (converter/files/pack.c) ---------------------------------------- */
+
+static int frames_get(struct pfc_packw_frames *o, const char *text, const void **p, size_t *len)
+{
+	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
+	struct pfc_kcache_key k;
+	int got;
+
+	if (pfc_kcache_key_text(&k, text) < 0)
+		return 0;
+	got = pfc_kcache_get(f->dir, &pfc_kcache_pack, &k, &f->cur);
+	if (got == 1) {
+		*p = f->cur.p;
+		*len = f->cur.len;
+		return 1;
+	}
+	return got == -EINVAL ? -1 : 0;
+}
+
+static void frames_done(struct pfc_packw_frames *o)
+{
+	pfc_kcache_bytes_free(&((struct pfc_kcache_frames *)o)->cur);
+}
+
+static void frames_bad(struct pfc_packw_frames *o, const char *text)
+{
+	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
+	struct pfc_kcache_key k;
+
+	if (pfc_kcache_key_text(&k, text) == 0)
+		pfc_kcache_remove(f->dir, &pfc_kcache_pack, &k);
+}
+
+static void frames_put(struct pfc_packw_frames *o, const char *text, const void *p, size_t len)
+{
+	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
+	struct pfc_kcache_key k;
+
+	if (pfc_kcache_key_text(&k, text) == 0)
+		pfc_kcache_put(f->dir, &pfc_kcache_pack, &k, p, len);
+}
+
+void pfc_kcache_frames_init(struct pfc_kcache_frames *f, const char *dir)
+{
+	memset(f, 0, sizeof(*f));
+	f->ops = (struct pfc_packw_frames){ frames_get, frames_done, frames_bad, frames_put };
+	f->dir = dir;
 }

@@ -9,7 +9,8 @@
  * once.  "r2r": the method names of a ReadyToRun image (r2rcache.c's payload), keyed by
  * its MVID.  "kallsyms-text": /proc/kallsyms as read, under the kernel's key, for packs.
  * "dwarf": a debug file's compressed DWARF sections inflated into the ELF image a2l.c and
- * srcline.c read (dwimage.c), keyed by the file's build-id and size.  Which files may use it (the running kernel's, binaries whose build-ids prove what
+ * srcline.c read (dwimage.c), keyed by the file's build-id and size.  "pack": a pack member's
+ * zstd frame (converter/files/pack.c), keyed by a hash of the tar bytes it compresses.  Which files may use it (the running kernel's, binaries whose build-ids prove what
  * they are) is the caller's decision; this module only keys, checks, reads, writes and
  * bounds entries.
  */
@@ -18,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "converter/files/pack.h"
 #include "converter/native/symtab.h"
 
 #define PFC_KCACHE_KEY_MAX 256
@@ -35,6 +37,7 @@ extern const struct pfc_kcache_kind pfc_kcache_elf;		/* 256 entries, 256 MiB */
 extern const struct pfc_kcache_kind pfc_kcache_kallsyms_text;	/* 8 entries, 1 GiB */
 extern const struct pfc_kcache_kind pfc_kcache_dwarf;		/* 32 entries, 512 MiB */
 extern const struct pfc_kcache_kind pfc_kcache_r2r;		/* 1024 entries, 128 MiB */
+extern const struct pfc_kcache_kind pfc_kcache_pack;		/* 2048 entries, 256 MiB */
 
 struct pfc_kcache_key {
 	char text[PFC_KCACHE_KEY_MAX];	/* "bid=... boot=... kptr=... euid0=... mods=...", NUL-padded */
@@ -80,5 +83,14 @@ int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const st
 int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, struct pfc_symtab *t);
 /* An entry's bytes for k and t (*out: free it), as pfc_kcache_store writes them. */
 int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len);
+
+/* The "pack" entries in DIR as where a pack writer keeps its members' frames
+ * (pfc_packw_keep(w, &f->ops)); dir stays the caller's. */
+struct pfc_kcache_frames {
+	struct pfc_packw_frames ops;
+	const char *dir;
+	struct pfc_kcache_bytes cur;	/* the entry got, until done */
+};
+void pfc_kcache_frames_init(struct pfc_kcache_frames *f, const char *dir);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "converter/files/pack.h"
+#include "converter/native/kcache.h"
 #include "tests/unit/check.h"
 
 #define MANIFEST_TEXT PFC_PACK_MAGIC "recording perf.data\n"
@@ -433,9 +434,17 @@ static void test_truncated(void)
 	/* the tar stream inside cut at every byte and compressed again, whole frames: refused as
 	 * long as a member's bytes or the first end-of-archive block are missing */
 	{
-		unsigned long long tl = ZSTD_getFrameContentSize(m.buf, m.len);
-		unsigned char *tar = malloc(tl == ZSTD_CONTENTSIZE_UNKNOWN ? 1 << 16 : (size_t)tl), *z;
-		size_t tlen = ZSTD_decompress(tar, tl == ZSTD_CONTENTSIZE_UNKNOWN ? 1 << 16 : (size_t)tl, m.buf, m.len);
+		/* one frame a member (and one for the end blocks, of no stated size) */
+		size_t tl = 0, at = 0, fl;
+		unsigned char *tar, *z;
+		size_t tlen;
+		while (at < m.len && !ZSTD_isError(fl = ZSTD_findFrameCompressedSize(m.buf + at, m.len - at))) {
+			unsigned long long c = ZSTD_getFrameContentSize(m.buf + at, fl);
+			tl += c == ZSTD_CONTENTSIZE_UNKNOWN || c == ZSTD_CONTENTSIZE_ERROR ? 1 << 16 : (size_t)c;
+			at += fl;
+		}
+		tar = malloc(tl ? tl : 1);
+		tlen = ZSTD_decompress(tar, tl, m.buf, m.len);
 		ZSTD_CCtx *cc = ZSTD_createCCtx();
 
 		check(!ZSTD_isError(tlen) && tlen > 1024 && tlen % 512 == 0, "truncated: the tar stream inside");
@@ -505,6 +514,79 @@ static void test_bomb(void)
 	free(t.b);
 }
 
+/* One zstd frame a member, and one for the end blocks: each decompresses to whole 512-byte
+ * tar blocks, the first to the MANIFEST's header and data. */
+static void test_frames(void)
+{
+	struct mem m;
+	size_t at = 0, fl, frames = 0, odd = 0;
+	unsigned char out[1 << 14];
+
+	if (small_pack(&m) < 0) {
+		check(0, "frames: write");
+		return;
+	}
+	while (at < m.len && !ZSTD_isError(fl = ZSTD_findFrameCompressedSize(m.buf + at, m.len - at))) {
+		size_t n = ZSTD_decompress(out, sizeof(out), m.buf + at, fl);
+		if (ZSTD_isError(n) || n % 512 || (!frames && (n != 1024 || memcmp(out + 257, "ustar", 5) ||
+							   memcmp(out + 512, PFC_PACK_MAGIC, 8))))
+			odd++;
+		frames++;
+		at += fl;
+	}
+	check(at == m.len && frames == 4 && !odd, "frames: %zu frames (4 wanted), %zu not whole members", frames, odd);
+	free(m.buf);
+}
+
+/* A pack written with the frame cache: cold, warm, and with the entry damaged, the same bytes;
+ * the warm one from the cache, the damaged entry counted and written again. */
+static void test_frame_cache(void)
+{
+	char dir[300];
+	struct mem m[3];
+	struct pfc_packw_cache_stats st[3];
+	unsigned char *big = malloc(1 << 18);
+	char cmd[800];
+	int i, ok = 1;
+	struct pfc_kcache_frames kf;
+
+	snprintf(dir, sizeof(dir), "%s/test_pack_cache.%ld", tmpdir, (long)getpid());
+	pfc_kcache_frames_init(&kf, dir);
+	for (i = 0; i < (1 << 18); i++)
+		big[i] = (unsigned char)(i * 7 / 5 + (i >> 9));
+	for (i = 0; i < 3; i++) {
+		struct pfc_packw *w;
+		struct pfc_error err = { 0 };
+		if (i == 2) {	/* a byte in the middle of the entry changed */
+			snprintf(cmd, sizeof(cmd), "f=$(ls %s/pack/* | head -1) && printf X | "
+				 "dd of=\"$f\" bs=1 seek=$(($(wc -c <\"$f\") / 2)) conv=notrunc status=none", dir);
+			ok &= system(cmd) == 0;
+		}
+		if (w_open(&m[i], &w) < 0 || (pfc_packw_keep(w, &kf.ops), 0) ||
+		    pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, MANIFEST_TEXT, strlen(MANIFEST_TEXT), &err) < 0 ||
+		    pfc_packw_add_bytes(w, "files/big", big, 1 << 18, &err) < 0) {
+			check(0, "frame cache: pack %d: %s", i, err.detail);
+			return;
+		}
+		pfc_packw_cache_stats(w, &st[i]);
+		ok &= w_close(&m[i], w) == 0;
+	}
+	check(ok, "frame cache: packs written, the entry damaged");
+	check(m[0].len == m[1].len && !memcmp(m[0].buf, m[1].buf, m[0].len) && m[0].len == m[2].len &&
+	      !memcmp(m[0].buf, m[2].buf, m[0].len), "frame cache: a miss, a hit, a damaged entry give the same bytes");
+	check(st[0].misses == 1 && !st[0].hits && st[1].hits == 1 && !st[1].misses && st[2].misses == 1 &&
+	      st[2].corrupt == 1 && !st[2].hits, "frame cache: miss, hit, corrupt (%llu %llu, %llu %llu, %llu %llu %llu)",
+	      (unsigned long long)st[0].hits, (unsigned long long)st[0].misses, (unsigned long long)st[1].hits,
+	      (unsigned long long)st[1].misses, (unsigned long long)st[2].hits, (unsigned long long)st[2].misses,
+	      (unsigned long long)st[2].corrupt);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		check(0, "frame cache: remove %s", dir);
+	for (i = 0; i < 3; i++)
+		free(m[i].buf);
+	free(big);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -515,6 +597,8 @@ int main(void)
 	test_writer_refuses();
 	test_hostile();
 	test_truncated();
+	test_frames();
+	test_frame_cache();
 	test_bomb();
 	return check_done("test_pack");
 }
