@@ -650,13 +650,16 @@ static void pack_summary(const struct pfc_session *s, const char *out, const str
  * caches, perf maps and symbol tables, and the trace text in flight), and glibc takes it in 4
  * KiB pages: 6,000 page faults, a quarter of the CPU time of a small conversion on a virtual
  * machine, where a fault costs microseconds.  So the process's memory comes from one heap
- * (no arena per thread, no mmap per large block) that is grown HEAP_PAD at a time, and the
- * part of it grown here is backed by transparent huge pages where the kernel allows it
- * (THP "madvise" mode): one fault per 2 MiB.  Memory freed stays in the heap (it is reused,
- * and a conversion ends with the process or the batch worker).  Done once a process;
- * PERFCONV_NO_HEAP_SETUP=1 leaves glibc's defaults, to measure against.
+ * (no arena per thread; blocks below HEAP_MMAP, which glibc would map one by one once it
+ * raised its threshold, from the heap too) that is grown HEAP_PAD at a time, and the part of
+ * it grown here is backed by transparent huge pages where the kernel allows it (THP
+ * "madvise" mode): one fault per 2 MiB.  Larger blocks are mapped as before (mem.h gives the
+ * large arrays huge pages itself), so that what a large recording frees goes back to the
+ * system.  Done once a process; PERFCONV_NO_HEAP_SETUP=1 leaves glibc's defaults, to
+ * measure against.
  */
 #define HEAP_PAD ((size_t)64 << 20)
+#define HEAP_MMAP ((size_t)4 << 20)
 static void heap_setup(void)
 {
 	static int done;
@@ -666,7 +669,7 @@ static void heap_setup(void)
 	if (done || getenv("PERFCONV_NO_HEAP_SETUP"))
 		return;
 	done = 1;
-	if (!mallopt(M_ARENA_MAX, 1) || !mallopt(M_MMAP_THRESHOLD, (int)HEAP_PAD) ||
+	if (!mallopt(M_ARENA_MAX, 1) || !mallopt(M_MMAP_THRESHOLD, (int)HEAP_MMAP) ||
 	    !mallopt(M_TRIM_THRESHOLD, (int)(2 * HEAP_PAD)) || !mallopt(M_TOP_PAD, (int)HEAP_PAD))
 		return;
 	/* a block past what the heap has left grows it by the block and HEAP_PAD */
