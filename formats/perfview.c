@@ -222,7 +222,7 @@ struct zent {
 	uint32_t crc;
 	uint32_t ext_fa;
 	uint16_t flag, method;
-	uint16_t int_fa;              /* 1: zlib judged the deflated bytes text */
+	uint16_t int_fa;              /* 1: text, by zlib's rule (tmark_add) */
 	int zip64;                    /* the local header has the zip64 extra field */
 };
 
@@ -1458,7 +1458,7 @@ static void build_log(struct pv *p, int have_perf_data)
 }
 
 /* ---- the side files, deflated beside the text ----
- * zlib deflates the side files (a busy service's perf map is near a megabyte, 4 ms) on a thread
+ * igzip deflates the side files (a busy service's perf map is near a megabyte) on a thread
  * of their own while the workers make perf.data.txt, into memory; the main thread writes them
  * after the text, in the same order and with the same bytes as when it deflated them itself.
  * A file larger than SIDE_MEM_MAX (a recording with --include-perf-data) is deflated there,
