@@ -494,7 +494,7 @@ static void raw_key(struct pfc_rawkey *k, const struct pfc_session *s, const str
 {
 	memset(k, 0, sizeof(*k));
 	k->maps = th->maps;
-	k->gen = th->maps->gen;
+	k->gen = th->maps->cgen;
 	k->kgen = s->machine.kgen;
 	k->comm = th->comm;
 	k->evsel = evsel;
@@ -864,7 +864,7 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 
 	if (cpumode == PERF_RECORD_MISC_USER && th->maps) {
 		maps = th->maps;
-		gen = maps->gen;
+		gen = maps->cgen;
 	} else if (cpumode == PERF_RECORD_MISC_KERNEL && s->kernel_loaded && !s->kernel_pending &&
 		   s->machine.have_kernel_map) {
 		/* the kernel's frames, the same in every thread once its map and symbols are in,
@@ -875,10 +875,17 @@ static int add_ip(struct pfc_session *s, struct pfc_thread *th, uint32_t *n, int
 	} else {
 		return add_ip_lookup(s, th, n, cpumode, ip);
 	}
-	if (!(e = ucache_slot(s, maps, ip)))
+	if (!(e = ucache_slot(s, maps, ip))) {
+		if (!kernel)
+			pfc_maps_watch(th->maps, ip);
 		return add_ip_lookup(s, th, n, cpumode, ip);
+	}
 	if (e->id && e->ip == ip && e->maps == maps && e->gen == gen)
 		return push_id(s, n, e->id - 1);
+	/* a user address looked up under the maps' cgen, which this cache and the callchain
+	 * cache may keep: the maps watch it (the lookup finds the same map) */
+	if (!kernel)
+		pfc_maps_watch(th->maps, ip);
 	s->cur_timed = 0;
 	ret = add_ip_lookup(s, th, n, cpumode, ip);
 	/* with --resolve-jit, a process's jitdump, once read, is looked up for its other
@@ -1890,17 +1897,31 @@ static int note_jit_map(struct pfc_session *s, int32_t pid, int32_t tid, uint64_
 	const struct pfc_map *map;
 	char name[4096];
 	size_t n = strnlen(fname, fnlen);
+	int ret;
 
 	if (!th)
 		return -1;
 	map = pfc_machine_find_map(&s->machine, th, 0, start);
-	if (!map || !map->dso || map->start != start)
-		return 0;
-	if (n >= sizeof(name))
-		n = sizeof(name) - 1;
-	memcpy(name, fname, n);
-	name[n] = 0;
-	return pfc_jitsyms_note_map(&s->jit, th->pid, map, name);
+	if (map && map->dso && map->start == start) {
+		if (n >= sizeof(name))
+			n = sizeof(name) - 1;
+		memcpy(name, fname, n);
+		name[n] = 0;
+		if ((ret = pfc_jitsyms_note_map(&s->jit, th->pid, map, name)) < 0)
+			return ret;
+	}
+	/* The frames cached under the maps' cgen were named with the JIT symbols as they were
+	 * then: if those changed since (this mapping, or a lookup that read a file), the caches
+	 * start over here, at the mapping change, as they did when every change of the maps
+	 * started them over.  Never at the lookup itself, which they did not either. */
+	if (th->maps) {
+		uint64_t c = pfc_jitsyms_changes(&s->jit, th->pid);
+		if (c != th->maps->jit_changes) {
+			th->maps->jit_changes = c;
+			pfc_maps_bump(th->maps);
+		}
+	}
+	return 0;
 }
 
 static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t size, uint64_t off)

@@ -13,6 +13,8 @@
 #   - by default, fixtures that perf resolves completely still give perf's output;
 #   - a real .NET 10 container recording (tests/data/dotnet-container): the pid from the jitdump
 #     marker, --pid-map, short names, and another run's files refused.
+#   - a synthetic recording (tests/tools/jit-late.py): a frame named before the jitdump was read
+#     is named from it after the process's next mapping change, wherever that mapping is.
 #
 # Run by tests/run.sh; prints "ok    jit/NAME", "FAIL  jit/NAME: why" or "skip  jit/NAME: why".
 #   PERFCONV, FIXTURES   as for tests/run.sh;  FILTERS="w1 w2"  only cases containing a word
@@ -412,5 +414,22 @@ EOF2
 	fi
 else
 	skip jit/dotnet-pidns "no tests/data/dotnet-container"
+fi
+# jit/late-jitdump: a frame the callchain caches hold must be named again once the JIT
+# symbols changed, at the process's next mapping change even when that mapping is elsewhere
+# (tests/tools/jit-late.py tells the story); perfconv named it so when every mapping change
+# started the caches over
+if selected jit/late-jitdump && command -v python3 >/dev/null 2>&1; then
+	L=$TMP/late
+	rm -rf "$L" && python3 "$(dirname "$0")/tools/jit-late.py" "$L"
+	printf 'fakenode;Builtin:FakeBuiltin 1000\nfakenode;LazyCompile:fakeJit 1000\nfakenode;[fakenode] 1000\n' >"$L/expect"
+	run -q -i "$L/perf.data" --map-dir "$L" -f folded
+	if [ "$rc" = 0 ] && cmp -s "$L/expect" "$TMP/out.folded"; then
+		pass jit/late-jitdump
+	else
+		diff "$L/expect" "$TMP/out.folded" >"$TMP/diff" 2>&1
+		cat "$TMP/err" >>"$TMP/diff"
+		fail jit/late-jitdump "exit status $rc, or the binary's code named before the jitdump was read kept its old name" "$TMP/diff"
+	fi
 fi
 exit 0

@@ -47,6 +47,10 @@ struct pfc_jitproc {
 	int jd_provisional;         /* none of its loads was old enough to be checked yet */
 	int jd_trunc_warned;        /* the warning on its incomplete last record was given */
 	struct pfc_dso *pm_dso;     /* the DSO of its perf map's frames, once one was named */
+	/* Counts the changes above that may name an address otherwise (pfc_jitsyms_changes);
+	 * one more JIT range does not, once there is one: ranges are read only when a file is
+	 * checked, once, and by wants() for whether there are any. */
+	uint64_t changes;
 };
 
 void pfc_jitsyms_init(struct pfc_jitsyms *j, const struct pfc_jitsym_opts *o, struct pfc_machine *m,
@@ -151,6 +155,7 @@ static int is_live(struct pfc_jitsyms *j, struct pfc_jitproc *p)
 	if (p->live_checked)
 		return p->live;
 	p->live_checked = 1;
+	p->changes++;
 	comm = read_proc(j, p->pid, "comm", "command", &len);
 	if (!comm)
 		return 0;
@@ -288,6 +293,7 @@ static struct pfc_jitproc *proc_findnew(struct pfc_jitsyms *j, int32_t pid)
 		return NULL;
 	p->pid = pid;
 	p->nspid = pid;
+	p->changes = 1;
 	for (i = 0; i < j->o.nr_pid_map; i++)
 		if (j->o.pid_map[i].host == pid) {
 			p->nspid = j->o.pid_map[i].ns;
@@ -332,6 +338,7 @@ int pfc_jitsyms_note_map(struct pfc_jitsyms *j, int32_t pid, const struct pfc_ma
 	if (!(p = proc_findnew(j, pid)))
 		return -1;
 	if (map->dso->kind == PFC_DSO_JITMARK) {
+		p->changes++;
 		if (!p->marker && !(p->marker = strdup(filename)))
 			return -1;
 		if (!p->jd)	/* looked for too early: look again, now with the marker's path */
@@ -352,6 +359,8 @@ int pfc_jitsyms_note_map(struct pfc_jitsyms *j, int32_t pid, const struct pfc_ma
 		p->ranges = n;
 		p->cap_ranges = cap;
 	}
+	if (!p->nr_ranges)
+		p->changes++;
 	p->ranges[p->nr_ranges].start = map->start;
 	p->ranges[p->nr_ranges].end = map->end;
 	p->nr_ranges++;
@@ -558,6 +567,7 @@ struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 	if (p->pm_tried)
 		return p->pm;
 	p->pm_tried = 1;
+	p->changes++;
 	settle_nspid(j, p);
 	if (map_dir) {
 		cand_set(&cand[nc++], PFC_FILES_MAPDIR, "perf-%d.map", p->nspid);
@@ -669,6 +679,7 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 	struct pfc_found f;
 
 	p->jd_tried = 1;
+	p->changes++;
 	settle_nspid(j, p);
 	base = base ? base + 1 : p->marker;
 	if (pfc_files_has(j->o.files, PFC_FILES_MAPDIR)) {
@@ -793,6 +804,17 @@ int pfc_jitsyms_settled(const struct pfc_jitsyms *j, int32_t pid)
 	return p && p->jd_tried && !p->jd_provisional && !p->jd_timed;
 }
 
+uint64_t pfc_jitsyms_changes(const struct pfc_jitsyms *j, int32_t pid)
+{
+	const struct pfc_jitproc *p = j->last && j->last->pid == pid ? j->last : NULL;
+	size_t i;
+
+	for (i = 0; !p && i < j->nr_procs; i++)
+		if (j->procs[i]->pid == pid)
+			p = j->procs[i];
+	return p ? p->changes : 0;
+}
+
 int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map)
 {
 	struct pfc_jitproc *p;
@@ -841,6 +863,7 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 		return ret;
 	if (p->jd && p->jd_provisional && time >= p->jd->min_time) {
 		uint64_t checked;
+		p->changes++;
 		if (!belongs(p, p->jd->n ? &p->jd->v[0].start : NULL, sizeof(p->jd->v[0]), p->jd->n,
 			     p->jd->n ? &p->jd->v[0].time : NULL, time, &checked)) {
 			stale_warning(j, p, p->jd_path, checked);

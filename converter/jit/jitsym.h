@@ -62,6 +62,11 @@ int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *
 /* Whether the lookups of process pid give the same answer at any later time (and mapping
  * change): its jitdump was looked for, kept or refused for good, and is not read by time. */
 int pfc_jitsyms_settled(const struct pfc_jitsyms *j, int32_t pid);
+/* A count that changes whenever what the lookups of process pid answer may have changed
+ * (a file read or refused, a jitdump marker, the first JIT range; not the ranges after it):
+ * a cache of frames keyed on the process's maps starts over at its next mapping change when
+ * this count moved (session.c). */
+uint64_t pfc_jitsyms_changes(const struct pfc_jitsyms *j, int32_t pid);
 
 /*
  * Resolve-mode lookup of a user address in a JIT region or PE image of process pid at

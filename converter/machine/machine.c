@@ -114,12 +114,20 @@ static size_t maps_lower(const struct pfc_maps *ms, uint64_t addr)
 	return lo;
 }
 
+/* Whether an address in both maps is the same code in each (cgen). */
+static int same_code(const struct pfc_map *a, const struct pfc_map *b)
+{
+	return a->dso == b->dso && a->identity == b->identity && a->prot == b->prot && a->flags == b->flags &&
+	       (a->identity || a->pgoff - a->start == b->pgoff - b->start);
+}
+
 /* Insert a map, cutting overlapped parts out of older maps (maps__fixup_overlappings). */
 static int maps_insert(struct pfc_maps *ms, const struct pfc_map *nm)
 {
 	size_t i, j, k;
 	struct pfc_map head, tail;
-	int have_head = 0, have_tail = 0;
+	int have_head = 0, have_tail = 0, seen = 0, keep = 0;
+	uint64_t gap;
 
 	if (nm->end <= nm->start)
 		return 0;
@@ -128,8 +136,28 @@ static int maps_insert(struct pfc_maps *ms, const struct pfc_map *nm)
 		return -1;
 	i = maps_lower(ms, nm->start);
 	j = i;
-	while (j < ms->n && ms->v[j].start < nm->end)
+	while (j < ms->n && ms->v[j].start < nm->end) {
+		if (ms->v[j].seen == ms->cgen + 1) {
+			if (same_code(&ms->v[j], nm))
+				keep = 1;
+			else
+				seen = 1;
+		}
+		/* the gap below it, if the new map reaches into it */
+		if (ms->v[j].gap_seen == ms->cgen + 1 && (j > i || nm->start < ms->v[j].start))
+			seen = 1;
 		j++;
+	}
+	/* the gap below the first map after it (or above the last) */
+	if ((j == i || nm->end > ms->v[j - 1].end) && (j < ms->n ? ms->v[j].gap_seen : ms->top_seen) == ms->cgen + 1)
+		seen = 1;
+	/* a cached frame's address is in what the new map covers, mapped otherwise, or in no
+	 * map there: the caches start over.  Mapped the same way, the new map holds such
+	 * addresses now (keep). */
+	if (seen) {
+		ms->cgen++;
+		keep = 0;
+	}
 	/* maps [i, j) overlap the new one: keep what sticks out on either side */
 	if (i < j && ms->v[i].start < nm->start) {
 		head = ms->v[i];
@@ -141,15 +169,22 @@ static int maps_insert(struct pfc_maps *ms, const struct pfc_map *nm)
 		if (!tail.identity)
 			tail.pgoff += nm->end - tail.start;
 		tail.start = nm->end;
+		tail.gap_seen = 0;
 		have_tail = 1;
 	}
+	/* the gap below the new map is what is left of the one below the first map it
+	 * reaches (none after a head), with its mark */
+	gap = !have_head && i < ms->n ? ms->v[i].gap_seen : 0;
 	k = (size_t)have_head + 1 + (size_t)have_tail;
 	/* replace [i, j) by head? new tail? */
 	memmove(ms->v + i + k, ms->v + j, (ms->n - j) * sizeof(*ms->v));
 	ms->n = ms->n - (j - i) + k;
 	if (have_head)
 		ms->v[i++] = head;
-	ms->v[i++] = *nm;
+	ms->v[i] = *nm;
+	ms->v[i].seen = keep ? ms->cgen + 1 : 0;
+	ms->v[i].gap_seen = gap;
+	i++;
 	if (have_tail)
 		ms->v[i] = tail;
 	return 0;
@@ -170,6 +205,21 @@ static const struct pfc_map *maps_find(struct pfc_maps *ms, uint64_t addr)
 		return &ms->v[i];
 	}
 	return NULL;
+}
+
+void pfc_maps_watch(struct pfc_maps *ms, uint64_t addr)
+{
+	size_t i;
+
+	if (!ms)
+		return;
+	i = maps_lower(ms, addr);
+	if (i == ms->n)
+		ms->top_seen = ms->cgen + 1;
+	else if (ms->v[i].start <= addr)
+		ms->v[i].seen = ms->cgen + 1;
+	else
+		ms->v[i].gap_seen = ms->cgen + 1;
 }
 
 /* ---- threads ---- */
@@ -353,12 +403,15 @@ int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t pp
 				return -1;
 			memcpy(th->maps->v, parent->maps->v, parent->maps->n * sizeof(struct pfc_map));
 			th->maps->n = parent->maps->n;
+			for (i = 0; i < th->maps->n; i++)
+				th->maps->v[i].seen = th->maps->v[i].gap_seen = 0;
 			th->maps->gen++;
 		} else {
 			for (i = 0; i < parent->maps->n; i++)
 				if (maps_insert(th->maps, &parent->maps->v[i]) < 0)
 					return -1;
 		}
+		pfc_maps_bump(th->maps);
 	}
 	return 0;
 }

@@ -69,12 +69,24 @@ struct pfc_map {
 	struct pfc_dso *dso;
 	uint32_t prot, flags;
 	int identity;              /* map_ip(ip) == ip (anon/JIT, kernel) */
+	/* the callchain caches' bookkeeping, not part of the mapping: its maps' cgen + 1 when a
+	 * cached frame was found in it (seen), or in no map below it and above the one before */
+	uint64_t seen, gap_seen;
 };
 
 struct pfc_maps {
 	struct pfc_map *v;         /* sorted by start, non-overlapping */
 	size_t n, cap;
 	uint64_t gen;              /* bumped by every change: caches keyed on it stay valid */
+	/* The callchain caches' generation (session.c), bumped only by a change that may name
+	 * an address looked up under it otherwise: a map over a map such an address was found
+	 * in (seen), unless it maps that part the same way (same DSO, offset, protection and
+	 * flags), or over a gap where one was found in no map (gap_seen, top_seen above the
+	 * last map), a fork's copy, or pfc_maps_bump.  A .NET process maps each new piece of
+	 * JIT code (hundreds) beside the code already run, or maps its code region again a
+	 * page longer, and each of those bumped gen. */
+	uint64_t cgen, top_seen;
+	uint64_t jit_changes;      /* session.c: the JIT symbols' changes when cgen was last checked */
 	size_t hint;               /* the map found last: looked at first (any index below n is
 	                            * safe: maps do not overlap) */
 	uint8_t unwindable;        /* perf-compat: a map whose ELF perf could read was seen */
@@ -154,6 +166,14 @@ int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, cons
 			int unregister);
 
 /* The map of `ip` for a thread, by cpumode (PERF_RECORD_MISC_KERNEL/USER); NULL = none. */
+/* An address whose frame the callchain caches keep under maps->cgen (see cgen). */
+void pfc_maps_watch(struct pfc_maps *ms, uint64_t addr);
+/* Every frame cached under maps->cgen may be named otherwise now. */
+static inline void pfc_maps_bump(struct pfc_maps *ms)
+{
+	ms->cgen++;
+}
+
 const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thread *t, int kernel,
 					   uint64_t ip);
 

@@ -591,6 +591,97 @@ static void fold_case(const char *line, const struct pfc_wopts *o, int java, con
 	pfc_sb_free(&out);
 }
 
+/* The callchain caches' generation (maps->cgen): bumped by a mapping over an address a
+ * cached frame was found at (or found in no map), unless it maps it the same way; not by
+ * mappings elsewhere, which a .NET process makes by the hundred. */
+static void test_maps_cgen(void)
+{
+	struct pfc_intern strings;
+	struct pfc_machine m;
+	struct pfc_thread *t;
+	uint64_t g;
+
+	pfc_intern_init(&strings);
+	pfc_machine_init(&m, &strings);
+	pfc_machine_mmap(&m, 300, 300, 0, 0x400000, 0x10000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/usr/bin/app", 12);
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000000000, 0x5000, 0, PROT_READ | PROT_EXEC, MAP_SHARED, NULL, 0,
+			 "/memfd:doublemapper (deleted)", 29);
+	t = pfc_machine_findnew_thread(&m, 300, 300);
+	pfc_maps_watch(t->maps, 0x400010);
+	pfc_maps_watch(t->maps, 0x7f0000000010);
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000100000, 0x1000, 0, PROT_READ | PROT_EXEC, MAP_SHARED, NULL, 0,
+			 "/memfd:doublemapper (deleted)", 29);
+	check(t->maps->cgen == g, "cgen: a mapping beside the cached addresses keeps the caches");
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000000000, 0x6000, 0, PROT_READ | PROT_EXEC, MAP_SHARED, NULL, 0,
+			 "/memfd:doublemapper (deleted)", 29);
+	check(t->maps->cgen == g, "cgen: the same code region mapped again a page longer keeps the caches");
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000300000, 0x4000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/w.so", 9);
+	pfc_maps_watch(t->maps, 0x7f0000300010);
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000300000, 0x4000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/w.so", 9);
+	check(t->maps->cgen == g, "cgen: a file mapped again as it was keeps the caches");
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000300000, 0x4000, 0x1000, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/w.so", 9);
+	check(t->maps->cgen != g, "cgen: the same file at another offset over a cached address starts them over");
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000000000, 0x6000, 0x1000, PROT_READ | PROT_EXEC, MAP_SHARED, NULL, 0,
+			 "/memfd:doublemapper (deleted)", 29);
+	check(t->maps->cgen == g, "cgen: JIT code is mapped 1:1: its offset does not matter");
+	pfc_maps_watch(t->maps, 0x7f0000000010);
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000000000, 0x6000, 0x1000, PROT_READ, MAP_SHARED, NULL, 0,
+			 "/memfd:doublemapper (deleted)", 29);
+	check(t->maps->cgen != g, "cgen: other protection over a cached address starts them over");
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000000000, 0x6000, 0x1000, PROT_READ | PROT_EXEC, MAP_SHARED, NULL, 0,
+			 "/memfd:doublemapper (deleted)", 29);
+	check(t->maps->cgen == g, "cgen: marks of an older generation do not count");
+	pfc_maps_watch(t->maps, 0x400010);
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x40c000, 0x1000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0, "//anon", 6);
+	check(t->maps->cgen != g, "cgen: another file over a map a cached address is in starts them over");
+	/* addresses in no map: the gap they were in, and above the last map */
+	pfc_maps_watch(t->maps, 0x500000);
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000200000, 0x1000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/x.so", 9);
+	check(t->maps->cgen == g, "cgen: a mapping in another gap keeps the caches");
+	pfc_machine_mmap(&m, 300, 300, 0, 0x4ff000, 0x2000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/y.so", 9);
+	check(t->maps->cgen != g, "cgen: a mapping over an address found in no map starts them over");
+	pfc_maps_watch(t->maps, 0x7ffff0000000);
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7fffe0000000, 0x1000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/z.so", 9);
+	check(t->maps->cgen != g, "cgen: a mapping in the gap above the last map, where an address was in none");
+	/* the gap below a map: not reached by a map again at the same start, which keeps its mark */
+	pfc_maps_watch(t->maps, 0x7f00002fff00);
+	g = t->maps->cgen;
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000300000, 0x5000, 0x1000, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/w.so", 9);
+	check(t->maps->cgen == g, "cgen: a map again from the same start does not reach the gap below it");
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f0000300000, 0x6000, 0x1000, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/w.so", 9);
+	pfc_machine_mmap(&m, 300, 300, 0, 0x7f00002ff000, 0x800, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, NULL, 0,
+			 "/lib/v.so", 9);
+	check(t->maps->cgen != g, "cgen: the gap's mark stays with the map above it, and a map into the gap starts them over");
+	g = t->maps->cgen;
+	pfc_maps_bump(t->maps);
+	check(t->maps->cgen != g, "cgen: pfc_maps_bump starts them over");
+	/* a fork's child gets a copy: its caches start over, and the parent's marks are not its */
+	pfc_maps_watch(t->maps, 0x400010);
+	pfc_machine_fork(&m, 400, 400, 300, 300);
+	t = pfc_machine_findnew_thread(&m, 400, 400);
+	check(t->maps->cgen != 0 && t->maps->n > 0 && t->maps->v[0].seen != t->maps->cgen + 1,
+	      "cgen: a forked child's copy carries no marks");
+	pfc_machine_exit(&m);
+	pfc_intern_exit(&strings);
+}
+
 static void test_folded(void)
 {
 	struct pfc_wopts none = { 0 }, kernel = { .kernel = 1 }, jit = { .jit = 1 }, addrs = { .addrs = 1 };
@@ -724,6 +815,7 @@ int main(void)
 	test_intern_sort();
 	test_decimal();
 	test_maps();
+	test_maps_cgen();
 	test_folded();
 	return check_done("test_core");
 }
