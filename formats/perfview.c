@@ -52,17 +52,6 @@ static inline char *put_name(char *d, const char *s, size_t n)
 	return d + n;
 }
 
-static inline char *put_dec(char *d, uint64_t v, int min_digits)
-{
-	char tmp[24], *e = tmp + sizeof(tmp), *p = e;
-
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v || e - p < min_digits);
-	memcpy(d, p, (size_t)(e - p));
-	return d + (e - p);
-}
 
 /* Bytes a header may take beyond its comm, event name and payload. */
 #define HDR_FIXED 120
@@ -79,23 +68,23 @@ static size_t header_fmt(char *d0, struct pfc_session *s, const struct pfc_srec 
 	d = put_name(d, pfc_intern_str(&s->strings, st->comm), pfc_intern_len(&s->strings, st->comm));
 	/* PerfView reads no sign: a sample without a thread (-1) is written as 0 */
 	*d++ = ' ';
-	d = put_dec(d, st->pid < 0 ? 0 : (uint64_t)st->pid, 1);
+	d = pfc_put_dec(d, st->pid < 0 ? 0 : (uint64_t)st->pid, 1);
 	*d++ = '/';
-	d = put_dec(d, st->tid < 0 ? 0 : (uint64_t)st->tid, 1);
+	d = pfc_put_dec(d, st->tid < 0 ? 0 : (uint64_t)st->tid, 1);
 	*d++ = ' ';
 	if (r->cpu != UINT32_MAX) {
 		*d++ = '[';
-		d = put_dec(d, r->cpu, 3);
+		d = pfc_put_dec(d, r->cpu, 3);
 		*d++ = ']';
 		*d++ = ' ';
 	}
-	d = put_dec(d, r->time / 1000000000ull, 1);
+	d = pfc_put_dec(d, r->time / 1000000000ull, 1);
 	*d++ = '.';
-	d = put_dec(d, r->time % 1000000000ull / 1000ull, 6);
+	d = pfc_put_dec(d, r->time % 1000000000ull / 1000ull, 6);
 	*d++ = ':';
 	*d++ = ' ';
 	if (r->flags & PFC_S_HAS_PERIOD) {
-		d = put_dec(d, r->period, 1);
+		d = pfc_put_dec(d, r->period, 1);
 		*d++ = ' ';
 	}
 	memcpy(d, ev, strlen(ev));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "converter/machine/intern.h"
+#include "converter/util/strbuf.h"
 #include "formats/diff.h"
 #include "formats/folded.h"
 #include "formats/svg.h"
@@ -411,25 +412,13 @@ static int tree_sort(struct tree *t)
  * whenever it is used: below 1e7 the scaled value is off by less than 2e-7, so its rounding
  * to an integer is that of the exact value unless that value lies within 1e-6 of a tie,
  * which is left to printf (it rounds ties of the exact binary value to even). */
-static char *put_u64(char *d, uint64_t v)
-{
-	char t[24], *e = t + sizeof(t), *q = e;
-
-	do {
-		*--q = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	memcpy(d, q, (size_t)(e - q));
-	return d + (e - q);
-}
-
 static char *put_int(char *d, int v)
 {
 	if (v < 0) {
 		*d++ = '-';
-		return put_u64(d, (uint64_t)-(int64_t)v);
+		return pfc_put_dec(d, (uint64_t)-(int64_t)v, 1);
 	}
-	return put_u64(d, (uint64_t)v);
+	return pfc_put_dec(d, (uint64_t)v, 1);
 }
 
 /* The integer printf's "%.<prec>f" rounds a * 10^prec to (a >= 0), or 0 when that is not
@@ -464,14 +453,14 @@ static char *put_fixed(char *d, double x, int prec)
 	if (signbit(x))
 		*d++ = '-';
 	if (prec == 0)
-		return put_u64(d, r);
+		return pfc_put_dec(d, r, 1);
 	if (prec == 1) {
-		d = put_u64(d, r / 10);
+		d = pfc_put_dec(d, r / 10, 1);
 		*d++ = '.';
 		*d++ = (char)('0' + r % 10);
 		return d;
 	}
-	d = put_u64(d, r / 100);
+	d = pfc_put_dec(d, r / 100, 1);
 	*d++ = '.';
 	*d++ = (char)('0' + r % 100 / 10);
 	*d++ = (char)('0' + r % 10);
@@ -675,7 +664,7 @@ void pfc_svg_put_label(FILE *out, const char *s, size_t n, double w)
 static void put_count(FILE *out, uint64_t v)
 {
 	char d[32], o[48];
-	int n = (int)(put_u64(d, v) - d), i, k = 0;
+	int n = (int)(pfc_put_dec(d, v, 1) - d), i, k = 0;
 
 	for (i = 0; i < n; i++) {
 		if (i && (n - i) % 3 == 0)
