@@ -1493,8 +1493,10 @@ static void *pre_run(void *arg)
 
 	if (ar_load(&err) < 0 || (fd = open(p->path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
+	/* a recording up to MEMBER_HOLD_MAX only: its frame is held until the pack is written, and
+	 * memory must not follow the recording's size (a larger one is streamed by the writer) */
 	if (fstat(fd, &p->st) < 0 || !S_ISREG(p->st.st_mode) || p->st.st_size <= 0 ||
-	    (uint64_t)p->st.st_size > SIZE_MAX / 2) {
+	    (uint64_t)p->st.st_size > MEMBER_HOLD_MAX) {
 		close(fd);
 		return NULL;
 	}
@@ -1527,6 +1529,9 @@ static void *pre_run(void *arg)
 			if (__atomic_load_n(&p->cancel, __ATOMIC_RELAXED) ||
 			    ZSTD_isError(ZSTD_compressStream2(z, &out, &d, ZSTD_e_continue)) || d.pos != d.size)
 				goto out;
+			/* the pages compressed are not read again (the writer passes them by): dropped,
+			 * so that they do not count in the process's memory */
+			madvise((char *)p->map + at, n, MADV_DONTNEED);
 			at += n;
 		}
 		in = (ZSTD_inBuffer){ pad, -(uint64_t)p->size & 511, 0 };
