@@ -165,7 +165,6 @@ int pfc_machine_add_build_id(struct pfc_machine *m, const char *path, const uint
 int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, const char *name, size_t namelen,
 			int unregister);
 
-/* The map of `ip` for a thread, by cpumode (PERF_RECORD_MISC_KERNEL/USER); NULL = none. */
 /* An address whose frame the callchain caches keep under maps->cgen (see cgen). */
 void pfc_maps_watch(struct pfc_maps *ms, uint64_t addr);
 /* Every frame cached under maps->cgen may be named otherwise now. */
@@ -174,6 +173,7 @@ static inline void pfc_maps_bump(struct pfc_maps *ms)
 	ms->cgen++;
 }
 
+/* The map of `ip` for a thread, by cpumode (PERF_RECORD_MISC_KERNEL/USER); NULL = none. */
 const struct pfc_map *pfc_machine_find_map(struct pfc_machine *m, struct pfc_thread *t, int kernel,
 					   uint64_t ip);
 
