@@ -643,7 +643,7 @@ int pfc_symtab_check(const struct pfc_symtab *t)
 	int tree;
 
 	if (t->nr == 0 || t->img)
-		return 0;	/* a table read in place was checked when it was read */
+		return 0;	/* a table read in place is checked as it is searched (image_find) */
 	for (tree = 0; tree < 2; tree++) {
 		int32_t root = tree ? t->root_mod : t->root;
 
@@ -898,8 +898,9 @@ int pfc_symtab_view_image(struct pfc_symtab *t, const uint8_t *p, size_t len, vo
 
 	memset(t, 0, sizeof(*t));
 	t->root = t->root_mod = NIL;
-	if (image_layout(p, len, &nr, root, &strs, &strsize) < 0 || ((uintptr_t)e & 7) ||
-	    !image_records_ok(e, nr, strsize, root)) {
+	/* the records themselves are checked as a lookup reaches them (image_find): checking
+	 * them all here read every page of a 100,000-symbol table on each conversion */
+	if (image_layout(p, len, &nr, root, &strs, &strsize) < 0 || ((uintptr_t)e & 7)) {
 		if (map)
 			munmap(map, map_len);
 		return -EINVAL;
@@ -915,21 +916,37 @@ int pfc_symtab_view_image(struct pfc_symtab *t, const uint8_t *p, size_t len, vo
 	t->root_mod = root[1];
 	t->img = nr ? e : NULL;
 	t->img_strs = strs;
+	t->img_strsize = strsize;
 	t->img_map = map;
 	t->img_map_len = map_len;
 	return 0;
 }
 
-/* tree_find over the image's records; the symbol found is filled in syms on first use */
+/* Whether a record an image's lookup found can be a symbol: its names inside the names,
+ * its fields in range (image_records_ok's rule for one record). */
+static int image_sym_ok(const struct pfc_symtab *t, const struct image_sym *e)
+{
+	return e->name < t->img_strsize && (e->module == UINT32_MAX || e->module < t->img_strsize) &&
+	       e->binding <= 15 && e->end >= e->start;
+}
+
+/*
+ * tree_find over the image's records; the symbol found is filled in syms on first use.
+ * The image's CRC passed, so its trees are the ones pfc_symtab_image wrote; a lookup still
+ * checks every link it follows and stops after IMAGE_MAX_DEPTH steps, and a record it
+ * cannot use is no symbol, so that whatever the bytes, a lookup ends and reads inside them.
+ */
 static const struct pfc_sym *image_find(const struct pfc_symtab *t, uint64_t addr)
 {
 	const struct image_sym *e = t->img;
-	int tree;
+	int tree, steps;
 
 	for (tree = 0; tree < 2; tree++) {
 		int32_t x = tree ? t->root_mod : t->root;
 
-		while (x != NIL) {
+		for (steps = 0; x != NIL; steps++) {
+			if (x < 0 || (size_t)x >= t->nr || steps == IMAGE_MAX_DEPTH)
+				return NULL;
 			if (addr < e[x].start) {
 				x = e[x].left;
 			} else if (addr > e[x].end || (e[x].end != e[x].start && addr == e[x].end)) {
@@ -937,6 +954,8 @@ static const struct pfc_sym *image_find(const struct pfc_symtab *t, uint64_t add
 			} else {
 				struct pfc_sym *s = (struct pfc_sym *)&t->syms[x];
 
+				if (!image_sym_ok(t, &e[x]))
+					return NULL;
 				if (!s->name)
 					*s = (struct pfc_sym){
 						.start = e[x].start, .end = e[x].end, .name = t->img_strs + e[x].name,

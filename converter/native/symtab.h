@@ -50,6 +50,7 @@ struct pfc_symtab {
 	 * table of 100,000 symbols.  Such a table takes no more symbols. */
 	const void *img;	/* its records, or NULL */
 	const char *img_strs;	/* its names */
+	size_t img_strsize;	/* bytes of names, the last one a NUL */
 	void *img_map;		/* munmap'd with the table */
 	size_t img_map_len;
 };

@@ -6,7 +6,8 @@
  * are written atomically and no more than PFC_KCACHE_ENTRIES are kept.  The ELF kind: a
  * binary's table is written on the first load and read on the second, answering as the
  * table read from the file; a corrupt entry is reported, removed and written again; the
- * bound in bytes keeps the newest entries.  Byte entries (kallsyms-text) round-trip.
+ * bound in bytes keeps the newest entries.  Byte entries (kallsyms-text) round-trip.  An
+ * image read in place with damaged trees or records: every lookup ends, none reads outside.
  * usage: test_kcache [FIXTURES_DIR]   (default "fixtures")
  */
 #include <dirent.h>
@@ -270,6 +271,69 @@ static void elf_kind(const char *fx)
 	check(system(cmd) == 0, "elf: clean up");
 }
 
+/*
+ * An image whose bytes pass its CRC but whose trees are not the ones pfc_symtab_image wrote
+ * (only a writer's bug or a hand-made entry can give one) is searched in place without
+ * checking every record first: each lookup checks the links it follows.  A cycle, a link
+ * outside the records and a name outside the names make no symbol, and the lookup ends.
+ * The layout: 16 bytes of head, then 40-byte records (start, end, name, module, left,
+ * right, parent, ...), as symtab.c's struct image_sym.
+ */
+#define REC(i) (16 + (size_t)(i) * 40)
+static void damaged_in_place(const char *kallsyms)
+{
+	struct pfc_symtab t, u;
+	uint8_t *img, *p;
+	size_t len, i, found = 0;
+	int32_t root, x;
+	uint64_t start;
+	uint32_t bad;
+
+	memset(&t, 0, sizeof(t));
+	if (pfc_kallsyms_load(kallsyms, &t) != 0 || t.nr < 3 || pfc_symtab_image(&t, &img, &len) != 0) {
+		check(0, "damaged image: cannot read '%s'", kallsyms);
+		pfc_symtab_free(&t);
+		return;
+	}
+	if (posix_memalign((void **)&p, 8, len) != 0)
+		abort();
+	memcpy(p, img, len);
+	memcpy(&root, p + 8, 4);
+	/* the whole image answers as the table: the checks in the lookup change no answer */
+	check(pfc_symtab_view_image(&u, p, len, NULL, 0) == 0, "damaged image: the intact one is read");
+	for (i = 0; i < t.nr; i++)
+		found += pfc_symtab_find(&u, t.syms[i].start) != NULL;
+	check(found == t.nr, "damaged image: intact, %zu of %zu symbols found at their start", found, t.nr);
+	pfc_symtab_free(&u);
+
+	/* the root's left link to itself: a lookup below the root goes round, then stops */
+	memcpy(p + REC(root) + 24, &root, 4);
+	check(pfc_symtab_view_image(&u, p, len, NULL, 0) == 0, "damaged image: a cycle is read");
+	memcpy(&start, p + REC(root), 8);
+	check(pfc_symtab_find(&u, 0) == NULL, "damaged image: a lookup in a cycle ends without a symbol");
+	check(pfc_symtab_find(&u, start) != NULL, "damaged image: the root is still found");
+	pfc_symtab_free(&u);
+	memcpy(p, img, len);
+
+	/* a link past the records */
+	x = (int32_t)t.nr + 5;
+	memcpy(p + REC(root) + 24, &x, 4);
+	check(pfc_symtab_view_image(&u, p, len, NULL, 0) == 0 && pfc_symtab_find(&u, 0) == NULL,
+	      "damaged image: a link outside the records ends the lookup");
+	pfc_symtab_free(&u);
+	memcpy(p, img, len);
+
+	/* the root's name outside the names */
+	bad = UINT32_MAX - 1;
+	memcpy(p + REC(root) + 16, &bad, 4);
+	check(pfc_symtab_view_image(&u, p, len, NULL, 0) == 0 && pfc_symtab_find(&u, start) == NULL,
+	      "damaged image: a record naming bytes outside the names is no symbol");
+	pfc_symtab_free(&u);
+	free(p);
+	free(img);
+	pfc_symtab_free(&t);
+}
+
 int main(int argc, char **argv)
 {
 	const char *fx = argc > 1 ? argv[1] : "fixtures";
@@ -282,6 +346,7 @@ int main(int argc, char **argv)
 	if (access("/proc/kallsyms", R_OK) == 0)
 		round_trip("/proc/kallsyms", "/proc/kallsyms", &k);
 	on_disk(kallsyms);
+	damaged_in_place(kallsyms);
 	elf_kind(fx);
 	return check_done("test_kcache");
 }
