@@ -2155,6 +2155,36 @@ static void pipeline_end(struct pfc_session *s, struct pfc_chan *chan)
  * by (chan.h); a few thousand samples still keep both threads busy */
 #define PFC_PIPELINE_BYTES ((uint64_t)16 << 20)
 
+/*
+ * The processing thread waits on memory more than it computes: a sample's record was
+ * written by the reading thread's core, its callchain cache slot and entry are anywhere in
+ * a table of megabytes.  The ring says which ones come next (the record, and for a hashed
+ * sample its slot), so they are asked for ahead: the record and the slot PREFETCH_AHEAD
+ * items ahead, the entry the slot names half as far ahead, once the slot has arrived.
+ */
+#define PREFETCH_AHEAD 8
+
+static inline void prefetch_record(const struct pfc_session *s, const struct pfc_chan_item *it)
+{
+	if (it->kind == ITEM_HASHED) {
+		__builtin_prefetch(it->data);
+		__builtin_prefetch((const uint8_t *)it->data + 64);
+		if (s->raw_cap)
+			__builtin_prefetch(&s->raw[it->aux & (s->raw_cap - 1)]);
+	}
+}
+
+static inline void prefetch_entry(const struct pfc_session *s, const struct pfc_chan_item *it)
+{
+	uint64_t slot;
+
+	if (it->kind != ITEM_HASHED || !s->raw_cap)
+		return;
+	slot = s->raw[it->aux & (s->raw_cap - 1)];
+	if (slot && (slot & 0xffffffff00000000ULL) == RAW_TAG(it->aux))
+		__builtin_prefetch(raw_entry(s, slot));
+}
+
 /* 1: processed in two threads (*ret is the result), 0: not possible here. */
 static int process_pipelined(struct pfc_session *s, int *ret)
 {
@@ -2186,6 +2216,10 @@ static int process_pipelined(struct pfc_session *s, int *ret)
 	while ((n = pfc_chan_take(&chan, &items)) > 0) {
 		for (i = 0; i < n; i++) {
 			const struct pfc_chan_item *it = &items[i];
+			if (i + PREFETCH_AHEAD < n)
+				prefetch_record(s, &items[i + PREFETCH_AHEAD]);
+			if (i + PREFETCH_AHEAD / 2 < n)
+				prefetch_entry(s, &items[i + PREFETCH_AHEAD / 2]);
 			switch (it->kind) {
 			case ITEM_RECORD:
 			case ITEM_HASHED:
