@@ -166,6 +166,8 @@ static int sort_queue(struct pfc_order *o)
 	return 0;
 }
 
+#define RELEASE_AHEAD 6
+
 static int release(struct pfc_order *o, uint64_t limit, int all)
 {
 	size_t i, k = 0;
@@ -178,6 +180,12 @@ static int release(struct pfc_order *o, uint64_t limit, int all)
 	for (i = o->start; i < o->n; i++) {
 		if (!all && o->v[i].ts > limit)
 			break;
+		/* in time order the records jump about the file (one run per CPU buffer), and
+		 * the time was the only part of them read yet: the rest is asked for ahead */
+		if (i + RELEASE_AHEAD < o->n) {
+			__builtin_prefetch(o->v[i + RELEASE_AHEAD].data);
+			__builtin_prefetch(o->v[i + RELEASE_AHEAD].data + 64);
+		}
 		ret = o->deliver(o->ctx, &o->v[i]);
 		if (ret < 0)
 			return ret;
