@@ -36,6 +36,10 @@
 #                                  cache: a miss and a hit, damaged entries, --no-cache and the
 #                                  recording's frame made beside the conversion give the same bytes
 #   pack/frames                    one zstd frame a member; zstd -d | tar reads the pack
+#   pack/known/{warm,changed}      members known by their files (the symbol cache's pack-sum
+#                                  entries): packed again, unchanged files are not read and the pack
+#                                  has the same bytes; a file changed in place with its size and
+#                                  mtime kept is read again
 #   pack/same-pid/FX[/control]     a wrong /tmp/perf-PID.map for the recorded pid (same addresses,
 #                                  other names) is not used for the pack; the control shows that it
 #                                  is for the recording itself
@@ -669,6 +673,55 @@ if selected pack/frame-cache || selected pack/frames; then
 				pass "pack/frames ($frames frames)"
 			fi
 		fi
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Members known by their files: fp-callgraph packed from copies of its files (kallsyms, the
+# program, libc) made here.  perfconv gives a file an identity (device, inode, size, mtime,
+# ctime) only once its ctime is 2 s old, so the test waits that long after copying.  Packed
+# twice, the second pack takes the members' frames by their files' identities, without
+# reading them, and has the first one's bytes.  Then kallsyms is changed in place, its size
+# and mtime kept (as a tool that restores times would leave it): after 2 s more, the pack must
+# hold the new bytes, read again, and the other members still come by their identities.
+if selected pack/known; then
+	K=$W/known
+	rm -rf "$K"
+	mkdir -p "$K/root/tmp/probe/fx/bin" "$K/root/usr/lib/x86_64-linux-gnu" "$K/home"
+	cp -p "$ROOT/kallsyms" "$K/root/kallsyms"
+	cp -p "$ROOT/tmp/probe/fx/bin/callgraph" "$K/root/tmp/probe/fx/bin/"
+	cp -p "$ROOT/usr/lib/x86_64-linux-gnu/libc.so.6" "$K/root/usr/lib/x86_64-linux-gnu/"
+	kn_run() {	# kn_run DIR: the pack, -v, into DIR/out.perfpack
+		HOME=$K/home XDG_CACHE_HOME=$K/xdg run_pc "$1" -v -i "$FIX/fp-callgraph/perf.data" --symfs "$K/root" \
+			--kallsyms "$K/root/kallsyms" -o "$1/out.perfpack"
+	}
+	kn_known() { sed -n 's/^perfconv: pack members known by their files, not read: \([0-9]*\) of.*/\1/p' "$1/err"; }
+	sleep 3
+	kn_run "$K/cold"
+	kn_run "$K/warm"
+	known=$(kn_known "$K/warm")
+	if [ "$rc" != 0 ] || [ "${known:-0}" -lt 2 ]; then
+		fail pack/known/warm "exit status $rc, ${known:-no} members known by their files packing again (2 or more wanted)" "$K/warm/err"
+	elif ! cmp "$K/cold/out.perfpack" "$K/warm/out.perfpack" >"$K/cmp" 2>&1; then
+		fail pack/known/warm "the pack of members known by their files differs from the one that read them" "$K/cmp"
+	else
+		pass "pack/known/warm ($known members not read)"
+	fi
+	# the first letter of the first symbol's name, in place: the same size, the mtime put back
+	printf 'Q' | dd of="$K/root/kallsyms" bs=1 seek=19 conv=notrunc status=none
+	touch -r "$ROOT/kallsyms" "$K/root/kallsyms"
+	sleep 3
+	kn_run "$K/changed"
+	again=$(kn_known "$K/changed")
+	if [ "$rc" != 0 ] || cmp -s "$ROOT/kallsyms" "$K/root/kallsyms" ||
+		[ "$(stat -c %s.%Y "$ROOT/kallsyms")" != "$(stat -c %s.%Y "$K/root/kallsyms")" ]; then
+		fail pack/known/changed "exit status $rc, or kallsyms was not changed in place with its size and mtime kept" "$K/changed/err"
+	elif ! tar --zstd -xOf "$K/changed/out.perfpack" files/kernel/kallsyms | cmp - "$K/root/kallsyms" >"$K/cmp" 2>&1; then
+		fail pack/known/changed "the pack holds kallsyms as it was before it changed" "$K/cmp"
+	elif [ "${again:-0}" != $((known - 1)) ]; then
+		fail pack/known/changed "${again:-no} members known by their files after kallsyms changed ($((known - 1)) wanted)" "$K/changed/err"
+	else
+		pass pack/known/changed
 	fi
 fi
 
