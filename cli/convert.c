@@ -650,7 +650,7 @@ static void pack_summary(const struct cli *c, const struct pfc_session *s, const
 			(unsigned long long)ps->cache_hits, (unsigned long long)ps->cache_misses,
 			ps->cache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
 	if (c->verbose && ps->cache_hits)
-		fprintf(stderr, "perfconv: pack members known by their files, not read: %llu of %llu (%s/pack-sum)\n",
+		fprintf(stderr, "perfconv: pack members known by their files' identity, not hashed: %llu of %llu (%s/pack-sum)\n",
 			(unsigned long long)ps->cache_known, (unsigned long long)ps->files, s->opts->cache_dir);
 }
 

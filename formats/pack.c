@@ -431,11 +431,17 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		if (v[i].is_list || v[i].probe || member_of[i] != i)
 			continue;
 		member_name(member, sizeof(member), &v[i], i);
-		/* a file packed before, unchanged: its frame, without reading it */
-		if (!bytes[i] && frames &&
-		    (ret = pfc_packw_add_known(w, member, sizes[i], file_id(v[i].local, no_zero, &fid), err)) != 0) {
+		/* a file packed before, unchanged: its frame, without reading it; the kernel's
+		 * symbols from the cache's entry, by its checked CRC, without hashing them */
+		if (kept[i].map)
+			snprintf(fid.text, sizeof(fid.text), "kallsyms-text crc64=%016llx size=%zu",
+				 (unsigned long long)kept[i].crc, kept[i].len);
+		if ((!bytes[i] || kept[i].map) && frames &&
+		    (ret = pfc_packw_add_known(w, member, sizes[i], kept[i].map ? fid.text : file_id(v[i].local, no_zero, &fid),
+					       err)) != 0) {
 			if (ret < 0)
 				goto out;
+			free_bytes(bytes, kept, i);
 			continue;
 		}
 		holes = NULL;

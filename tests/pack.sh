@@ -695,7 +695,7 @@ if selected pack/known; then
 		HOME=$K/home XDG_CACHE_HOME=$K/xdg run_pc "$1" -v -i "$FIX/fp-callgraph/perf.data" --symfs "$K/root" \
 			--kallsyms "$K/root/kallsyms" -o "$1/out.perfpack"
 	}
-	kn_known() { sed -n 's/^perfconv: pack members known by their files, not read: \([0-9]*\) of.*/\1/p' "$1/err"; }
+	kn_known() { sed -n 's/^perfconv: pack members known by their files. identity, not hashed: \([0-9]*\) of.*/\1/p' "$1/err"; }
 	sleep 3
 	kn_run "$K/cold"
 	kn_run "$K/warm"

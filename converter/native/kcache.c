@@ -275,6 +275,7 @@ int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const st
 		b->len = (size_t)st.st_size - HEADER;
 		b->map = map;
 		b->map_len = (size_t)st.st_size;
+		memcpy(&b->crc, (const uint8_t *)map + 24, 8);
 	} else {
 		munmap(map, (size_t)st.st_size);
 		unlink(path);	/* corrupt or another key's: written again after this read */

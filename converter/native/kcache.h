@@ -71,6 +71,7 @@ struct pfc_kcache_bytes {
 	size_t len;
 	void *map;
 	size_t map_len;
+	uint64_t crc;	/* the entry's CRC-64 of its key and bytes, checked */
 };
 int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
 		   struct pfc_kcache_bytes *b);
