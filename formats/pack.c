@@ -73,11 +73,12 @@ static void member_name(char *out, size_t size, const struct pfc_files_entry *e,
  * holes) and whether holes are cut.  Every write to a file moves its ctime, which nothing
  * can set back; a file changed within the same tick of the clock as the ctime it had when
  * it was read would keep it, so only a file whose ctime is SETTLED seconds old when it is
- * read gets an id (and a newer file is read as before).  NULL: no id.
+ * read gets an id (and a newer file is read as before), and only from a perfconv with a
+ * build-id.  NULL: no id.
  */
 #define SETTLED 2
 struct file_id {
-	char text[256];
+	char text[320];
 };
 
 static const char *file_id(const char *path, int whole, struct file_id *id)
@@ -85,7 +86,7 @@ static const char *file_id(const char *path, int whole, struct file_id *id)
 	struct stat st;
 	struct timespec now;
 
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || clock_gettime(CLOCK_REALTIME, &now) < 0 ||
+	if (!*pfc_own_build_id() || stat(path, &st) < 0 || !S_ISREG(st.st_mode) || clock_gettime(CLOCK_REALTIME, &now) < 0 ||
 	    st.st_ctim.tv_sec + SETTLED > now.tv_sec || st.st_mtim.tv_sec + SETTLED > now.tv_sec)
 		return NULL;
 	snprintf(id->text, sizeof(id->text), "perfconv=%s dev=%llx ino=%llu size=%lld mtime=%lld.%09ld ctime=%lld.%09ld whole=%d",
