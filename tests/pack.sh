@@ -36,6 +36,9 @@
 #                                  cache: a miss and a hit, damaged entries, --no-cache and the
 #                                  recording's frame made beside the conversion give the same bytes
 #   pack/frames                    one zstd frame a member; zstd -d | tar reads the pack
+#   pack/to-pipe                   the .NET fixture's pack (9 MB: the writer starts each MiB's
+#                                  writeback) written to a pipe has the bytes of the one written to
+#                                  a file
 #   pack/known/{warm,changed,same-bytes}   members known by their files (the symbol cache's
 #                                  pack-sum entries): packed again, unchanged files are not read and
 #                                  the pack has the same bytes; a file changed in place with its size
@@ -587,7 +590,7 @@ fc_run() {	# fc_run DIR [perfconv args...]: the fixture packed with -v into DIR/
 	XDG_CACHE_HOME=$W/fc/xdg run_pc "$d" -v "$@" "${args[@]}" -o "$d/out.perfpack"
 }
 fc_line() { grep -o 'pack frame cache: [^(]*' "$1/err" | sed 's/ *$//'; }
-if selected pack/frame-cache || selected pack/frames; then
+if selected pack/frame-cache || selected pack/frames || selected pack/to-pipe; then
 	fixture "$FIX/dotnet-aspnet" || true
 	rm -rf "$W/fc"
 	mkdir -p "$W/fc"
@@ -672,6 +675,17 @@ if selected pack/frame-cache || selected pack/frames; then
 				fail pack/frames "zstd -d | tar lists other members, or tar complains" "$W/fc/tarerr"
 			else
 				pass "pack/frames ($frames frames)"
+			fi
+		fi
+		# a pipe has no writeback to start: the writer goes on writing
+		if selected pack/to-pipe; then
+			XDG_CACHE_HOME=$W/fc/xdg "$PERFCONV" -q "${args[@]}" -f pack -o - 2>"$W/fc/pipe.err" </dev/null | cat >"$W/fc/pipe.perfpack"
+			rc=${PIPESTATUS[0]}
+			if [ "$rc" != 0 ] || ! cmp "$W/fc/cold/out.perfpack" "$W/fc/pipe.perfpack" >"$W/fc/cmp" 2>&1; then
+				[ "$rc" = 0 ] || cp "$W/fc/pipe.err" "$W/fc/cmp"
+				fail pack/to-pipe "exit status $rc, or the pack written to a pipe differs from the one written to a file" "$W/fc/cmp"
+			else
+				pass pack/to-pipe
 			fi
 		fi
 	fi
