@@ -314,9 +314,10 @@ if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip
 			# packs' compressed members: the first pack misses and keeps them, the second hits
 			for i in 1 2; do
 				XDG_CACHE_HOME=$PWD/$WORK/xdg "$PERFCONV" -v -i "$data" "${opts[@]}" -f pack -o "$WORK/out.pack" 2>&1 |
-					sed -n "s|^perfconv: pack frame cache:|bench: $small: pack frame cache, pack $i with the symbols cached:|p"
+					sed -n -e "s|^perfconv: pack frame cache:|bench: $small: pack frame cache, pack $i with the symbols cached:|p" \
+						-e "s|^perfconv: pack members known by their files' identity, not hashed:|bench: $small: pack $i, members known by their files' identity, not hashed:|p"
 			done
-			for k in kallsyms elf r2r dwarf pack; do
+			for k in kallsyms elf r2r dwarf pack pack-sum; do
 				[ ! -d "$WORK/xdg/perfconv/$k" ] ||
 					echo "bench: $small: $k cache entries: $(find "$WORK/xdg/perfconv/$k" -type f | wc -l), $(du -sk "$WORK/xdg/perfconv/$k" | cut -f1) kB"
 			done

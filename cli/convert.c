@@ -649,6 +649,9 @@ static void pack_summary(const struct cli *c, const struct pfc_session *s, const
 		fprintf(stderr, "perfconv: pack frame cache: %llu hit, %llu miss%s (%s/pack)\n",
 			(unsigned long long)ps->cache_hits, (unsigned long long)ps->cache_misses,
 			ps->cache_corrupt ? ", corrupt entries ignored and written again" : "", s->opts->cache_dir);
+	if (c->verbose && ps->cache_hits)
+		fprintf(stderr, "perfconv: pack members known by their files' identity, not hashed: %llu of %llu (%s/pack-sum)\n",
+			(unsigned long long)ps->cache_known, (unsigned long long)ps->files, s->opts->cache_dir);
 }
 
 /*

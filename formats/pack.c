@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <xxhash.h>
 #include "converter/files/files.h"
 #include "converter/files/pack.h"
 #include "converter/jit/pe.h"
@@ -63,12 +65,46 @@ static void member_name(char *out, size_t size, const struct pfc_files_entry *e,
 		snprintf(out, size, "files/%s/%zu/%s", pfc_files_base_name(e->base), idx, base_of(e->local));
 }
 
+/*
+ * What names a file's bytes for as long as they stay the same, so that what was learned by
+ * reading them (what its tar bytes hash to, whether it equals another file) is kept in the
+ * symbol cache and not read again: the device, inode, size and times of change, as git's
+ * index and ccache's inode cache take them, with this perfconv's build-id (which decides the
+ * holes) and whether holes are cut.  Every write to a file moves its ctime, which nothing
+ * can set back; a file changed within the same tick of the clock as the ctime it had when
+ * it was read would keep it, so only a file whose ctime is SETTLED seconds old when it is
+ * read gets an id (and a newer file is read as before), and only from a perfconv with a
+ * build-id.  NULL: no id.
+ */
+#define SETTLED 2
+struct file_id {
+	char text[320];
+};
+
+static const char *file_id(const char *path, int whole, struct file_id *id)
+{
+	struct stat st;
+	struct timespec now;
+
+	if (!*pfc_own_build_id() || stat(path, &st) < 0 || !S_ISREG(st.st_mode) || clock_gettime(CLOCK_REALTIME, &now) < 0 ||
+	    st.st_ctim.tv_sec + SETTLED > now.tv_sec || st.st_mtim.tv_sec + SETTLED > now.tv_sec)
+		return NULL;
+	snprintf(id->text, sizeof(id->text), "perfconv=%s dev=%llx ino=%llu size=%lld mtime=%lld.%09ld ctime=%lld.%09ld whole=%d",
+		 pfc_own_build_id(), (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (long long)st.st_size,
+		 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, whole);
+	return id->text;
+}
+
 /* Whether two regular files have the same bytes (a binary found at its path and in the
  * build-id cache is packed once): one file (perf's build-id cache hard-links what it can),
- * or both mapped and compared. */
-static int same_bytes(const char *a, const char *b, uint64_t size)
+ * or both mapped and compared.  The answer for two files with ids is kept in the symbol
+ * cache (kf, NULL: none): comparing perf's copies of the .NET runtime's libraries read 28 MB. */
+static int same_bytes(const char *a, const char *b, uint64_t size, struct pfc_packw_frames *kf)
 {
 	struct stat sa, sb;
+	struct file_id ia, ib;
+	const char *ta, *tb;
+	char key[PFC_PACKW_KEY_MAX];
 	void *ma = NULL, *mb = NULL;
 	size_t la = 0, lb = 0;
 	int same;
@@ -77,12 +113,36 @@ static int same_bytes(const char *a, const char *b, uint64_t size)
 		return 1;
 	if (!size || size > SIZE_MAX)
 		return !size;
+	key[0] = 0;
+	if (kf && (ta = file_id(a, 0, &ia)) && (tb = file_id(b, 0, &ib))) {
+		XXH3_state_t *x = XXH3_createState();
+		const void *p;
+		size_t l;
+		int got;
+
+		if (x && XXH3_128bits_reset(x) == XXH_OK && XXH3_128bits_update(x, ta, strlen(ta) + 1) == XXH_OK &&
+		    XXH3_128bits_update(x, tb, strlen(tb) + 1) == XXH_OK) {
+			XXH128_hash_t h = XXH3_128bits_digest(x);
+			snprintf(key, sizeof(key), "pack-same-bytes xxh3-128=%016llx%016llx", (unsigned long long)h.high64,
+				 (unsigned long long)h.low64);
+		}
+		XXH3_freeState(x);
+		if (key[0] && (got = kf->get(kf, key, &p, &l)) == 1) {
+			same = l == 1 && (*(const char *)p == '0' || *(const char *)p == '1') ? *(const char *)p == '1' : -1;
+			kf->done(kf);
+			if (same >= 0)
+				return same;
+			kf->bad(kf, key);
+		}
+	}
 	same = !pfc_map_file(a, size, &ma, &la) && !pfc_map_file(b, size, &mb, &lb) && la == size && lb == size &&
 	       !memcmp(ma, mb, (size_t)size);
 	if (ma)
 		munmap(ma, la);
 	if (mb)
 		munmap(mb, lb);
+	if (key[0])
+		kf->put(kf, key, same ? "1" : "0", 1);
 	return same;
 }
 
@@ -264,7 +324,9 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	struct pfc_sb mf;
 	struct pfc_packw *w = NULL;
 	struct pfc_packw_cache_stats cst;
-	struct pfc_kcache_frames kf;
+	struct pfc_kcache_frames kf, ks;
+	struct pfc_packw_frames *frames = NULL, *sums = NULL;	/* the symbol cache's "pack" and "pack-sum" entries (--no-cache: none) */
+	struct file_id fid;
 	const char *recording = s->recording_path;
 	struct stat st;
 	unsigned used;
@@ -290,6 +352,12 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	if (!member_of || !sizes || !bytes || !kept) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack");
 		goto out;
+	}
+	if (s->opts->cache_dir) {
+		pfc_kcache_frames_init(&kf, s->opts->cache_dir);
+		pfc_kcache_frames_init_kind(&ks, s->opts->cache_dir, &pfc_kcache_pack_sum);
+		frames = &kf.ops;
+		sums = &ks.ops;
 	}
 	if (stat(recording, &st) < 0 || !S_ISREG(st.st_mode)) {
 		ret = PFC_FAIL_NOOFF(err, OPEN, "the recording '%s': %s", s->opts->input, strerror(errno));
@@ -331,7 +399,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		member_of[i] = i;
 		for (k = 0; k < i && !bytes[i]; k++)
 			if (!v[k].is_list && !v[k].probe && member_of[k] == k && !bytes[k] && sizes[k] == sizes[i] &&
-			    (!strcmp(v[k].local, e->local) || same_bytes(v[k].local, e->local, sizes[i]))) {
+			    (!strcmp(v[k].local, e->local) || same_bytes(v[k].local, e->local, sizes[i], sums))) {
 				member_of[i] = k;
 				break;
 			}
@@ -352,9 +420,9 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	if ((ret = pfc_packw_open(&w, out, o->output, 0, err)) < 0)
 		goto out;
 	/* the members' frames come from the symbol cache, and go there (--no-cache: neither) */
-	if (s->opts->cache_dir) {
-		pfc_kcache_frames_init(&kf, s->opts->cache_dir);
-		pfc_packw_keep(w, &kf.ops);
+	if (frames) {
+		pfc_packw_keep(w, frames);
+		pfc_packw_keep_sums(w, sums);
 	}
 	if ((ret = pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, mf.buf, mf.len, err)) < 0 ||
 	    (ret = pfc_packw_add_recording(w, PFC_PACK_RECORDING, recording, o->pack_recording, err)) < 0)
@@ -364,6 +432,19 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		if (v[i].is_list || v[i].probe || member_of[i] != i)
 			continue;
 		member_name(member, sizeof(member), &v[i], i);
+		/* a file packed before, unchanged: its frame, without reading it; the kernel's
+		 * symbols from the cache's entry, by its checked CRC, without hashing them */
+		if (kept[i].map)
+			snprintf(fid.text, sizeof(fid.text), "kallsyms-text crc64=%016llx size=%zu",
+				 (unsigned long long)kept[i].crc, kept[i].len);
+		if ((!bytes[i] || kept[i].map) && frames &&
+		    (ret = pfc_packw_add_known(w, member, sizes[i], kept[i].map ? fid.text : file_id(v[i].local, no_zero, &fid),
+					       err)) != 0) {
+			if (ret < 0)
+				goto out;
+			free_bytes(bytes, kept, i);
+			continue;
+		}
 		holes = NULL;
 		nholes = 0;
 		map = NULL;
@@ -391,6 +472,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		o->pack_summary->cache_hits = cst.hits;
 		o->pack_summary->cache_misses = cst.misses;
 		o->pack_summary->cache_corrupt = cst.corrupt;
+		o->pack_summary->cache_known = cst.known;
 	}
 out:
 	if (w)

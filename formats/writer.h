@@ -28,6 +28,7 @@ struct pfc_pack_summary {
 	uint64_t file_bytes;        /* their size */
 	uint64_t pack_bytes;        /* the pack's size, compressed */
 	uint64_t cache_hits, cache_misses, cache_corrupt;  /* members' frames in the symbol cache */
+	uint64_t cache_known;  /* of the hits, members written without being read (known by their files) */
 };
 
 /* Options of the output formats (the CLI fills them). */

@@ -36,6 +36,14 @@
 #                                  cache: a miss and a hit, damaged entries, --no-cache and the
 #                                  recording's frame made beside the conversion give the same bytes
 #   pack/frames                    one zstd frame a member; zstd -d | tar reads the pack
+#   pack/to-pipe                   the .NET fixture's pack (9 MB: the writer starts each MiB's
+#                                  writeback) written to a pipe has the bytes of the one written to
+#                                  a file
+#   pack/known/{warm,changed,same-bytes}   members known by their files (the symbol cache's
+#                                  pack-sum entries): packed again, unchanged files are not read and
+#                                  the pack has the same bytes; a file changed in place with its size
+#                                  and mtime kept is read again, and a build-id cache copy so changed
+#                                  is no longer taken for the file it was a copy of
 #   pack/same-pid/FX[/control]     a wrong /tmp/perf-PID.map for the recorded pid (same addresses,
 #                                  other names) is not used for the pack; the control shows that it
 #                                  is for the recording itself
@@ -582,7 +590,7 @@ fc_run() {	# fc_run DIR [perfconv args...]: the fixture packed with -v into DIR/
 	XDG_CACHE_HOME=$W/fc/xdg run_pc "$d" -v "$@" "${args[@]}" -o "$d/out.perfpack"
 }
 fc_line() { grep -o 'pack frame cache: [^(]*' "$1/err" | sed 's/ *$//'; }
-if selected pack/frame-cache || selected pack/frames; then
+if selected pack/frame-cache || selected pack/frames || selected pack/to-pipe; then
 	fixture "$FIX/dotnet-aspnet" || true
 	rm -rf "$W/fc"
 	mkdir -p "$W/fc"
@@ -669,6 +677,82 @@ if selected pack/frame-cache || selected pack/frames; then
 				pass "pack/frames ($frames frames)"
 			fi
 		fi
+		# a pipe has no writeback to start: the writer goes on writing
+		if selected pack/to-pipe; then
+			XDG_CACHE_HOME=$W/fc/xdg "$PERFCONV" -q "${args[@]}" -f pack -o - 2>"$W/fc/pipe.err" </dev/null | cat >"$W/fc/pipe.perfpack"
+			rc=${PIPESTATUS[0]}
+			if [ "$rc" != 0 ] || ! cmp "$W/fc/cold/out.perfpack" "$W/fc/pipe.perfpack" >"$W/fc/cmp" 2>&1; then
+				[ "$rc" = 0 ] || cp "$W/fc/pipe.err" "$W/fc/cmp"
+				fail pack/to-pipe "exit status $rc, or the pack written to a pipe differs from the one written to a file" "$W/fc/cmp"
+			else
+				pass pack/to-pipe
+			fi
+		fi
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Members known by their files: fp-callgraph packed from copies of its files (kallsyms, the
+# program, libc, and libc again in the build-id cache, which is packed once as the same bytes)
+# made here.  perfconv gives a file an identity (device, inode, size, mtime, ctime) only once
+# its ctime is 2 s old, so the test waits that long after copying.  Packed twice, the second
+# pack takes the members' frames by their files' identities, without reading them, and whether
+# the two copies of libc are the same by theirs, and has the first one's bytes.  Then kallsyms
+# and the build-id cache's libc are changed in place, their sizes and mtimes kept (as a tool
+# that restores times would leave them): after 2 s more, the pack must hold kallsyms' new
+# bytes, read again, the other members still come by their identities, and the build-id
+# cache's libc is a member of its own.
+if selected pack/known; then
+	K=$W/known
+	rm -rf "$K"
+	kbid=.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40	# libc's
+	mkdir -p "$K/root/tmp/probe/fx/bin" "$K/root/usr/lib/x86_64-linux-gnu" "$K/home/.debug/$kbid"
+	cp -p "$ROOT/kallsyms" "$K/root/kallsyms"
+	cp -p "$ROOT/tmp/probe/fx/bin/callgraph" "$K/root/tmp/probe/fx/bin/"
+	cp -p "$ROOT/usr/lib/x86_64-linux-gnu/libc.so.6" "$K/root/usr/lib/x86_64-linux-gnu/"
+	cp -p "$ROOT/usr/lib/x86_64-linux-gnu/libc.so.6" "$K/home/.debug/$kbid/elf"
+	kn_run() {	# kn_run DIR: the pack, -v, into DIR/out.perfpack
+		HOME=$K/home XDG_CACHE_HOME=$K/xdg run_pc "$1" -v -i "$FIX/fp-callgraph/perf.data" --symfs "$K/root" \
+			--kallsyms "$K/root/kallsyms" -o "$1/out.perfpack"
+	}
+	kn_known() { sed -n 's/^perfconv: pack members known by their files. identity, not hashed: \([0-9]*\) of.*/\1/p' "$1/err"; }
+	sleep 3
+	kn_run "$K/cold"
+	kn_run "$K/warm"
+	known=$(kn_known "$K/warm")
+	if [ "$rc" != 0 ] || [ "${known:-0}" -lt 2 ]; then
+		fail pack/known/warm "exit status $rc, ${known:-no} members known by their files packing again (2 or more wanted)" "$K/warm/err"
+	elif ! cmp "$K/cold/out.perfpack" "$K/warm/out.perfpack" >"$K/cmp" 2>&1; then
+		fail pack/known/warm "the pack of members known by their files differs from the one that read them" "$K/cmp"
+	else
+		pass "pack/known/warm ($known members not read)"
+	fi
+	# the first letter of the first symbol's name, and a byte of libc's .text in the build-id
+	# cache's copy, in place: the same sizes, the mtimes put back
+	printf 'Q' | dd of="$K/root/kallsyms" bs=1 seek=19 conv=notrunc status=none
+	touch -r "$ROOT/kallsyms" "$K/root/kallsyms"
+	printf '\377' | dd of="$K/home/.debug/$kbid/elf" bs=1 seek=1000000 conv=notrunc status=none
+	touch -r "$ROOT/usr/lib/x86_64-linux-gnu/libc.so.6" "$K/home/.debug/$kbid/elf"
+	sleep 3
+	kn_run "$K/changed"
+	again=$(kn_known "$K/changed")
+	if [ "$rc" != 0 ] || cmp -s "$ROOT/kallsyms" "$K/root/kallsyms" ||
+		[ "$(stat -c %s.%Y "$ROOT/kallsyms")" != "$(stat -c %s.%Y "$K/root/kallsyms")" ]; then
+		fail pack/known/changed "exit status $rc, or kallsyms was not changed in place with its size and mtime kept" "$K/changed/err"
+	elif ! tar --zstd -xOf "$K/changed/out.perfpack" files/kernel/kallsyms | cmp - "$K/root/kallsyms" >"$K/cmp" 2>&1; then
+		fail pack/known/changed "the pack holds kallsyms as it was before it changed" "$K/cmp"
+	elif [ "${again:-0}" != $((known - 1)) ]; then
+		fail pack/known/changed "${again:-no} members known by their files after kallsyms changed ($((known - 1)) wanted)" "$K/changed/err"
+	else
+		pass pack/known/changed
+	fi
+	if ! grep -q "^file	buildid	$kbid/elf	files/root/usr/lib/x86_64-linux-gnu/libc.so.6	" <(tar --zstd -xOf "$K/warm/out.perfpack" MANIFEST); then
+		fail pack/known/same-bytes "the build-id cache's copy of libc was not packed as libc's bytes before it changed" "$K/warm/err"
+	elif ! tar --zstd -xOf "$K/changed/out.perfpack" MANIFEST | grep -q "^file	buildid	$kbid/elf	files/buildid/$kbid/elf	" ||
+		cmp -s "$ROOT/usr/lib/x86_64-linux-gnu/libc.so.6" "$K/home/.debug/$kbid/elf"; then
+		fail pack/known/same-bytes "the build-id cache's libc, changed, is still packed as the other libc" "$K/changed/err"
+	else
+		pass pack/known/same-bytes
 	fi
 fi
 

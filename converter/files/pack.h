@@ -68,6 +68,13 @@ void pfc_packw_pre_free(struct pfc_packw_pre *p);
  * file's (pre may be NULL). */
 int pfc_packw_add_recording(struct pfc_packw *w, const char *member, const char *path, struct pfc_packw_pre *pre,
 			    struct pfc_error *err);
+/* A member whose bytes the caller names by id, a text that stays the same exactly as long as
+ * they do (a file's device, inode, size and times, and how the caller cuts its holes): 1 when
+ * the kept frames knew what its tar bytes hash to under id and hold their frame, which is
+ * written without the member being read; 0 when they do not, and the caller adds the member
+ * as usual next (add_bytes, add_holes or add_file), after which its hash is kept under id.
+ * size is the member's; id NULL: 0 at once, nothing kept. */
+int pfc_packw_add_known(struct pfc_packw *w, const char *member, uint64_t size, const char *id, struct pfc_error *err);
 /* Where members' frames are kept between packs, by a key text (of at most PFC_PACKW_KEY_MAX - 1
  * bytes) that says what the frame compresses (the symbol cache's "pack" entries: kcache.c's
  * pfc_kcache_frames).  get: 1 with the frame's bytes, valid until done; 0 when there is none;
@@ -82,8 +89,12 @@ struct pfc_packw_frames {
 };
 /* Members' frames from and into kept, which stays the caller's (NULL, the default: none). */
 void pfc_packw_keep(struct pfc_packw *w, struct pfc_packw_frames *kept);
+/* What members' tar bytes hash to, by the ids of pfc_packw_add_known, from and into sums (the
+ * symbol cache's "pack-sum" entries); NULL, the default: none, and add_known gives 0. */
+void pfc_packw_keep_sums(struct pfc_packw *w, struct pfc_packw_frames *sums);
 struct pfc_packw_cache_stats {
 	uint64_t hits, misses, corrupt;	/* frames; corrupt entries were ignored and written again */
+	uint64_t known;	/* of the hits, members written by pfc_packw_add_known, without being read */
 };
 void pfc_packw_cache_stats(const struct pfc_packw *w, struct pfc_packw_cache_stats *st);
 /* Finish the archive; *bytes: its compressed size.  Frees w, also on error. */

@@ -43,6 +43,9 @@ const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_K
 /* a pack member's compressed frame: a .NET service's packs share 50 to 100 of them, 32 kB
  * (smaller ones are not kept) to 3 MB (the kernel's symbols) */
 const struct pfc_kcache_kind pfc_kcache_pack = { "pack", 2048, (uint64_t)256 << 20, 0 };
+/* what a pack member's tar bytes hash to, by the file's identity, and whether two files have
+ * the same bytes (formats/pack.c): a few hundred bytes each, one or two a file packed */
+const struct pfc_kcache_kind pfc_kcache_pack_sum = { "pack-sum", 2048, (uint64_t)4 << 20, 0 };
 /* a libc debug file's sections take 10 MB inflated */
 const struct pfc_kcache_kind pfc_kcache_dwarf = { "dwarf", 32, (uint64_t)512 << 20, 1 };
 
@@ -272,6 +275,7 @@ int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const st
 		b->len = (size_t)st.st_size - HEADER;
 		b->map = map;
 		b->map_len = (size_t)st.st_size;
+		memcpy(&b->crc, (const uint8_t *)map + 24, 8);
 	} else {
 		munmap(map, (size_t)st.st_size);
 		unlink(path);	/* corrupt or another key's: written again after this read */
@@ -482,7 +486,7 @@ static int frames_get(struct pfc_packw_frames *o, const char *text, const void *
 
 	if (pfc_kcache_key_text(&k, text) < 0)
 		return 0;
-	got = pfc_kcache_get(f->dir, &pfc_kcache_pack, &k, &f->cur);
+	got = pfc_kcache_get(f->dir, f->kind, &k, &f->cur);
 	if (got == 1) {
 		*p = f->cur.p;
 		*len = f->cur.len;
@@ -502,7 +506,7 @@ static void frames_bad(struct pfc_packw_frames *o, const char *text)
 	struct pfc_kcache_key k;
 
 	if (pfc_kcache_key_text(&k, text) == 0)
-		pfc_kcache_remove(f->dir, &pfc_kcache_pack, &k);
+		pfc_kcache_remove(f->dir, f->kind, &k);
 }
 
 static void frames_put(struct pfc_packw_frames *o, const char *text, const void *p, size_t len)
@@ -511,12 +515,18 @@ static void frames_put(struct pfc_packw_frames *o, const char *text, const void 
 	struct pfc_kcache_key k;
 
 	if (pfc_kcache_key_text(&k, text) == 0)
-		pfc_kcache_put(f->dir, &pfc_kcache_pack, &k, p, len);
+		pfc_kcache_put(f->dir, f->kind, &k, p, len);
 }
 
-void pfc_kcache_frames_init(struct pfc_kcache_frames *f, const char *dir)
+void pfc_kcache_frames_init_kind(struct pfc_kcache_frames *f, const char *dir, const struct pfc_kcache_kind *kind)
 {
 	memset(f, 0, sizeof(*f));
 	f->ops = (struct pfc_packw_frames){ frames_get, frames_done, frames_bad, frames_put };
 	f->dir = dir;
+	f->kind = kind;
+}
+
+void pfc_kcache_frames_init(struct pfc_kcache_frames *f, const char *dir)
+{
+	pfc_kcache_frames_init_kind(f, dir, &pfc_kcache_pack);
 }

@@ -38,6 +38,7 @@ extern const struct pfc_kcache_kind pfc_kcache_kallsyms_text;	/* 8 entries, 1 Gi
 extern const struct pfc_kcache_kind pfc_kcache_dwarf;		/* 32 entries, 512 MiB */
 extern const struct pfc_kcache_kind pfc_kcache_r2r;		/* 1024 entries, 128 MiB */
 extern const struct pfc_kcache_kind pfc_kcache_pack;		/* 2048 entries, 256 MiB */
+extern const struct pfc_kcache_kind pfc_kcache_pack_sum;	/* 2048 entries, 4 MiB */
 
 struct pfc_kcache_key {
 	char text[PFC_KCACHE_KEY_MAX];	/* "bid=... boot=... kptr=... euid0=... mods=...", NUL-padded */
@@ -70,6 +71,7 @@ struct pfc_kcache_bytes {
 	size_t len;
 	void *map;
 	size_t map_len;
+	uint64_t crc;	/* the entry's CRC-64 of its key and bytes, checked */
 };
 int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
 		   struct pfc_kcache_bytes *b);
@@ -85,12 +87,15 @@ int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *
 int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len);
 
 /* The "pack" entries in DIR as where a pack writer keeps its members' frames
- * (pfc_packw_keep(w, &f->ops)); dir stays the caller's. */
+ * (pfc_packw_keep(w, &f->ops)); dir stays the caller's.  _init_kind: another kind's entries
+ * behind the same functions (the "pack-sum" entries: pfc_packw_keep_sums). */
 struct pfc_kcache_frames {
 	struct pfc_packw_frames ops;
 	const char *dir;
+	const struct pfc_kcache_kind *kind;
 	struct pfc_kcache_bytes cur;	/* the entry got, until done */
 };
 void pfc_kcache_frames_init(struct pfc_kcache_frames *f, const char *dir);
+void pfc_kcache_frames_init_kind(struct pfc_kcache_frames *f, const char *dir, const struct pfc_kcache_kind *kind);
 
 #endif
