@@ -1,9 +1,10 @@
 /*
  * batch.c - batch mode (-O DIR): finds the recordings among the arguments, names each
  * output after its input, skips inputs whose outputs are newer, and converts the rest in
- * worker processes made with fork() (-j N at a time), so that one input that crashes the
- * converter is reported as a failed file and the others go on.  Each worker reads its input
- * once and writes every requested format from that one read.
+ * worker processes made with fork() (-j N of them, each converting one input after
+ * another), so that one input that crashes the converter is reported as a failed file and
+ * the others go on.  Each worker reads an input once and writes every requested format from
+ * that one read.
  *
  * Output names: OUTDIR/REL.SUFFIX, SUFFIX being the format's file ending (.folded, ...).
  * REL is the input's path relative to the directory argument it was found in
