@@ -1,9 +1,10 @@
 /*
  * batch.c - batch mode (-O DIR): finds the recordings among the arguments, names each
  * output after its input, skips inputs whose outputs are newer, and converts the rest in
- * worker processes made with fork() (-j N at a time), so that one input that crashes the
- * converter is reported as a failed file and the others go on.  Each worker reads its input
- * once and writes every requested format from that one read.
+ * worker processes made with fork() (-j N of them, each converting one input after
+ * another), so that one input that crashes the converter is reported as a failed file and
+ * the others go on.  Each worker reads an input once and writes every requested format from
+ * that one read.
  *
  * Output names: OUTDIR/REL.SUFFIX, SUFFIX being the format's file ending (.folded, ...).
  * REL is the input's path relative to the directory argument it was found in
@@ -387,12 +388,14 @@ static size_t remove_leftovers(const char *out, pid_t pid)
 	return removed;
 }
 
-/* The worker: convert one input, send the result up the pipe, exit. */
-static void worker(struct batch *b, struct input *in, int fd)
+/* One input in a worker: convert it and send the result up the pipe.  Returns 0, or -1
+ * when the pipe is gone (the parent ended). */
+static int work_one(struct batch *b, struct input *in, int fd)
 {
 	const struct pfc_writer *ws[16];
 	const char *outs[16];
 	struct pfc_job_result res;
+	struct pfc_filter filter = b->c->filter;
 	const char *crash = getenv("PERFCONV_TEST_CRASH");	/* tests: a worker that crashes */
 	size_t k, n = 0;
 
@@ -403,9 +406,7 @@ static void worker(struct batch *b, struct input *in, int fd)
 		if (mkdirs(in->outs[k], 0777) < 0) {
 			snprintf(res.msg, sizeof(res.msg), "'%s': cannot create the directory of '%s': %s", in->path,
 				 in->outs[k], strerror(errno));
-			if (write(fd, &res, sizeof(res)) < 0)
-				_exit(3);
-			_exit(EXIT_FAILED);
+			return write(fd, &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : -1;
 		}
 		ws[n] = b->ws[k];
 		outs[n++] = in->outs[k];
@@ -413,17 +414,59 @@ static void worker(struct batch *b, struct input *in, int fd)
 	if (crash && *crash && strstr(in->path, crash))
 		abort();
 	pfc_cli_convert(b->c, in->path, ws, outs, n, &res);
-	if (write(fd, &res, sizeof(res)) != (ssize_t)sizeof(res))
-		_exit(3);
-	_exit(res.ok ? EXIT_OK : EXIT_FAILED);
+	/* --time in percent was resolved against this input's sample times: the next input
+	 * resolves it against its own */
+	if (b->c->filter.ranges != filter.ranges)
+		free(b->c->filter.ranges);
+	b->c->filter = filter;
+	return write(fd, &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : -1;
+}
+
+/*
+ * The worker: converts the inputs whose indices the parent sends, one at a time, and sends
+ * each one's result up the result pipe; it ends when the parent closes the command pipe.
+ * One process converts many inputs, so that the memory one conversion faulted in (the heap,
+ * on huge pages: convert.c) serves the next instead of being zeroed again in a new process,
+ * and a process is made and torn down per worker, not per input.  A crash still takes only
+ * the input being converted: the parent reports it and starts another worker for the rest.
+ */
+static void worker(struct batch *b, int cmd, int fd)
+{
+	uint64_t idx;
+	ssize_t got;
+
+	for (;;) {
+		while ((got = read(cmd, &idx, sizeof(idx))) < 0 && errno == EINTR)
+			;
+		if (got != (ssize_t)sizeof(idx) || idx >= b->n)
+			_exit(EXIT_OK);
+		if (work_one(b, &b->v[idx], fd) < 0)
+			_exit(3);
+	}
 }
 
 struct running {
 	pid_t pid;
-	int fd;
+	int fd;                      /* its results */
+	int cmd;                     /* the indices of its inputs */
 	size_t idx;
+	int busy;                    /* converting idx */
 	double start;
 };
+
+/* End a worker (kill: at once) and return its wait status. */
+static int worker_end(struct running *w, int kill_it)
+{
+	int status = 0;
+
+	close(w->cmd);	/* an idle worker reads the end of its commands and exits */
+	if (kill_it)
+		kill(w->pid, SIGKILL);
+	while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	close(w->fd);
+	return status;
+}
 
 static double now_s(void)
 {
@@ -540,6 +583,7 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 	struct stat st;
 	size_t i, next = 0, nrun = 0;
 	double t0 = now_s();
+	void (*old_pipe)(int);
 	int a;
 
 	memset(&b, 0, sizeof(b));
@@ -613,46 +657,93 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 		fprintf(stderr, "perfconv: out of memory\n");
 		return EXIT_FAILED;
 	}
+	/* a worker gone while idle makes a write to its command pipe fail, not end the batch */
+	old_pipe = signal(SIGPIPE, SIG_IGN);
 	for (;;) {
-		/* start workers while there are free slots */
-		while (nrun < (size_t)c->jobs && next < b.n) {
-			struct input *in = &b.v[next];
+		size_t k;
+
+		/* the next input that needs converting, reporting those that do not */
+		while (next < b.n && (b.v[next].failed_early || !b.v[next].ntodo)) {
+			struct input *in = &b.v[next++];
 			struct pfc_job_result r;
-			int fds[2];
-			pid_t pid;
 
 			memset(&r, 0, sizeof(r));
 			if (in->failed_early) {
 				snprintf(r.msg, sizeof(r.msg), "%s", in->msg);
 				report(&b, in, &r, &t);
-				next++;
-				continue;
-			}
-			if (!in->ntodo) {
+			} else {
 				t.uptodate++;
 				if (!c->quiet)
 					fprintf(stderr, "perfconv: skip '%s': up to date (--force converts it again)\n", in->path);
-				next++;
-				continue;
 			}
+		}
+		/* an idle worker takes it, or ends when there is none left */
+		for (k = 0; k < nrun && run[k].busy; k++)
+			;
+		if (k < nrun) {
+			uint64_t idx = next;
+			if (next < b.n && write(run[k].cmd, &idx, sizeof(idx)) == (ssize_t)sizeof(idx)) {
+				run[k].busy = 1;
+				run[k].idx = next++;
+				run[k].start = now_s();
+			} else {
+				/* nothing left, or the worker is gone (the input goes to another) */
+				worker_end(&run[k], next < b.n);
+				run[k] = run[--nrun];
+			}
+			continue;
+		}
+		/* start a worker while there are free slots */
+		if (nrun < (size_t)c->jobs && next < b.n) {
+			struct input *in = &b.v[next];
+			struct pfc_job_result r;
+			int res[2] = { -1, -1 }, cmd[2] = { -1, -1 };
+			uint64_t idx = next;
+			pid_t pid = -1;
+
+			memset(&r, 0, sizeof(r));
 			fflush(stdout);
 			fflush(stderr);
-			if (pipe2(fds, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+			if (pipe2(res, O_CLOEXEC) < 0 || pipe2(cmd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 				snprintf(r.msg, sizeof(r.msg), "'%s': cannot start a worker: %s", in->path, strerror(errno));
+				for (k = 0; k < 2; k++) {
+					if (res[k] >= 0)
+						close(res[k]);
+					if (cmd[k] >= 0)
+						close(cmd[k]);
+				}
 				report(&b, in, &r, &t);
 				next++;
 				continue;
 			}
 			if (pid == 0) {
-				close(fds[0]);
-				worker(&b, in, fds[1]);
+				signal(SIGPIPE, old_pipe);
+				for (k = 0; k < nrun; k++) {
+					close(run[k].fd);
+					close(run[k].cmd);
+				}
+				close(res[0]);
+				close(cmd[1]);
+				worker(&b, cmd[0], res[1]);
 			}
-			close(fds[1]);
+			close(res[1]);
+			close(cmd[0]);
 			run[nrun].pid = pid;
-			run[nrun].fd = fds[0];
+			run[nrun].fd = res[0];
+			run[nrun].cmd = cmd[1];
+			run[nrun].busy = 0;
+			if (write(run[nrun].cmd, &idx, sizeof(idx)) != (ssize_t)sizeof(idx)) {
+				snprintf(r.msg, sizeof(r.msg), "'%s': cannot start a worker: %s", in->path, strerror(errno));
+				worker_end(&run[nrun], 1);
+				report(&b, in, &r, &t);
+				next++;
+				continue;
+			}
+			run[nrun].busy = 1;
 			run[nrun].idx = next++;
 			run[nrun].start = now_s();
 			nrun++;
+			continue;
 		}
 		if (!nrun)
 			break;
@@ -660,28 +751,27 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 			int status, timed_out = 0;
 			struct pfc_job_result r;
 			ssize_t got;
-			size_t k;
 
-			/* a worker is done when its result pipe is readable (the result, or the end
-			 * of the pipe when it died); with --timeout one that runs too long is killed */
+			/* a worker is done with its input when its result pipe is readable (the
+			 * result, or the end of the pipe when it died); with --timeout one that runs
+			 * too long is killed */
 			k = wait_worker(c, run, nrun, &timed_out);
 			if (k == SIZE_MAX)
 				break;
-			if (timed_out)
-				kill(run[k].pid, SIGKILL);
-			while (waitpid(run[k].pid, &status, 0) < 0 && errno == EINTR)
-				;
 			memset(&r, 0, sizeof(r));
 			got = timed_out ? 0 : read(run[k].fd, &r, sizeof(r));
-			close(run[k].fd);
 			r.msg[sizeof(r.msg) - 1] = 0;
 			r.hints[sizeof(r.hints) - 1] = 0;
-			if (timed_out) {
-				r.ok = 0;
-				snprintf(r.msg, sizeof(r.msg), "'%s': stopped after %g s (--timeout); no output written",
-					 b.v[run[k].idx].path, c->timeout);
-			} else {
-				crashed(&b.v[run[k].idx], status, &r, got == (ssize_t)sizeof(r));
+			if (got != (ssize_t)sizeof(r)) {
+				/* killed, or it died converting: its input failed, and it is replaced */
+				status = worker_end(&run[k], 1);
+				if (timed_out) {
+					r.ok = 0;
+					snprintf(r.msg, sizeof(r.msg), "'%s': stopped after %g s (--timeout); no output written",
+						 b.v[run[k].idx].path, c->timeout);
+				} else {
+					crashed(&b.v[run[k].idx], status, &r, 0);
+				}
 			}
 			if (!r.ok) {
 				size_t f;
@@ -690,9 +780,15 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 						remove_leftovers(b.v[run[k].idx].outs[f], run[k].pid);
 			}
 			report(&b, &b.v[run[k].idx], &r, &t);
-			run[k] = run[--nrun];
+			if (got != (ssize_t)sizeof(r))
+				run[k] = run[--nrun];
+			else
+				run[k].busy = 0;
 		}
 	}
+	while (nrun)
+		worker_end(&run[--nrun], 0);
+	signal(SIGPIPE, old_pipe);
 	free(run);
 	if (!c->quiet || t.failed)
 		fprintf(stderr, "perfconv: %zu file%s: %zu converted, %zu up to date, %zu failed; %llu samples in %.2f s\n",

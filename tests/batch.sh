@@ -3,7 +3,8 @@
 #
 #   batch/*     perfconv -O DIR [-j N] [-f LIST] FILE|DIR...: output names, one output per format
 #               equal to the single-file conversion, a bad input and a crashed worker reported while
-#               the others convert, up-to-date skipping and --force, inputs never modified
+#               the others convert, a worker's inputs one after another as if each were alone,
+#               up-to-date skipping and --force, inputs never modified
 #   filter/*    --pid=, --tid=, --comm, --time against `perf script` with the same filter (per-thread
 #               sums of the sample periods must be equal), and the "--pid N" usage error
 #   progress/*  the progress line under a pseudo-terminal: shown, rate-limited, erased, silenced by -q
@@ -128,6 +129,44 @@ if selected batch/crash; then
 	else
 		fail batch/crash "exit $rc: a crashed worker must be a failed file with its signal while the others convert" "$TMP/c.err"
 	fi
+fi
+
+# A worker converts one input after another: a crash takes only the input it was converting
+# (the parent starts another worker for the rest), and nothing of one conversion reaches the
+# next, --time in percent (resolved against each recording's own sample times) included.
+if selected batch/worker-crash; then
+	rm -rf "$O"
+	PERFCONV_TEST_CRASH=host2 "$PERFCONV" -O "$O" -j 1 "${S[@]}" "$IN/host1/perf.data" "$IN/host2/perf.data" \
+		"$IN/host3/sub/capture-1" 2>"$TMP/wc.err"
+	rc=$?
+	n=$(find "$O" -type f -name '*.folded' -size +0 | wc -l)
+	if [ "$rc" = 1 ] && grep -q "FAIL '$IN/host2/perf.data': the conversion crashed (signal 6" "$TMP/wc.err" &&
+		grep -q "^perfconv: 3 files: 2 converted, 0 up to date, 1 failed" "$TMP/wc.err" && [ "$n" = 2 ] &&
+		[ -s "$O/capture-1.folded" ]; then
+		pass batch/worker-crash
+	else
+		fail batch/worker-crash "exit $rc, $n outputs: a crash in one worker must fail that input alone, the one after it converts" "$TMP/wc.err"
+	fi
+fi
+
+if selected batch/worker-many; then
+	rm -rf "$O"
+	"$PERFCONV" -q -O "$O" -j 1 --time 50% "${S[@]}" "$IN/host2/perf.data" "$IN/host1/perf.data" \
+		"$FIX/cpu-systemwide/perf.data" "$FIX/multi-event/perf.data" 2>"$TMP/wm.err"
+	rc=$?
+	bad=
+	[ "$rc" = 0 ] || bad="exit status $rc"
+	for f in "$IN/host1/perf.data" "$IN/host2/perf.data" "$FIX/cpu-systemwide/perf.data" "$FIX/multi-event/perf.data"; do
+		out=$O/${f#/}.folded
+		[ -f "$out" ] || out=$O/$(basename "$f").folded
+		"$PERFCONV" -q -i "$f" --time 50% "${S[@]}" -o "$TMP/ref.folded" 2>/dev/null
+		if [ ! -s "$out" ]; then
+			bad="${bad:-no output for $f}"
+		elif ! cmp -s "$TMP/ref.folded" "$out"; then
+			bad="${bad:-$out differs from the single conversion of $f}"
+		fi
+	done
+	if [ -n "$bad" ]; then fail batch/worker-many "$bad" "$TMP/wm.err"; else pass batch/worker-many; fi
 fi
 
 if selected batch/names; then

@@ -169,7 +169,9 @@ fi
 # perf.data.txt is cut into chunks that worker threads format and deflate, each with the previous
 # chunk's last bytes as dictionary, in a ring of slots.  Chunks of one sample each
 # (PERFCONV_TEXT_CHUNK=1: thousands of chunks, the ring wrapping hundreds of times) and of a few
-# samples must give the same text as the default, in an archive that unzip -t passes.
+# samples must give the same text as the default, in an archive that unzip -t passes; and so must
+# a chunk's deflated bytes that outgrow their first room (PERFCONV_DEFLATE_OUT=1: one byte, grown
+# again and again while igzip goes on where it stopped).
 if selected trace.zip-chunks; then
 	d=$TMP/chunks
 	mkdir -p "$d"
@@ -183,6 +185,12 @@ if selected trace.zip-chunks; then
 				unzip -tq "$d/x.trace.zip" >/dev/null 2>>"$d/err" &&
 				unzip -p "$d/x.trace.zip" x.trace/perf.data.txt 2>>"$d/err" | cmp -s - "$d/default.txt" ||
 				bad="${bad:-$fx: chunks of $c bytes give another perf.data.txt, or a broken archive}"
+		done
+		for c in 3000 ""; do
+			PERFCONV_DEFLATE_OUT=1 PERFCONV_TEXT_CHUNK=$c "$PERFCONV" -q -i "$FIX/$fx/perf.data" "${S[@]}" -o "$d/x.trace.zip" 2>>"$d/err" &&
+				unzip -tq "$d/x.trace.zip" >/dev/null 2>>"$d/err" &&
+				unzip -p "$d/x.trace.zip" x.trace/perf.data.txt 2>>"$d/err" | cmp -s - "$d/default.txt" ||
+				bad="${bad:-$fx: deflated chunks grown from one byte of room (chunks of ${c:-the default} bytes) give another perf.data.txt, or a broken archive}"
 		done
 		[ -s "$d/default.txt" ] || bad="${bad:-$fx: empty perf.data.txt}"
 	done
