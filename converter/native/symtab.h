@@ -92,7 +92,9 @@ int pfc_symtab_check(const struct pfc_symtab *t);
 int pfc_symtab_image(const struct pfc_symtab *t, uint8_t **out, size_t *len);
 int pfc_symtab_from_image(struct pfc_symtab *t, const uint8_t *p, size_t len);
 /* The same in place: the table reads p (8-byte aligned) as long as it lives, and unmaps
- * map (of map_len bytes, holding p; NULL: nothing) when freed, also on failure. */
+ * map (of map_len bytes, holding p; NULL: nothing) when freed, also on failure.  Only the
+ * head and the blocks' sizes are checked here; each lookup checks the links it follows and
+ * the record it finds, so that a damaged image gives no symbol rather than a wrong read. */
 int pfc_symtab_view_image(struct pfc_symtab *t, const uint8_t *p, size_t len, void *map, size_t map_len);
 /* The range of the symbols outside modules: the first one's start and the last one's end in
  * address order; 0 when there is none. */
