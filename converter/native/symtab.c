@@ -853,15 +853,23 @@ static int image_trees_ok(const struct image_sym *e, size_t nr, const int32_t ro
 	return ok && visited == nr;
 }
 
+/* Whether a record can be a symbol: its names inside the strsize bytes of names, its
+ * fields in range.  The copying reader checks it for every record, a lookup in place for
+ * the record it finds (image_find). */
+static int image_sym_ok(const struct image_sym *e, size_t strsize)
+{
+	return e->name < strsize && (e->module == UINT32_MAX || e->module < strsize) &&
+	       e->binding <= 15 /* an ELF STB_*: 4 bits (STB_GNU_UNIQUE is 10) */ && e->end >= e->start;
+}
+
 static int image_records_ok(const struct image_sym *e, size_t nr, size_t strsize, const int32_t root[2])
 {
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
-		if (e[i].name >= strsize || (e[i].module != UINT32_MAX && e[i].module >= strsize) ||
+		if (!image_sym_ok(&e[i], strsize) ||
 		    e[i].left < NIL || e[i].left >= (int64_t)nr || e[i].right < NIL || e[i].right >= (int64_t)nr ||
-		    e[i].parent < NIL || e[i].parent >= (int64_t)nr ||
-		    e[i].binding > 15 /* an ELF STB_*: 4 bits (STB_GNU_UNIQUE is 10) */ || e[i].red > 1 || e[i].tree > 1 || e[i].end < e[i].start)
+		    e[i].parent < NIL || e[i].parent >= (int64_t)nr || e[i].red > 1 || e[i].tree > 1)
 			return 0;
 	}
 	return image_trees_ok(e, nr, root);
@@ -922,14 +930,6 @@ int pfc_symtab_view_image(struct pfc_symtab *t, const uint8_t *p, size_t len, vo
 	return 0;
 }
 
-/* Whether a record an image's lookup found can be a symbol: its names inside the names,
- * its fields in range (image_records_ok's rule for one record). */
-static int image_sym_ok(const struct pfc_symtab *t, const struct image_sym *e)
-{
-	return e->name < t->img_strsize && (e->module == UINT32_MAX || e->module < t->img_strsize) &&
-	       e->binding <= 15 && e->end >= e->start;
-}
-
 /*
  * tree_find over the image's records; the symbol found is filled in syms on first use.
  * The image's CRC passed, so its trees are the ones pfc_symtab_image wrote; a lookup still
@@ -954,7 +954,7 @@ static const struct pfc_sym *image_find(const struct pfc_symtab *t, uint64_t add
 			} else {
 				struct pfc_sym *s = (struct pfc_sym *)&t->syms[x];
 
-				if (!image_sym_ok(t, &e[x]))
+				if (!image_sym_ok(&e[x], t->img_strsize))
 					return NULL;
 				if (!s->name)
 					*s = (struct pfc_sym){
