@@ -626,9 +626,18 @@ static int entry_mem(struct pv *p, const char *name, const void *data, size_t n)
  * costs igzip a fixed third of a million instructions (the dictionary hashed again, its
  * tables made): 1 MiB chunks take 14% fewer instructions than 512 KiB ones to deflate the
  * text of an ASP.NET recording, 0.6% larger, and 2 MiB ones 8% fewer again (a conversion
- * 4% fewer), 0.3% larger, for about 11 MB more of ring (peak RSS 71 -> 82 MB on it).
+ * 4% fewer), 0.3% larger.
+ *
+ * A worker formats its chunk a PIECE at a time and deflates and sums each piece while it is
+ * still in the core's cache: the chunk's text is never whole in memory.  Formatting whole
+ * 2 MiB chunks first wrote 123 MB of an ASP.NET recording's text out of the cache (the
+ * destination's lines read for ownership first) for igzip and the CRC to read back, and a
+ * ring of six such chunks was 13 MB of memory to zero.  The dictionary, the previous chunk's
+ * last 32 KiB, the worker formats again from that chunk's last samples (some 2% more
+ * formatting) rather than wait for that chunk's worker.
  */
 #define TEXT_CHUNK ((size_t)2 << 20)
+#define PIECE ((size_t)512 << 10)             /* igzip takes 512 KiB pieces as fast as whole chunks, 128 KiB ones 35% slower */
 #define NSLOTS 10                             /* at most: two a worker, and two */
 #define DICT ((size_t)32 << 10)
 
@@ -646,12 +655,8 @@ struct dslot {
 	char *tbuf;                   /* their tracepoint payloads' text */
 	size_t tlen, tcap;
 	size_t need;                  /* the most bytes their text can take */
-	char *in;                     /* the text, formatted by the worker */
-	size_t len, cap;
-	uint8_t tail[DICT];           /* its last bytes: the next chunk's dictionary */
-	size_t tail_len;
-	int formatted;                /* tail is set */
-	int dict_taken;               /* the previous slot's tail was copied: it may be reused */
+	size_t len;                   /* the bytes of text, once deflated */
+	int dict_taken;               /* the next chunk took its dictionary from here: it may be reused */
 	uint8_t *out;
 	size_t out_len, out_cap;
 	uint32_t crc;
@@ -659,19 +664,18 @@ struct dslot {
 	int state;                    /* 0 free, 1 queued, 2 taken, 3 done, -1 failed */
 };
 
-/* One mutex; three condition variables, so that an event wakes only the thread that waits for
- * it: a worker waits for a queued chunk (work), a worker for the chunk before its own to be
- * formatted (fmt, rare), the main thread for one slot's chunk to be deflated or to have taken
- * its dictionary (main, signalled only by that slot's worker). */
+/* One mutex; two condition variables, so that an event wakes only the thread that waits for
+ * it: a worker waits for a queued chunk (work), the main thread for one slot's chunk to be
+ * deflated or to have given its dictionary (main, signalled only by the worker concerned). */
 struct dfl {
 	pthread_mutex_t mu;
-	pthread_cond_t work, fmt, main;
-	int fmt_waiting;
+	pthread_cond_t work, main;
 	struct dslot *main_wait;      /* the slot whose next step the main thread waits for */
 	pthread_t th[4];
 	int nth;
-	unsigned nslots;              /* slots in use: each one's text is memory touched */
+	unsigned nslots;              /* slots in use */
 	size_t chunk_bytes;           /* TEXT_CHUNK; PERFCONV_TEXT_CHUNK for the tests of the ring */
+	size_t piece_bytes;           /* PIECE; PERFCONV_TEXT_PIECE for the tests of the pieces */
 	size_t out_first;             /* a chunk's first output room; 0: from its text (PERFCONV_DEFLATE_OUT, tests) */
 	struct pv *p;
 	struct dslot slot[NSLOTS];
@@ -681,43 +685,171 @@ struct dfl {
 	uLong crc;
 };
 
-/* A chunk's text: each sample's header line, its stack's frame lines and a blank line. */
-static int format_chunk(struct pv *p, struct dslot *sl)
+/* The most bytes a sample's text can take: its header line, its frame lines, a blank line. */
+static size_t rec_room(struct pv *p, const struct pvrec *pr)
+{
+	return header_room(p->s, &pr->r, pr->tlen) + p->stack_len[pr->r.stack];
+}
+
+/* A sample's text into d (rec_room bytes); returns its length, or SIZE_MAX when a frame
+ * line was not made before the workers started. */
+static size_t format_rec(struct pv *p, const struct dslot *sl, const struct pvrec *pr, char *d)
 {
 	struct pfc_session *s = p->s;
-	size_t i, k;
+	const struct pfc_stack *st = &s->stacks.stacks[pr->r.stack];
+	const uint32_t *fids = s->stacks.frame_ids + st->first;
+	char *d0 = d;
+	size_t k;
 
-	if (sl->need > sl->cap) {
-		/* once, as a rule: a chunk ends with the sample that takes it past TEXT_CHUNK */
-		size_t cap = sl->need > TEXT_CHUNK + (1 << 17) ? sl->need + TEXT_CHUNK / 8 : TEXT_CHUNK + (1 << 17);
-		char *n = malloc(cap);
-		if (!n)
+	d += header_fmt(d, s, &pr->r, sl->tbuf + pr->toff, pr->tlen);
+	for (k = 0; k < st->nr; k++) {
+		uint32_t fid = fids[k];
+		if (!p->line_str[fid])
+			return SIZE_MAX;
+		memcpy(d, p->line_str[fid], p->line_len[fid]);
+		d += p->line_len[fid];
+	}
+	/* the blank line ends every sample, with or without frames (old PerfView needs it) */
+	*d++ = '\n';
+	return (size_t)(d - d0);
+}
+
+/* A worker's room to format in, grown to `need`. */
+struct wbuf {
+	char *b;
+	size_t cap;
+};
+
+static int wbuf_room(struct wbuf *w, size_t need)
+{
+	char *n;
+
+	if (need <= w->cap)
+		return 0;
+	if (!(n = malloc(need)))
+		return -1;
+	free(w->b);
+	w->b = n;
+	w->cap = need;
+	return 0;
+}
+
+/* The last min(its text, DICT) bytes of the previous chunk's text, into w: its last samples,
+ * as many as their frame lines alone fill DICT (or all), formatted again. */
+static int prev_tail(struct pv *p, const struct dslot *prev, struct wbuf *w, const char **dict, size_t *n)
+{
+	size_t i = prev->nr_recs, lines = 0, room = 0, len = 0, k;
+
+	while (i > 0 && lines < DICT) {
+		i--;
+		lines += p->stack_len[prev->recs[i].r.stack];
+		room += rec_room(p, &prev->recs[i]);
+	}
+	if (wbuf_room(w, room) < 0)
+		return -1;
+	for (k = i; k < prev->nr_recs; k++) {
+		size_t m = format_rec(p, prev, &prev->recs[k], w->b + len);
+		if (m == SIZE_MAX)
 			return -1;
-		free(sl->in);
-		sl->in = n;
-		sl->cap = cap;
+		len += m;
 	}
-	sl->len = 0;
-	for (i = 0; i < sl->nr_recs; i++) {
-		const struct pvrec *pr = &sl->recs[i];
-		const struct pfc_stack *st = &s->stacks.stacks[pr->r.stack];
-		const uint32_t *fids = s->stacks.frame_ids + st->first;
-		char *d = sl->in + sl->len;
+	*n = len < DICT ? len : DICT;
+	*dict = w->b + len - *n;
+	return 0;
+}
 
-		d += header_fmt(d, s, &pr->r, sl->tbuf + pr->toff, pr->tlen);
-		for (k = 0; k < st->nr; k++) {
-			uint32_t fid = fids[k];
-			if (!p->line_str[fid])
-				return -1;	/* not made before the workers started */
-			memcpy(d, p->line_str[fid], p->line_len[fid]);
-			d += p->line_len[fid];
-		}
-		/* the blank line ends every sample, with or without frames (old PerfView needs it) */
-		*d++ = '\n';
-		sl->len = (size_t)(d - sl->in);
+/* Deflate a piece of the chunk's text into the slot's output, growing it as needed; `last`:
+ * the chunk's last piece, which ends with the sync flush or the final block. */
+static int deflate_piece(struct isal_zstream *z, struct dslot *sl, const char *in, size_t len, int last)
+{
+	z->next_in = (uint8_t *)in;
+	z->avail_in = (uint32_t)len;
+	z->flush = last && !sl->final ? SYNC_FLUSH : NO_FLUSH;
+	z->end_of_stream = last && sl->final;
+	for (;;) {
+		size_t used, cap;
+		uint8_t *n;
+		if (isal_deflate(z) != COMP_OK)
+			return -1;
+		if (!z->avail_in && (last ? z->internal_state.state == (sl->final ? ZSTATE_END : ZSTATE_NEW_HDR) : z->avail_out != 0))
+			return 0;
+		/* the output is full and the stream goes on: more room, where it stopped */
+		used = sl->out_cap - z->avail_out;
+		cap = sl->out_cap * 2 + sl->need / 16 + 1024;
+		if (z->avail_out || cap > UINT32_MAX || !(n = realloc(sl->out, cap)))
+			return -1;
+		sl->out = n;
+		sl->out_cap = cap;
+		z->next_out = n + used;
+		z->avail_out = (uint32_t)(cap - used);
 	}
-	sl->tail_len = sl->len < DICT ? sl->len : DICT;
-	memcpy(sl->tail, sl->in + sl->len - sl->tail_len, sl->tail_len);
+}
+
+/* A chunk: its dictionary set (taken), then its text formatted, deflated and summed a piece
+ * at a time.  Returns 0, or -1 (the slot's state is set by the caller). */
+static int deflate_chunk(struct dfl *d, struct dslot *sl, struct isal_zstream *z, uint8_t *level_buf,
+			 struct wbuf *w)
+{
+	struct pv *p = d->p;
+	struct dslot *prev = &d->slot[(sl->chunk + d->nslots - 1) % d->nslots];
+	const char *dict = NULL;
+	size_t dict_len = 0, len = 0, i, need;
+	int ok = 1;
+
+	isal_deflate_init(z);
+	z->level = 1;
+	z->level_buf = level_buf;
+	z->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+	z->gzip_flag = IGZIP_DEFLATE;
+	/* the dictionary is read from the previous slot itself: that slot is not filled again
+	 * before this one says it has taken it (dict_taken, dfl_fill_slot) */
+	if (sl->chunk > 0)
+		ok = prev->chunk == sl->chunk - 1 && prev_tail(p, prev, w, &dict, &dict_len) == 0;
+	if (ok && dict_len)
+		ok = isal_deflate_set_dict(z, (uint8_t *)dict, (uint32_t)dict_len) == COMP_OK;
+	pthread_mutex_lock(&d->mu);
+	sl->dict_taken = 1;
+	if (d->main_wait == sl)
+		pthread_cond_signal(&d->main);
+	pthread_mutex_unlock(&d->mu);
+	if (!ok || wbuf_room(w, d->piece_bytes) < 0)
+		return -1;
+	/* room for this text deflated as well as such text goes (some 24:1), and more only if it
+	 * needs it: a buffer for the worst case (a stored block's worth more than the input) was
+	 * 2.5 MB a slot, whose first bytes alone made the kernel zero a 2 MiB huge page of the heap */
+	need = d->out_first ? d->out_first : sl->need / 8 + ((size_t)64 << 10);
+	if (need > sl->out_cap) {
+		/* not realloc: the old bytes are written already */
+		free(sl->out);
+		sl->out_cap = 0;
+		if (!(sl->out = malloc(need)))
+			return -1;
+		sl->out_cap = need;
+	}
+	z->next_out = sl->out;
+	z->avail_out = (uint32_t)sl->out_cap;
+	sl->len = 0;
+	sl->crc = 0;
+	for (i = 0; i < sl->nr_recs; i++) {
+		size_t room = rec_room(p, &sl->recs[i]), m;
+		if (len && len + room > w->cap) {
+			if (deflate_piece(z, sl, w->b, len, 0) < 0)
+				return -1;
+			sl->crc = crc32_gzip_refl(sl->crc, (const uint8_t *)w->b, len);
+			sl->len += len;
+			len = 0;
+		}
+		if (room > w->cap && wbuf_room(w, room) < 0)	/* a sample longer than a piece */
+			return -1;
+		if ((m = format_rec(p, sl, &sl->recs[i], w->b + len)) == SIZE_MAX)
+			return -1;
+		len += m;
+	}
+	if (deflate_piece(z, sl, w->b, len, 1) < 0)
+		return -1;
+	sl->crc = crc32_gzip_refl(sl->crc, (const uint8_t *)w->b, len);
+	sl->len += len;
+	sl->out_len = sl->out_cap - z->avail_out;
 	return 0;
 }
 
@@ -725,12 +857,13 @@ static void *dfl_main(void *arg)
 {
 	struct dfl *d = arg;
 	struct isal_zstream z;
+	struct wbuf w = { NULL, 0 };
 	uint8_t *level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
 
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
-		struct dslot *sl, *prev;
-		int ok, have_prev = 0;
+		struct dslot *sl;
+		int ok;
 		while (!d->stop && (d->next_take == d->next_fill || d->slot[d->next_take % d->nslots].state != 1))
 			pthread_cond_wait(&d->work, &d->mu);
 		if (d->stop)
@@ -738,95 +871,15 @@ static void *dfl_main(void *arg)
 		sl = &d->slot[d->next_take++ % d->nslots];
 		sl->state = 2;
 		pthread_mutex_unlock(&d->mu);
-		ok = level_buf && format_chunk(d->p, sl) == 0;
+		ok = level_buf && deflate_chunk(d, sl, &z, level_buf, &w) == 0;
 		pthread_mutex_lock(&d->mu);
-		sl->formatted = 1;
-		if (d->fmt_waiting)
-			pthread_cond_broadcast(&d->fmt);
-		/* the previous chunk's last bytes, once it is formatted (it was taken before this one) */
-		prev = &d->slot[(sl->chunk + d->nslots - 1) % d->nslots];
-		if (sl->chunk > 0) {
-			while (prev->chunk == sl->chunk - 1 && !prev->formatted && prev->state != -1) {
-				d->fmt_waiting++;
-				pthread_cond_wait(&d->fmt, &d->mu);
-				d->fmt_waiting--;
-			}
-			if (prev->chunk != sl->chunk - 1 || !prev->formatted)
-				ok = 0;
-			else
-				have_prev = 1;
-		}
-		pthread_mutex_unlock(&d->mu);
-		/* the dictionary is read from the previous slot itself: that slot is not filled
-		 * again before this one says it has taken it (dict_taken, dfl_fill_slot) */
-		if (ok) {
-			isal_deflate_init(&z);
-			z.level = 1;
-			z.level_buf = level_buf;
-			z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-			z.gzip_flag = IGZIP_DEFLATE;
-			z.flush = sl->final ? NO_FLUSH : SYNC_FLUSH;
-			z.end_of_stream = sl->final;
-			ok = !have_prev || !prev->tail_len ||
-			     isal_deflate_set_dict(&z, prev->tail, (uint32_t)prev->tail_len) == COMP_OK;
-		}
-		pthread_mutex_lock(&d->mu);
-		sl->dict_taken = 1;
+		sl->dict_taken = 1;	/* also when it failed before taking it */
+		sl->state = ok ? 3 : -1;
 		if (d->main_wait == sl)
 			pthread_cond_signal(&d->main);
-		pthread_mutex_unlock(&d->mu);
-		{
-			/* room for this text deflated as well as such text goes (some 24:1), and more
-			 * only if it needs it: a buffer for the worst case (a stored block's worth
-			 * more than the input) was 2.5 MB a slot, whose first bytes alone made the
-			 * kernel zero a 2 MiB huge page of the heap */
-			size_t need = d->out_first ? d->out_first : sl->len / 8 + ((size_t)64 << 10);
-			if (ok && need > sl->out_cap) {
-				/* not realloc: the old bytes are written already */
-				free(sl->out);
-				sl->out_cap = 0;
-				if ((sl->out = malloc(need)))
-					sl->out_cap = need;
-				else
-					ok = 0;
-			}
-			if (ok) {
-				z.next_in = (uint8_t *)sl->in;
-				z.avail_in = (uint32_t)sl->len;
-				z.next_out = sl->out;
-				z.avail_out = (uint32_t)sl->out_cap;
-			}
-			while (ok) {
-				size_t used, cap;
-				uint8_t *n;
-				ok = isal_deflate(&z) == COMP_OK;
-				if (!ok || (!z.avail_in && z.internal_state.state == (sl->final ? ZSTATE_END : ZSTATE_NEW_HDR)))
-					break;
-				/* the output is full and the stream goes on: more room, where it stopped */
-				used = sl->out_cap - z.avail_out;
-				cap = sl->out_cap * 2 + sl->len / 16 + 1024;
-				if (z.avail_out || cap > UINT32_MAX || !(n = realloc(sl->out, cap))) {
-					ok = 0;
-					break;
-				}
-				sl->out = n;
-				sl->out_cap = cap;
-				z.next_out = n + used;
-				z.avail_out = (uint32_t)(cap - used);
-			}
-			if (ok) {
-				sl->out_len = sl->out_cap - z.avail_out;
-				sl->crc = crc32_gzip_refl(0, (const uint8_t *)sl->in, sl->len);
-			}
-			pthread_mutex_lock(&d->mu);
-			sl->state = ok ? 3 : -1;
-			if (!ok && d->fmt_waiting)
-				pthread_cond_broadcast(&d->fmt);
-			if (d->main_wait == sl)
-				pthread_cond_signal(&d->main);
-		}
 	}
 	pthread_mutex_unlock(&d->mu);
+	free(w.b);
 	free(level_buf);
 	return NULL;
 }
@@ -837,18 +890,21 @@ static int dfl_start(struct dfl *d, struct pv *p)
 	int i, n = ncpu > 4 ? 4 : ncpu < 1 ? 1 : (int)ncpu;
 
 	const char *cb = getenv("PERFCONV_TEXT_CHUNK"), *ob = getenv("PERFCONV_DEFLATE_OUT");
+	const char *pb = getenv("PERFCONV_TEXT_PIECE");
 
 	memset(d, 0, sizeof(*d));
 	d->p = p;
 	d->chunk_bytes = cb && *cb ? strtoull(cb, NULL, 10) : TEXT_CHUNK;
 	if (!d->chunk_bytes || d->chunk_bytes > TEXT_CHUNK)
 		d->chunk_bytes = TEXT_CHUNK;
+	d->piece_bytes = pb && *pb ? strtoull(pb, NULL, 10) : PIECE;
+	if (!d->piece_bytes || d->piece_bytes > PIECE)
+		d->piece_bytes = PIECE;
 	d->out_first = ob && *ob ? strtoull(ob, NULL, 10) : 0;
 	if (d->out_first > TEXT_CHUNK)
 		d->out_first = 0;
 	d->crc = crc32(0, NULL, 0);
-	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->work, NULL) || pthread_cond_init(&d->fmt, NULL) ||
-	    pthread_cond_init(&d->main, NULL))
+	if (pthread_mutex_init(&d->mu, NULL) || pthread_cond_init(&d->work, NULL) || pthread_cond_init(&d->main, NULL))
 		return -1;
 	d->nslots = 2 * (unsigned)n + 2;
 	for (i = 0; i < n; i++) {
@@ -867,19 +923,16 @@ static void dfl_stop(struct dfl *d)
 		pthread_mutex_lock(&d->mu);
 		d->stop = 1;
 		pthread_cond_broadcast(&d->work);
-		pthread_cond_broadcast(&d->fmt);
 		pthread_mutex_unlock(&d->mu);
 		for (i = 0; i < d->nth; i++)
 			pthread_join(d->th[i], NULL);
 		pthread_mutex_destroy(&d->mu);
 		pthread_cond_destroy(&d->work);
-		pthread_cond_destroy(&d->fmt);
 		pthread_cond_destroy(&d->main);
 	}
 	for (i = 0; i < NSLOTS; i++) {
 		free(d->slot[i].recs);
 		free(d->slot[i].tbuf);
-		free(d->slot[i].in);
 		free(d->slot[i].out);
 	}
 	memset(d, 0, sizeof(*d));
@@ -943,7 +996,7 @@ static int dfl_fill_slot(struct pv *p, struct dfl *d, struct dslot **out)
 	}
 	sl->chunk = d->next_fill;
 	sl->nr_recs = sl->tlen = sl->need = sl->len = 0;
-	sl->formatted = sl->dict_taken = 0;
+	sl->dict_taken = 0;
 	*out = sl;
 	return 0;
 }

@@ -171,7 +171,7 @@ fi
 # (PERFCONV_TEXT_CHUNK=1: thousands of chunks, the ring wrapping hundreds of times) and of a few
 # samples must give the same text as the default, in an archive that unzip -t passes; and so must
 # a chunk's deflated bytes that outgrow their first room (PERFCONV_DEFLATE_OUT=1: one byte, grown
-# again and again while igzip goes on where it stopped).
+# again and again while igzip goes on where it stopped, within a piece and at its end).
 if selected trace.zip-chunks; then
 	d=$TMP/chunks
 	mkdir -p "$d"
@@ -186,8 +186,18 @@ if selected trace.zip-chunks; then
 				unzip -p "$d/x.trace.zip" x.trace/perf.data.txt 2>>"$d/err" | cmp -s - "$d/default.txt" ||
 				bad="${bad:-$fx: chunks of $c bytes give another perf.data.txt, or a broken archive}"
 		done
+		# a worker formats and deflates its chunk a piece at a time (PERFCONV_TEXT_PIECE=1: one
+		# sample a piece, each longer than the piece), and takes its dictionary from the previous
+		# chunk's last samples formatted again (chunks of 100000 bytes: some of their samples)
+		for cp in "100000 " " 1" "100000 1" "3000 4096" " 4096"; do
+			c=${cp% *} pc=${cp#* }
+			PERFCONV_TEXT_PIECE=$pc PERFCONV_TEXT_CHUNK=$c "$PERFCONV" -q -i "$FIX/$fx/perf.data" "${S[@]}" -o "$d/x.trace.zip" 2>>"$d/err" &&
+				unzip -tq "$d/x.trace.zip" >/dev/null 2>>"$d/err" &&
+				unzip -p "$d/x.trace.zip" x.trace/perf.data.txt 2>>"$d/err" | cmp -s - "$d/default.txt" ||
+				bad="${bad:-$fx: chunks of ${c:-the default} bytes in pieces of ${pc:-the default} bytes give another perf.data.txt, or a broken archive}"
+		done
 		for c in 3000 ""; do
-			PERFCONV_DEFLATE_OUT=1 PERFCONV_TEXT_CHUNK=$c "$PERFCONV" -q -i "$FIX/$fx/perf.data" "${S[@]}" -o "$d/x.trace.zip" 2>>"$d/err" &&
+			PERFCONV_DEFLATE_OUT=1 PERFCONV_TEXT_PIECE=${c:+1} PERFCONV_TEXT_CHUNK=$c "$PERFCONV" -q -i "$FIX/$fx/perf.data" "${S[@]}" -o "$d/x.trace.zip" 2>>"$d/err" &&
 				unzip -tq "$d/x.trace.zip" >/dev/null 2>>"$d/err" &&
 				unzip -p "$d/x.trace.zip" x.trace/perf.data.txt 2>>"$d/err" | cmp -s - "$d/default.txt" ||
 				bad="${bad:-$fx: deflated chunks grown from one byte of room (chunks of ${c:-the default} bytes) give another perf.data.txt, or a broken archive}"
