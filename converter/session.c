@@ -529,10 +529,45 @@ static void raw_settle(struct pfc_session *s)
 	}
 }
 
-static inline int raw_key_eq(const struct pfc_rawkey *e, const struct pfc_rawkey *k)
+/*
+ * What a lookup compares an entry's key with: its first five words as the entry holds them,
+ * and nr.  Made from values in registers, with two 32-bit fields paired into the word they
+ * share: a key built on the stack with 32-bit stores and compared with 64-bit loads (gcc
+ * merges the two compares) stalled every probe on store-to-load forwarding.
+ */
+struct rawprobe {
+	uint64_t maps, gen, kgen, comm_evsel, pid_tid;
+	uint32_t nr;
+};
+
+/* The word that holds `first` and, after it in memory, `second`. */
+static inline uint64_t pair32(uint32_t first, uint32_t second)
 {
-	return e->maps == k->maps && e->gen == k->gen && e->kgen == k->kgen && e->comm == k->comm &&
-	       e->evsel == k->evsel && e->pid == k->pid && e->tid == k->tid && e->nr == k->nr;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (uint64_t)first << 32 | second;
+#else
+	return (uint64_t)second << 32 | first;
+#endif
+}
+
+static inline void raw_probe(struct rawprobe *q, const struct pfc_maps *maps, uint64_t gen, uint64_t kgen,
+			     uint32_t comm, uint32_t evsel, int32_t pid, int32_t tid, uint32_t nr)
+{
+	q->maps = (uint64_t)(uintptr_t)maps;
+	q->gen = gen;
+	q->kgen = kgen;
+	q->comm_evsel = pair32(comm, evsel);
+	q->pid_tid = pair32((uint32_t)pid, (uint32_t)tid);
+	q->nr = nr;
+}
+
+static inline int raw_key_eq(const struct pfc_rawkey *e, const struct rawprobe *q)
+{
+	uint64_t w[5];
+
+	memcpy(w, e, sizeof(w));	/* maps, gen, kgen, comm and evsel, pid and tid */
+	return w[0] == q->maps && w[1] == q->gen && w[2] == q->kgen && w[3] == q->comm_evsel && w[4] == q->pid_tid &&
+	       e->nr == q->nr;
 }
 
 /* A cached chain against a record's (unaligned) one, compared in place: libc's memcmp
@@ -544,7 +579,7 @@ static inline int chain_eq(const uint64_t *e, const uint8_t *chain, uint32_t nr)
 
 /* The slot of the entry equal to (k, chain), or the empty slot where it would go. */
 static inline __attribute__((always_inline)) uint64_t *raw_lookup(struct pfc_session *s, uint64_t h,
-								       const struct pfc_rawkey *k, const uint8_t *chain)
+								       const struct rawprobe *k, const uint8_t *chain)
 {
 	uint64_t tag = RAW_TAG(h), mask = s->raw_cap - 1;
 	size_t i;
@@ -567,14 +602,14 @@ static inline __attribute__((always_inline)) uint64_t *raw_lookup(struct pfc_ses
 static inline __attribute__((always_inline)) struct pfc_rawkey *raw_find(struct pfc_session *s, const struct pfc_thread *th, uint32_t evsel, int32_t pid,
 				   int32_t tid, const uint8_t *chain, uint32_t nr, uint64_t *hash)
 {
-	struct pfc_rawkey k;
+	struct rawprobe q;
 	uint64_t *slot;
 
 	*hash = s->have_chain_hash ? s->chain_hash : chain_hash(chain, nr, pid, tid);
 	if (!s->raw_cap)
 		return NULL;
-	raw_key(&k, s, th, evsel, pid, tid, nr);
-	slot = raw_lookup(s, *hash, &k, chain);
+	raw_probe(&q, th->maps, th->maps->cgen, s->machine.kgen, th->comm, evsel, pid, tid, nr);
+	slot = raw_lookup(s, *hash, &q, chain);
 	return *slot ? raw_entry(s, *slot) : NULL;
 }
 
@@ -614,6 +649,7 @@ static int raw_grow(struct pfc_session *s)
 static int raw_insert(struct pfc_session *s, uint64_t h, struct pfc_rawkey *k, const uint8_t *chain, uint32_t stack)
 {
 	uint64_t *slot, need = RAWKEY_WORDS + k->nr;
+	struct rawprobe q;
 
 	if ((s->raw_count + 1) * 2 > s->raw_cap && raw_grow(s) < 0)
 		return -1;
@@ -641,7 +677,8 @@ static int raw_insert(struct pfc_session *s, uint64_t h, struct pfc_rawkey *k, c
 		s->raw_blocks[s->raw_nblocks] = blk;
 		s->raw_block_used[s->raw_nblocks++] = 0;
 	}
-	slot = raw_lookup(s, h, k, chain);
+	raw_probe(&q, k->maps, k->gen, k->kgen, k->comm, k->evsel, k->pid, k->tid, k->nr);
+	slot = raw_lookup(s, h, &q, chain);
 	if (*slot)
 		return 0;
 	k->stack = stack;
@@ -2181,8 +2218,12 @@ static inline void prefetch_entry(const struct pfc_session *s, const struct pfc_
 	if (it->kind != ITEM_HASHED || !s->raw_cap)
 		return;
 	slot = s->raw[it->aux & (s->raw_cap - 1)];
-	if (slot && (slot & 0xffffffff00000000ULL) == RAW_TAG(it->aux))
-		__builtin_prefetch(raw_entry(s, slot));
+	if (slot && (slot & 0xffffffff00000000ULL) == RAW_TAG(it->aux)) {
+		const uint8_t *e = (const uint8_t *)raw_entry(s, slot);
+		__builtin_prefetch(e);
+		__builtin_prefetch(e + 64);
+		__builtin_prefetch(e + 128);
+	}
 }
 
 /* 1: processed in two threads (*ret is the result), 0: not possible here. */
