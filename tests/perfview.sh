@@ -244,6 +244,32 @@ if selected trace.zip-include-perf-data; then
 	else
 		pass trace.zip-include-perf-data
 	fi
+	# the archive's writeback is started every MiB while it is written (sync_file_range;
+	# PERFCONV_WRITEBACK_STEP=4096 here, every 4 KiB), seen with strace where it is
+	# installed, and its bytes are those of an archive written without it
+	w=(-q -i "$in" "${S[@]}" --include-perf-data -o "$d/wb.trace.zip")
+	if command -v strace >/dev/null; then
+		PERFCONV_WRITEBACK_STEP=4096 strace -f -o "$d/trace" -e trace=sync_file_range "$PERFCONV" "${w[@]}" 2>"$d/err"
+	else
+		PERFCONV_WRITEBACK_STEP=4096 "$PERFCONV" "${w[@]}" 2>"$d/err"
+	fi
+	rc=$?
+	n=$(grep -c 'sync_file_range(.*SYNC_FILE_RANGE_WRITE) = 0' "$d/trace" 2>/dev/null)
+	cp "$d/wb.trace.zip" "$d/wb1.zip" 2>/dev/null
+	"$PERFCONV" "${w[@]}" 2>>"$d/err"
+	# the log names the command, the only part that differs
+	if [ $rc != 0 ]; then
+		fail trace.zip-writeback "exit status $rc" "$d/err"
+	elif ! unzip -tq "$d/wb1.zip" >/dev/null 2>>"$d/err" || ! unzip -p "$d/wb1.zip" wb.trace/perf.data | cmp -s - "$in"; then
+		fail trace.zip-writeback "a broken archive, or wb.trace/perf.data is not the recording" "$d/err"
+	elif ! cmp -s <(unzip -p "$d/wb1.zip" wb.trace/perf.data.txt) <(unzip -p "$d/wb.trace.zip" wb.trace/perf.data.txt) ||
+		[ "$(zipinfo -1 "$d/wb1.zip")" != "$(zipinfo -1 "$d/wb.trace.zip")" ]; then
+		fail trace.zip-writeback "the archive differs from one written without writeback every 4 KiB"
+	elif [ -s "$d/trace" ] && [ "${n:-0}" -lt 2 ]; then
+		fail trace.zip-writeback "writeback started ${n:-0} times while writing, want one after each write past 4 KiB" "$d/trace"
+	else
+		pass trace.zip-writeback
+	fi
 	cat "$FIX/pipe-mode/pipe.data" | "$PERFCONV" -q -i - "${S[@]}" --include-perf-data -o "$d/y.trace.zip" 2>"$d/err"
 	rc=$?
 	if [ $rc = 1 ] && grep -q 'include-perf-data' "$d/err" && [ -z "$(ls "$d" | grep '^y\.')" ]; then
