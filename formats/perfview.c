@@ -45,6 +45,14 @@ static inline char *put_name(char *d, const char *s, size_t n)
 {
 	size_t i;
 
+	if (n <= 32) {
+		/* a comm (16 bytes at most): one pass, without three calls into libc */
+		for (i = 0; i < n; i++) {
+			char c = s[i];
+			d[i] = c == '\n' || c == '\r' || c == 0 ? ' ' : c;
+		}
+		return d + n;
+	}
 	memcpy(d, s, n);
 	if (memchr(s, '\n', n) || memchr(s, '\r', n) || memchr(s, 0, n))
 		for (i = 0; i < n; i++)
@@ -88,8 +96,11 @@ static size_t header_fmt(char *d0, struct pfc_session *s, const struct pfc_srec 
 		d = pfc_put_dec(d, r->period, 1);
 		*d++ = ' ';
 	}
-	memcpy(d, ev, strlen(ev));
-	d += strlen(ev);
+	{
+		size_t n = strlen(ev);
+		memcpy(d, ev, n);
+		d += n;
+	}
 	*d++ = ':';
 	*d++ = ' ';
 	if (trace_len)	/* one line per header, whatever the format prints */

@@ -5,6 +5,7 @@
  * that "[]" can be an array rank and "[T1,T2]" an instantiation, so only the bracketed
  * token right before the declaring type names the owning assembly.
  */
+#include <stdint.h>
 #include <string.h>
 #include "converter/jit/dotnetname.h"
 
@@ -66,20 +67,29 @@ static void put(struct out *o, const char *s, size_t n)
 }
 
 /* Parameters with "class "/"valuetype " and "[Assembly]" type prefixes dropped.  The bytes
- * kept are copied a run at a time (a byte at a time was most of a .NET perf map's names). */
+ * kept are copied a run at a time (a byte at a time was most of a .NET perf map's names),
+ * and only a byte that can start a prefix ('c', 'v', '[') looks at the byte before it. */
 static void put_params(struct out *o, const char *s, size_t n)
 {
 	size_t i = 0, run = 0;
 
 	while (i < n) {
-		char prev = i ? s[i - 1] : '(';
-		int at_type = prev == '(' || prev == ',' || prev == '<' || prev == ' ';
+		char c = s[i], prev;
 		size_t skip = 0;
-		if (at_type && n - i > 6 && !memcmp(s + i, "class ", 6)) {
+		if (c != 'c' && c != 'v' && c != '[') {
+			i++;
+			continue;
+		}
+		prev = i ? s[i - 1] : '(';
+		if (prev != '(' && prev != ',' && prev != '<' && prev != ' ') {
+			i++;
+			continue;
+		}
+		if (c == 'c' && n - i > 6 && !memcmp(s + i, "class ", 6)) {
 			skip = 6;
-		} else if (at_type && n - i > 10 && !memcmp(s + i, "valuetype ", 10)) {
+		} else if (c == 'v' && n - i > 10 && !memcmp(s + i, "valuetype ", 10)) {
 			skip = 10;
-		} else if (at_type && s[i] == '[') {
+		} else if (c == '[') {
 			const char *e = memchr(s + i, ']', n - i);
 			if (e && (size_t)(e - s) + 1 < n && e[1] != ' ' && e[1] != ',' && e[1] != ')' && e[1] != '[' &&
 			    !memchr(s + i + 1, ',', (size_t)(e - s - i - 1)) && e > s + i + 1)
@@ -96,10 +106,36 @@ static void put_params(struct out *o, const char *s, size_t n)
 	put(o, s + run, i - run);
 }
 
+/* The first "::" in s[from, to) outside any parameter list, or 0 (from > 0 when found at
+ * from, which the caller rejects as no type).  A "::" before the first '(' is outside one. */
+static size_t method_sep(const char *in, size_t from, size_t to)
+{
+	const char *lp = to > from ? memchr(in + from, '(', to - from) : NULL;
+	size_t limit = lp ? (size_t)(lp - in) : to, i, depth;
+	const char *c = in + from;
+
+	/* the usual case: "Type::Method(...)" */
+	while (limit > (size_t)(c - in) && (c = memchr(c, ':', limit - (size_t)(c - in)))) {
+		i = (size_t)(c - in);
+		if (i + 1 < to && in[i + 1] == ':')
+			return i;
+		c++;
+	}
+	for (i = limit, depth = 0; i + 1 < to; i++) {
+		if (in[i] == '(')
+			depth++;
+		else if (in[i] == ')' && depth)
+			depth--;
+		else if (!depth && in[i] == ':' && in[i + 1] == ':')
+			return i;
+	}
+	return SIZE_MAX;
+}
+
 size_t pfc_dotnet_name(char *out, size_t cap, const char *in, size_t n, int names, int strip_tiers)
 {
 	struct out o = { out, 0, cap };
-	size_t lead, trail, i, sep = 0, tstart, depth;
+	size_t lead, trail, sep = 0, tstart, depth;
 	const char *asm_s = NULL;
 	size_t asm_n = 0;
 	int found = 0;
@@ -111,17 +147,8 @@ size_t pfc_dotnet_name(char *out, size_t cap, const char *in, size_t n, int name
 	if (names != PFC_DOTNET_NAMES_SHORT)
 		goto verbatim;
 	/* the "::" between the declaring type and the method, outside any parameter list */
-	for (i = lead, depth = 0; i + 1 < n - trail; i++) {
-		if (in[i] == '(')
-			depth++;
-		else if (in[i] == ')' && depth)
-			depth--;
-		else if (!depth && in[i] == ':' && in[i + 1] == ':') {
-			sep = i;
-			found = 1;
-			break;
-		}
-	}
+	sep = method_sep(in, lead, n - trail);
+	found = sep != SIZE_MAX;
 	if (!found || sep == lead)
 		goto verbatim;
 	/* the declaring type starts after the last space outside brackets before it */
