@@ -1,10 +1,13 @@
 /*
- * fuzz_perfmap.c - the perf map parser (/tmp/perf-PID.map text) and its lookup.  Inputs are
+ * fuzz_perfmap.c - the perf map parser (/tmp/perf-PID.map text) and its lookup, and the .NET
+ * name rewriting (dotnetname.c) of every name it parsed, in each form, with and without
+ * tiers, into a buffer that fits and into one that cuts it.  Inputs are
  * capped at 4 KiB (FUZZ_MAX_LEN): a few dozen lines reach every branch, and longer inputs only
  * made each run slower.
  */
 // FUZZ_MAX_LEN: 4096
 // FUZZ_SEEDS: fixtures/*/maps/*.map fuzz/seeds/perfmap/*
+#include "converter/jit/dotnetname.h"
 #include "converter/jit/perfmap.h"
 #include "fuzz/fuzz_common.h"
 
@@ -24,6 +27,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			pfc_perfmap_find(&m, m.v[i].end);
 			pfc_perfmap_find(&m, m.v[i].end - 1);
+			if (e) {
+				static char out[4200];
+				const char *nm = m.names + e->name_off;
+				size_t caps[2] = { sizeof(out), 8 }, c, got;
+				int form, strip;
+				for (form = PFC_DOTNET_NAMES_KEEP; form <= PFC_DOTNET_NAMES_SHORT; form++)
+					for (strip = 0; strip < 2; strip++)
+						for (c = 0; c < 2; c++) {
+							got = pfc_dotnet_name(out, caps[c], nm, e->name_len, form, strip);
+							if (got >= caps[c] || out[got] != 0)
+								abort();
+						}
+				if (pfc_dotnet_leading_tier(nm, e->name_len) > e->name_len ||
+				    pfc_dotnet_trailing_tier(nm, e->name_len) > e->name_len)
+					abort();
+			}
 		}
 		for (i = 0; i + 8 <= size && i < 64; i += 8) {
 			uint64_t a;
