@@ -43,11 +43,16 @@ size_t pfc_dotnet_trailing_tier(const char *s, size_t n)
 
 	if (n < 4 || s[n - 1] != ']')
 		return 0;
-	for (i = n - 1; i-- > 0;)
+	/* back to the '[' over tag characters; at s[0] at most (a name of tag characters and a
+	 * ']' with no '[' once read the byte before s) */
+	i = n - 1;
+	while (i > 0) {
+		i--;
 		if (s[i] == '[')
 			break;
-		else if (!tag_char((unsigned char)s[i]))
+		if (!tag_char((unsigned char)s[i]))
 			return 0;
+	}
 	if (s[i] != '[' || !is_tag(s + i, n - i) || i == 0 || s[i - 1] != ')')
 		return 0;	/* a tier follows the parameter list */
 	return n - i;

@@ -421,6 +421,10 @@ static void test_names(void)
 	/* brackets that are not tiers */
 	name_case("int32[] [app] A::B()[]", K, 1, "int32[] [app] A::B()[]");
 	name_case("x [a b]", K, 1, "x [a b]");
+	/* tag characters back to the start and no '[' (the walk back stops at the first byte) */
+	check(pfc_dotnet_trailing_tier("abcd]", 5) == 0, "name: 'abcd]' has no trailing tier");
+	check(pfc_dotnet_trailing_tier("[Ab]", 4) == 0, "name: '[Ab]' alone has no trailing tier");
+	name_case("Tier1]", S, 1, "Tier1]");
 	{
 		char small[8];
 		size_t n = pfc_dotnet_name(small, sizeof(small), "int64 [app] A::B()", 18, S, 0);
