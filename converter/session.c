@@ -561,6 +561,11 @@ static inline void raw_probe(struct rawprobe *q, const struct pfc_maps *maps, ui
 	q->nr = nr;
 }
 
+_Static_assert(offsetof(struct pfc_rawkey, gen) == 8 && offsetof(struct pfc_rawkey, kgen) == 16 &&
+		       offsetof(struct pfc_rawkey, comm) == 24 && offsetof(struct pfc_rawkey, evsel) == 28 &&
+		       offsetof(struct pfc_rawkey, pid) == 32 && offsetof(struct pfc_rawkey, tid) == 36,
+	       "raw_key_eq reads the key's first five words");
+
 static inline int raw_key_eq(const struct pfc_rawkey *e, const struct rawprobe *q)
 {
 	uint64_t w[5];
