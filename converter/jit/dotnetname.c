@@ -111,8 +111,8 @@ static void put_params(struct out *o, const char *s, size_t n)
 	put(o, s + run, i - run);
 }
 
-/* The first "::" in s[from, to) outside any parameter list, or 0 (from > 0 when found at
- * from, which the caller rejects as no type).  A "::" before the first '(' is outside one. */
+/* Where the first "::" in in[from, to) outside any parameter list starts, or SIZE_MAX.  A
+ * "::" before the first '(' is outside one: memchr finds it, the byte loop only goes on after. */
 static size_t method_sep(const char *in, size_t from, size_t to)
 {
 	const char *lp = to > from ? memchr(in + from, '(', to - from) : NULL;
