@@ -80,6 +80,9 @@ for n in "${names[@]}"; do
 	cp "$bin" "$B/run/fuzz_$n"
 	start=$SECONDS
 	day=$(date -u +%FT%TZ)
+	# this run's crashes are the files it writes: an earlier run's, kept in $crashes until
+	# someone removes them, are not counted again
+	touch "$B/run/start-$n"
 	aopts=${ASAN_OPTIONS:-detect_leaks=1}
 	extra=$(sed -n 's|^// FUZZ_ASAN_OPTIONS: *||p' "fuzz/fuzz_$n.c")
 	[ -n "$extra" ] && aopts=$aopts:$extra
@@ -91,7 +94,7 @@ for n in "${names[@]}"; do
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
 	# libFuzzer's slow-unit-* files are inputs that took longer than 10 s of wall-clock time (on a
 	# busy machine a niced run can be kept off the CPU that long): not crashes
-	ncrash=$(find "$crashes" -type f ! -name 'slow-unit-*' | wc -l)
+	ncrash=$(find "$crashes" -type f ! -name 'slow-unit-*' -newer "$B/run/start-$n" | wc -l)
 	echo "fuzz $n: ${runs:-0} runs in $took s (${rate:-0} exec/s), corpus $(find "$corpus" -type f | wc -l) files, crashes $ncrash"
 	echo "$(date -u +%FT%TZ) $n ${runs:-0} $took" >>"$B/fuzz-history.txt"
 	if [ "$keep" != 0 ] && [ "${runs:-0}" -gt 0 ]; then
