@@ -678,6 +678,7 @@ struct pvrec {
 	struct pfc_srec r;            /* without raw: its text is in the slot's tbuf */
 	size_t toff;
 	uint32_t tlen;
+	uint32_t room;                /* the most bytes its text can take (chunk_add) */
 };
 
 struct dslot {
@@ -717,13 +718,7 @@ struct dfl {
 	uLong crc;
 };
 
-/* The most bytes a sample's text can take: its header line, its frame lines, a blank line. */
-static size_t rec_room(struct pv *p, const struct pvrec *pr)
-{
-	return header_room(p->s, &pr->r, pr->tlen) + p->stack_len[pr->r.stack];
-}
-
-/* A sample's text into d (rec_room bytes); returns its length, or SIZE_MAX when a frame
+/* A sample's text into d (its room's bytes); returns its length, or SIZE_MAX when a frame
  * line was not made before the workers started. */
 static size_t format_rec(struct pv *p, const struct dslot *sl, const struct pvrec *pr, char *d)
 {
@@ -775,7 +770,7 @@ static int prev_tail(struct pv *p, const struct dslot *prev, struct wbuf *w, con
 	while (i > 0 && lines < DICT) {
 		i--;
 		lines += p->stack_len[prev->recs[i].r.stack];
-		room += rec_room(p, &prev->recs[i]);
+		room += prev->recs[i].room;
 	}
 	if (wbuf_room(w, room) < 0)
 		return -1;
@@ -863,7 +858,7 @@ static int deflate_chunk(struct dfl *d, struct dslot *sl, struct isal_zstream *z
 	sl->len = 0;
 	sl->crc = 0;
 	for (i = 0; i < sl->nr_recs; i++) {
-		size_t room = rec_room(p, &sl->recs[i]), m;
+		size_t room = sl->recs[i].room, m;
 		if (len && len + room > w->cap) {
 			if (deflate_piece(z, sl, w->b, len, 0) < 0)
 				return -1;
@@ -1059,8 +1054,13 @@ static int dfl_submit(struct pv *p, struct dfl *d, int final)
 static int chunk_add(struct pv *p, struct dslot *sl, const struct pfc_srec *r, const char *trace, uint32_t tlen,
 		     uint64_t frame_bytes)
 {
+	/* its header line, its frame lines and the blank line: worked out once, here */
+	uint64_t room = header_room(p->s, r, tlen) + frame_bytes + 1;
 	struct pvrec *pr;
 
+	if (room > UINT32_MAX)
+		return PFC_FAIL_NOOFF(p->err, NOMEM, "perf.data.txt: a sample of %llu bytes of text",
+				      (unsigned long long)room);
 	if (sl->nr_recs == sl->cap_recs) {
 		size_t cap = sl->cap_recs ? sl->cap_recs * 2 : 4096;
 		struct pvrec *n = realloc(sl->recs, cap * sizeof(*n));
@@ -1087,7 +1087,8 @@ static int chunk_add(struct pv *p, struct dslot *sl, const struct pfc_srec *r, c
 	if (tlen)
 		memcpy(sl->tbuf + sl->tlen, trace, tlen);
 	sl->tlen += tlen;
-	sl->need += header_room(p->s, r, tlen) + frame_bytes + 1;
+	pr->room = (uint32_t)room;
+	sl->need += room;
 	return 0;
 }
 
