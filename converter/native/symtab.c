@@ -360,6 +360,8 @@ int pfc_symtab_add(struct pfc_symtab *t, uint64_t start, uint64_t size, int bind
 {
 	struct pfc_sym *s;
 
+	if (t->img)
+		return -EINVAL;	/* a view of an image is read only */
 	if (t->nr == 0 && t->alloc == 0)
 		t->root = t->root_mod = NIL;
 	if (t->nr == t->alloc) {
@@ -718,7 +720,10 @@ void pfc_symtab_free(struct pfc_symtab *t)
 		next = c->next;
 		free(c);
 	}
-	free(t->syms);
+	if (t->img)
+		pfc_mem_sparse_free(t->syms, t->nr * sizeof(*t->syms));
+	else
+		free(t->syms);
 	free(t->nodes);
 	if (t->img_map)
 		munmap(t->img_map, t->img_map_len);
@@ -913,8 +918,8 @@ int pfc_symtab_view_image(struct pfc_symtab *t, const uint8_t *p, size_t len, vo
 			munmap(map, map_len);
 		return -EINVAL;
 	}
-	/* plain calloc, not pfc_mem: untouched pages of it cost nothing, and a lookup touches few */
-	if (nr && !(t->syms = calloc(nr, sizeof(*t->syms)))) {
+	/* mapped apart: a lookup fills the few entries it reaches, and only their pages are backed */
+	if (nr && !(t->syms = pfc_mem_sparse(nr * sizeof(*t->syms)))) {
 		if (map)
 			munmap(map, map_len);
 		return -ENOMEM;

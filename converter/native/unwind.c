@@ -25,6 +25,7 @@
 #include "converter/native/elfread.h"
 #include "converter/native/unwind.h"
 #include "converter/util/bytes.h"
+#include "converter/util/mem.h"
 
 #define NREGS 31	/* the most DWARF columns an architecture keeps: aarch64's x0..x30 */
 #define EXPR_STACK 64
@@ -369,7 +370,7 @@ void pfc_cfi_close(struct pfc_cfi *c)
 {
 	if (!c)
 		return;
-	free(c->rules);
+	pfc_mem_sparse_free(c->rules, RULES_SLOTS * sizeof(*c->rules));
 	if (c->cfi)
 		dwarf_cfi_end(c->cfi);
 	if (c->elf)
@@ -834,7 +835,7 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 	int reg, k;
 
 	if (!cfi->rules)
-		cfi->rules = calloc(RULES_SLOTS, sizeof(*cfi->rules));	/* untouched slots cost nothing */
+		cfi->rules = pfc_mem_sparse(RULES_SLOTS * sizeof(*cfi->rules));	/* untouched slots cost nothing */
 	r = cfi->rules ? &cfi->rules[(cfi_pc ^ cfi_pc >> 10) % RULES_SLOTS] : &one;
 	if (!r->used || r->pc != cfi_pc || r->nregs != w->a->nregs) {
 		if (rules_fill(cfi, w->a, cfi_pc, &one) < 0)

@@ -45,6 +45,25 @@ static inline void *pfc_mem_calloc(size_t nmemb, size_t size)
 	return p;
 }
 
+/*
+ * A zeroed table of which only a few entries are ever written (a cache indexed by hash):
+ * mapped on its own, so that only the pages written are backed.  calloc would clear all of it
+ * whenever the heap has room for it (heap_setup in cli/convert.c keeps room), and under huge
+ * pages clear 2 MiB for each entry written.  Free with pfc_mem_sparse_free(p, n).
+ */
+static inline void *pfc_mem_sparse(size_t n)
+{
+	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline void pfc_mem_sparse_free(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n ? n : 1);
+}
+
 /* realloc for an array that had `old` bytes in use (a copy from 2 MiB on). */
 static inline void *pfc_mem_realloc(void *p, size_t old, size_t n)
 {
