@@ -540,24 +540,29 @@ struct rawprobe {
 	uint32_t nr;
 };
 
-/* The word that holds `first` and, after it in memory, `second`. */
-static inline uint64_t pair32(uint32_t first, uint32_t second)
+/*
+ * The word that holds the 32-bit `first` and, after it in memory, `second`.  The halves come
+ * as 64-bit values: gcc spills a 32-bit value with a 32-bit store and may take it back with a
+ * 64-bit load to shift it, a load the store cannot forward to (a stall of the probe's key on
+ * every sample, as evsel was).
+ */
+static inline uint64_t pair32(uint64_t first, uint64_t second)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return (uint64_t)first << 32 | second;
+	return first << 32 | (uint32_t)second;
 #else
-	return (uint64_t)second << 32 | first;
+	return second << 32 | (uint32_t)first;
 #endif
 }
 
 static inline void raw_probe(struct rawprobe *q, const struct pfc_maps *maps, uint64_t gen, uint64_t kgen,
-			     uint32_t comm, uint32_t evsel, int32_t pid, int32_t tid, uint32_t nr)
+			     uint64_t comm, uint64_t evsel, int32_t pid, int32_t tid, uint32_t nr)
 {
 	q->maps = (uint64_t)(uintptr_t)maps;
 	q->gen = gen;
 	q->kgen = kgen;
 	q->comm_evsel = pair32(comm, evsel);
-	q->pid_tid = pair32((uint32_t)pid, (uint32_t)tid);
+	q->pid_tid = pair32((uint32_t)pid, (uint32_t)tid);	/* zero-extended */
 	q->nr = nr;
 }
 
@@ -604,7 +609,7 @@ static inline __attribute__((always_inline)) uint64_t *raw_lookup(struct pfc_ses
 
 /* The cached entry of a sample's raw callchain in its thread's current maps, or NULL;
  * *hash is the chain's hash either way, for raw_insert. */
-static inline __attribute__((always_inline)) struct pfc_rawkey *raw_find(struct pfc_session *s, const struct pfc_thread *th, uint32_t evsel, int32_t pid,
+static inline __attribute__((always_inline)) struct pfc_rawkey *raw_find(struct pfc_session *s, const struct pfc_thread *th, uint64_t evsel, int32_t pid,
 				   int32_t tid, const uint8_t *chain, uint32_t nr, uint64_t *hash)
 {
 	struct rawprobe q;
@@ -613,6 +618,7 @@ static inline __attribute__((always_inline)) struct pfc_rawkey *raw_find(struct 
 	*hash = s->have_chain_hash ? s->chain_hash : chain_hash(chain, nr, pid, tid);
 	if (!s->raw_cap)
 		return NULL;
+	__asm__("" : "+r"(evsel));	/* a full word to gcc, spilled as one (pair32) */
 	raw_probe(&q, th->maps, th->maps->cgen, s->machine.kgen, th->comm, evsel, pid, tid, nr);
 	slot = raw_lookup(s, *hash, &q, chain);
 	return *slot ? raw_entry(s, *slot) : NULL;
