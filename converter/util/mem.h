@@ -46,22 +46,33 @@ static inline void *pfc_mem_calloc(size_t nmemb, size_t size)
 }
 
 /*
- * A zeroed table of which only a few entries are ever written (a cache indexed by hash):
- * mapped on its own, so that only the pages written are backed.  calloc would clear all of it
- * whenever the heap has room for it (heap_setup in cli/convert.c keeps room), and under huge
- * pages clear 2 MiB for each entry written.  Free with pfc_mem_sparse_free(p, n).
+ * A zeroed table of which only a few entries are ever written (a cache indexed by hash, a
+ * symbol table filled as lookups reach it): from PFC_MEM_SPARSE on, mapped on its own, so
+ * that only the pages written are backed.  calloc would clear all of it whenever the heap has
+ * room for it (heap_setup in cli/convert.c keeps room), and under huge pages clear 2 MiB for
+ * each entry written.  Smaller ones come from calloc: clearing them costs less than a
+ * mapping.  Free with pfc_mem_sparse_free(p, n), n as allocated.
  */
+#define PFC_MEM_SPARSE ((size_t)256 << 10)
+
 static inline void *pfc_mem_sparse(size_t n)
 {
-	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p;
 
+	if (n < PFC_MEM_SPARSE)
+		return calloc(1, n ? n : 1);
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
 static inline void pfc_mem_sparse_free(void *p, size_t n)
 {
-	if (p)
-		munmap(p, n ? n : 1);
+	if (!p)
+		return;
+	if (n < PFC_MEM_SPARSE)
+		free(p);
+	else
+		munmap(p, n);
 }
 
 /* realloc for an array that had `old` bytes in use (a copy from 2 MiB on). */
