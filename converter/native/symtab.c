@@ -724,6 +724,7 @@ void pfc_symtab_free(struct pfc_symtab *t)
 		pfc_mem_sparse_free(t->syms, t->nr * sizeof(*t->syms));
 	else
 		free(t->syms);
+	free(t->img_filled);
 	free(t->nodes);
 	if (t->img_map)
 		munmap(t->img_map, t->img_map_len);
@@ -919,7 +920,10 @@ int pfc_symtab_view_image(struct pfc_symtab *t, const uint8_t *p, size_t len, vo
 		return -EINVAL;
 	}
 	/* mapped apart: a lookup fills the few entries it reaches, and only their pages are backed */
-	if (nr && !(t->syms = pfc_mem_sparse(nr * sizeof(*t->syms)))) {
+	if (nr && (!(t->syms = pfc_mem_sparse(nr * sizeof(*t->syms))) ||
+		   !(t->img_filled = calloc((nr + 63) / 64, sizeof(*t->img_filled))))) {
+		pfc_mem_sparse_free(t->syms, nr * sizeof(*t->syms));
+		t->syms = NULL;
 		if (map)
 			munmap(map, map_len);
 		return -ENOMEM;
@@ -961,12 +965,14 @@ static const struct pfc_sym *image_find(const struct pfc_symtab *t, uint64_t add
 
 				if (!image_sym_ok(&e[x], t->img_strsize))
 					return NULL;
-				if (!s->name)
+				if (!(t->img_filled[x / 64] >> (x % 64) & 1)) {
+					t->img_filled[x / 64] |= (uint64_t)1 << (x % 64);
 					*s = (struct pfc_sym){
 						.start = e[x].start, .end = e[x].end, .name = t->img_strs + e[x].name,
 						.module = e[x].module == UINT32_MAX ? NULL : t->img_strs + e[x].module,
 						.binding = e[x].binding, .flags = e[x].flags,
 					};
+				}
 				return s;
 			}
 		}

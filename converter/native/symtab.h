@@ -49,6 +49,9 @@ struct pfc_symtab {
 	 * so a conversion that looks up a few hundred kernel addresses touches a few pages of a
 	 * table of 100,000 symbols.  Such a table takes no more symbols. */
 	const void *img;	/* its records, or NULL */
+	uint64_t *img_filled;	/* a bit a symbol: syms[i] filled (it is written before it is
+				 * read, so that its page is backed by one fault, not the zero
+				 * page and then a copy) */
 	const char *img_strs;	/* its names */
 	size_t img_strsize;	/* bytes of names, the last one a NUL */
 	void *img_map;		/* munmap'd with the table */

@@ -123,7 +123,6 @@ struct cfi_rule {
 
 struct cfi_rules {
 	uint64_t pc;
-	uint8_t used;
 	uint8_t status;		/* RULES_*: what libdw said of the pc */
 	uint8_t nregs;		/* the columns asked for (the architecture's): part of the key */
 	uint8_t fail_at;	/* the register libdw gave no rule for; 0xff: none */
@@ -137,6 +136,10 @@ struct cfi_rules {
 
 struct pfc_cfi {
 	struct cfi_rules *rules;	/* RULES_SLOTS, allocated at the first walk through the file */
+	/* the slots filled: a slot is written before it is ever read, so that its page is
+	 * backed by one fault (a read first would map the zero page, and the write then copy
+	 * it and flush the other threads' TLBs) */
+	uint64_t rules_used[RULES_SLOTS / 64];
 	int fd;
 	Elf *elf;
 	Dwarf_CFI *cfi;
@@ -831,18 +834,20 @@ static int step_cfi(struct walk *w, struct pfc_cfi *cfi, uint64_t cfi_pc)
 {
 	struct cfi_rules one, *r;
 	struct loc nl[NREGS];
+	size_t slot;
 	uint64_t cfa, prev_ip = w->ip, prev_cfa = w->cfa;
 	int reg, k;
 
 	if (!cfi->rules)
 		cfi->rules = pfc_mem_sparse(RULES_SLOTS * sizeof(*cfi->rules));	/* untouched slots cost nothing */
-	r = cfi->rules ? &cfi->rules[(cfi_pc ^ cfi_pc >> 10) % RULES_SLOTS] : &one;
-	if (!r->used || r->pc != cfi_pc || r->nregs != w->a->nregs) {
+	slot = (size_t)((cfi_pc ^ cfi_pc >> 10) % RULES_SLOTS);
+	r = cfi->rules ? &cfi->rules[slot] : &one;
+	if (r == &one || !(cfi->rules_used[slot / 64] >> (slot % 64) & 1) || r->pc != cfi_pc || r->nregs != w->a->nregs) {
 		if (rules_fill(cfi, w->a, cfi_pc, &one) < 0)
 			return step_cfi_libdw(w, cfi, cfi_pc);	/* too long to keep */
 		if (r != &one) {
 			*r = one;
-			r->used = 1;
+			cfi->rules_used[slot / 64] |= (uint64_t)1 << (slot % 64);
 		}
 	}
 	switch (r->status) {
