@@ -662,10 +662,12 @@ static void pack_summary(const struct cli *c, const struct pfc_session *s, const
  * (no arena per thread; blocks below HEAP_MMAP, which glibc would map one by one once it
  * raised its threshold, from the heap too) that is grown HEAP_PAD at a time, and the part of
  * it grown here is backed by transparent huge pages where the kernel allows it (THP
- * "madvise" mode): one fault per 2 MiB.  Larger blocks are mapped as before (mem.h gives the
- * large arrays huge pages itself), so that what a large recording frees goes back to the
- * system.  Done once a process; PERFCONV_NO_HEAP_SETUP=1 leaves glibc's defaults, to
- * measure against.
+ * "madvise" mode): one fault per 2 MiB.  Larger blocks are mapped as before once the heap has
+ * no room left for them (mem.h gives the large arrays huge pages itself), so that what a large
+ * recording frees goes back to the system.  While it has room, a block of any size comes from
+ * the heap, and calloc then clears all of it: a table of which few entries are written is
+ * mapped apart (pfc_mem_sparse).  Done once a process; PERFCONV_NO_HEAP_SETUP=1 leaves
+ * glibc's defaults, to measure against.
  */
 #define HEAP_PAD ((size_t)64 << 20)
 #define HEAP_MMAP ((size_t)4 << 20)
