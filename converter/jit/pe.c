@@ -265,7 +265,8 @@ static int cmp_func(const void *a, const void *b)
 }
 
 /* The READYTORUN header and its RUNTIME_FUNCTIONS section. */
-static int parse_r2r(struct pfc_pe *pe, const uint8_t *buf, size_t len, uint32_t rva, uint32_t size)
+/* The READYTORUN header; with funcs, its RUNTIME_FUNCTIONS table too. */
+static int parse_r2r(struct pfc_pe *pe, const uint8_t *buf, size_t len, uint32_t rva, uint32_t size, int funcs)
 {
 	int64_t off = pfc_pe_rva_to_offset(pe, rva);
 	struct pfc_cursor c;
@@ -281,6 +282,8 @@ static int parse_r2r(struct pfc_pe *pe, const uint8_t *buf, size_t len, uint32_t
 	pe->r2r_flags = pfc_cur_u32(&c);
 	nsec = pfc_cur_u32(&c);
 	pe->is_r2r = 1;
+	if (!funcs)
+		return 0;
 	/* the section array may run past the directory's stated size in some writers: bound
 	 * it by the file instead */
 	pfc_cur_init(&c, buf + off + 16, len - (uint64_t)off - 16, 0);
@@ -338,7 +341,11 @@ const struct pfc_pe_func *pfc_pe_find_func(const struct pfc_pe *pe, uint32_t rva
 	return NULL;
 }
 
-static int parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err, int funcs)
+/* How much of an image parse reads: the headers (not the READYTORUN one), the READYTORUN
+ * header too, or its RUNTIME_FUNCTIONS table as well (one entry a method). */
+enum { PE_HEADERS, PE_R2R, PE_FUNCS };
+
+static int parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err, int level)
 {
 	struct pfc_cursor c;
 	uint32_t lfanew, i, ndirs, opt_size;
@@ -464,7 +471,8 @@ static int parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_e
 			pe->native_rva = nh_rva;
 			pe->native_size = nh_size;
 			parse_mvid(pe, buf, len, md_rva, md_size);
-			if (funcs && nh_size && (ret = parse_r2r(pe, buf, len, nh_rva, nh_size)) < 0)
+			if (level > PE_HEADERS && nh_size &&
+			    (ret = parse_r2r(pe, buf, len, nh_rva, nh_size, level == PE_FUNCS)) < 0)
 				return PFC_FAIL_NOOFF(err, NOMEM, "R2R runtime functions");
 		}
 	}
@@ -473,15 +481,15 @@ static int parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_e
 
 int pfc_pe_parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err)
 {
-	return parse(buf, len, pe, err, 1);
+	return parse(buf, len, pe, err, PE_FUNCS);
 }
 
 int pfc_pe_parse_headers(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err)
 {
-	return parse(buf, len, pe, err, 0);
+	return parse(buf, len, pe, err, PE_HEADERS);
 }
 
-int pfc_pe_load(const char *path, struct pfc_pe *pe, struct pfc_error *err)
+int pfc_pe_load(const char *path, struct pfc_pe *pe, int funcs, struct pfc_error *err)
 {
 	struct stat st;
 	void *p;
@@ -499,7 +507,7 @@ int pfc_pe_load(const char *path, struct pfc_pe *pe, struct pfc_error *err)
 	close(fd);
 	if (p == MAP_FAILED)
 		return PFC_FAIL_NOOFF(err, IO, "'%s': %s", path, strerror(errno));
-	ret = pfc_pe_parse(p, (size_t)st.st_size, pe, err);
+	ret = parse(p, (size_t)st.st_size, pe, err, funcs ? PE_FUNCS : PE_R2R);
 	munmap(p, (size_t)st.st_size);
 	return ret;
 }

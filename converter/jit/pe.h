@@ -77,8 +77,9 @@ int pfc_pe_parse(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_e
 /* The same without the ReadyToRun header (is_r2r stays 0, no funcs): for readers that
  * decode it themselves (r2rmeta.c). */
 int pfc_pe_parse_headers(const uint8_t *buf, size_t len, struct pfc_pe *pe, struct pfc_error *err);
-/* Read a file and parse it; -PFC_ERR_OPEN when it cannot be read. */
-int pfc_pe_load(const char *path, struct pfc_pe *pe, struct pfc_error *err);
+/* Read a file and parse it, its RUNTIME_FUNCTIONS (funcs, nr_funcs) only when funcs is set;
+ * -PFC_ERR_OPEN when it cannot be read. */
+int pfc_pe_load(const char *path, struct pfc_pe *pe, int funcs, struct pfc_error *err);
 void pfc_pe_free(struct pfc_pe *pe);
 
 /*

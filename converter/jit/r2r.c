@@ -622,7 +622,7 @@ int pfc_r2r_load(const struct pfc_r2r_opts *o, const char *path, struct pfc_symt
 	if (!pfc_files_find(o->files, PFC_FILES_ROOT, path, 0, &img))
 		ret = PFC_FAIL_NOOFF(&perr, OPEN, "'%s': not found", path);
 	else
-		ret = pfc_pe_load(img.path, &pe, &perr);
+		ret = pfc_pe_load(img.path, &pe, o->funcs, &perr);	/* functions only for --r2r-rva's symbols */
 	if (ret < 0) {
 		res->status = PFC_R2R_NO_FILE;
 		snprintf(res->why, sizeof(res->why), "%s", perr.detail);
