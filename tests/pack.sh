@@ -968,7 +968,13 @@ holes_case() {
 	fi
 	tar -C "$H/s" --zstd -xf "$pk" 2>"$H/err" || what="tar cannot extract the pack"
 	[ -n "$what" ] || tar -C "$H/z" --zstd -xf "$W/p/$id-zero.perfpack" 2>>"$H/err" || what="tar cannot extract the zero-run pack"
-	[ -n "$what" ] || diff -r "$H/s" "$H/z" >"$H/err" 2>&1 || what="the sparse and the zero-run packs hold other bytes"
+	# (but /proc: the two packs are made at different times, and a process of this machine
+	# that has one of the recording's pids then has its comm read, and packed, by one only)
+	if [ -z "$what" ]; then
+		for d in s z; do grep -v "	proc	" "$H/$d/MANIFEST" >"$H/$d.manifest"; done
+		{ diff -r -x proc -x MANIFEST "$H/s" "$H/z" && diff "$H/s.manifest" "$H/z.manifest"; } >"$H/err" 2>&1 ||
+			what="the sparse and the zero-run packs hold other bytes"
+	fi
 	if [ -z "$what" ] && [ "$(zstd -dc "$pk" | wc -c)" -ge "$(zstd -dc "$W/p/$id-zero.perfpack" | wc -c)" ]; then
 		what="the sparse pack's tar stream is not shorter than the zero-run pack's: no holes"
 	fi
