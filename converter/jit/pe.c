@@ -264,7 +264,6 @@ static int cmp_func(const void *a, const void *b)
 	return x->begin < y->begin ? -1 : x->begin > y->begin;
 }
 
-/* The READYTORUN header and its RUNTIME_FUNCTIONS section. */
 /* The READYTORUN header; with funcs, its RUNTIME_FUNCTIONS table too. */
 static int parse_r2r(struct pfc_pe *pe, const uint8_t *buf, size_t len, uint32_t rva, uint32_t size, int funcs)
 {
