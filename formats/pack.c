@@ -150,6 +150,24 @@ static int same_bytes(const char *a, const char *b, uint64_t size, struct pfc_pa
  * this size, rather than copied by the size stat gives. */
 #define PROC_FILE_MAX ((size_t)256 << 20)
 
+/*
+ * Whether e, a file the conversion read, is a /proc file of a process that has exited since
+ * (ENOENT, ESRCH): it is left out of the pack, which then answers as /proc does now.  A pid
+ * of the recording that a process of this machine has for a moment is asked for its comm
+ * (jitsym.c's is_live), and that process may be gone when the pack is written.
+ */
+static int proc_gone(const struct pfc_session *s, const struct pfc_files_entry *e)
+{
+	struct stat st;
+
+	if (e->base != PFC_FILES_PROC || stat(e->local, &st) == 0 || (errno != ENOENT && errno != ESRCH))
+		return 0;
+	if (s->opts->log)
+		fprintf(s->opts->log, "perfconv: warning: '%s' is gone (its process has exited): not in the pack\n",
+			e->local);
+	return 1;
+}
+
 static int read_whole(const char *path, char **buf, size_t *len, struct pfc_error *err)
 {
 	size_t cap = 1 << 16, n = 0, got;
@@ -386,15 +404,24 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			pfc_sb_addf(&mf, "exists\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel, e->local);
 			continue;
 		}
+		member_of[i] = SIZE_MAX;	/* not packed, until it is */
 		if (stat(e->local, &st) < 0 || !S_ISREG(st.st_mode)) {
+			if (proc_gone(s, e))
+				continue;
 			ret = PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", e->local, strerror(errno));
 			goto out;
 		}
 		sizes[i] = (uint64_t)st.st_size;
 		if (!st.st_size) {	/* /proc: its bytes now, as the conversion read them */
-			if ((ret = kallsyms_text(s, e, &bytes[i], &sizes[i], &kept[i], err)) < 0 ||
-			    (!bytes[i] && (ret = read_whole(e->local, &bytes[i], &sizes[i], err)) < 0))
+			if ((ret = kallsyms_text(s, e, &bytes[i], &sizes[i], &kept[i], err)) < 0)
 				goto out;
+			if (!bytes[i] && (ret = read_whole(e->local, &bytes[i], &sizes[i], err)) < 0) {
+				if (!proc_gone(s, e))
+					goto out;
+				memset(err, 0, sizeof(*err));
+				ret = 0;
+				continue;
+			}
 		}
 		member_of[i] = i;
 		for (k = 0; k < i && !bytes[i]; k++)
