@@ -8,7 +8,8 @@
 # -a), so whatever else the machine runs does not change the input.  Then, on each file with a warm
 # page cache, it times, BENCH_RUNS times each (default 3; once on the huge input below), keeping
 # each command's best wall and best CPU time (the runs least disturbed by whatever else the machine
-# runs; every command runs once a round, so a disturbance costs one run of one command)
+# runs; every command runs once a round, so a disturbance costs one run of one command; those that
+# take less than a second or two, perfconv's and cat, BENCH_SHORT_RUNS times a round, default 3)
 #   perfconv -q -i perf.data -f FORMAT -o out      for every format of the registry (perfconv --help)
 #   perfconv -q -O dir -f ALL,FORMATS perf.data    every format from one read (batch mode)
 #   perf script -i perf.data > /dev/null
@@ -20,7 +21,11 @@
 # folded against perf script (which unwinds every sample again),
 # and prints a table: wall and CPU seconds, MB/s and samples/s (by wall time), peak RSS, and how
 # many times faster than perf script each run is; then, per input, perfconv's trace.zip against
-# perfcollect's pipeline (wall and CPU ratios) and the peak RSS of every format.
+# perfcollect's pipeline (wall and CPU ratios) and the peak RSS of every format; last, one line per
+# speed target with this run's figure and "met" or "MISSED" (folded within 5x of cat, the other
+# formats and packs within 2x of folded, the .NET recording's trace.zip, svg and batch at least 8x
+# the pipeline by wall and by CPU, DWARF at least 8x perf script by the median wall time and within
+# 100 MB of RSS).
 # BENCH_HUGE=1 (not for CI: it records BENCH_HUGE_MB, default 2000, MB and needs about three times
 # that on disk) adds a recording of at least 2 GB, on which every format is to stay within 300 MB of
 # RSS and folded within 5 s; perf script and the pipeline are left out there unless BENCH_HUGE_PERF=1.  perf script alone is a lower bound for the
@@ -28,7 +33,7 @@
 # CPU seconds (user + system, all threads) vary less, and the ratios are given for both.
 #
 #   PERFCONV=./perfconv  BENCH_SIZES="50 200"  BENCH_FRESH=1 (record again)  BENCH_PERIOD_NS=20000
-#   BENCH_RUNS=3  BENCH_HUGE_RUNS=1
+#   BENCH_RUNS=3  BENCH_SHORT_RUNS=3 (the short commands' runs a round)  BENCH_HUGE_RUNS=1
 #   BENCH_PERF=0 (skip perf script / perf report / the perfcollect pipeline)
 #   BENCH_HUGE=1 BENCH_HUGE_MB=2000 BENCH_HUGE_PERIOD_NS=10000 BENCH_HUGE_PERF=0
 # `make bench` builds perfconv, installs linux-perf when missing, and runs this.
@@ -47,7 +52,9 @@ if [ "${BENCH_HUGE:-0}" = 1 ]; then
 fi
 PERIOD_NS=${BENCH_PERIOD_NS:-20000} # cpu-clock period: 50 kHz per CPU
 RUNS=${BENCH_RUNS:-3}
+SHORT=${BENCH_SHORT_RUNS:-3}
 mkdir -p "$WORK"
+rm -f "$WORK"/best.*	# a section skipped this run leaves no figure behind
 
 say() { printf 'bench: %s\n' "$*"; }
 
@@ -176,22 +183,27 @@ for mb in $SIZES; do
 	fi
 	rm -f "$WORK/best.$mb-"*
 	# every command once a round, RUNS rounds: a disturbance of the machine hits one run of one
-	# command, and each keeps its best
+	# command, and each keeps its best; the short ones (perfconv's, cat) SHORT times a round, in
+	# turns, so that a disturbance lasting a few seconds does not cover all of their runs
+	short=$SHORT
+	[ "$mb" = "$HUGE_MB" ] && short=1
 	for _ in $(seq "$runs"); do
-		for f in $formats; do
-			best "$mb-perfconv-$f" /dev/null "$PERFCONV" -q -i "$data" -f "$f" -o "$WORK/out.$f"
-			[ "$mb" = "$HUGE_MB" ] && rm -f "$WORK/out.$f"
+		for _ in $(seq "$short"); do
+			for f in $formats; do
+				best "$mb-perfconv-$f" /dev/null "$PERFCONV" -q -i "$data" -f "$f" -o "$WORK/out.$f"
+				[ "$mb" = "$HUGE_MB" ] && rm -f "$WORK/out.$f"
+			done
+			# (not on the huge input: each format alone says what it needs there)
+			if [ "$formats" != folded ] && [ "$mb" != "$HUGE_MB" ]; then
+				rm -rf "$WORK/batch"
+				best "$mb-perfconv-all-formats" /dev/null "$PERFCONV" -q -O "$WORK/batch" -f "$all" "$data"
+				rm -rf "$WORK/batch"
+			fi
+			# reading the file once: the floor of any converter
+			best "$mb-cat" /dev/null cat "$data"
+			# the same conversion reading /proc/kallsyms as before the kernel symbol cache
+			[ $nocache = 0 ] || best "$mb-perfconv-folded-no-cache" /dev/null "$PERFCONV" -q --no-cache -i "$data" -f folded -o "$WORK/out.folded"
 		done
-		# (not on the huge input: each format alone says what it needs there)
-		if [ "$formats" != folded ] && [ "$mb" != "$HUGE_MB" ]; then
-			rm -rf "$WORK/batch"
-			best "$mb-perfconv-all-formats" /dev/null "$PERFCONV" -q -O "$WORK/batch" -f "$all" "$data"
-			rm -rf "$WORK/batch"
-		fi
-		# reading the file once: the floor of any converter
-		best "$mb-cat" /dev/null cat "$data"
-		# the same conversion reading /proc/kallsyms as before the kernel symbol cache
-		[ $nocache = 0 ] || best "$mb-perfconv-folded-no-cache" /dev/null "$PERFCONV" -q --no-cache -i "$data" -f folded -o "$WORK/out.folded"
 		if [ "$do_perf" != 0 ]; then
 			best "$mb-perf-script" /dev/null perf script -i "$data"
 			best "$mb-perf-report" /dev/null perf report -i "$data" --stdio
@@ -329,17 +341,20 @@ if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip
 			perf script -i "$1" "${@:4}" -F "$2" >"$d/pc.trace/perf.data.txt" 2>/dev/null &&
 			cd "$d" && zip -q -r pc.trace.zip pc.trace && cd / && rm -rf "$d"'
 		for _ in $(seq "$RUNS"); do
-			best small-perfconv-trace.zip /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f trace.zip -o "$WORK/out.trace.zip"
-			best small-perfconv-svg /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f svg -o "$WORK/out.svg"
-			best small-perfconv-folded /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f folded -o "$WORK/out.folded"
-			[ $nocache = 0 ] || best small-perfconv-folded-no-cache /dev/null "$PERFCONV" -q --no-cache -i "$data" "${opts[@]}" -f folded -o "$WORK/out.folded"
-			best small-perfconv-pack /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f pack -o "$WORK/out.pack"
-			best small-perfcollect-pipeline /dev/null bash -c "$pipeline" pipeline "$data" "$fields" "$WORK" "${popts[@]}"
-			rm -rf "$WORK/b20/out"
-			best small-batch20-perfconv-trace.zip+svg /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip,svg "${opts[@]}" "$WORK/b20/in"
-			rm -rf "$WORK/b20/out"
-			best small-batch20-perfconv-packs-trace.zip+svg /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip,svg "$WORK/b20/packs"
-			rm -rf "$WORK/b20/out"
+			# the short commands (all but the pipeline run 20 times) SHORT times a round, as above
+			for _ in $(seq "$SHORT"); do
+				best small-perfconv-trace.zip /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f trace.zip -o "$WORK/out.trace.zip"
+				best small-perfconv-svg /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f svg -o "$WORK/out.svg"
+				best small-perfconv-folded /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f folded -o "$WORK/out.folded"
+				[ $nocache = 0 ] || best small-perfconv-folded-no-cache /dev/null "$PERFCONV" -q --no-cache -i "$data" "${opts[@]}" -f folded -o "$WORK/out.folded"
+				best small-perfconv-pack /dev/null "$PERFCONV" -q -i "$data" "${opts[@]}" -f pack -o "$WORK/out.pack"
+				best small-perfcollect-pipeline /dev/null bash -c "$pipeline" pipeline "$data" "$fields" "$WORK" "${popts[@]}"
+				rm -rf "$WORK/b20/out"
+				best small-batch20-perfconv-trace.zip+svg /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip,svg "${opts[@]}" "$WORK/b20/in"
+				rm -rf "$WORK/b20/out"
+				best small-batch20-perfconv-packs-trace.zip+svg /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip,svg "$WORK/b20/packs"
+				rm -rf "$WORK/b20/out"
+			done
 			# shellcheck disable=SC2016 # for the inner bash
 			best small-batch20-perfcollect-pipeline /dev/null bash -c 'ls "$1"/in/*.data | xargs -P 2 -I{} bash -c "$2" pipeline {} "$3" "$4" "${@:5}"' \
 				b20 "$WORK/b20" "$pipeline" "$fields" "$WORK" "${popts[@]}"
@@ -426,9 +441,10 @@ EOF2
 	fi
 fi
 
-python3 - "$rows" "$HUGE_MB" <<'EOF2'
+python3 - "$rows" "$HUGE_MB" "$WORK" <<'EOF2'
 import sys
 rows = [l.split() for l in open(sys.argv[1])]
+huge = sys.argv[2] if len(sys.argv) > 2 else ""
 print("bench: %-8s %-38s %8s %8s %9s %12s %9s %9s %9s" %
       ("input", "command", "wall s", "CPU s", "MB/s", "samples/s", "RSS MB", "x wall", "x CPU"))
 for mb in dict.fromkeys(r[0] for r in rows):
@@ -486,7 +502,50 @@ for mb in dict.fromkeys(r[0] for r in rows):
                float(pl[4]) / max(float(tz[4]), 0.001), float(pl[5]) / max(float(tz[5]), 0.001)))
     print("bench: %d MB  peak RSS MB: %s" % (size // 1000000, ", ".join(
         "%s %.0f" % (n[len("perfconv-"):], int(r[6]) / 1024) for n, r in rs.items() if n.startswith("perfconv-"))))
-huge = sys.argv[2] if len(sys.argv) > 2 else ""
+# the targets, each with this run's figure: met or MISSED
+work = sys.argv[3] if len(sys.argv) > 3 else ""
+targets = []
+def target(what, value, goal, ok, unit="x"):
+    targets.append("bench: target %-58s %7.2f%s  (goal %s): %s" % (what, value, unit, goal, "met" if ok else "MISSED"))
+for mb in dict.fromkeys(r[0] for r in rows):
+    rs = {r[3]: r for r in rows if r[0] == mb}
+    w = lambda n: max(float(rs[n][4]), 0.001)
+    c = lambda n: max(float(rs[n][5]), 0.001)
+    if mb.isdigit() and mb != huge and "perfconv-folded" in rs:
+        if "cat" in rs:
+            target("%d MB folded against cat, wall" % (int(rs["cat"][1]) // 1000000), w("perfconv-folded") / w("cat"),
+                   "at most 5x", w("perfconv-folded") / w("cat") <= 5)
+        for n in rs:
+            # the text formats: the output's own size rules (the bench prints what writing it costs)
+            if n.startswith("perfconv-") and n not in ("perfconv-folded", "perfconv-perf-script", "perfconv-trace.zip",
+                                                       "perfconv-all-formats", "perfconv-folded-no-cache"):
+                target("%d MB %s against folded, wall" % (int(rs[n][1]) // 1000000, n[9:]), w(n) / w("perfconv-folded"),
+                       "at most 2x", w(n) / w("perfconv-folded") <= 2)
+    elif mb.startswith("small-"):
+        if "perfcollect-pipeline" in rs and mb in ("small-aspnet",):
+            for n in ("perfconv-trace.zip", "perfconv-svg"):
+                if n in rs:
+                    x = min(w("perfcollect-pipeline") / w(n), c("perfcollect-pipeline") / c(n))
+                    target("%s %s against the pipeline, wall and CPU" % (mb, n[9:]), x, "at least 8x", x >= 8)
+            n = "batch20-perfconv-trace.zip+svg"
+            if n in rs and "batch20-perfcollect-pipeline" in rs:
+                x = min(w("batch20-perfcollect-pipeline") / w(n), c("batch20-perfcollect-pipeline") / c(n))
+                target("%s batch of 20 against the pipeline, wall and CPU" % mb, x, "at least 8x", x >= 8)
+        if "perfconv-pack" in rs and "perfconv-folded" in rs:
+            target("%s pack against folded, wall" % mb, w("perfconv-pack") / w("perfconv-folded"), "at most 2x",
+                   w("perfconv-pack") / w("perfconv-folded") <= 2)
+if work:
+    import os, statistics
+    def rowsof(f):
+        return [list(map(float, l.split())) for l in open(f) if l.strip()] if os.path.exists(f) else []
+    pc, ps = rowsof(work + "/best.dwarf-perfconv"), rowsof(work + "/best.dwarf-perf")
+    if pc and ps:
+        x = statistics.median(r[0] for r in ps) / max(statistics.median(r[0] for r in pc), 0.001)
+        target("dwarf folded against perf script, median wall", x, "at least 8x", x >= 8)
+        rss = max(r[2] for r in pc) / 1024
+        target("dwarf folded peak RSS", rss, "at most 100 MB", rss <= 100, " MB")
+for t in targets:
+    print(t)
 if huge:
     rs = {r[3]: r for r in rows if r[0] == huge}
     worst = max((int(r[6]) / 1024 for n, r in rs.items() if n.startswith("perfconv-")), default=0)
