@@ -628,14 +628,10 @@ static int gate(struct cli *c, struct pfc_session *s, const char *input, char *h
 static void pack_summary(const struct cli *c, const struct pfc_session *s, const char *out,
 			 const struct pfc_pack_summary *ps)
 {
-	const struct pfc_files_entry *v;
-	size_t n = pfc_files_recorded(s->files, &v), i;
-	size_t by[PFC_FILES_NR] = { 0 };
+	const size_t *by = ps->by_place;
 	const char *sep = "";
+	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (!v[i].is_list && !v[i].probe)
-			by[v[i].base]++;
 	fprintf(stderr, "perfconv: packed '%s': %.1f MB (the recording %.1f MB and %zu files of %.1f MB, compressed)",
 		out ? out : "<stdout>", ps->pack_bytes / 1e6, (double)s->rd.bytes_total / 1e6, ps->files,
 		ps->file_bytes / 1e6);

@@ -491,9 +491,13 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	ret = pfc_packw_close(w, &packed_bytes, err);
 	w = NULL;
 	if (ret == 0 && o->pack_summary) {
+		memset(o->pack_summary->by_place, 0, sizeof(o->pack_summary->by_place));
 		o->pack_summary->files = 0;
 		for (i = 0; i < n; i++)
-			o->pack_summary->files += !v[i].is_list && !v[i].probe && member_of[i] == i;
+			if (!v[i].is_list && !v[i].probe && member_of[i] == i) {
+				o->pack_summary->files++;
+				o->pack_summary->by_place[v[i].base]++;
+			}
 		o->pack_summary->file_bytes = total;
 		o->pack_summary->pack_bytes = packed_bytes;
 		o->pack_summary->cache_hits = cst.hits;

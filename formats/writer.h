@@ -25,6 +25,7 @@ struct pfc_packw_pre;
 /* What a pack holds, for the summary (the pack writer fills it). */
 struct pfc_pack_summary {
 	size_t files;               /* files packed (each once) */
+	size_t by_place[PFC_FILES_NR];  /* of them, by the place of the first file with their bytes */
 	uint64_t file_bytes;        /* their size */
 	uint64_t pack_bytes;        /* the pack's size, compressed */
 	uint64_t cache_hits, cache_misses, cache_corrupt;  /* members' frames in the symbol cache */

@@ -39,11 +39,12 @@
 #   pack/to-pipe                   the .NET fixture's pack (9 MB: the writer starts each MiB's
 #                                  writeback) written to a pipe has the bytes of the one written to
 #                                  a file
-#   pack/known/{warm,changed,same-bytes}   members known by their files (the symbol cache's
+#   pack/known/{warm,changed,summary,same-bytes}   members known by their files (the symbol cache's
 #                                  pack-sum entries): packed again, unchanged files are not read and
 #                                  the pack has the same bytes; a file changed in place with its size
 #                                  and mtime kept is read again, and a build-id cache copy so changed
-#                                  is no longer taken for the file it was a copy of
+#                                  is no longer taken for the file it was a copy of; the summary's
+#                                  files by place add up to its files
 #   pack/same-pid/FX[/control]     a wrong /tmp/perf-PID.map for the recorded pid (same addresses,
 #                                  other names) is not used for the pack; the control shows that it
 #                                  is for the recording itself
@@ -745,6 +746,20 @@ if selected pack/known; then
 		fail pack/known/changed "${again:-no} members known by their files after kallsyms changed ($((known - 1)) wanted)" "$K/changed/err"
 	else
 		pass pack/known/changed
+	fi
+	# the summary counts each packed file once, under the place of the first file with its
+	# bytes: its places add up to its files (libc found twice is one file, then two)
+	kn_summary() {	# kn_summary DIR: "FILES SUM-OF-PLACES" of the summary line
+		sed -n "s/^perfconv: packed '.*': [^(]*([^)]* and \([0-9]*\) files of [^)]*): \(.*\)/\1 \2/p" "$1/err" |
+			awk '{ n = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) n += $i; print $1, n }'
+	}
+	ws=$(kn_summary "$K/warm")
+	cs=$(kn_summary "$K/changed")
+	if [ -z "$ws" ] || [ "${ws% *}" != "${ws#* }" ] || [ -z "$cs" ] || [ "${cs% *}" != "${cs#* }" ] ||
+		[ "${cs% *}" != $((${ws% *} + 1)) ]; then
+		fail pack/known/summary "the files by place do not add up to the files packed (files, sum: '$ws', then '$cs')" "$K/changed/err"
+	else
+		pass "pack/known/summary (${ws% *} files, then ${cs% *})"
 	fi
 	if ! grep -q "^file	buildid	$kbid/elf	files/root/usr/lib/x86_64-linux-gnu/libc.so.6	" <(tar --zstd -xOf "$K/warm/out.perfpack" MANIFEST); then
 		fail pack/known/same-bytes "the build-id cache's copy of libc was not packed as libc's bytes before it changed" "$K/warm/err"
