@@ -242,7 +242,8 @@ done
 # perf map and jitdump in maps/, its kernel's symbols) and a 1-second recording of the workload above
 # on this machine's kernel (whose symbols come from /proc/kallsyms or the cache), each converted to
 # trace.zip and to svg against perfcollect's pipeline; then 20 copies of each, and 20 packs of each,
-# converted to trace.zip and svg with -O -j 2 against the pipeline run 20 times, two at a time.
+# converted to trace.zip and svg with -O -j 2 against the pipeline run 20 times, two at a time (the
+# copies also to trace.zip alone, the pipeline's one output).
 if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip >/dev/null 2>&1; then
 	small_fp=$WORK/perf-small.data
 	if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$small_fp" ]; then
@@ -352,6 +353,9 @@ if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip
 				rm -rf "$WORK/b20/out"
 				best small-batch20-perfconv-trace.zip+svg /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip,svg "${opts[@]}" "$WORK/b20/in"
 				rm -rf "$WORK/b20/out"
+				# what the pipeline writes, alone: the same output on both sides
+				best small-batch20-perfconv-trace.zip /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip "${opts[@]}" "$WORK/b20/in"
+				rm -rf "$WORK/b20/out"
 				best small-batch20-perfconv-packs-trace.zip+svg /dev/null "$PERFCONV" -q -O "$WORK/b20/out" -j 2 -f trace.zip,svg "$WORK/b20/packs"
 				rm -rf "$WORK/b20/out"
 			done
@@ -360,7 +364,7 @@ if [ "${BENCH_SMALL:-1}" != 0 ] && [ "${BENCH_PERF:-1}" != 0 ] && command -v zip
 				b20 "$WORK/b20" "$pipeline" "$fields" "$WORK" "${popts[@]}"
 		done
 		for n in perfconv-trace.zip perfconv-svg perfconv-folded perfconv-folded-no-cache perfconv-pack perfcollect-pipeline \
-			batch20-perfconv-trace.zip+svg batch20-perfconv-packs-trace.zip+svg batch20-perfcollect-pipeline; do
+			batch20-perfconv-trace.zip+svg batch20-perfconv-trace.zip batch20-perfconv-packs-trace.zip+svg batch20-perfcollect-pipeline; do
 			[ -s "$WORK/best.small-$n" ] && echo "small-$small $bytes $samples $n $(best_row "small-$n")" >>"$rows"
 		done
 		rm -f "$WORK/best.small-"*
@@ -473,7 +477,7 @@ for mb in dict.fromkeys(r[0] for r in rows):
                 print("bench: %s  %s: %.3f s wall, %.1fx faster than perfcollect's pipeline (%.3f s) by wall, %.1fx by CPU"
                       % (mb, n[9:], w(n), w("perfcollect-pipeline") / w(n), w("perfcollect-pipeline"),
                          c("perfcollect-pipeline") / c(n)))
-        for n in ("batch20-perfconv-trace.zip+svg", "batch20-perfconv-packs-trace.zip+svg"):
+        for n in ("batch20-perfconv-trace.zip+svg", "batch20-perfconv-trace.zip", "batch20-perfconv-packs-trace.zip+svg"):
             if n in rs and "batch20-perfcollect-pipeline" in rs:
                 print("bench: %s  %s (-j 2): %.2f s, %.1f recordings/s against the pipeline's %.1f/s (trace.zip only, 2 at a "
                       "time): %.1fx by wall, %.1fx by CPU" % (mb, n, w(n), 20 / w(n), 20 / w("batch20-perfcollect-pipeline"),
