@@ -169,23 +169,31 @@ static int entry_path(const char *dir, const char *sub, const char *name, char *
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* 0 when p holds k's entry, whole: its header, key and checksum */
-static int entry_check(const uint8_t *p, size_t len, const struct pfc_kcache_key *k)
+/* An entry of len bytes whose header (the first HEADER bytes of p) is k's: 0, with its CRC. */
+static int header_check(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, uint64_t *crc)
 {
 	uint32_t version, order;
-	uint64_t size, crc;
+	uint64_t size;
 
 	if (len < HEADER || memcmp(p, MAGIC, 8) != 0)
 		return -EINVAL;
 	memcpy(&version, p + 8, 4);
 	memcpy(&order, p + 12, 4);
 	memcpy(&size, p + 16, 8);
-	memcpy(&crc, p + 24, 8);
+	memcpy(crc, p + 24, 8);
 	if (version != VERSION || order != BYTE_ORDER_MARK || size != len - HEADER)
 		return -EINVAL;
 	if (memcmp(p + 32, k->text, PFC_KCACHE_KEY_MAX) != 0)
 		return -EINVAL;
-	if (crc64_ecma_refl(0, p + 32, len - 32) != crc)
+	return 0;
+}
+
+/* 0 when p holds k's entry, whole: its header, key and checksum */
+static int entry_check(const uint8_t *p, size_t len, const struct pfc_kcache_key *k)
+{
+	uint64_t crc;
+
+	if (header_check(p, len, k, &crc) < 0 || crc64_ecma_refl(0, p + 32, len - 32) != crc)
 		return -EINVAL;
 	return 0;
 }
@@ -282,6 +290,29 @@ int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const st
 	}
 	close(fd);
 	return ret == 0 ? 1 : ret;
+}
+
+int pfc_kcache_peek(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		    uint64_t *crc, size_t *len)
+{
+	char path[PATH_MAX];
+	uint8_t h[HEADER];
+	struct stat st;
+	int fd, ret;
+
+	if (entry_path(dir, kind->sub, k->name, path, sizeof(path)) < 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	ret = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= HEADER && (size_t)st.st_size <= ENTRY_MAX &&
+	      pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && header_check(h, (size_t)st.st_size, k, crc) == 0;
+	if (ret) {
+		futimens(fd, NULL);	/* recently used: evicted last */
+		*len = (size_t)st.st_size - HEADER;
+	}
+	close(fd);
+	return ret;
 }
 
 void pfc_kcache_remove(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k)

@@ -76,6 +76,11 @@ struct pfc_kcache_bytes {
 int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
 		   struct pfc_kcache_bytes *b);
 void pfc_kcache_bytes_free(struct pfc_kcache_bytes *b);
+/* 1: k has an entry whose header is whole and k's; *crc is the CRC-64 it records of its key and
+ * bytes, *len the bytes' length.  The bytes are not read, nor checked: what the CRC names is
+ * what the entry held when it was written (a copy elsewhere, made from a checked get, has them). */
+int pfc_kcache_peek(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+		    uint64_t *crc, size_t *len);
 /* Remove k's entry: whole, but its payload did not hold (written again later). */
 void pfc_kcache_remove(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k);
 int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,

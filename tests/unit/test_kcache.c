@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,8 +265,44 @@ static void elf_kind(const char *fx)
 	      pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == 1 && bytes.len == 26 &&
 	      !memcmp(bytes.p, "ffffffff81000000 T _text\n", 26), "bytes: round trip");
 	pfc_kcache_bytes_free(&bytes);
+	/* a peek: the header's CRC and length, the bytes unread; a flipped byte of the bytes
+	 * does not change what the CRC names (the get refuses the entry), a flipped byte of the
+	 * key makes it another key's */
+	{
+		uint64_t crc = 0, crc2 = 0;
+		size_t len = 0;
+		char epath[PATH_MAX + 64];
+		FILE *f;
+
+		check(pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == 1, "bytes: got again");
+		crc2 = bytes.crc;
+		pfc_kcache_bytes_free(&bytes);
+		check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &crc, &len) == 1 && crc == crc2 && len == 26,
+		      "bytes: a peek gives the entry's CRC and length (%zu)", len);
+		snprintf(epath, sizeof(epath), "%s/kallsyms-text/%s", dir, k.name);
+		if ((f = fopen(epath, "r+b"))) {
+			fseek(f, -3, SEEK_END);
+			fputc('X', f);
+			fclose(f);
+		}
+		check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &crc, &len) == 1 && crc == crc2,
+		      "bytes: a peek does not read the bytes");
+		check(pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == -EINVAL, "bytes: the get checks them");
+		check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &crc, &len) == 0,
+		      "bytes: a peek misses the entry the get removed");
+		check(pfc_kcache_put(dir, &pfc_kcache_kallsyms_text, &k, "ffffffff81000000 T _text\n", 26) == 0,
+		      "bytes: written again");
+		if ((f = fopen(epath, "r+b"))) {
+			fseek(f, 40, SEEK_SET);	/* in the key text */
+			fputc('#', f);
+			fclose(f);
+		}
+		check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &crc, &len) == 0, "bytes: another key's header misses");
+	}
 	pfc_kcache_key_text(&k, "other");
 	check(pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == 0, "bytes: another key misses");
+	check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &(uint64_t){ 0 }, &(size_t){ 0 }) == 0,
+	      "bytes: a peek of another key misses");
 	pfc_symtab_free(&plain);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	check(system(cmd) == 0, "elf: clean up");
