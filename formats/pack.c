@@ -486,7 +486,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 			continue;
 		member_name(member, sizeof(member), &v[i], i);
 		/* a file packed before, unchanged: its frame, without reading it; the kernel's
-		 * symbols from the cache's entry, by its checked CRC, without hashing them */
+		 * symbols by the CRC their cache entry records, without reading or hashing them */
 		if (kept[i].map || peeked[i])
 			snprintf(fid.text, sizeof(fid.text), "kallsyms-text crc64=%016llx size=%zu",
 				 (unsigned long long)(peeked[i] ? peek_crc[i] : kept[i].crc), peeked[i] ? sizes[i] : kept[i].len);

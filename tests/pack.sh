@@ -39,6 +39,8 @@
 #   pack/to-pipe                   the .NET fixture's pack (9 MB: the writer starts each MiB's
 #                                  writeback) written to a pipe has the bytes of the one written to
 #                                  a file
+#   pack/running-kernel            a recording made here, /proc/kallsyms packed as the symbol cache
+#                                  holds it: empty cache, warm, frames gone: the same pack bytes
 #   pack/known/{warm,changed,summary,same-bytes}   members known by their files (the symbol cache's
 #                                  pack-sum entries): packed again, unchanged files are not read and
 #                                  the pack has the same bytes; a file changed in place with its size
@@ -768,6 +770,56 @@ if selected pack/known; then
 		fail pack/known/same-bytes "the build-id cache's libc, changed, is still packed as the other libc" "$K/changed/err"
 	else
 		pass pack/known/same-bytes
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# The running kernel's symbols: a recording made here packs /proc/kallsyms as the symbol cache
+# holds its text.  Packed with an empty cache (the text read and kept, frames written), again
+# (the text known by its entry's CRC alone, its frame kept), and once more with the frames gone
+# but the text kept (known by the CRC, then read from the entry because its frame is missing):
+# the three packs are the same bytes.  (perf record -N: the build-id cache of HOME, which the
+# other cases read, stays as it is.)
+if selected pack/running-kernel; then
+	R=$W/rk
+	rm -rf "$R"
+	mkdir -p "$R"
+	if [ "${LIVE:-1}" = 0 ]; then
+		skip pack/running-kernel "LIVE=0"
+	elif ! command -v perf >/dev/null 2>&1 ||
+		! perf record -q -N -g -e cpu-clock -c 100000 -o "$R/r.data" -- "$ROOT/tmp/probe/fx/bin/callgraph" \
+			>/dev/null 2>"$R/rec.err"; then
+		skip pack/running-kernel "perf cannot record here ($(head -n 1 "$R/rec.err" 2>/dev/null))"
+	elif [ ! -r /proc/sys/kernel/random/boot_id ]; then
+		skip pack/running-kernel "no boot id: the kernel's symbols are not cached"
+	else
+		rk_run() {	# rk_run NAME: the pack, -v, into $R/NAME/out.perfpack
+			XDG_CACHE_HOME=$R/xdg run_pc "$R/$1" -v -i "$R/r.data" -o "$R/$1/out.perfpack"
+		}
+		rk_run cold
+		rc_cold=$rc
+		rk_run warm
+		rc_warm=$rc
+		rm -rf "$R/xdg/perfconv/pack" "$R/xdg/perfconv/pack-sum"
+		rk_run again
+		bad=
+		[ "$rc_cold$rc_warm$rc" = 000 ] || bad="exit status $rc_cold, $rc_warm, $rc"
+		[ -n "$bad" ] || [ -n "$(ls -A "$R/xdg/perfconv/kallsyms-text" 2>/dev/null)" ] ||
+			bad="no kallsyms-text entry in the cache"
+		[ -n "$bad" ] || tar --zstd -tf "$R/cold/out.perfpack" 2>/dev/null | grep -qx files/kernel/kallsyms ||
+			bad="the pack holds no files/kernel/kallsyms"
+		[ -n "$bad" ] || grep -q '^perfconv: pack frame cache: [1-9][0-9]* hit, 0 miss' "$R/warm/err" ||
+			bad="the second pack did not take every frame from the cache"
+		[ -n "$bad" ] || grep -q '^perfconv: pack frame cache: 0 hit, [1-9][0-9]* miss' "$R/again/err" ||
+			bad="the third pack found frames the test removed"
+		[ -n "$bad" ] || { cmp "$R/cold/out.perfpack" "$R/warm/out.perfpack" && cmp "$R/cold/out.perfpack" "$R/again/out.perfpack"; } >"$R/cmp" 2>&1 ||
+			bad="the packs differ"
+		if [ -n "$bad" ]; then
+			cat "$R/cold/err" "$R/warm/err" "$R/again/err" >>"$R/cmp"
+			fail pack/running-kernel "$bad" "$R/cmp"
+		else
+			pass pack/running-kernel
+		fi
 	fi
 fi
 
