@@ -219,19 +219,30 @@ static int starts_mz(const char *path)
  * the running kernel's, read it as any other /proc file.  *buf is b's mapping after a hit
  * (pfc_kcache_bytes_free), else malloc's.
  */
+/* The symbol cache's directory and key of the running kernel's symbols as text (e is
+ * /proc/kallsyms), or NULL when they have none. */
+static const char *kallsyms_text_key(struct pfc_session *s, const struct pfc_files_entry *e, struct pfc_kcache_key *key)
+{
+	struct pfc_found f;
+	const char *dir;
+
+	memset(&f, 0, sizeof(f));
+	f.base = e->base;
+	snprintf(f.path, sizeof(f.path), "%s", e->local);
+	if (!(dir = pfc_session_kernel_cache_dir(s, &f)) || pfc_kcache_key(key) < 0)
+		return NULL;
+	return dir;
+}
+
 static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e, char **buf, size_t *len,
 			 struct pfc_kcache_bytes *b, struct pfc_error *err)
 {
-	struct pfc_found f;
 	struct pfc_kcache_key key;
 	const char *dir;
 	int ret;
 
 	*buf = NULL;
-	memset(&f, 0, sizeof(f));
-	f.base = e->base;
-	snprintf(f.path, sizeof(f.path), "%s", e->local);
-	if (!(dir = pfc_session_kernel_cache_dir(s, &f)) || pfc_kcache_key(&key) < 0)
+	if (!(dir = kallsyms_text_key(s, e, &key)))
 		return 0;
 	/* a hit is read where it is mapped (b), until the member is written */
 	if (pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &key, b) == 1) {
@@ -253,16 +264,10 @@ static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e,
  */
 static int kallsyms_peek(struct pfc_session *s, const struct pfc_files_entry *e, uint64_t *crc, size_t *len)
 {
-	struct pfc_found f;
 	struct pfc_kcache_key key;
-	const char *dir;
+	const char *dir = kallsyms_text_key(s, e, &key);
 
-	memset(&f, 0, sizeof(f));
-	f.base = e->base;
-	snprintf(f.path, sizeof(f.path), "%s", e->local);
-	if (!(dir = pfc_session_kernel_cache_dir(s, &f)) || pfc_kcache_key(&key) < 0)
-		return 0;
-	return pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &key, crc, len) == 1;
+	return dir && pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &key, crc, len) == 1;
 }
 
 static int by_offset(const void *a, const void *b)
