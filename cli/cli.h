@@ -47,7 +47,7 @@ struct cli {
 /* --r2r-dump IMAGE [--r2r-dump-style runtime|r2rmap] (r2rdump.c); returns the exit status. */
 int pfc_cli_r2r_dump(const char *image, const char *style, const char *output, int quiet);
 
-/* --enable-perfmap PID[:TYPE] (enable 1) or --disable-perfmap PID (perfmap.c): one request on
+/* --enable-perfmap PID[:TYPE] (enable 1) or --disable-perfmap PID (perfmapctl.c): one request on
  * the process's .NET diagnostics socket, waiting timeout seconds for the reply; the exit status. */
 int pfc_cli_perfmap(const char *arg, int enable, double timeout, int quiet);
 

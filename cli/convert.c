@@ -19,7 +19,7 @@
 #include "cli/convert.h"
 #include "cli/symsummary.h"
 #include "converter/files/pack.h"
-#include "converter/jit/r2r.h"
+#include "converter/jit/r2rmap.h"
 #include "converter/perffile/statsprint.h"
 #include "converter/session.h"
 #include "formats/diff.h"
@@ -165,7 +165,7 @@ static void cache_lines(const struct pfc_session *s)
 		const char *what, *dir;
 		uint64_t hits, misses, corrupt;
 	} k[] = {
-		{ "kernel symbol", "kallsyms", st->nr_kcache_hits, st->nr_kcache_misses, st->nr_kcache_corrupt },
+		{ "kernel symbol", "kallsyms", st->nr_symcache_hits, st->nr_symcache_misses, st->nr_symcache_corrupt },
 		{ "ELF symbol", "elf", st->nr_ecache_hits, st->nr_ecache_misses, st->nr_ecache_corrupt },
 		{ "DWARF image", "dwarf", st->nr_dcache_hits, st->nr_dcache_misses, st->nr_dcache_corrupt },
 		{ "ReadyToRun method", "r2r", st->nr_rcache_hits, st->nr_rcache_misses, st->nr_rcache_corrupt },

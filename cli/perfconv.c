@@ -377,7 +377,7 @@ int main(int argc, char **argv)
 {
 	struct option longopts[NR_OPTS + 1];
 	char shortopts[64];
-	static char bdir[PATH_MAX], symcache[PATH_MAX], kcache[PATH_MAX];
+	static char bdir[PATH_MAX], srvcache[PATH_MAX], symcache[PATH_MAX];
 	static char symsrv[8192];	/* the --symbol-server URLs, space-separated */
 	struct cli c;
 	struct pfc_error err;
@@ -633,19 +633,19 @@ int main(int argc, char **argv)
 	if (c.opts.symsrv_urls) {
 		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 		if (xdg && xdg[0] == '/')	/* the XDG rule: a relative path is ignored */
-			snprintf(symcache, sizeof(symcache), "%s/perfconv-symbols", xdg);
+			snprintf(srvcache, sizeof(srvcache), "%s/perfconv-symbols", xdg);
 		else if (home && *home)
-			snprintf(symcache, sizeof(symcache), "%s/.cache/perfconv-symbols", home);
-		c.opts.symsrv_cache = *symcache ? symcache : NULL;
+			snprintf(srvcache, sizeof(srvcache), "%s/.cache/perfconv-symbols", home);
+		c.opts.symsrv_cache = *srvcache ? srvcache : NULL;
 	}
-	/* the running kernel's symbols, and ELF files' tables, are kept in $XDG_CACHE_HOME/perfconv (kcache.c) */
+	/* the running kernel's symbols, and ELF files' tables, are kept in $XDG_CACHE_HOME/perfconv (symcache.c) */
 	if (!no_cache && !(getenv("PERFCONV_CACHE") && strcmp(getenv("PERFCONV_CACHE"), "0") == 0)) {
 		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 		if (xdg && xdg[0] == '/')
-			snprintf(kcache, sizeof(kcache), "%s/perfconv", xdg);
+			snprintf(symcache, sizeof(symcache), "%s/perfconv", xdg);
 		else if (home && *home)
-			snprintf(kcache, sizeof(kcache), "%s/.cache/perfconv", home);
-		c.opts.cache_dir = *kcache ? kcache : NULL;
+			snprintf(symcache, sizeof(symcache), "%s/.cache/perfconv", home);
+		c.opts.cache_dir = *symcache ? symcache : NULL;
 	}
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	if (!c.opts.buildid_dir) {

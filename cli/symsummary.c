@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/symsummary.h"
-#include "converter/jit/r2r.h"
+#include "converter/jit/r2rmap.h"
 
 struct lost {
 	const struct pfc_dso *dso;
@@ -188,7 +188,7 @@ void pfc_cli_r2r_images(FILE *fp, const struct pfc_session *s)
 		fprintf(fp, "perfconv:   %s: %llu unresolved, %s", d->name, (unsigned long long)by_dso[i],
 			pfc_r2r_status_str(d->r2r));
 		if (d->r2r_why) {
-			/* r2r.c's detail names the image, which the line has named already */
+			/* r2rmap.c's detail names the image, which the line has named already */
 			const char *why = d->r2r_why;
 			size_t nl = strlen(d->name);
 

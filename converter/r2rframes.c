@@ -5,7 +5,7 @@
  * as the process mapped it; an image that is not the one that ran is reported once and names
  * nothing.  The precedence of symbol sources stays session.c's.
  *
- * The names an image gave are kept in the symbol cache (r2rcache.c's entry, kcache.c's
+ * The names an image gave are kept in the symbol cache (r2rcache.c's entry, symcache.c's
  * "r2r" kind) under its MVID, so that the next conversion of the same service reads them
  * instead of decoding the image's tables and metadata again; an address the entry does not
  * cover still decodes the image, and its answer is added to the entry at the end.  The entry
@@ -26,7 +26,7 @@
 #include "converter/r2rframes.h"
 #include "converter/jit/r2rcache.h"
 #include "converter/jit/r2rmeta.h"
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 #include "converter/native/symtab.h"
 #include "converter/util/fileio.h"
 
@@ -39,8 +39,8 @@ struct pfc_r2rmeta_slot {
 	enum pfc_files_base base;  /* and where it was found, for the modules beside it */
 	char *rel;
 	int cached;                /* the key below is good: answers are kept */
-	struct pfc_kcache_key key;
-	struct pfc_kcache_bytes entry;  /* the entry read (a hit), in place */
+	struct pfc_symcache_key key;
+	struct pfc_symcache_bytes entry;  /* the entry read (a hit), in place */
 	struct pfc_r2rcache_view view;
 	int has_view;
 	struct pfc_r2rcache_add add;    /* answers the entry did not have */
@@ -112,7 +112,7 @@ static int pid_of_dso(struct pfc_session *s, const struct pfc_dso *d)
  */
 static int image_key(struct pfc_session *s, struct pfc_r2rmeta_slot *slot)
 {
-	char mvid[40], text[PFC_KCACHE_KEY_MAX];
+	char mvid[40], text[PFC_SYMCACHE_KEY_MAX];
 	const char *exe = pfc_own_build_id();
 	size_t hdr = slot->pe.size_of_headers ? slot->pe.size_of_headers : 4096;
 	int n;
@@ -128,7 +128,7 @@ static int image_key(struct pfc_session *s, struct pfc_r2rmeta_slot *slot)
 		     slot->map_len, slot->pe.timestamp, (unsigned long long)crc64_ecma_refl(0, slot->map, hdr));
 	if (n < 0 || (size_t)n >= sizeof(text))
 		return -1;
-	return pfc_kcache_key_text(&slot->key, text);
+	return pfc_symcache_key_text(&slot->key, text);
 }
 
 /* A module beside the image whose file the entry's names were read from: asked of files
@@ -146,12 +146,12 @@ static void note_module(struct pfc_session *s, const struct pfc_r2rmeta_slot *sl
 /* The entry of the image in slot from the cache: 1 read (slot->view), 0 none. */
 static int cache_read(struct pfc_session *s, struct pfc_r2rmeta_slot *slot)
 {
-	int got = pfc_kcache_get(s->opts->cache_dir, &pfc_kcache_r2r, &slot->key, &slot->entry);
+	int got = pfc_symcache_get(s->opts->cache_dir, &pfc_symcache_r2r, &slot->key, &slot->entry);
 
 	if (got == 1 && pfc_r2rcache_parse(slot->entry.p, slot->entry.len, &slot->view) < 0) {
 		/* whole, and of this key, but not a method map: written again at the end */
-		pfc_kcache_bytes_free(&slot->entry);
-		pfc_kcache_remove(s->opts->cache_dir, &pfc_kcache_r2r, &slot->key);
+		pfc_symcache_bytes_free(&slot->entry);
+		pfc_symcache_remove(s->opts->cache_dir, &pfc_symcache_r2r, &slot->key);
 		got = -EINVAL;
 	}
 	if (got == -EINVAL)
@@ -322,7 +322,7 @@ int pfc_r2rframes_name(struct pfc_session *s, const struct pfc_dso *d, uint64_t 
 	return 0;
 }
 
-/* The answers the entry did not have, added to it: written atomically as a whole (kcache.c),
+/* The answers the entry did not have, added to it: written atomically as a whole (symcache.c),
  * the kind's bound applied.  A cache that cannot be written is no cache. */
 static void cache_write(struct pfc_session *s, struct pfc_r2rmeta_slot *slot)
 {
@@ -350,7 +350,7 @@ static void cache_write(struct pfc_session *s, struct pfc_r2rmeta_slot *slot)
 	if (slot->add.oom || pfc_r2rcache_encode(slot->has_view ? &slot->view : NULL, &slot->add, nr_methods, nr_bad,
 						 composite, &p, &len) < 0)
 		return;
-	pfc_kcache_put(s->opts->cache_dir, &pfc_kcache_r2r, &slot->key, p, len);
+	pfc_symcache_put(s->opts->cache_dir, &pfc_symcache_r2r, &slot->key, p, len);
 	free(p);
 }
 
@@ -363,7 +363,7 @@ void pfc_r2rframes_free(struct pfc_session *s)
 		cache_write(s, slot);
 		pfc_r2rmeta_free(slot->r);
 		pfc_r2rcache_add_free(&slot->add);
-		pfc_kcache_bytes_free(&slot->entry);
+		pfc_symcache_bytes_free(&slot->entry);
 		if (slot->map) {
 			munmap(slot->map, slot->map_len);
 			pfc_pe_free(&slot->pe);

@@ -18,11 +18,11 @@
 #include "converter/util/mem.h"
 #include "converter/util/bytes.h"
 #include "converter/session.h"
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 #include "converter/files/pack.h"
 #include "converter/jit/dotnetname.h"
 #include "converter/jit/perfmap.h"
-#include "converter/jit/r2r.h"
+#include "converter/jit/r2rmap.h"
 #include "converter/r2rframes.h"
 #include "converter/native/symtab.h"
 #include "converter/native/a2l.h"
@@ -45,40 +45,40 @@ struct pfc_kpreload {
 	const char *cache_dir;       /* the running kernel's symbols may come from the cache */
 	struct pfc_symtab *t;
 	int ret;
-	int cache;                   /* KCACHE_* of the load */
+	int cache;                   /* SYMCACHE_* of the load */
 	int done;                    /* set by the thread when t is complete */
 };
 
-enum { KCACHE_OFF, KCACHE_HIT, KCACHE_MISS, KCACHE_CORRUPT };
+enum { SYMCACHE_OFF, SYMCACHE_HIT, SYMCACHE_MISS, SYMCACHE_CORRUPT };
 
 /* Kernel symbols from PATH, or from the cache when the file is the running kernel's
  * kallsyms (cache_dir set only then): a hit reads the finished table, a miss reads the
  * file and writes the entry for the next conversion on this boot.  Sets *cache. */
 static int kernel_syms_load(const char *path, const char *cache_dir, struct pfc_symtab *t, int *cache)
 {
-	struct pfc_kcache_key key;
+	struct pfc_symcache_key key;
 	int ret;
 
-	*cache = KCACHE_OFF;
-	if (!cache_dir || pfc_kcache_key(&key) < 0)
+	*cache = SYMCACHE_OFF;
+	if (!cache_dir || pfc_symcache_key(&key) < 0)
 		return pfc_kallsyms_load(path, t);
-	ret = pfc_kcache_load(cache_dir, &key, t);
+	ret = pfc_symcache_load(cache_dir, &key, t);
 	if (ret == 1) {
-		*cache = KCACHE_HIT;
+		*cache = SYMCACHE_HIT;
 		return 0;
 	}
-	*cache = ret == -EINVAL ? KCACHE_CORRUPT : KCACHE_MISS;
+	*cache = ret == -EINVAL ? SYMCACHE_CORRUPT : SYMCACHE_MISS;
 	ret = pfc_kallsyms_load(path, t);
 	if (!ret && t->nr)
-		pfc_kcache_store(cache_dir, &key, t);	/* a cache that cannot be written is no cache */
+		pfc_symcache_store(cache_dir, &key, t);	/* a cache that cannot be written is no cache */
 	return ret;
 }
 
-static void kcache_count(struct pfc_session *s, int cache)
+static void symcache_count(struct pfc_session *s, int cache)
 {
-	s->st.nr_kcache_hits += cache == KCACHE_HIT;
-	s->st.nr_kcache_misses += cache == KCACHE_MISS || cache == KCACHE_CORRUPT;
-	s->st.nr_kcache_corrupt += cache == KCACHE_CORRUPT;
+	s->st.nr_symcache_hits += cache == SYMCACHE_HIT;
+	s->st.nr_symcache_misses += cache == SYMCACHE_MISS || cache == SYMCACHE_CORRUPT;
+	s->st.nr_symcache_corrupt += cache == SYMCACHE_CORRUPT;
 }
 
 /* the cache directory when FOUND is the running kernel's kallsyms, else NULL */
@@ -173,7 +173,7 @@ static struct pfc_symtab *kpreload_take(struct pfc_session *s, int *ret, struct 
 	pthread_join(k->thread, NULL);
 	t = k->t;
 	*ret = k->ret;
-	kcache_count(s, k->cache);
+	symcache_count(s, k->cache);
 	if (found)
 		*found = k->found;
 	free(k);
@@ -2736,7 +2736,7 @@ static void load_dso(struct pfc_session *s, struct pfc_dso *d)
 		} else if (kernel_syms_path(s, &kf)) {
 			int cache;
 			ret = kernel_syms_load(kf.path, pfc_session_kernel_cache_dir(s, &kf), t, &cache);
-			kcache_count(s, cache);
+			symcache_count(s, cache);
 			if (ret >= 0)
 				ret = kernel_reloc(s, kf.path, t);
 		} else if (o->log)
@@ -2876,7 +2876,7 @@ int pfc_session_symbolize(struct pfc_session *s)
 		sym = d->syms ? pfc_symtab_find(d->syms, f->addr) : NULL;
 		/* a ReadyToRun frame no matching map names (--r2r-rva's [image+0xRVA] names
 		 * are only a fallback): the method from the image's metadata.  Also where
-		 * r2r.c found no R2R header (a composite has its own) or no file under the
+		 * r2rmap.c found no R2R header (a composite has its own) or no file under the
 		 * recorded path (a container's, under /proc/PID/root). */
 		if (d->r2r && s->opts->resolve_jit && (!sym || d->r2r != PFC_R2R_MAPPED)) {
 			const char *name;

@@ -91,7 +91,7 @@ struct pfc_session_stats {
 	uint64_t nr_out_of_order;
 	/* the running kernel's symbols: served by the cache, read and cached (a miss), of which
 	 * an entry was there but corrupt and ignored */
-	uint64_t nr_kcache_hits, nr_kcache_misses, nr_kcache_corrupt;
+	uint64_t nr_symcache_hits, nr_symcache_misses, nr_symcache_corrupt;
 	/* the symbol cache's ELF tables (elfsym.c): hits, misses (written), corrupt entries among them */
 	uint64_t nr_ecache_hits, nr_ecache_misses, nr_ecache_corrupt;
 	uint64_t nr_dcache_hits, nr_dcache_misses, nr_dcache_corrupt;	/* inflated DWARF images */

@@ -1,5 +1,5 @@
 /*
- * fuzz_cache.c - the symbol cache's reader (kcache.c): an entry's header, key and
+ * fuzz_cache.c - the symbol cache's reader (symcache.c): an entry's header, key and
  * checksum, and the table image behind them (symtab.c), whose offsets and tree links are
  * checked before a lookup follows them.  The first byte chooses: odd, the rest is a whole
  * entry; else the rest is a table image read directly (past the checksum, which random bytes
@@ -15,7 +15,7 @@
 // FUZZ_SEEDS: fuzz/seeds/cache/*
 #include "converter/util/bytes.h"
 #include "converter/jit/r2rcache.h"
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,8 +52,8 @@ static void r2r_payload(const uint8_t *p, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct pfc_kcache_key key = { .text = "bid=fuzz boot=fuzz", .name = "0000000000000000" };
-	static struct pfc_kcache_key elfkey = { .text = "elf exe=fuzz syms=fuzz:1 run=fuzz:1", .name = "0000000000000000" };
+	static struct pfc_symcache_key key = { .text = "bid=fuzz boot=fuzz", .name = "0000000000000000" };
+	static struct pfc_symcache_key elfkey = { .text = "elf exe=fuzz syms=fuzz:1 run=fuzz:1", .name = "0000000000000000" };
 	struct pfc_symtab t;
 	uint8_t *copy;
 	size_t i;
@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (data[0] & 1)
-		ret = pfc_kcache_parse(copy, size - 1, data[0] & 4 ? &elfkey : &key, &t);
+		ret = pfc_symcache_parse(copy, size - 1, data[0] & 4 ? &elfkey : &key, &t);
 	else if (data[0] & 2)
 		ret = pfc_symtab_view_image(&t, copy, size - 1, NULL, 0);	/* in place, as a conversion reads it */
 	else

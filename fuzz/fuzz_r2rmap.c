@@ -5,7 +5,7 @@
 // FUZZ_MAX_LEN: 16384
 // FUZZ_SEEDS: tests/data/r2r/*.r2rmap fuzz/seeds/r2rmap/*
 #include "converter/util/error.h"
-#include "converter/jit/r2r.h"
+#include "converter/jit/r2rmap.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

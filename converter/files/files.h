@@ -81,7 +81,7 @@ void pfc_files_set_running_kallsyms(struct pfc_files *f, const char *path);
 const char *pfc_files_own_vdso(struct pfc_files *f);
 /* Whether FOUND (PFC_FILES_KERNEL's answer) is the running kernel's own symbols, read from
  * this machine's kallsyms for a recording of this kernel: not --kallsyms, not a pack's.  Only
- * then may the kernel symbol cache (kcache.c) stand in for the file. */
+ * then may the kernel symbol cache (symcache.c) stand in for the file. */
 int pfc_files_running_kernel(const struct pfc_files *f, const struct pfc_found *found);
 /* Reads the pack's MANIFEST (after pfc_files_new with a pack): which member answers which
  * (place, path).  A malformed MANIFEST is an error. */

@@ -76,8 +76,8 @@ int pfc_packw_add_recording(struct pfc_packw *w, const char *member, const char 
  * size is the member's; id NULL: 0 at once, nothing kept. */
 int pfc_packw_add_known(struct pfc_packw *w, const char *member, uint64_t size, const char *id, struct pfc_error *err);
 /* Where members' frames are kept between packs, by a key text (of at most PFC_PACKW_KEY_MAX - 1
- * bytes) that says what the frame compresses (the symbol cache's "pack" entries: kcache.c's
- * pfc_kcache_frames).  get: 1 with the frame's bytes, valid until done; 0 when there is none;
+ * bytes) that says what the frame compresses (the symbol cache's "pack" entries: symcache.c's
+ * pfc_symcache_frames).  get: 1 with the frame's bytes, valid until done; 0 when there is none;
  * -1 when the entry was damaged (it is removed).  bad: the entry got is not a frame of the
  * key's bytes (remove it).  put: keep a frame, if it can. */
 #define PFC_PACKW_KEY_MAX 256

@@ -1,7 +1,7 @@
 /*
  * diagipc.c - the bytes of the .NET diagnostics IPC messages perfconv sends (EnablePerfMap,
  * DisablePerfMap) and of the reply, and the /proc texts and socket names that lead to the
- * runtime's socket.  It owns no socket and prints nothing: cli/perfmap.c does the I/O.  A
+ * runtime's socket.  It owns no socket and prints nothing: cli/perfmapctl.c does the I/O.  A
  * reply comes from whatever listens on the socket, so it is decoded from bytes with every
  * length checked, and a malformed one is an error value with the offset of the bad byte.
  */

@@ -2,7 +2,7 @@
  * diagipc.h - the two messages of the .NET diagnostics IPC protocol that perfconv sends
  * (EnablePerfMap and DisablePerfMap, .NET 8+) and the reply it reads, as bytes; and the
  * few /proc and socket-name texts needed to find the runtime's socket.  No I/O here: the
- * command line (cli/perfmap.c) connects, sends and reads.  A reply is untrusted input.
+ * command line (cli/perfmapctl.c) connects, sends and reads.  A reply is untrusted input.
  */
 #ifndef PFC_DIAGIPC_H
 #define PFC_DIAGIPC_H

@@ -3,7 +3,7 @@
  * the optional header (PE32 and PE32+), sections, the debug directory (CodeView RSDS and
  * the R2R perf map entry), the CLR header with the MVID from the metadata, and the
  * ReadyToRun header's RUNTIME_FUNCTIONS.  Everything is read through struct pfc_cursor;
- * nothing is cast onto file bytes.  It does not find or read map files (r2r.c does).
+ * nothing is cast onto file bytes.  It does not find or read map files (r2rmap.c does).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * entry, type 21), the CLR header with the assembly's MVID, and the ReadyToRun header
  * with its RUNTIME_FUNCTIONS table.  Parsing goes through a bounds-checked cursor over a
  * caller's buffer, so it can be fed hostile bytes; loading a file is a thin wrapper.
- * Which map file belongs to an image, and looking names up, is r2r.c's business.
+ * Which map file belongs to an image, and looking names up, is r2rmap.c's business.
  */
 #ifndef PFC_PE_H
 #define PFC_PE_H

@@ -4,7 +4,7 @@
  * and the modules whose files those names were read from.  Reading it from untrusted bytes
  * (checked whole before a lookup follows an offset), looking an RVA up in place, and
  * merging a conversion's new answers into what was read.  Not the key, the image or the
- * files (r2rframes.c), nor the entry's header and checksum (kcache.c).
+ * files (r2rframes.c), nor the entry's header and checksum (symcache.c).
  *
  * Why only what was asked: formatting every name of System.Private.CoreLib (48 k methods)
  * costs 60 ms, more than a whole conversion of a small recording; the frames of one service

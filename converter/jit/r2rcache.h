@@ -5,7 +5,7 @@
  * the image whose files those names were read from.  This module owns the entry's payload
  * (its layout, the check of untrusted bytes, the lookup, the merge of old and new names);
  * the key, the files and when to read or write are r2rframes.c's, the entry's header,
- * checksum, bound and atomic write kcache.c's.
+ * checksum, bound and atomic write symcache.c's.
  */
 #ifndef PFC_R2RCACHE_H
 #define PFC_R2RCACHE_H

@@ -4,7 +4,7 @@
  * sections, the HotColdMap, composite images and their components, decoded once into a
  * table of methods sorted by code address; a method's name is formatted from the ECMA-335
  * metadata (ecma.c) only when asked, and kept.  Finding the image of a mapping, and r2rmap
- * files, are r2r.c's business; which frames ask is the session's.
+ * files, are r2rmap.c's business; which frames ask is the session's.
  */
 #ifndef PFC_R2RMETA_H
 #define PFC_R2RMETA_H

@@ -55,11 +55,11 @@ struct pfc_dso {
 	const char *jit_name;      /* JITCODE: the method name of the load */
 	uint64_t jit_start;        /* JITCODE: its code address */
 	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
-	int r2r;                   /* FILE that is a PE image: enum pfc_r2r_status (r2r.h), 0 = not PE */
+	int r2r;                   /* FILE that is a PE image: enum pfc_r2r_status (r2rmap.h), 0 = not PE */
 	int no_symtab;             /* FILE: loaded, and no file had a .symtab (stripped: .dynsym or nothing) */
 	int not_found;             /* FILE: loaded, no_symtab, and not stripped: 1 no file was found to read,
 				    * 2 the file there is another build (its build-id differs) */
-	const char *r2r_why;       /* PE image not resolved: why, as r2r.c says it (interned), or NULL */
+	const char *r2r_why;       /* PE image not resolved: why, as r2rmap.c says it (interned), or NULL */
 	int from_debuginfod;       /* FILE: its symbols came from a debuginfod server */
 	struct pfc_dso *hnext;
 };

@@ -1,6 +1,6 @@
 /*
  * dwimage.c - the DWARF sections of a debug file inflated into one in-memory ELF image that
- * libdw reads instead of the file, kept in the symbol cache (kcache.c's "dwarf" entries) by
+ * libdw reads instead of the file, kept in the symbol cache (symcache.c's "dwarf" entries) by
  * the file's build-id: a distribution's debug file is inflated once, not per conversion.
  * a2l.c (names) and srcline.c (source lines) open their DWARF through it.
  */
@@ -29,7 +29,7 @@ void pfc_dwimg_free(struct pfc_dwimg *d)
 {
 	free(d->heap);
 	if (d->cached.map)
-		pfc_kcache_bytes_free(&d->cached);
+		pfc_symcache_bytes_free(&d->cached);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -49,10 +49,10 @@ static int unneeded_section(const char *name)
  * The symbol cache's key of a file's image: its build-id (8 bytes at least) and size, and
  * this perfconv, whose code lays the image out.  0, or -ENOENT.
  */
-static int image_key(Elf *elf, uint64_t size, struct pfc_kcache_key *k)
+static int image_key(Elf *elf, uint64_t size, struct pfc_symcache_key *k)
 {
 	const unsigned char *id;
-	char hex[2 * 64 + 1], text[PFC_KCACHE_KEY_MAX];
+	char hex[2 * 64 + 1], text[PFC_SYMCACHE_KEY_MAX];
 	const char *exe = pfc_own_build_id();
 	ssize_t n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
 	int len;
@@ -64,7 +64,7 @@ static int image_key(Elf *elf, uint64_t size, struct pfc_kcache_key *k)
 	len = snprintf(text, sizeof(text), "dwarf exe=%s bid=%s:%llu", exe, hex, (unsigned long long)size);
 	if (len < 0 || (size_t)len >= sizeof(text))
 		return -ENOENT;
-	return pfc_kcache_key_text(k, text);
+	return pfc_symcache_key_text(k, text);
 }
 
 /* An image's bytes as an ELF file libdw reads, or NULL. */
@@ -91,7 +91,7 @@ static Elf *image_elf(const uint8_t *p, size_t len)
 Elf *pfc_dwimg_open(Elf *elf, uint64_t file_size, const char *cache_dir, struct pfc_dwimg *image_out,
 		    enum pfc_dwimg_cache *cache)
 {
-	struct pfc_kcache_key key;
+	struct pfc_symcache_key key;
 	int keyed = 0;
 	size_t shstrndx, nscn = 0, k = 0, strsz = 1, total, pos;
 	Elf_Scn *scn = NULL;
@@ -153,8 +153,8 @@ Elf *pfc_dwimg_open(Elf *elf, uint64_t file_size, const char *cache_dir, struct 
 		goto out;	/* nothing to gain */
 	/* inflated before for a file of this build-id: the cache's entry, read in place */
 	if (cache_dir && image_key(elf, file_size, &key) == 0) {
-		struct pfc_kcache_bytes b;
-		int got = pfc_kcache_get(cache_dir, &pfc_kcache_dwarf, &key, &b);
+		struct pfc_symcache_bytes b;
+		int got = pfc_symcache_get(cache_dir, &pfc_symcache_dwarf, &key, &b);
 		keyed = 1;
 		*cache = got == -EINVAL ? PFC_DWIMG_CORRUPT : PFC_DWIMG_MISS;
 		if (got == 1) {
@@ -163,7 +163,7 @@ Elf *pfc_dwimg_open(Elf *elf, uint64_t file_size, const char *cache_dir, struct 
 				image_out->cached = b;
 				goto out;
 			}
-			pfc_kcache_bytes_free(&b);
+			pfc_symcache_bytes_free(&b);
 		}
 	}
 	/* ehdr | section data | shstrtab | section headers (null, the k sections, shstrtab) */
@@ -233,7 +233,7 @@ Elf *pfc_dwimg_open(Elf *elf, uint64_t file_size, const char *cache_dir, struct 
 	if (!mem)
 		goto out;
 	if (keyed)	/* a cache that cannot be written is no cache */
-		pfc_kcache_put(cache_dir, &pfc_kcache_dwarf, &key, img, total);
+		pfc_symcache_put(cache_dir, &pfc_symcache_dwarf, &key, img, total);
 	image_out->heap = img;
 	img = NULL;
 out:

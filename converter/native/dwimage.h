@@ -8,12 +8,12 @@
 #include <stdint.h>
 #include <libelf.h>
 
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 
 /* The bytes of an image: inflated here (heap), or the symbol cache's entry (cached). */
 struct pfc_dwimg {
 	uint8_t *heap;
-	struct pfc_kcache_bytes cached;
+	struct pfc_symcache_bytes cached;
 };
 
 /* What the symbol cache gave: not asked (OFF: no cache, nothing compressed, no build-id),

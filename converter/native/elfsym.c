@@ -23,7 +23,7 @@
 #include "converter/native/debuginfod.h"
 #include "converter/native/symsrv.h"
 #include "converter/native/elfread.h"
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 #include "converter/native/symtab.h"
 
 #define PFC_PATH_MAX 4096
@@ -791,9 +791,9 @@ static int hex_build_id(const struct symsrc *ss, char *hex, size_t size, uint64_
  * file without a build-id, is not cached: nothing proves that a file at the same path next
  * time holds the same symbols.  0, or -ENOENT.
  */
-static int cache_key(const struct symsrc *syms, const struct symsrc *run, struct pfc_kcache_key *k)
+static int cache_key(const struct symsrc *syms, const struct symsrc *run, struct pfc_symcache_key *k)
 {
-	char sb[2 * BUILD_ID_MAX + 1], rb[2 * BUILD_ID_MAX + 1], text[PFC_KCACHE_KEY_MAX];
+	char sb[2 * BUILD_ID_MAX + 1], rb[2 * BUILD_ID_MAX + 1], text[PFC_SYMCACHE_KEY_MAX];
 	const char *exe = pfc_own_build_id();
 	uint64_t ssize, rsize;
 	int n;
@@ -806,7 +806,7 @@ static int cache_key(const struct symsrc *syms, const struct symsrc *run, struct
 		     (unsigned long long)rsize);
 	if (n < 0 || (size_t)n >= sizeof(text))
 		return -ENAMETOOLONG;
-	return pfc_kcache_key_text(k, text);
+	return pfc_symcache_key_text(k, text);
 }
 
 int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *build_id,
@@ -818,7 +818,7 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 	uint8_t bid[BUILD_ID_MAX];
 	int bid_len = 0, nss = 0, i, nr, err = 0;
 	struct pfc_found found;
-	struct pfc_kcache_key key;
+	struct pfc_symcache_key key;
 	bool use_dynsym = false;
 
 	if (!o)
@@ -909,7 +909,7 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 
 	/* the table these files give was read before: take it from the cache */
 	if (o->cache_dir && cache_key(syms, run, &key) == 0) {
-		int got = pfc_kcache_load_kind(o->cache_dir, &pfc_kcache_elf, &key, t);
+		int got = pfc_symcache_load_kind(o->cache_dir, &pfc_symcache_elf, &key, t);
 
 		info->cache = got == 1 ? PFC_SYMCACHE_HIT : got == -EINVAL ? PFC_SYMCACHE_CORRUPT : PFC_SYMCACHE_MISS;
 		if (got == 1) {
@@ -945,7 +945,7 @@ int pfc_elf_load(const struct pfc_symopts *o, const char *path, const uint8_t *b
 		err = pfc_symtab_finish(t);
 	/* an empty table too: a stripped binary without .dynsym symbols is looked at once */
 	if (!err && info->cache != PFC_SYMCACHE_OFF)
-		pfc_kcache_store_kind(o->cache_dir, &pfc_kcache_elf, &key, t);	/* unwritable: no cache */
+		pfc_symcache_store_kind(o->cache_dir, &pfc_symcache_elf, &key, t);	/* unwritable: no cache */
 out:
 	for (i = 0; i < nss; i++)
 		symsrc_close(&ss[i]);

@@ -24,7 +24,7 @@ struct pfc_symtab_chunk {
 
 /* One symbol in an image: its fields, its tree links and the offsets of its strings in
  * the image's string block.  Native byte order: an image is read on the machine that
- * wrote it (kcache.c's header says which order and sizes). */
+ * wrote it (symcache.c's header says which order and sizes). */
 struct image_sym {
 	uint64_t start, end;
 	uint32_t name, module;	/* offsets; module UINT32_MAX: none */
@@ -756,7 +756,7 @@ int pfc_symtab_core_range(const struct pfc_symtab *t, uint64_t *start, uint64_t 
 	return 1;
 }
 
-/* ---------- a finished table as bytes (the kernel symbol cache, kcache.c) ---------- */
+/* ---------- a finished table as bytes (the kernel symbol cache, symcache.c) ---------- */
 
 #define IMAGE_HEAD 16	/* nr (u64), roots (2 x i32) */
 #define IMAGE_MAX_DEPTH 128	/* a red-black tree of 2^31 nodes is 62 deep */

@@ -128,7 +128,7 @@ struct pfc_symopts {
 	struct pfc_debuginfod *debuginfod;
 	/* symbol servers to ask after debuginfod (elfsym.c says why in that order); NULL: never */
 	struct pfc_symsrv *symsrv;
-	/* the symbol cache's directory (kcache.c, kind "elf"): a table whose files' build-ids
+	/* the symbol cache's directory (symcache.c, kind "elf"): a table whose files' build-ids
 	 * prove what they are is read from there, or written there once read; NULL: never */
 	const char *cache_dir;
 };

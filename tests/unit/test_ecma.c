@@ -13,7 +13,7 @@
 #include <time.h>
 #include "loadfile.h"
 #include "converter/jit/ecma.h"
-#include "converter/jit/r2r.h"
+#include "converter/jit/r2rmap.h"
 #include "converter/jit/r2rmeta.h"
 
 static int failed, passed;

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "converter/files/pack.h"
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 #include "tests/unit/check.h"
 
 #define MANIFEST_TEXT PFC_PACK_MAGIC "recording perf.data\n"
@@ -548,10 +548,10 @@ static void test_frame_cache(void)
 	unsigned char *big = malloc(1 << 18);
 	char cmd[800];
 	int i, ok = 1;
-	struct pfc_kcache_frames kf;
+	struct pfc_symcache_frames kf;
 
 	snprintf(dir, sizeof(dir), "%s/test_pack_cache.%ld", tmpdir, (long)getpid());
-	pfc_kcache_frames_init(&kf, dir);
+	pfc_symcache_frames_init(&kf, dir);
 	for (i = 0; i < (1 << 18); i++)
 		big[i] = (unsigned char)(i * 7 / 5 + (i >> 9));
 	for (i = 0; i < 3; i++) {

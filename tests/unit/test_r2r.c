@@ -1,5 +1,5 @@
 /*
- * test_r2r.c - pe.c and r2r.c on real and damaged inputs: the PE headers, debug directory,
+ * test_r2r.c - pe.c and r2rmap.c on real and damaged inputs: the PE headers, debug directory,
  * MVID and RUNTIME_FUNCTIONS of a crossgen2 image (tests/data/r2r/r2rapp.dll), its r2rmap,
  * crossgen1-style maps, every historical perfinfo line form, and the PE parser on every
  * prefix and on byte-flipped copies of the image (it must fail cleanly, never crash).

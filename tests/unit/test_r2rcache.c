@@ -4,7 +4,7 @@
  * its name and method start and RVAs outside every span find nothing; a second conversion's
  * answers merge with the first's (overlaps kept once, modules once and sorted); a payload
  * with any byte changed either is refused or reads as a consistent map, and one cut short is
- * refused; the whole entry (kcache.c's header and checksum) round-trips on disk under the
+ * refused; the whole entry (symcache.c's header and checksum) round-trips on disk under the
  * "r2r" kind, and an entry with a byte changed on disk is reported corrupt and removed.
  */
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "converter/jit/r2rcache.h"
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 #include "tests/unit/check.h"
 
 static void expect(const struct pfc_r2rcache_view *v, uint32_t rva, const char *name, uint32_t begin, const char *what)
@@ -63,8 +63,8 @@ int main(void)
 {
 	struct pfc_r2rcache_add a = { 0 }, b = { 0 };
 	struct pfc_r2rcache_view v, w;
-	struct pfc_kcache_key k;
-	struct pfc_kcache_bytes e;
+	struct pfc_symcache_key k;
+	struct pfc_symcache_bytes e;
 	uint8_t *p, *q;
 	size_t len, qlen;
 	char dir[] = "/tmp/perfconv-r2rcache.XXXXXX", path[4096];
@@ -109,22 +109,22 @@ int main(void)
 	expect(&w, 0x3005, "[A] D::E()[PreJit-cold]", 0x3000, "merged: new cold");
 	flips(q, qlen);
 
-	/* on disk: kcache.c's header and checksum around it */
+	/* on disk: symcache.c's header and checksum around it */
 	check(mkdtemp(dir) != NULL, "temporary directory");
-	check(pfc_kcache_key_text(&k, "r2r exe=test mvid={00000000-0000-0000-0000-000000000000} size=1") == 0, "key");
-	check(pfc_kcache_put(dir, &pfc_kcache_r2r, &k, q, qlen) == 0, "written");
-	check(pfc_kcache_get(dir, &pfc_kcache_r2r, &k, &e) == 1 && e.len == qlen && !memcmp(e.p, q, qlen), "read");
-	pfc_kcache_bytes_free(&e);
+	check(pfc_symcache_key_text(&k, "r2r exe=test mvid={00000000-0000-0000-0000-000000000000} size=1") == 0, "key");
+	check(pfc_symcache_put(dir, &pfc_symcache_r2r, &k, q, qlen) == 0, "written");
+	check(pfc_symcache_get(dir, &pfc_symcache_r2r, &k, &e) == 1 && e.len == qlen && !memcmp(e.p, q, qlen), "read");
+	pfc_symcache_bytes_free(&e);
 	snprintf(path, sizeof(path), "%s/r2r/%s", dir, k.name);
 	{
 		FILE *f = fopen(path, "r+b");
 		check(f && fseek(f, -3, SEEK_END) == 0 && fputc('#', f) != EOF && fclose(f) == 0, "a byte changed");
 	}
-	check(pfc_kcache_get(dir, &pfc_kcache_r2r, &k, &e) == -EINVAL, "a changed entry is corrupt");
+	check(pfc_symcache_get(dir, &pfc_symcache_r2r, &k, &e) == -EINVAL, "a changed entry is corrupt");
 	check(access(path, F_OK) != 0, "and removed");
-	check(pfc_kcache_put(dir, &pfc_kcache_r2r, &k, q, qlen) == 0 && pfc_kcache_get(dir, &pfc_kcache_r2r, &k, &e) == 1,
+	check(pfc_symcache_put(dir, &pfc_symcache_r2r, &k, q, qlen) == 0 && pfc_symcache_get(dir, &pfc_symcache_r2r, &k, &e) == 1,
 	      "written again, read");
-	pfc_kcache_bytes_free(&e);
+	pfc_symcache_bytes_free(&e);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/r2r", dir);
 	rmdir(path);

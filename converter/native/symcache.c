@@ -1,5 +1,5 @@
 /*
- * kcache.c - owns the symbol cache's entries (kernel symbols, and ELF files' tables for
+ * symcache.c - owns the symbol cache's entries (kernel symbols, and ELF files' tables for
  * elfsym.c): the key of the running kernel, the
  * entry format (a header with magic, version, byte order, key, size and CRC-64 over the
  * rest, then symtab.c's image of the table), reading an entry (mapped, checked, copied into
@@ -25,33 +25,33 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 
 #define MAGIC "PFCKSYM\n"
 #define VERSION 1u
 #define BYTE_ORDER_MARK 0x01020304u
 #define ENTRY_MAX ((size_t)1 << 30)
 
-const struct pfc_kcache_kind pfc_kcache_kallsyms = { "kallsyms", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
+const struct pfc_symcache_kind pfc_symcache_kallsyms = { "kallsyms", PFC_SYMCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
 /* a .NET service maps a dozen ELF files, whose tables take 0.1 to 5 MB each */
-const struct pfc_kcache_kind pfc_kcache_elf = { "elf", 256, (uint64_t)256 << 20, 0 };
+const struct pfc_symcache_kind pfc_symcache_elf = { "elf", 256, (uint64_t)256 << 20, 0 };
 /* a ReadyToRun image's method names that frames asked for (r2rcache.c): a .NET service loads
  * 50 to 100 images, whose entries take 1 kB to 1 MB */
-const struct pfc_kcache_kind pfc_kcache_r2r = { "r2r", 1024, (uint64_t)128 << 20, 0 };
+const struct pfc_symcache_kind pfc_symcache_r2r = { "r2r", 1024, (uint64_t)128 << 20, 0 };
 /* /proc/kallsyms as read, for packs: 5 to 15 MB each */
-const struct pfc_kcache_kind pfc_kcache_kallsyms_text = { "kallsyms-text", PFC_KCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
+const struct pfc_symcache_kind pfc_symcache_kallsyms_text = { "kallsyms-text", PFC_SYMCACHE_ENTRIES, (uint64_t)1 << 30, 0 };
 /* a pack member's compressed frame: a .NET service's packs share 50 to 100 of them, 32 kB
  * (smaller ones are not kept) to 3 MB (the kernel's symbols) */
-const struct pfc_kcache_kind pfc_kcache_pack = { "pack", 2048, (uint64_t)256 << 20, 0 };
+const struct pfc_symcache_kind pfc_symcache_pack = { "pack", 2048, (uint64_t)256 << 20, 0 };
 /* what a pack member's tar bytes hash to, by the file's identity, and whether two files have
- * the same bytes (formats/pack.c): a few hundred bytes each, one or two a file packed */
-const struct pfc_kcache_kind pfc_kcache_pack_sum = { "pack-sum", 2048, (uint64_t)4 << 20, 0 };
+ * the same bytes (formats/perfpack.c): a few hundred bytes each, one or two a file packed */
+const struct pfc_symcache_kind pfc_symcache_pack_sum = { "pack-sum", 2048, (uint64_t)4 << 20, 0 };
 /* a libc debug file's sections take 10 MB inflated */
-const struct pfc_kcache_kind pfc_kcache_dwarf = { "dwarf", 32, (uint64_t)512 << 20, 1 };
+const struct pfc_symcache_kind pfc_symcache_dwarf = { "dwarf", 32, (uint64_t)512 << 20, 1 };
 
 /* magic[8], version u32, byte order u32, image size u64, crc u64, key[256], image (at an
  * offset that keeps its 8-byte fields aligned in a mapping) */
-#define HEADER (8 + 4 + 4 + 8 + 8 + PFC_KCACHE_KEY_MAX)
+#define HEADER (8 + 4 + 4 + 8 + 8 + PFC_SYMCACHE_KEY_MAX)
 _Static_assert(HEADER % 8 == 0, "the image is read in place");
 
 static ssize_t read_small(const char *path, char *buf, size_t size)
@@ -122,7 +122,7 @@ static uint64_t modules_hash(void)
 	return h;
 }
 
-int pfc_kcache_key(struct pfc_kcache_key *k)
+int pfc_symcache_key(struct pfc_symcache_key *k)
 {
 	char bid[2 * 64 + 1], boot[64], kptr[16];
 	uint64_t h;
@@ -148,7 +148,7 @@ int pfc_kcache_key(struct pfc_kcache_key *k)
 	return 0;
 }
 
-int pfc_kcache_key_text(struct pfc_kcache_key *k, const char *text)
+int pfc_symcache_key_text(struct pfc_symcache_key *k, const char *text)
 {
 	size_t n = strlen(text);
 	uint64_t h;
@@ -170,7 +170,7 @@ static int entry_path(const char *dir, const char *sub, const char *name, char *
 }
 
 /* An entry of len bytes whose header (the first HEADER bytes of p) is k's: 0, with its CRC. */
-static int header_check(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, uint64_t *crc)
+static int header_check(const uint8_t *p, size_t len, const struct pfc_symcache_key *k, uint64_t *crc)
 {
 	uint32_t version, order;
 	uint64_t size;
@@ -183,13 +183,13 @@ static int header_check(const uint8_t *p, size_t len, const struct pfc_kcache_ke
 	memcpy(crc, p + 24, 8);
 	if (version != VERSION || order != BYTE_ORDER_MARK || size != len - HEADER)
 		return -EINVAL;
-	if (memcmp(p + 32, k->text, PFC_KCACHE_KEY_MAX) != 0)
+	if (memcmp(p + 32, k->text, PFC_SYMCACHE_KEY_MAX) != 0)
 		return -EINVAL;
 	return 0;
 }
 
 /* 0 when p holds k's entry, whole: its header, key and checksum */
-static int entry_check(const uint8_t *p, size_t len, const struct pfc_kcache_key *k)
+static int entry_check(const uint8_t *p, size_t len, const struct pfc_symcache_key *k)
 {
 	uint64_t crc;
 
@@ -198,7 +198,7 @@ static int entry_check(const uint8_t *p, size_t len, const struct pfc_kcache_key
 	return 0;
 }
 
-int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+int pfc_symcache_parse(const uint8_t *p, size_t len, const struct pfc_symcache_key *k, struct pfc_symtab *t)
 {
 	memset(t, 0, sizeof(*t));
 	if (entry_check(p, len, k) < 0)
@@ -207,7 +207,7 @@ int pfc_kcache_parse(const uint8_t *p, size_t len, const struct pfc_kcache_key *
 }
 
 /* An entry's bytes: the header for k, then the payload */
-static int encode_bytes(const struct pfc_kcache_key *k, const void *payload, size_t n, uint8_t **out, size_t *len)
+static int encode_bytes(const struct pfc_symcache_key *k, const void *payload, size_t n, uint8_t **out, size_t *len)
 {
 	uint64_t size = n, crc;
 	uint32_t v = VERSION, order = BYTE_ORDER_MARK;
@@ -219,7 +219,7 @@ static int encode_bytes(const struct pfc_kcache_key *k, const void *payload, siz
 	memcpy(p + 8, &v, 4);
 	memcpy(p + 12, &order, 4);
 	memcpy(p + 16, &size, 8);
-	memcpy(p + 32, k->text, PFC_KCACHE_KEY_MAX);
+	memcpy(p + 32, k->text, PFC_SYMCACHE_KEY_MAX);
 	memcpy(p + HEADER, payload, n);
 	crc = crc64_ecma_refl(0, p + 32, HEADER - 32 + n);
 	memcpy(p + 24, &crc, 8);
@@ -228,7 +228,7 @@ static int encode_bytes(const struct pfc_kcache_key *k, const void *payload, siz
 	return 0;
 }
 
-int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len)
+int pfc_symcache_encode(const struct pfc_symcache_key *k, const struct pfc_symtab *t, uint8_t **out, size_t *len)
 {
 	uint8_t *img;
 	size_t n;
@@ -241,8 +241,8 @@ int pfc_kcache_encode(const struct pfc_kcache_key *k, const struct pfc_symtab *t
 	return ret;
 }
 
-int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
-		   struct pfc_kcache_bytes *b)
+int pfc_symcache_get(const char *dir, const struct pfc_symcache_kind *kind, const struct pfc_symcache_key *k,
+		   struct pfc_symcache_bytes *b)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -292,7 +292,7 @@ int pfc_kcache_get(const char *dir, const struct pfc_kcache_kind *kind, const st
 	return ret == 0 ? 1 : ret;
 }
 
-int pfc_kcache_peek(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+int pfc_symcache_peek(const char *dir, const struct pfc_symcache_kind *kind, const struct pfc_symcache_key *k,
 		    uint64_t *crc, size_t *len)
 {
 	char path[PATH_MAX];
@@ -315,7 +315,7 @@ int pfc_kcache_peek(const char *dir, const struct pfc_kcache_kind *kind, const s
 	return ret;
 }
 
-void pfc_kcache_remove(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k)
+void pfc_symcache_remove(const char *dir, const struct pfc_symcache_kind *kind, const struct pfc_symcache_key *k)
 {
 	char path[PATH_MAX];
 
@@ -323,18 +323,18 @@ void pfc_kcache_remove(const char *dir, const struct pfc_kcache_kind *kind, cons
 		unlink(path);
 }
 
-void pfc_kcache_bytes_free(struct pfc_kcache_bytes *b)
+void pfc_symcache_bytes_free(struct pfc_symcache_bytes *b)
 {
 	if (b->map)
 		munmap(b->map, b->map_len);
 	memset(b, 0, sizeof(*b));
 }
 
-int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+int pfc_symcache_load_kind(const char *dir, const struct pfc_symcache_kind *kind, const struct pfc_symcache_key *k,
 			 struct pfc_symtab *t)
 {
-	struct pfc_kcache_bytes b;
-	int ret = pfc_kcache_get(dir, kind, k, &b);
+	struct pfc_symcache_bytes b;
+	int ret = pfc_symcache_get(dir, kind, k, &b);
 
 	memset(t, 0, sizeof(*t));
 	if (ret != 1)
@@ -350,9 +350,9 @@ int pfc_kcache_load_kind(const char *dir, const struct pfc_kcache_kind *kind, co
 	return ret == 0 ? 1 : ret;
 }
 
-int pfc_kcache_load(const char *dir, const struct pfc_kcache_key *k, struct pfc_symtab *t)
+int pfc_symcache_load(const char *dir, const struct pfc_symcache_key *k, struct pfc_symtab *t)
 {
-	return pfc_kcache_load_kind(dir, &pfc_kcache_kallsyms, k, t);
+	return pfc_symcache_load_kind(dir, &pfc_symcache_kallsyms, k, t);
 }
 
 struct old_entry {
@@ -375,7 +375,7 @@ static int cmp_newest_first(const void *a, const void *b)
 /* Keep the most recently used entries of a kind, as many as its bound allows in number
  * and in bytes (the newest one always); other writers' temporary files older than a
  * minute are theirs no more. */
-static void evict(const char *kdir, const struct pfc_kcache_kind *kind)
+static void evict(const char *kdir, const struct pfc_symcache_kind *kind)
 {
 	uint64_t bytes = 0;
 	struct old_entry *e = NULL;
@@ -439,7 +439,7 @@ static int mkdirs(char *path)
 	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-static int put_entry(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+static int put_entry(const char *dir, const struct pfc_symcache_kind *kind, const struct pfc_symcache_key *k,
 		     uint8_t *buf, size_t len)
 {
 	char kdir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 32];
@@ -474,7 +474,7 @@ static int put_entry(const char *dir, const struct pfc_kcache_kind *kind, const 
 	return ret;
 }
 
-int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+int pfc_symcache_put(const char *dir, const struct pfc_symcache_kind *kind, const struct pfc_symcache_key *k,
 		   const void *payload, size_t len)
 {
 	uint8_t *buf;
@@ -488,12 +488,12 @@ int pfc_kcache_put(const char *dir, const struct pfc_kcache_kind *kind, const st
 	return ret;
 }
 
-int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, const struct pfc_kcache_key *k,
+int pfc_symcache_store_kind(const char *dir, const struct pfc_symcache_kind *kind, const struct pfc_symcache_key *k,
 			  const struct pfc_symtab *t)
 {
 	uint8_t *buf;
 	size_t len;
-	int ret = pfc_kcache_encode(k, t, &buf, &len);
+	int ret = pfc_symcache_encode(k, t, &buf, &len);
 
 	if (ret)
 		return ret;
@@ -502,22 +502,22 @@ int pfc_kcache_store_kind(const char *dir, const struct pfc_kcache_kind *kind, c
 	return ret;
 }
 
-int pfc_kcache_store(const char *dir, const struct pfc_kcache_key *k, const struct pfc_symtab *t)
+int pfc_symcache_store(const char *dir, const struct pfc_symcache_key *k, const struct pfc_symtab *t)
 {
-	return pfc_kcache_store_kind(dir, &pfc_kcache_kallsyms, k, t);
+	return pfc_symcache_store_kind(dir, &pfc_symcache_kallsyms, k, t);
 }
 
 /* --- a pack writer's frames (converter/files/pack.c) ---------------------------------------- */
 
 static int frames_get(struct pfc_packw_frames *o, const char *text, const void **p, size_t *len)
 {
-	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
-	struct pfc_kcache_key k;
+	struct pfc_symcache_frames *f = (struct pfc_symcache_frames *)o;
+	struct pfc_symcache_key k;
 	int got;
 
-	if (pfc_kcache_key_text(&k, text) < 0)
+	if (pfc_symcache_key_text(&k, text) < 0)
 		return 0;
-	got = pfc_kcache_get(f->dir, f->kind, &k, &f->cur);
+	got = pfc_symcache_get(f->dir, f->kind, &k, &f->cur);
 	if (got == 1) {
 		*p = f->cur.p;
 		*len = f->cur.len;
@@ -528,28 +528,28 @@ static int frames_get(struct pfc_packw_frames *o, const char *text, const void *
 
 static void frames_done(struct pfc_packw_frames *o)
 {
-	pfc_kcache_bytes_free(&((struct pfc_kcache_frames *)o)->cur);
+	pfc_symcache_bytes_free(&((struct pfc_symcache_frames *)o)->cur);
 }
 
 static void frames_bad(struct pfc_packw_frames *o, const char *text)
 {
-	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
-	struct pfc_kcache_key k;
+	struct pfc_symcache_frames *f = (struct pfc_symcache_frames *)o;
+	struct pfc_symcache_key k;
 
-	if (pfc_kcache_key_text(&k, text) == 0)
-		pfc_kcache_remove(f->dir, f->kind, &k);
+	if (pfc_symcache_key_text(&k, text) == 0)
+		pfc_symcache_remove(f->dir, f->kind, &k);
 }
 
 static void frames_put(struct pfc_packw_frames *o, const char *text, const void *p, size_t len)
 {
-	struct pfc_kcache_frames *f = (struct pfc_kcache_frames *)o;
-	struct pfc_kcache_key k;
+	struct pfc_symcache_frames *f = (struct pfc_symcache_frames *)o;
+	struct pfc_symcache_key k;
 
-	if (pfc_kcache_key_text(&k, text) == 0)
-		pfc_kcache_put(f->dir, f->kind, &k, p, len);
+	if (pfc_symcache_key_text(&k, text) == 0)
+		pfc_symcache_put(f->dir, f->kind, &k, p, len);
 }
 
-void pfc_kcache_frames_init_kind(struct pfc_kcache_frames *f, const char *dir, const struct pfc_kcache_kind *kind)
+void pfc_symcache_frames_init_kind(struct pfc_symcache_frames *f, const char *dir, const struct pfc_symcache_kind *kind)
 {
 	memset(f, 0, sizeof(*f));
 	f->ops = (struct pfc_packw_frames){ frames_get, frames_done, frames_bad, frames_put };
@@ -557,7 +557,7 @@ void pfc_kcache_frames_init_kind(struct pfc_kcache_frames *f, const char *dir, c
 	f->kind = kind;
 }
 
-void pfc_kcache_frames_init(struct pfc_kcache_frames *f, const char *dir)
+void pfc_symcache_frames_init(struct pfc_symcache_frames *f, const char *dir)
 {
-	pfc_kcache_frames_init_kind(f, dir, &pfc_kcache_pack);
+	pfc_symcache_frames_init_kind(f, dir, &pfc_symcache_pack);
 }

@@ -1,5 +1,5 @@
 /*
- * perfmap.c - perfconv --enable-perfmap PID[:TYPE] and --disable-perfmap PID: ask a running
+ * perfmapctl.c - perfconv --enable-perfmap PID[:TYPE] and --disable-perfmap PID: ask a running
  * .NET 8+ process, through its diagnostics socket, to start or stop writing its perf map
  * and jitdump, so that a service can be profiled without a restart.  This file finds the
  * socket (in the process's own mount namespace and with its own pid when it runs in a

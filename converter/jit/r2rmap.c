@@ -1,5 +1,5 @@
 /*
- * r2r.c - ReadyToRun symbol sources: the crossgen2 r2rmap and crossgen1 NI map parsers,
+ * r2rmap.c - ReadyToRun symbol sources: the crossgen2 r2rmap and crossgen1 NI map parsers,
  * the perfinfo-PID.map parser, the search for the map of an image (next to it, in the map
  * directory, under symfs: places asked of files.c) and the checks that tie a map to the
  * image that ran (the r2rmap signature against the PE's debug entry 21, the MVID against
@@ -17,7 +17,7 @@
 #include "converter/jit/pe.h"
 #include "converter/util/bytes.h"
 #include "converter/util/fileio.h"
-#include "converter/jit/r2r.h"
+#include "converter/jit/r2rmap.h"
 
 static const char *const status_str[PFC_R2R__MAX] = {
 	[PFC_R2R_NONE] = "not a PE image",

@@ -1,14 +1,14 @@
 /*
- * test_kcache.c - checks the kernel symbol cache (kcache.c) and the table image it stores
+ * test_symcache.c - checks the kernel symbol cache (symcache.c) and the table image it stores
  * (symtab.c): a table read back from an entry answers every lookup as the table read from
  * the kallsyms file (the fixtures' and, where readable, this machine's /proc/kallsyms); an
  * entry with any byte changed, cut short, of another key or version is refused; entries
- * are written atomically and no more than PFC_KCACHE_ENTRIES are kept.  The ELF kind: a
+ * are written atomically and no more than PFC_SYMCACHE_ENTRIES are kept.  The ELF kind: a
  * binary's table is written on the first load and read on the second, answering as the
  * table read from the file; a corrupt entry is reported, removed and written again; the
  * bound in bytes keeps the newest entries.  Byte entries (kallsyms-text) round-trip.  An
  * image read in place with damaged trees or records: every lookup ends, none reads outside.
- * usage: test_kcache [FIXTURES_DIR]   (default "fixtures")
+ * usage: test_symcache [FIXTURES_DIR]   (default "fixtures")
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 #include "tests/unit/check.h"
 
 static int same_sym(const struct pfc_sym *a, const struct pfc_sym *b)
@@ -52,7 +52,7 @@ static void compare(const char *what, const struct pfc_symtab *a, const struct p
 	check(bad == 0, "%s: every lookup the same", what);
 }
 
-static void round_trip(const char *what, const char *kallsyms, const struct pfc_kcache_key *k)
+static void round_trip(const char *what, const char *kallsyms, const struct pfc_symcache_key *k)
 {
 	struct pfc_symtab t, u;
 	uint8_t *buf;
@@ -64,18 +64,18 @@ static void round_trip(const char *what, const char *kallsyms, const struct pfc_
 		pfc_symtab_free(&t);
 		return;
 	}
-	check(pfc_kcache_encode(k, &t, &buf, &len) == 0, "%s: encode", what);
-	check(pfc_kcache_parse(buf, len, k, &u) == 0, "%s: parse", what);
+	check(pfc_symcache_encode(k, &t, &buf, &len) == 0, "%s: encode", what);
+	check(pfc_symcache_parse(buf, len, k, &u) == 0, "%s: parse", what);
 	compare(what, &t, &u);
 	pfc_symtab_free(&u);
 	{
 		/* the same read in place from a file, as a conversion reads it */
-		char dir[] = "/tmp/test_kcache.XXXXXX", cmd[300], name[300];
+		char dir[] = "/tmp/test_symcache.XXXXXX", cmd[300], name[300];
 		uint64_t lo[2] = { 0 }, hi[2] = { 0 };
 
 		if (mkdtemp(dir)) {
-			check(pfc_kcache_store(dir, k, &t) == 0, "%s: store", what);
-			check(pfc_kcache_load(dir, k, &u) == 1 && u.img, "%s: read in place", what);
+			check(pfc_symcache_store(dir, k, &t) == 0, "%s: store", what);
+			check(pfc_symcache_load(dir, k, &u) == 1 && u.img, "%s: read in place", what);
 			snprintf(name, sizeof(name), "%s in place", what);
 			compare(name, &t, &u);
 			check(pfc_symtab_core_range(&t, &lo[0], &hi[0]) == pfc_symtab_core_range(&u, &lo[1], &hi[1]) &&
@@ -88,7 +88,7 @@ static void round_trip(const char *what, const char *kallsyms, const struct pfc_
 	/* cut anywhere: refused */
 	for (i = 0; i < len; i += len / 97 + 1) {
 		tried++;
-		if (pfc_kcache_parse(buf, i, k, &u) == -EINVAL)
+		if (pfc_symcache_parse(buf, i, k, &u) == -EINVAL)
 			refused++;
 		pfc_symtab_free(&u);
 	}
@@ -98,7 +98,7 @@ static void round_trip(const char *what, const char *kallsyms, const struct pfc_
 	for (i = 0; i < len; i += len / 211 + 1) {
 		buf[i] ^= 0x20;
 		tried++;
-		if (pfc_kcache_parse(buf, len, k, &u) == -EINVAL)
+		if (pfc_symcache_parse(buf, len, k, &u) == -EINVAL)
 			refused++;
 		pfc_symtab_free(&u);
 		buf[i] ^= 0x20;
@@ -125,8 +125,8 @@ static size_t count_entries(const char *dir)
 /* store, load, a corrupt entry, the bound */
 static void on_disk(const char *kallsyms)
 {
-	char dir[] = "/tmp/test_kcache.XXXXXX", kdir[256], path[512], cmd[300];
-	struct pfc_kcache_key k = { 0 }, other;
+	char dir[] = "/tmp/test_symcache.XXXXXX", kdir[256], path[512], cmd[300];
+	struct pfc_symcache_key k = { 0 }, other;
 	struct pfc_symtab t, u;
 	FILE *f;
 	int i;
@@ -139,19 +139,19 @@ static void on_disk(const char *kallsyms)
 	snprintf(kdir, sizeof(kdir), "%s/kallsyms", dir);
 	snprintf(k.text, sizeof(k.text), "bid=test boot=1");
 	snprintf(k.name, sizeof(k.name), "00000000000000aa");
-	check(pfc_kcache_load(dir, &k, &u) == 0, "on disk: a miss before any store");
-	check(pfc_kcache_store(dir, &k, &t) == 0, "on disk: store");
-	check(pfc_kcache_load(dir, &k, &u) == 1, "on disk: a hit after the store");
+	check(pfc_symcache_load(dir, &k, &u) == 0, "on disk: a miss before any store");
+	check(pfc_symcache_store(dir, &k, &t) == 0, "on disk: store");
+	check(pfc_symcache_load(dir, &k, &u) == 1, "on disk: a hit after the store");
 	compare("on disk", &t, &u);
 	pfc_symtab_free(&u);
 	/* another key whose name is the same file (a hash collision): refused and removed */
 	other = k;
 	snprintf(other.text, sizeof(other.text), "bid=test boot=2");
-	check(pfc_kcache_load(dir, &other, &u) == -EINVAL, "on disk: another key's entry is refused");
+	check(pfc_symcache_load(dir, &other, &u) == -EINVAL, "on disk: another key's entry is refused");
 	snprintf(path, sizeof(path), "%s/%s", kdir, k.name);
 	check(access(path, F_OK) != 0, "on disk: the refused entry is removed");
 	/* a byte flipped on disk */
-	check(pfc_kcache_store(dir, &k, &t) == 0, "on disk: store again");
+	check(pfc_symcache_store(dir, &k, &t) == 0, "on disk: store again");
 	f = fopen(path, "r+b");
 	if (f) {
 		fseek(f, 1000, SEEK_SET);
@@ -159,21 +159,21 @@ static void on_disk(const char *kallsyms)
 		fseek(f, 1000, SEEK_SET);
 		fclose(f);
 	}
-	check(pfc_kcache_load(dir, &k, &u) == -EINVAL, "on disk: a corrupt entry is refused");
-	check(pfc_kcache_load(dir, &k, &u) == 0, "on disk: and then missing");
-	/* the bound: the newest PFC_KCACHE_ENTRIES stay */
-	for (i = 0; i < PFC_KCACHE_ENTRIES + 4; i++) {
+	check(pfc_symcache_load(dir, &k, &u) == -EINVAL, "on disk: a corrupt entry is refused");
+	check(pfc_symcache_load(dir, &k, &u) == 0, "on disk: and then missing");
+	/* the bound: the newest PFC_SYMCACHE_ENTRIES stay */
+	for (i = 0; i < PFC_SYMCACHE_ENTRIES + 4; i++) {
 		snprintf(k.name, sizeof(k.name), "%016x", i);
-		pfc_kcache_store(dir, &k, &t);
+		pfc_symcache_store(dir, &k, &t);
 		usleep(2000);	/* distinct modification times */
 	}
-	check(count_entries(kdir) == PFC_KCACHE_ENTRIES, "on disk: %zu entries kept, %d wanted", count_entries(kdir),
-	      PFC_KCACHE_ENTRIES);
-	snprintf(k.name, sizeof(k.name), "%016x", PFC_KCACHE_ENTRIES + 3);
-	check(pfc_kcache_load(dir, &k, &u) == 1, "on disk: the newest entry is kept");
+	check(count_entries(kdir) == PFC_SYMCACHE_ENTRIES, "on disk: %zu entries kept, %d wanted", count_entries(kdir),
+	      PFC_SYMCACHE_ENTRIES);
+	snprintf(k.name, sizeof(k.name), "%016x", PFC_SYMCACHE_ENTRIES + 3);
+	check(pfc_symcache_load(dir, &k, &u) == 1, "on disk: the newest entry is kept");
 	pfc_symtab_free(&u);
 	snprintf(k.name, sizeof(k.name), "%016x", 0);
-	check(pfc_kcache_load(dir, &k, &u) == 0, "on disk: the oldest entry is gone");
+	check(pfc_symcache_load(dir, &k, &u) == 0, "on disk: the oldest entry is gone");
 	pfc_symtab_free(&t);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	check(system(cmd) == 0, "on disk: clean up");
@@ -195,13 +195,13 @@ static void count_load(const char *dir, const char *file, struct pfc_symtab *t, 
 /* the ELF kind through pfc_elf_load, the bound in bytes, byte entries */
 static void elf_kind(const char *fx)
 {
-	char dir[] = "/tmp/test_kcache.XXXXXX", file[4096], edir[300], path[600], cmd[300];
+	char dir[] = "/tmp/test_symcache.XXXXXX", file[4096], edir[300], path[600], cmd[300];
 	struct pfc_symtab plain, a, b;
 	struct pfc_dso_load info;
 	struct pfc_symopts o = { 0 };
-	struct pfc_kcache_kind tiny = { "tiny", 100, 1, 0 };	/* one byte: only the newest stays */
-	struct pfc_kcache_key k;
-	struct pfc_kcache_bytes bytes;
+	struct pfc_symcache_kind tiny = { "tiny", 100, 1, 0 };	/* one byte: only the newest stays */
+	struct pfc_symcache_key k;
+	struct pfc_symcache_bytes bytes;
 	DIR *d;
 	struct dirent *e;
 	FILE *f;
@@ -251,20 +251,20 @@ static void elf_kind(const char *fx)
 	for (i = 0; i < 4; i++) {
 		char text[64];
 		snprintf(text, sizeof(text), "tiny %d", i);
-		pfc_kcache_key_text(&k, text);
-		check(pfc_kcache_store_kind(dir, &tiny, &k, &plain) == 0, "tiny: store %d", i);
+		pfc_symcache_key_text(&k, text);
+		check(pfc_symcache_store_kind(dir, &tiny, &k, &plain) == 0, "tiny: store %d", i);
 		usleep(2000);
 	}
 	snprintf(edir, sizeof(edir), "%s/tiny", dir);
 	check(count_entries(edir) == 1, "tiny: %zu entries kept over the bound in bytes, 1 wanted", count_entries(edir));
-	check(pfc_kcache_load_kind(dir, &tiny, &k, &a) == 1, "tiny: the newest stays");
+	check(pfc_symcache_load_kind(dir, &tiny, &k, &a) == 1, "tiny: the newest stays");
 	pfc_symtab_free(&a);
 	/* byte entries */
-	pfc_kcache_key_text(&k, "bytes");
-	check(pfc_kcache_put(dir, &pfc_kcache_kallsyms_text, &k, "ffffffff81000000 T _text\n", 26) == 0 &&
-	      pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == 1 && bytes.len == 26 &&
+	pfc_symcache_key_text(&k, "bytes");
+	check(pfc_symcache_put(dir, &pfc_symcache_kallsyms_text, &k, "ffffffff81000000 T _text\n", 26) == 0 &&
+	      pfc_symcache_get(dir, &pfc_symcache_kallsyms_text, &k, &bytes) == 1 && bytes.len == 26 &&
 	      !memcmp(bytes.p, "ffffffff81000000 T _text\n", 26), "bytes: round trip");
-	pfc_kcache_bytes_free(&bytes);
+	pfc_symcache_bytes_free(&bytes);
 	/* a peek: the header's CRC and length, the bytes unread; a flipped byte of the bytes
 	 * does not change what the CRC names (the get refuses the entry), a flipped byte of the
 	 * key makes it another key's */
@@ -274,10 +274,10 @@ static void elf_kind(const char *fx)
 		char epath[PATH_MAX + 64];
 		FILE *f;
 
-		check(pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == 1, "bytes: got again");
+		check(pfc_symcache_get(dir, &pfc_symcache_kallsyms_text, &k, &bytes) == 1, "bytes: got again");
 		crc2 = bytes.crc;
-		pfc_kcache_bytes_free(&bytes);
-		check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &crc, &len) == 1 && crc == crc2 && len == 26,
+		pfc_symcache_bytes_free(&bytes);
+		check(pfc_symcache_peek(dir, &pfc_symcache_kallsyms_text, &k, &crc, &len) == 1 && crc == crc2 && len == 26,
 		      "bytes: a peek gives the entry's CRC and length (%zu)", len);
 		snprintf(epath, sizeof(epath), "%s/kallsyms-text/%s", dir, k.name);
 		if ((f = fopen(epath, "r+b"))) {
@@ -285,23 +285,23 @@ static void elf_kind(const char *fx)
 			fputc('X', f);
 			fclose(f);
 		}
-		check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &crc, &len) == 1 && crc == crc2,
+		check(pfc_symcache_peek(dir, &pfc_symcache_kallsyms_text, &k, &crc, &len) == 1 && crc == crc2,
 		      "bytes: a peek does not read the bytes");
-		check(pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == -EINVAL, "bytes: the get checks them");
-		check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &crc, &len) == 0,
+		check(pfc_symcache_get(dir, &pfc_symcache_kallsyms_text, &k, &bytes) == -EINVAL, "bytes: the get checks them");
+		check(pfc_symcache_peek(dir, &pfc_symcache_kallsyms_text, &k, &crc, &len) == 0,
 		      "bytes: a peek misses the entry the get removed");
-		check(pfc_kcache_put(dir, &pfc_kcache_kallsyms_text, &k, "ffffffff81000000 T _text\n", 26) == 0,
+		check(pfc_symcache_put(dir, &pfc_symcache_kallsyms_text, &k, "ffffffff81000000 T _text\n", 26) == 0,
 		      "bytes: written again");
 		if ((f = fopen(epath, "r+b"))) {
 			fseek(f, 40, SEEK_SET);	/* in the key text */
 			fputc('#', f);
 			fclose(f);
 		}
-		check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &crc, &len) == 0, "bytes: another key's header misses");
+		check(pfc_symcache_peek(dir, &pfc_symcache_kallsyms_text, &k, &crc, &len) == 0, "bytes: another key's header misses");
 	}
-	pfc_kcache_key_text(&k, "other");
-	check(pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &k, &bytes) == 0, "bytes: another key misses");
-	check(pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &k, &(uint64_t){ 0 }, &(size_t){ 0 }) == 0,
+	pfc_symcache_key_text(&k, "other");
+	check(pfc_symcache_get(dir, &pfc_symcache_kallsyms_text, &k, &bytes) == 0, "bytes: another key misses");
+	check(pfc_symcache_peek(dir, &pfc_symcache_kallsyms_text, &k, &(uint64_t){ 0 }, &(size_t){ 0 }) == 0,
 	      "bytes: a peek of another key misses");
 	pfc_symtab_free(&plain);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -375,15 +375,15 @@ int main(int argc, char **argv)
 {
 	const char *fx = argc > 1 ? argv[1] : "fixtures";
 	char kallsyms[4096];
-	struct pfc_kcache_key k;
+	struct pfc_symcache_key k;
 
 	snprintf(kallsyms, sizeof(kallsyms), "%s/root/kallsyms", fx);
-	check(pfc_kcache_key(&k) == 0 && strstr(k.text, "boot=") && strlen(k.name) == 16, "the running kernel's key");
+	check(pfc_symcache_key(&k) == 0 && strstr(k.text, "boot=") && strlen(k.name) == 16, "the running kernel's key");
 	round_trip("fixtures kallsyms", kallsyms, &k);
 	if (access("/proc/kallsyms", R_OK) == 0)
 		round_trip("/proc/kallsyms", "/proc/kallsyms", &k);
 	on_disk(kallsyms);
 	damaged_in_place(kallsyms);
 	elf_kind(fx);
-	return check_done("test_kcache");
+	return check_done("test_symcache");
 }

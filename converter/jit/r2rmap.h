@@ -1,12 +1,12 @@
 /*
- * r2r.h - symbols of ReadyToRun images (.NET assemblies with precompiled code, mapped from
+ * r2rmap.h - symbols of ReadyToRun images (.NET assemblies with precompiled code, mapped from
  * disk as PE files): the crossgen2 <Name>.ni.r2rmap and crossgen1 <Name>.ni.{MVID}.map
  * formats, the runtime's perfinfo-PID.map image list, finding the map that belongs to an
  * image and checking its signature, and turning it into a symbol table in perf's file
  * offset space.  PE parsing itself is pe.c; the DSO and map model is machine.c.
  */
-#ifndef PFC_R2R_H
-#define PFC_R2R_H
+#ifndef PFC_R2RMAP_H
+#define PFC_R2RMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * pack.c - the pack writer: the recording, unchanged, and every file the conversion's
+ * perfpack.c - the pack writer: the recording, unchanged, and every file the conversion's
  * symbol sources used (files.c recorded them), with a MANIFEST that says what each member
  * answers, what it is and why it is there.  Converting the pack anywhere asks files.c the
  * same questions and gets these bytes back.  The container is pack.c's (converter/files).
@@ -15,7 +15,7 @@
 #include "converter/files/files.h"
 #include "converter/files/pack.h"
 #include "converter/jit/pe.h"
-#include "converter/native/kcache.h"
+#include "converter/native/symcache.h"
 #include "converter/native/symtab.h"
 #include "converter/util/fileio.h"
 #include "converter/util/strbuf.h"
@@ -217,11 +217,11 @@ static int starts_mz(const char *path)
  * cache's "kallsyms-text" entry under the kernel's key (the build-id, boot, modules and
  * address visibility that key the symbol table), or read and put there.  *buf NULL, 0: not
  * the running kernel's, read it as any other /proc file.  *buf is b's mapping after a hit
- * (pfc_kcache_bytes_free), else malloc's.
+ * (pfc_symcache_bytes_free), else malloc's.
  */
 /* The symbol cache's directory and key of the running kernel's symbols as text (e is
  * /proc/kallsyms), or NULL when they have none. */
-static const char *kallsyms_text_key(struct pfc_session *s, const struct pfc_files_entry *e, struct pfc_kcache_key *key)
+static const char *kallsyms_text_key(struct pfc_session *s, const struct pfc_files_entry *e, struct pfc_symcache_key *key)
 {
 	struct pfc_found f;
 	const char *dir;
@@ -229,15 +229,15 @@ static const char *kallsyms_text_key(struct pfc_session *s, const struct pfc_fil
 	memset(&f, 0, sizeof(f));
 	f.base = e->base;
 	snprintf(f.path, sizeof(f.path), "%s", e->local);
-	if (!(dir = pfc_session_kernel_cache_dir(s, &f)) || pfc_kcache_key(key) < 0)
+	if (!(dir = pfc_session_kernel_cache_dir(s, &f)) || pfc_symcache_key(key) < 0)
 		return NULL;
 	return dir;
 }
 
 static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e, char **buf, size_t *len,
-			 struct pfc_kcache_bytes *b, struct pfc_error *err)
+			 struct pfc_symcache_bytes *b, struct pfc_error *err)
 {
-	struct pfc_kcache_key key;
+	struct pfc_symcache_key key;
 	const char *dir;
 	int ret;
 
@@ -245,14 +245,14 @@ static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e,
 	if (!(dir = kallsyms_text_key(s, e, &key)))
 		return 0;
 	/* a hit is read where it is mapped (b), until the member is written */
-	if (pfc_kcache_get(dir, &pfc_kcache_kallsyms_text, &key, b) == 1) {
+	if (pfc_symcache_get(dir, &pfc_symcache_kallsyms_text, &key, b) == 1) {
 		*buf = (char *)b->p;
 		*len = b->len;
 		return 0;
 	}
 	if ((ret = read_whole(e->local, buf, len, err)) < 0)
 		return ret;
-	pfc_kcache_put(dir, &pfc_kcache_kallsyms_text, &key, *buf, *len);	/* unwritable: no cache */
+	pfc_symcache_put(dir, &pfc_symcache_kallsyms_text, &key, *buf, *len);	/* unwritable: no cache */
 	return 0;
 }
 
@@ -264,10 +264,10 @@ static int kallsyms_text(struct pfc_session *s, const struct pfc_files_entry *e,
  */
 static int kallsyms_peek(struct pfc_session *s, const struct pfc_files_entry *e, uint64_t *crc, size_t *len)
 {
-	struct pfc_kcache_key key;
+	struct pfc_symcache_key key;
 	const char *dir = kallsyms_text_key(s, e, &key);
 
-	return dir && pfc_kcache_peek(dir, &pfc_kcache_kallsyms_text, &key, crc, len) == 1;
+	return dir && pfc_symcache_peek(dir, &pfc_symcache_kallsyms_text, &key, crc, len) == 1;
 }
 
 static int by_offset(const void *a, const void *b)
@@ -346,10 +346,10 @@ static int as_read(const char *path, uint64_t size, void **map, uint64_t **holes
 	return 0;
 }
 
-static void free_bytes(char **bytes, struct pfc_kcache_bytes *kept, size_t i)
+static void free_bytes(char **bytes, struct pfc_symcache_bytes *kept, size_t i)
 {
 	if (kept[i].map)
-		pfc_kcache_bytes_free(&kept[i]);
+		pfc_symcache_bytes_free(&kept[i]);
 	else
 		free(bytes[i]);
 	bytes[i] = NULL;
@@ -362,14 +362,14 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	size_t n, i, k;
 	size_t *member_of = NULL, *sizes = NULL;
 	char **bytes = NULL;          /* the content of files read whole (/proc) */
-	struct pfc_kcache_bytes *kept = NULL;	/* bytes[i] is kept[i]'s mapping when it has one */
+	struct pfc_symcache_bytes *kept = NULL;	/* bytes[i] is kept[i]'s mapping when it has one */
 	uint64_t *peek_crc = NULL;    /* /proc/kallsyms known by its cache entry's CRC, not read yet */
 	uint8_t *peeked = NULL;
 	uint64_t total = 0, packed_bytes = 0;
 	struct pfc_sb mf;
 	struct pfc_packw *w = NULL;
 	struct pfc_packw_cache_stats cst;
-	struct pfc_kcache_frames kf, ks;
+	struct pfc_symcache_frames kf, ks;
 	struct pfc_packw_frames *frames = NULL, *sums = NULL;	/* the symbol cache's "pack" and "pack-sum" entries (--no-cache: none) */
 	struct file_id fid;
 	const char *recording = s->recording_path;
@@ -401,8 +401,8 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 		goto out;
 	}
 	if (s->opts->cache_dir) {
-		pfc_kcache_frames_init(&kf, s->opts->cache_dir);
-		pfc_kcache_frames_init_kind(&ks, s->opts->cache_dir, &pfc_kcache_pack_sum);
+		pfc_symcache_frames_init(&kf, s->opts->cache_dir);
+		pfc_symcache_frames_init_kind(&ks, s->opts->cache_dir, &pfc_symcache_pack_sum);
 		frames = &kf.ops;
 		sums = &ks.ops;
 	}
