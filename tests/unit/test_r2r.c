@@ -10,7 +10,7 @@
 #include <string.h>
 #include "loadfile.h"
 #include "converter/jit/pe.h"
-#include "converter/jit/r2r.h"
+#include "converter/jit/r2rmap.h"
 
 static int failed, passed;
 
