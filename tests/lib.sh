@@ -10,8 +10,8 @@
 #   - filters holds the words of FILTERS (tests/run.sh passes its arguments so), and selected,
 #     pass, skip, xfail and fail print the result lines that tests/run.sh counts.
 # Below them: consumers (CONSUMERS=0), need_perfconv and need_python, which stop a script that
-# cannot run, expected and run_pc, and for the fixtures fixture, missing_runtime, fixture_or_skip
-# and symfs_without_debug.
+# cannot run, expected, run_pc and golden (a folded conversion against an expected file), and for
+# the fixtures fixture, missing_runtime, fixture_or_skip and symfs_without_debug.
 
 # shellcheck shell=bash disable=SC2034  # rc, fx, exp, in and args are set for the scripts
 set -u
@@ -124,6 +124,27 @@ run_pc() {
 	mkdir -p "$d"
 	"$PERFCONV" "$@" >"$d/out" 2>"$d/err" </dev/null
 	rc=$?
+}
+
+# golden NAME EXPECTED ARGS...: perfconv -q ARGS to a .folded file, which must equal EXPECTED (or
+# its .xz) byte for byte.  EXPECTED missing fails the case: the fixtures are committed with theirs.
+golden() {
+	local name=$1 exp=$2 d=$TMP/case
+	shift 2
+	selected "$name" || return 0
+	if ! expected "$exp" >"$TMP/expected"; then
+		fail "$name" "no $exp"
+		return
+	fi
+	run_pc "$d" -q "$@" -o "$d/out.folded"
+	if [ "$rc" != 0 ] || [ ! -f "$d/out.folded" ]; then
+		fail "$name" "exit status $rc, output $([ -f "$d/out.folded" ] && echo written || echo missing)" "$d/err"
+	elif cmp -s "$TMP/expected" "$d/out.folded"; then
+		pass "$name"
+	else
+		diff -u "$TMP/expected" "$d/out.folded" --label "$exp" --label perfconv >"$d/diff"
+		fail "$name" "output differs from $exp" "$d/diff"
+	fi
 }
 
 # fixture DIR: for a fixture (a directory of FIX with expected/ files: false for any other), the
