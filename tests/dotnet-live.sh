@@ -53,19 +53,11 @@ export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
 key=$({ cat fixtures/bin-src/dotnet/Probe/*; dotnet --version; } | sha256sum | cut -c1-16)
 bin=$top/build/dotnet-live/$key
 start=$SECONDS
-if [ ! -x "$bin/Probe" ]; then
-	cp -R fixtures/bin-src/dotnet/Probe "$TMP/src"
-	if ! (cd "$TMP/src" && timeout 120 dotnet build -c Release -o "$TMP/bin" --disable-build-servers \
-		-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build.log" 2>&1; then
-		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
-		for c in "${cases[@]}"; do
-			fail "$c" "dotnet build of fixtures/bin-src/dotnet/Probe failed" "$TMP/build.errors"
-		done
-		exit 0
-	fi
-	mkdir -p "$top/build/dotnet-live"
-	rm -rf "$bin"
-	mv "$TMP/bin" "$bin" || bin=$TMP/bin
+if ! dotnet_build fixtures/bin-src/dotnet/Probe "$bin" Probe; then
+	for c in "${cases[@]}"; do
+		fail "$c" "dotnet build of fixtures/bin-src/dotnet/Probe failed" "$TMP/build.errors"
+	done
+	exit 0
 fi
 built=$((SECONDS - start))
 

@@ -2,11 +2,12 @@
 # tests/layout.sh - the tree keeps its shape: the pipeline's direction (docs/architecture.md), a
 # file including project headers only from its own stage or an earlier one; cli/'s files calling
 # each other one way (perfconv.c -> batch.c -> convert.c), never back; and no test suite that the
-# driver does not run.
+# driver does not run or that shadows a shared helper.
 #   layout/stages   util < files < perffile < machine < native < jit < converter/ (session) < formats < cli
 #   layout/cli      convert.c includes neither batch.h nor perfconv.c's; batch.c not perfconv.c's
 #   layout/suites   every tests/*.sh is a suite tests/run.sh runs or one it lists as not a suite,
 #                   and every name it lists is there, once
+#   layout/helpers  no suite defines a function under the name of one of tests/lib.sh's helpers
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" layout
 
@@ -90,5 +91,25 @@ if selected layout/suites; then
 		fail layout/suites "the check misses a script that is not in the list"
 	else
 		pass layout/suites
+	fi
+fi
+
+# A suite's own copy of a helper of tests/lib.sh, under its name, would hide the shared one from
+# that suite and drift from it.  shadows FILE...: one line per function FILE defines that lib.sh
+# defines too; checked on a file that does define one, so that it can fail.
+shadows() {
+	local names
+	names=$(sed -nE 's/^([a-z_][a-z0-9_]*)\(\) *\{.*/\1/p' tests/lib.sh | paste -sd'|')
+	grep -nHE "^[[:space:]]*($names)\(\)" "$@" | sed 's/(.*/: a helper of tests\/lib.sh defined again/'
+}
+if selected layout/helpers; then
+	shadows $(ls tests/*.sh | grep -vx tests/lib.sh) >"$TMP/bad"
+	printf 'x() {\n\t:\n}\n\tload() { :; }\n' >"$TMP/shadow.sh"
+	if [ -s "$TMP/bad" ]; then
+		fail layout/helpers "suites define helpers of tests/lib.sh again" "$TMP/bad"
+	elif [ "$(shadows "$TMP/shadow.sh" | wc -l)" != 1 ]; then
+		fail layout/helpers "the check misses a suite's load() that shadows tests/lib.sh's"
+	else
+		pass layout/helpers
 	fi
 fi

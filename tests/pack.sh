@@ -77,12 +77,7 @@ iso() { "$ISO" -k "$W" -k "$bindir" -x "$FIXABS" "$@"; }
 
 # ---------------------------------------------------------------------------------------------------
 # The helper, first: the cases below mean nothing if it lets this machine's files through.
-iso_why=
-if [ "$(id -u)" != 0 ]; then
-	iso_why="not root: the isolation needs a mount namespace (unshare -m) and tmpfs mounts"
-elif ! "$ISO" -- true 2>"$TMP/iso.err"; then
-	iso_why="tests/tools/isolate.sh cannot run here: $(head -n 1 "$TMP/iso.err")"
-fi
+iso_why=$(isolation_missing)
 if [ -n "$iso_why" ]; then
 	selected pack/isolate && skip "pack/isolate/*" "$iso_why"
 elif selected pack/isolate; then
