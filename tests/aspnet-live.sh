@@ -66,9 +66,8 @@ if ! perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >"$TMP/perf-probe.
 	skip_all "perf record does not work here ($(grep -m 1 -v '^$' "$TMP/perf-probe.log"))"
 fi
 
-# Perf's naming, for the "before" share: --perf-compat where perfconv has it, else its default.
-BEFORE_FLAGS=()
-"$PERFCONV" --help 2>/dev/null | grep -q -- '--perf-compat' && BEFORE_FLAGS=(--perf-compat)
+# Perf's naming, for the "before" share.
+BEFORE_FLAGS=(--perf-compat)
 
 # The app's processes and the files the host run leaves in /tmp go when the script ends.
 app_pids=() host_files=()

@@ -198,8 +198,6 @@ else
 		[ -n "$why" ] || run_pc "$C" "${A[@]}" --debuginfod "$URL" -o "$P/fp.perfpack"
 		if [ -n "$why" ]; then
 			skip debuginfod/pack "$why"
-		elif [ "$rc" = 2 ] && grep -q pack "$C/err"; then
-			skip debuginfod/pack "perfconv has no pack format yet ($(head -n 1 "$C/err"))"
 		elif [ "$rc" != 0 ] || [ ! -s "$P/fp.perfpack" ] || [ ! -s "$cached" ] ||
 			! grep -q '^perfconv: debuginfod: 1 debug files fetched' "$C/err"; then
 			fail debuginfod/pack "exit $rc packing with --debuginfod: the pack must be written and the debug file fetched into $cached" "$C/err"
