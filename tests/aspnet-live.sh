@@ -66,23 +66,14 @@ if ! perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >"$TMP/perf-probe.
 	skip_all "perf record does not work here ($(grep -m 1 -v '^$' "$TMP/perf-probe.log"))"
 fi
 
-# Perf's naming, for the "before" share: --perf-compat where perfconv has it, else its default.
-BEFORE_FLAGS=()
-"$PERFCONV" --help 2>/dev/null | grep -q -- '--perf-compat' && BEFORE_FLAGS=(--perf-compat)
+# Perf's naming, for the "before" share.
+BEFORE_FLAGS=(--perf-compat)
 
 # The app's processes and the files the host run leaves in /tmp go when the script ends.
 app_pids=() host_files=()
 stop_app() {
 	local p
-	for p in "${app_pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-		for _ in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	for p in "${app_pids[@]}"; do stop_pid "$p"; done
 	app_pids=()
 }
 # ASPNET_LIVE_KEEP: the recordings and outputs are copied out before TMP goes
@@ -111,19 +102,11 @@ src=fixtures/bin-src/dotnet/ProbeApi
 key=$({ cat "$src"/*; echo "$sdk"; } | sha256sum | cut -c1-16)
 bin=$top/build/dotnet-live/api-$key
 start=$SECONDS
-if [ ! -x "$bin/ProbeApi" ]; then
-	cp -R "$src" "$TMP/src"
-	if ! (cd "$TMP/src" && timeout 180 dotnet build -c Release -o "$TMP/bin" --disable-build-servers \
-		-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build.log" 2>&1; then
-		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
-		for c in "${cases[@]}"; do
-			fail "$c" "dotnet build of $src failed" "$TMP/build.errors"
-		done
-		exit 0
-	fi
-	mkdir -p "$top/build/dotnet-live"
-	rm -rf "$bin"
-	mv "$TMP/bin" "$bin" || bin=$TMP/bin
+if ! dotnet_build "$src" "$bin" ProbeApi; then
+	for c in "${cases[@]}"; do
+		fail "$c" "dotnet build of $src failed" "$TMP/build.errors"
+	done
+	exit 0
 fi
 built=$((SECONDS - start))
 
@@ -488,8 +471,8 @@ selected aspnet-live/namespace-proc && ns+=(aspnet-live/namespace-proc)
 packw=
 if selected aspnet-live/namespace-pack; then
 	# the pack case converts in tests/tools/isolate.sh's mount namespace
-	if ! tests/tools/isolate.sh -k "$TMP" -- true >"$TMP/isolate.log" 2>&1; then
-		skip aspnet-live/namespace-pack "tests/tools/isolate.sh does not work here ($(head -n 1 "$TMP/isolate.log"))"
+	if why=$(isolation_missing); then
+		skip aspnet-live/namespace-pack "$why"
 	else
 		packw=$TMP/namespace-pack
 		ns+=(aspnet-live/namespace-pack)
