@@ -2,15 +2,8 @@
  * batch.c - batch mode (-O DIR): finds the recordings among the arguments, names each
  * output after its input, skips inputs whose outputs are newer, and converts the rest in
  * worker processes made with fork() (-j N of them, each converting one input after
- * another), so that one input that crashes the converter is reported as a failed file and
- * the others go on.  Each worker reads an input once and writes every requested format from
- * that one read.
- *
- * Output names: OUTDIR/REL.SUFFIX, SUFFIX being the format's file ending (.folded, ...).
- * REL is the input's path relative to the directory argument it was found in
- * (DIR/host1/perf.data -> OUTDIR/host1/perf.data.folded), or the file name of a file
- * argument.  When two inputs would get the same REL, each of them uses its path as given
- * instead, with a leading "/" and any "." or ".." components left out.
+ * another, every format from one read), so that an input that crashes the converter is
+ * a failed file and the others go on.  The conversion itself is convert.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -182,6 +175,14 @@ static int walk(struct batch *b, const char *dir, const char *rel, int depth)
 	free(names);
 	return ret;
 }
+
+/*
+ * Output names: OUTDIR/REL.SUFFIX, SUFFIX being the format's file ending (.folded, ...).
+ * REL is the input's path relative to the directory argument it was found in
+ * (DIR/host1/perf.data -> OUTDIR/host1/perf.data.folded), or the file name of a file
+ * argument.  When two inputs would get the same REL, each of them uses its path as given
+ * instead, with a leading "/" and any "." or ".." components left out.
+ */
 
 /* The input's path without a leading "/" and without "." and ".." components. */
 static void path_as_rel(const char *path, char *out, size_t len)

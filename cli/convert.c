@@ -1,10 +1,9 @@
 /*
- * convert.c - one conversion of one input into one or more output files, as both the
- * single-file command line (perfconv.c) and each batch worker (batch.c) run it: the options
- * the writers need, the session read (once more without the kernel symbols' preload when
- * they came too late), --stats and --header, the writers run in turn, the warnings kept for
- * the writers that log them, and how it went.  The output files are output.c's, the lines
- * printed summary.c's and progress.c's, --diff's gate.c's; it never parses options.
+ * convert.c - one conversion of one input into its outputs, as main() and each batch worker
+ * run it: the options the writers need, the read (again without the kernel symbols' preload
+ * when they came too late), --stats and --header, the writers in turn, the warnings kept
+ * for those that log them, and how it went.  Output files are output.c's, what is printed
+ * summary.c's and progress.c's, --diff gate.c's; it never parses options.
  */
 #include <stdio.h>
 #include <stdlib.h>
