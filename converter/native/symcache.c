@@ -507,7 +507,7 @@ int pfc_symcache_store(const char *dir, const struct pfc_symcache_key *k, const 
 	return pfc_symcache_store_kind(dir, &pfc_symcache_kallsyms, k, t);
 }
 
-/* --- a pack writer's frames (converter/files/pack.c) ---------------------------------------- */
+/* --- a pack writer's frames (converter/files/packwrite.c) ----------------------------------- */
 
 static int frames_get(struct pfc_packw_frames *o, const char *text, const void **p, size_t *len)
 {
