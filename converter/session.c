@@ -2945,9 +2945,7 @@ int pfc_session_side_files(struct pfc_session *s, int (*fn)(void *arg, const cha
 		}
 	}
 	for (i = 0; i < nr_pids && ret == 0; i++) {
-		if (!(pfc_files_has(s->files, PFC_FILES_MAPDIR) &&
-		      pfc_files_findf(s->files, PFC_FILES_MAPDIR, 0, &found, "jit-%d.dump", pids[i])) &&
-		    !pfc_files_findf(s->files, PFC_FILES_TMP, 0, &found, "jit-%d.dump", pids[i]))
+		if (!pfc_jitsyms_jitdump_find(&s->jit, pids[i], &found))
 			continue;
 		pfc_files_note(s->files, found.base, found.rel, "jitdump of a process with JIT frames", pids[i], NULL, 0);
 		if (fn) {
