@@ -18,6 +18,7 @@
 #include "converter/native/symcache.h"
 #include "converter/native/symtab.h"
 #include "converter/util/fileio.h"
+#include "converter/util/hex.h"
 #include "converter/util/strbuf.h"
 #include "formats/writer.h"
 
@@ -27,18 +28,6 @@ static const char *base_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
 	return s ? s + 1 : path;
-}
-
-static void hex(char *out, const uint8_t *b, int n)
-{
-	static const char d[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = d[b[i] >> 4];
-		out[2 * i + 1] = d[b[i] & 15];
-	}
-	out[2 * n] = 0;
 }
 
 /* A member name that tar lists as the file's path: files/PLACE/PATH, or files/PLACE/N/BASE
@@ -441,7 +430,7 @@ static int plan_file(struct pfc_session *s, struct members *m, size_t i, struct 
 	if (m->member_of[i] == i)
 		m->total += m->sizes[i];
 	if (e->bid_len)
-		hex(bid, e->bid, e->bid_len);
+		pfc_hex_format(bid, e->bid, (size_t)e->bid_len);
 	if (e->pid >= 0)
 		snprintf(pid, sizeof(pid), "%d", e->pid);
 	member_name(member, sizeof(member), &v[m->member_of[i]], m->member_of[i]);

@@ -19,6 +19,8 @@
 #include "converter/jit/perfmap.h"
 #include "converter/util/strbuf.h"
 #include "converter/native/symtab.h"
+#include "formats/frameline.h"
+#include "formats/perfscript.h"
 #include "formats/tptext.h"
 #include "formats/perfview.h"
 #include "formats/writer.h"
@@ -120,55 +122,16 @@ int pfc_perfview_header(struct pfc_sb *b, struct pfc_session *s, const struct pf
 	return b->oom ? -1 : 0;
 }
 
-/* Bytes a frame line may take beyond its symbol and DSO names. */
-#define FRAME_FIXED 48
-
 static size_t frame_room(struct pfc_session *s, const struct pfc_frame *f)
 {
-	return FRAME_FIXED + (f->resolved ? pfc_intern_len(&s->strings, f->sym_text) : 0) +
-	       (!f->inlined && f->dso ? strlen(f->dso->name) : 0);
+	return pfc_frameline_room(&s->strings, f);
 }
 
-/* "\t%16llx sym (dso)\n" into d (frame_room bytes); returns its length.  By hand: printf's
- * parsing was a third of making the lines. */
+/* "\t%16llx sym (dso)\n" into d (frame_room bytes), perf script's line with its names'
+ * line breaks made spaces; returns its length. */
 static size_t frame_fmt(char *d0, struct pfc_session *s, const struct pfc_frame *f)
 {
-	static const char hex[] = "0123456789abcdef";
-	char tmp[16], *d = d0, *t = tmp + sizeof(tmp);
-	uint64_t a = f->addr;
-	size_t nd;
-
-	do {
-		*--t = hex[a & 15];
-		a >>= 4;
-	} while (a);
-	nd = (size_t)(tmp + sizeof(tmp) - t);
-	*d++ = '\t';
-	memset(d, ' ', 16 - nd);
-	d += 16 - nd;
-	memcpy(d, t, nd);
-	d += nd;
-	*d++ = ' ';
-	if (f->resolved) {
-		d = put_name(d, pfc_intern_str(&s->strings, f->sym_text), pfc_intern_len(&s->strings, f->sym_text));
-	} else {
-		memcpy(d, "[unknown]", 9);
-		d += 9;
-	}
-	*d++ = ' ';
-	*d++ = '(';
-	if (f->inlined) {	/* perf script's inlined frames */
-		memcpy(d, "inlined", 7);
-		d += 7;
-	} else if (f->dso) {
-		d = put_name(d, f->dso->name, strlen(f->dso->name));
-	} else {
-		memcpy(d, "[unknown]", 9);
-		d += 9;
-	}
-	*d++ = ')';
-	*d++ = '\n';
-	return (size_t)(d - d0);
+	return pfc_frameline_fmt(d0, &s->strings, f, PFC_PS_SYM | PFC_PS_DSO, put_name);
 }
 
 int pfc_perfview_frame(struct pfc_sb *b, struct pfc_session *s, uint32_t fid)

@@ -14,6 +14,7 @@
 #include "converter/native/srcline.h"
 #include "converter/offcpu.h"
 #include "converter/util/bytes.h"
+#include "converter/util/hex.h"
 #include "converter/util/strbuf.h"
 #include "formats/writer.h"
 
@@ -719,11 +720,9 @@ static int pp_mappings(struct pp_ctx *c, struct pp_arrays *a, PbProfile *prof, s
 		}
 		M->filename = str_index0(c, d->name);
 		if (d->build_id_len > 0) {
-			int b;
-			pfc_sb_reset(tmp);
-			for (b = 0; b < d->build_id_len && b < 20; b++)
-				pfc_sb_addf(tmp, "%02x", d->build_id[b]);
-			M->build_id = str_index(c, tmp->buf ? tmp->buf : "", tmp->len);
+			char hex[41];
+			size_t n = d->build_id_len < 20 ? (size_t)d->build_id_len : 20;
+			M->build_id = str_index(c, pfc_hex_format(hex, d->build_id, n), 2 * n);
 		}
 		/* names come from perfconv; pprof must not look the addresses up again */
 		M->has_functions = 1;

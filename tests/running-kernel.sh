@@ -5,7 +5,7 @@
 # by release when not; --perf-compat trusts it as perf 6.1 does.  The golden tests with --kallsyms
 # are tests/folded.sh's; the kernel's symbols read on their own thread, tests/preload.sh's.
 #   pipe-foreign/running-{compat,default,compat-symfs,default-symfs,same-release},
-#   pipe-foreign/folded-unnamed[-kernel-addrs], fp-callgraph/kernel-build-id
+#   pipe-foreign/folded-unnamed[-kernel-addrs], fp-callgraph/kernel-build-id[-cache]
 # Run by tests/run.sh; prints "ok    NAME" or "FAIL  NAME: why".  PERFCONV, FIXTURES and
 # FILTERS="w1 w2" as for tests/run.sh.
 # shellcheck source=tests/lib.sh
@@ -132,5 +132,35 @@ if fixture "$FIX/fp-callgraph" && selected "$fx/kernel-build-id"; then
 		pass "$fx/kernel-build-id"
 	else
 		fail "$fx/kernel-build-id" "$bad" "$TMP/kerr"
+	fi
+fi
+
+# The running kernel's symbols go through the symbol cache, keyed by the build-id of the same
+# notes that say the kernel is the recording's: the stand-in's too.  Twice into an empty cache:
+# a miss that writes the entry, then a hit, each naming the frames as without the cache.
+if fixture "$FIX/fp-callgraph" && selected "$fx/kernel-build-id-cache"; then
+	if [ ! -s "$TMP/rk-same/notes" ]; then
+		skip "$fx/kernel-build-id-cache" "needs $fx/kernel-build-id's stand-in kernel: select that case too"
+	else
+		bad=
+		rm -rf "$TMP/kxdg"
+		for step in miss hit; do
+			XDG_CACHE_HOME=$TMP/kxdg PERFCONV_RUNNING_KERNEL=$TMP/rk-same "$PERFCONV" -v -i "$in" -f perf-script \
+				-o "$TMP/kout" 2>"$TMP/kerr-$step" </dev/null
+			grep -F '([kernel.kallsyms])' "$TMP/kout" >"$TMP/kgot"
+			want="0 hit, 1 miss"
+			[ "$step" = hit ] && want="1 hit, 0 miss"
+			if ! grep -q "^perfconv: kernel symbol cache: $want " "$TMP/kerr-$step"; then
+				bad="${bad:+$bad; }the $step run does not say 'kernel symbol cache: $want'"
+			elif [ ! -s "$TMP/kwant" ] || ! cmp -s "$TMP/kwant" "$TMP/kgot"; then
+				bad="${bad:+$bad; }the $step run's kernel lines differ"
+			fi
+		done
+		if [ -z "$bad" ]; then
+			pass "$fx/kernel-build-id-cache"
+		else
+			cat "$TMP/kerr-miss" "$TMP/kerr-hit" >"$TMP/kerr"
+			fail "$fx/kernel-build-id-cache" "$bad" "$TMP/kerr"
+		fi
 	fi
 fi
