@@ -697,7 +697,7 @@ static int pp_locations(struct pp_ctx *c, struct pp_arrays *a, PbProfile *prof, 
 
 /* mappings: the DSOs, with the first map's range and file offset; and the functions the
  * locations named */
-static int pp_mappings(struct pp_ctx *c, struct pp_arrays *a, PbProfile *prof, struct pfc_sb *tmp,
+static int pp_mappings(struct pp_ctx *c, struct pp_arrays *a, PbProfile *prof,
 		       struct pfc_error *err)
 {
 	size_t i;
@@ -863,7 +863,7 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	if (ret == 0)
 		ret = pp_locations(&c, &a, &prof, &tmp, err);
 	if (ret == 0)
-		ret = pp_mappings(&c, &a, &prof, &tmp, err);
+		ret = pp_mappings(&c, &a, &prof, err);
 	if (ret == 0)
 		ret = pp_strings(&c, s, o, &a, &prof, &tmp, err);
 	if (ret == 0 && write_gzip(out, &prof) < 0)
