@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "cli/batch.h"
 #include "cli/convert.h"
+#include "cli/record.h"
 #include "converter/jit/dotnetname.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
@@ -396,6 +397,9 @@ int main(int argc, char **argv)
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
+	/* perfconv record ...: a sub-command with options of its own (record.c) */
+	if (argc > 1 && !strcmp(argv[1], "record"))
+		return pfc_cli_record(argc - 1, argv + 1);
 	c.opts.input = "perf.data";
 	c.opts.max_stack = 127;
 	c.jobs = 1;
