@@ -762,11 +762,11 @@ int pfc_cli_record(int argc, char **argv)
 			r.o.duration > 0 ? " early" : "");
 
 	ended = wait_loop(&r);
+	if (r.progress_shown)
+		progress(&r, 1);
 	/* a second signal from here on abandons */
 	if (!ended && stop_signals && !r.o.quiet)
-		fprintf(stderr, "%sperfconv: record: stopping (Ctrl-C again to abandon the recording)\n",
-			r.progress_shown ? "\n" : "");
-	r.progress_shown = 0;
+		fprintf(stderr, "perfconv: record: stopping (Ctrl-C again to abandon the recording)\n");
 	stop_all(&r, 0);
 	if (stop_signals > 1) {
 		/* abandoned: kill what is left, remove what is half-written */
@@ -789,8 +789,17 @@ int pfc_cli_record(int argc, char **argv)
 	if (r.o.verbose)
 		print_perf_log(&r);
 	ret = pack(&r);
-	if (ret == 0)
-		ret = keep_events(&r);
+	if (ret < 0 && stop_signals < 2) {
+		/* the recording is not lost with the pack: it can be packed again, or converted */
+		char keep[PATH_MAX + 16];
+		size_t n = strlen(r.events) - 7;	/* NAME.events -> NAME.data */
+		snprintf(keep, sizeof(keep), "%.*s.data", (int)n, r.events);
+		if (rename(r.data, keep) == 0)
+			fprintf(stderr, "perfconv: record: the recording is kept in '%s': pack it with perfconv -i '%s' -o "
+				"'%s'\n", keep, keep, r.out);
+	}
+	if (keep_events(&r) < 0)
+		ret = -1;
 	rm_work(&r);
 	if (stop_signals > 1) {
 		unlink(r.out);
