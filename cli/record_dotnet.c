@@ -324,6 +324,20 @@ void pfc_rec_dotnet_stop(struct pfc_rec_proc *p, double timeout, int abandon, co
 	p->fd = p->out_fd = -1;
 }
 
+/* the process has ended, or is ending: gone, a zombie, or its socket gone with its exit */
+static int ended(const struct pfc_rec_proc *p)
+{
+	char path[96], buf[512], *c;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/stat", p->t.proc);
+	if (pfc_diagsock_read_small(path, buf, sizeof(buf)) <= 0 || !(c = strrchr(buf, ')')))
+		return 1;
+	if (c[1] == ' ' && (c[2] == 'Z' || c[2] == 'X'))
+		return 1;
+	return lstat(p->sock, &st) < 0 && errno == ENOENT;
+}
+
 void pfc_rec_dotnet_restore(struct pfc_rec_proc *p, int quiet)
 {
 	uint8_t req[PFC_DIAGIPC_REQUEST_MAX];
@@ -333,11 +347,11 @@ void pfc_rec_dotnet_restore(struct pfc_rec_proc *p, int quiet)
 	if (!p->perfmap_enabled)
 		return;
 	p->perfmap_enabled = 0;
-	if (kill((pid_t)p->t.pid, 0) < 0 && errno == ESRCH)
-		return;         /* it has ended: nothing to switch off */
+	if (ended(p))
+		return;         /* nothing to switch off */
 	len = pfc_diagipc_encode_perfmap(req, 0, PFC_PERFMAP_TYPE_ALL);
-	if (call(p, req, len, 0, 0, &rep, "DisablePerfMap", quiet) < 0 || !rep.ok || rep.hresult) {
-		if (!quiet)
+	if (call(p, req, len, 0, 0, &rep, "DisablePerfMap", 1) < 0 || !rep.ok || rep.hresult) {
+		if (!quiet && !ended(p))
 			fprintf(stderr, "perfconv: record: warning: %s: could not switch its perf map off again; "
 				"run 'perfconv --disable-perfmap %ld'\n", who(p), p->t.pid);
 		return;

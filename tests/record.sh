@@ -25,6 +25,8 @@
 #                         through /proc/PID/root, the frames named, the map off again;
 #   record/command        `perfconv record --duration 3 -- dotnet Probe.dll`: a pack with named
 #                         frames and an event stream; the command does not outlive the recording;
+#   record/target-exits   without --duration, the app killed after 3 s: perf ends, and what was
+#                         recorded is packed (exit 0), with no warning about its perf map;
 #   record/sigint         without --duration, one SIGINT after 3 s: exit 0 and a pack;
 #   record/sigint-twice   two SIGINTs: exit 130, nothing written (no pack, no events, no work
 #                         directory), the perf map off again, no perf left.
@@ -39,7 +41,7 @@ cases=() live_cases=()
 for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails; do
 	selected "record/$c" && cases+=("record/$c")
 done
-for c in pid pid-on namespace command sigint sigint-twice; do
+for c in pid pid-on namespace command target-exits sigint sigint-twice; do
 	selected "record/$c" && live_cases+=("record/$c")
 done
 [ "${#cases[@]}" -eq 0 ] && [ "${#live_cases[@]}" -eq 0 ] && exit 0
@@ -337,6 +339,30 @@ if selected record/command; then
 			kill -KILL "$cpid"
 		else
 			pass "record/command ($(python3 tests/dotnet-resolution.py "$TMP/cmd/cmd.folded" 2>&1 | sed 's/^[^:]*: //'))"
+		fi
+	fi
+fi
+if selected record/target-exits; then
+	if ! start_probe; then
+		fail record/target-exits "Probe did not start"
+	else
+		mkdir -p "$TMP/exits"
+		"$PERFCONV" record -p "$app" -o "$TMP/exits/exits.perfpack" >"$TMP/exits.out" 2>"$TMP/exits.err" </dev/null &
+		rec=$!
+		for _ in $(seq 100); do
+			map_open "$app" && break
+			sleep 0.1
+		done
+		sleep "$SECS"
+		stop_app "$app"
+		wait "$rec"
+		echo $? >"$TMP/exits.rc"
+		if check_pack record/target-exits exits "$app"; then
+			if grep -q warning "$TMP/exits.err"; then
+				fail record/target-exits "a warning" "$TMP/exits.err"
+			else
+				pass "record/target-exits (packed what was recorded: $(sed -n "s/^perfconv: '[^']*': \([0-9]*\) samples read.*/\1/p" "$TMP/exits.err") samples)"
+			fi
 		fi
 	fi
 fi
