@@ -1,11 +1,9 @@
 /*
- * record.c - perfconv record [OPTIONS] [-p PID,... | -a | -- COMMAND ARGS...]: from a live
- * process to a pack in one command.  It parses the command's options (its own table, which
- * also makes its --help), runs the preflight, switches on the perf maps and opens the
- * EventPipe sessions of the .NET processes (record_dotnet.c), runs perf record as a child
- * process, stops everything on the duration, a signal or the target's end, and packs the
- * recording in-process with the pack writer; the event streams are kept beside the pack.
- * It collects nothing itself: perf samples, the runtime writes its maps and events.
+ * record.c - perfconv record [-p PID,... | -a | -- COMMAND]: from a live system to a pack in
+ * one command.  It owns the command's options (its table makes its --help), perf record as a
+ * child process, the wait (duration, signals, the target's end), the order in which all is
+ * undone on every way out, and the pack, made in-process by the pack writer.  The preflight is
+ * record_preflight.c's, each .NET runtime's perf map and event session record_dotnet.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -507,10 +505,10 @@ static off_t file_size(const char *path)
 	return stat(path, &st) == 0 ? st.st_size : 0;
 }
 
-/* perf said it wrote its file */
+/* perf said it wrote its file (its last lines: warnings of lost samples may come first) */
 static int perf_wrote(const struct rec *r)
 {
-	char buf[8192];
+	static char buf[1 << 18];
 	ssize_t n = pfc_diagsock_read_small(r->log, buf, sizeof(buf));
 	return n > 0 && strstr(buf, "[ perf record: Captured and wrote") != NULL && file_size(r->data) > 0;
 }
