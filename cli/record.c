@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -406,6 +407,10 @@ static int start_perf(struct rec *r)
 		/* its own process group: a Ctrl-C at the terminal reaches perfconv alone, which
 		 * stops the event sessions first and then perf */
 		setpgid(0, 0);
+		/* and it ends with perfconv, even a perfconv killed with SIGKILL */
+		prctl(PR_SET_PDEATHSIG, SIGINT);
+		if (getppid() == 1)
+			_exit(127);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
@@ -775,7 +780,8 @@ int pfc_cli_record(int argc, char **argv)
 		return EXIT_ABANDONED;
 	}
 	if (!perf_wrote(&r)) {
-		fprintf(stderr, "perfconv: record: perf record failed (exit status %d)%s\n", r.perf_status,
+		fprintf(stderr, "perfconv: record: perf record failed (exit status %d)%s%s\n", r.perf_status,
+			r.ready ? "" : " before it began to write (did the target end first?)",
 			file_size(r.log) ? "; it said:" : "");
 		print_perf_log(&r);
 		rm_work(&r);

@@ -196,6 +196,18 @@ map_open() {
 perf_left() {
 	pgrep -f "perf record .*$1" >/dev/null 2>&1
 }
+# recording DIR: wait until perf has begun to write into the work directory in DIR (a loaded
+# machine can take seconds to start perf, and a target that ends before leaves nothing recorded)
+recording() {
+	local f
+	for _ in $(seq 300); do
+		for f in "$1"/.*.record-*/perf.data; do
+			[ -s "$f" ] && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
 # check_pack CASE NAME PID: the pack NAME.perfpack and NAME.events/PID.nettrace; the folded
 # stacks' managed frames named; no work directory or perf left.  True when all hold (nothing
 # printed), else one FAIL line.
@@ -349,10 +361,7 @@ if selected record/target-exits; then
 		mkdir -p "$TMP/exits"
 		"$PERFCONV" record -p "$app" -o "$TMP/exits/exits.perfpack" >"$TMP/exits.out" 2>"$TMP/exits.err" </dev/null &
 		rec=$!
-		for _ in $(seq 100); do
-			map_open "$app" && break
-			sleep 0.1
-		done
+		recording "$TMP/exits"
 		sleep "$SECS"
 		stop_app "$app"
 		wait "$rec"
@@ -372,11 +381,7 @@ sig() {
 	mkdir -p "$TMP/$n"
 	"$PERFCONV" record -p "$app" -o "$TMP/$n/$n.perfpack" >"$TMP/$n.out" 2>"$TMP/$n.err" </dev/null &
 	rec=$!
-	# the recording has begun when the runtime holds its perf map open
-	for _ in $(seq 100); do
-		map_open "$app" && break
-		sleep 0.1
-	done
+	recording "$TMP/$n"
 	sleep "$SECS"
 	for i in $(seq "$count"); do
 		kill -INT "$rec"
