@@ -18,6 +18,7 @@
 #include "cli/convert.h"
 #include "cli/gate.h"
 #include "cli/output.h"
+#include "cli/record.h"
 #include "converter/jit/dotnetname.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
@@ -157,6 +158,7 @@ static void usage(FILE *fp)
 
 	fprintf(fp, "usage: perfconv [OPTION]... -i perf.data -o OUTPUT\n"
 		    "       perfconv [OPTION]... -O OUTDIR [-f FORMAT,...] [-j N] FILE|DIR...\n"
+		    "       perfconv record [OPTION]... [-p PID[,PID...] | -a | -- COMMAND [ARG]...]\n"
 		    "Convert Linux perf.data recordings into folded stacks and other formats.\n\n");
 	for (i = 0; i < NR_OPTS; i++) {
 		const struct opt_doc *d = &opt_table[i];
@@ -829,6 +831,9 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	memset(&a, 0, sizeof(a));
 	raise_file_limit();
+	/* perfconv record ...: a sub-command with options of its own (record.c) */
+	if (argc > 1 && !strcmp(argv[1], "record"))
+		return pfc_cli_record(argc - 1, argv + 1);
 	c.opts.input = "perf.data";
 	c.opts.max_stack = 127;
 	c.jobs = 1;

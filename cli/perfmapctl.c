@@ -4,8 +4,9 @@
  * and jitdump, so that a service can be profiled without a restart.  This file finds the
  * socket (in the process's own mount namespace and with its own pid when it runs in a
  * container), connects, sends one request, waits for one reply with a deadline, and says
- * what happened.  The bytes of the request and the decoding of the reply are
- * converter/jit/diagipc.c's; nothing else is ever sent.
+ * what happened.  The finding of the socket and the I/O with a deadline are shared with
+ * perfconv record (perfmapctl.h); the bytes of the request and the decoding of the reply
+ * are converter/jit/diagipc.c's; nothing else is ever sent from here.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,19 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "cli/perfmapctl.h"
 #include "converter/jit/diagipc.h"
 
-struct target {
-	const char *opt;        /* "--enable-perfmap" or "--disable-perfmap" */
-	long pid;               /* as given: the pid in perfconv's pid namespace */
-	long nspid;             /* the pid the process sees (its innermost NStgid) */
-	char comm[64];
-	char proc[64];          /* /proc/PID */
-	uint64_t starttime;
-};
-
-/* the first cap-1 bytes of a small /proc file; -1 with errno when it cannot be read */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
+ssize_t pfc_diagsock_read_small(const char *path, char *buf, size_t cap)
 {
 	size_t n = 0;
 	ssize_t r;
@@ -57,17 +49,16 @@ static ssize_t read_small(const char *path, char *buf, size_t cap)
 	return (ssize_t)n;
 }
 
-static double now(void)
+double pfc_diagsock_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* the milliseconds left before the deadline, at least 0 */
-static int ms_left(double deadline)
+int pfc_diagsock_ms_left(double deadline)
 {
-	double l = deadline - now();
+	double l = deadline - pfc_diagsock_now();
 	return l <= 0 ? 0 : (int)(l * 1000) + 1;
 }
 
@@ -81,7 +72,7 @@ static const char *type_words(enum pfc_perfmap_type t)
 }
 
 /* "process 123 (dotnet)", with the pid it sees when that differs */
-static const char *who(const struct target *t)
+static const char *who(const struct pfc_diag_target *t)
 {
 	static char s[160];
 	if (t->nspid && t->nspid != t->pid)
@@ -91,20 +82,10 @@ static const char *who(const struct target *t)
 	return s;
 }
 
-struct found {
-	char path[PATH_MAX];
-	uint64_t key;
-	struct timespec mtime;
-	int n;                  /* sockets found */
-	int key_matches;        /* the chosen one's key is the process's start time */
-	int eacces;             /* a directory could not be read: permission */
-	char denied[PATH_MAX];
-};
-
 /* Look in DIR for the runtime's socket of t; the best so far stays in f.  The key of the
  * name is the process's start time, so a socket left behind by an earlier process with the
  * same pid (pid 1 in every container) loses to the live one; else the newest wins. */
-static void scan_dir(const struct target *t, const char *dir, struct found *f)
+static void scan_dir(const struct pfc_diag_target *t, const char *dir, struct pfc_diag_found *f)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -145,7 +126,7 @@ static void scan_dir(const struct target *t, const char *dir, struct found *f)
 }
 
 /* same mount namespace as perfconv: its /tmp is ours */
-static int same_mntns(const struct target *t)
+static int same_mntns(const struct pfc_diag_target *t)
 {
 	struct stat a, b;
 	char p[96];
@@ -154,8 +135,7 @@ static int same_mntns(const struct target *t)
 	return stat("/proc/self/ns/mnt", &a) == 0 && stat(p, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
 
-/* does the process map the CoreCLR runtime? (-1: cannot tell) */
-static int maps_coreclr(const struct target *t)
+int pfc_diagsock_maps_coreclr(const struct pfc_diag_target *t)
 {
 	char p[96], line[4096];
 	FILE *fp;
@@ -171,7 +151,7 @@ static int maps_coreclr(const struct target *t)
 }
 
 /* No socket: say why as well as one can tell from /proc. */
-static int no_socket(const struct target *t, const struct found *f, const char *env, ssize_t envlen,
+static int no_socket(const struct pfc_diag_target *t, const struct pfc_diag_found *f, const char *env, ssize_t envlen,
 		     const char *dirs)
 {
 	char v[64];
@@ -197,7 +177,7 @@ static int no_socket(const struct target *t, const struct found *f, const char *
 			"DOTNET_PerfMapEnabled=1\n", t->opt, who(t), knob, knob);
 		return EXIT_FAILED;
 	}
-	clr = maps_coreclr(t);
+	clr = pfc_diagsock_maps_coreclr(t);
 	if (clr == 1) {
 		fprintf(stderr, "perfconv: %s: %s runs the .NET runtime but has no diagnostics socket "
 			"dotnet-diagnostic-%ld-*-socket in %s%s; restart it with DOTNET_PerfMapEnabled=1\n",
@@ -212,8 +192,7 @@ static int no_socket(const struct target *t, const struct found *f, const char *
 	return EXIT_FAILED;
 }
 
-/* connect to path (AF_UNIX, SOCK_STREAM), non-blocking, before the deadline; the socket or -1 */
-static int connect_socket(const char *path, double deadline, int *err)
+int pfc_diagsock_connect(const char *path, double deadline, int *err)
 {
 	struct sockaddr_un sa;
 	char alias[64];
@@ -242,7 +221,7 @@ static int connect_socket(const char *path, double deadline, int *err)
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN && ms_left(deadline) > 0) {
+		if (errno == EAGAIN && pfc_diagsock_ms_left(deadline) > 0) {
 			poll(NULL, 0, 20);
 			continue;
 		}
@@ -257,15 +236,14 @@ out:
 	return fd;
 }
 
-/* send all of buf before the deadline: 0, or -1 with *err */
-static int send_all(int fd, const uint8_t *buf, size_t len, double deadline, int *err)
+int pfc_diagsock_send(int fd, const uint8_t *buf, size_t len, double deadline, int *err)
 {
 	size_t off = 0;
 
 	while (off < len) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 		ssize_t w;
-		int r = poll(&p, 1, ms_left(deadline));
+		int r = poll(&p, 1, pfc_diagsock_ms_left(deadline));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
@@ -284,7 +262,106 @@ static int send_all(int fd, const uint8_t *buf, size_t len, double deadline, int
 	return 0;
 }
 
-static int parse_target(const char *opt, const char *arg, int enable, struct target *t, enum pfc_perfmap_type *type)
+int pfc_diagsock_target(struct pfc_diag_target *t, char *failed, size_t cap)
+{
+	char buf[4096], path[96];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/comm", t->proc);
+	if (pfc_diagsock_read_small(path, t->comm, sizeof(t->comm)) > 0)
+		t->comm[strcspn(t->comm, "\n")] = 0;
+	else
+		snprintf(t->comm, sizeof(t->comm), "?");
+	snprintf(failed, cap, "%s/status", t->proc);
+	if ((n = pfc_diagsock_read_small(failed, buf, sizeof(buf))) < 0)
+		return -1;
+	t->nspid = pfc_diagipc_status_nstgid(buf, (size_t)n);
+	if (!t->nspid)		/* a kernel before 4.1 has no NStgid: no pid namespaces to mind */
+		t->nspid = t->pid;
+	snprintf(path, sizeof(path), "%s/stat", t->proc);
+	if ((n = pfc_diagsock_read_small(path, buf, sizeof(buf))) > 0)
+		t->starttime = pfc_diagipc_stat_starttime(buf, (size_t)n);
+	return 0;
+}
+
+ssize_t pfc_diagsock_find(const struct pfc_diag_target *t, char *env, size_t envcap, struct pfc_diag_found *f,
+			  char *dirs, size_t dcap)
+{
+	char tmpdir[PATH_MAX], dir[PATH_MAX + 96];
+	ssize_t envlen;
+
+	/* The runtime makes its socket in its $TMPDIR, else /tmp, in its own mount namespace,
+	 * named with the pid it sees: through /proc/PID/root that is the same from anywhere. */
+	snprintf(dir, sizeof(dir), "%s/environ", t->proc);
+	envlen = pfc_diagsock_read_small(dir, env, envcap);
+	tmpdir[0] = 0;
+	if (envlen >= 0 && pfc_diagipc_environ_get(env, (size_t)envlen, "TMPDIR", tmpdir, sizeof(tmpdir)) &&
+	    (tmpdir[0] != '/' || strstr(tmpdir, "/../")))
+		tmpdir[0] = 0;
+	while (strlen(tmpdir) > 1 && tmpdir[strlen(tmpdir) - 1] == '/')
+		tmpdir[strlen(tmpdir) - 1] = 0;
+	memset(f, 0, sizeof(*f));
+	dirs[0] = 0;
+	if (tmpdir[0] && strcmp(tmpdir, "/tmp")) {
+		snprintf(dir, sizeof(dir), "%s/root%s", t->proc, tmpdir);
+		scan_dir(t, dir, f);
+		snprintf(dirs, dcap, "%s and ", dir);
+	}
+	snprintf(dir, sizeof(dir), "%s/root/tmp", t->proc);
+	scan_dir(t, dir, f);
+	snprintf(dirs + strlen(dirs), dcap - strlen(dirs), "%s", dir);
+	if (!f->path[0] && f->eacces && same_mntns(t)) {
+		/* /proc/PID/root needs ptrace access; in our own mount namespace /tmp is the same place */
+		f->eacces = 0;
+		if (tmpdir[0])
+			scan_dir(t, tmpdir, f);
+		scan_dir(t, "/tmp", f);
+	}
+	return envlen;
+}
+
+int pfc_diagsock_recv_reply(int fd, double deadline, int session, uint8_t *in, size_t cap, size_t *got,
+			    struct pfc_diagipc_reply *rep, struct pfc_error *e)
+{
+	int ret;
+
+	*got = 0;
+	memset(e, 0, sizeof(*e));
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		size_t need = 0;
+		ssize_t n;
+		int r;
+
+		ret = session ? pfc_diagipc_decode_session_reply(in, *got, rep, &need, e) :
+				pfc_diagipc_decode_reply(in, *got, rep, &need, e);
+		if (ret == 0)
+			return 0;
+		if (ret != -PFC_ERR_TRUNCATED)
+			return 1;
+		if (need > cap || *got >= need) {
+			/* cannot happen: a whole reply decodes; keep the loop finite */
+			PFC_FAIL(e, CORRUPT, *got, "reply of %zu bytes does not decode", *got);
+			return 1;
+		}
+		r = poll(&p, 1, pfc_diagsock_ms_left(deadline));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			return -ETIMEDOUT;
+		/* no more than the reply: after a session's comes its stream */
+		n = r < 0 ? -1 : recv(fd, in + *got, need - *got, 0);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		*got += (size_t)n;
+	}
+}
+
+static int parse_target(const char *opt, const char *arg, int enable, struct pfc_diag_target *t, enum pfc_perfmap_type *type)
 {
 	char *end;
 	long pid;
@@ -322,16 +399,16 @@ int pfc_cli_perfmap(const char *arg, int enable, double timeout, int quiet)
 {
 	static char env[1 << 17];
 	const char *opt = enable ? "--enable-perfmap" : "--disable-perfmap";
-	struct target t;
-	struct found f;
+	struct pfc_diag_target t;
+	struct pfc_diag_found f;
 	enum pfc_perfmap_type type;
 	struct pfc_diagipc_reply rep;
 	struct pfc_error e;
 	struct stat st;
-	char buf[4096], tmpdir[PATH_MAX], dir[PATH_MAX + 96], dirs[3 * PATH_MAX];
+	char dir[PATH_MAX + 96], dirs[3 * PATH_MAX];
 	uint8_t req[PFC_DIAGIPC_REQUEST_MAX], in[PFC_DIAGIPC_REPLY_MAX];
 	size_t reqlen, got = 0;
-	ssize_t n, envlen;
+	ssize_t envlen;
 	double deadline;
 	int fd, err = 0, ret;
 	const char *name;
@@ -346,55 +423,16 @@ int pfc_cli_perfmap(const char *arg, int enable, double timeout, int quiet)
 			fprintf(stderr, "perfconv: %s: process %ld: cannot read %s: %s\n", opt, t.pid, t.proc, strerror(errno));
 		return EXIT_FAILED;
 	}
-	snprintf(buf, sizeof(buf), "%s/comm", t.proc);
-	if (read_small(buf, t.comm, sizeof(t.comm)) > 0)
-		t.comm[strcspn(t.comm, "\n")] = 0;
-	else
-		snprintf(t.comm, sizeof(t.comm), "?");
-	snprintf(dir, sizeof(dir), "%s/status", t.proc);
-	if ((n = read_small(dir, buf, sizeof(buf))) < 0) {
+	if (pfc_diagsock_target(&t, dir, sizeof(dir)) < 0) {
 		fprintf(stderr, "perfconv: %s: %s: cannot read %s: %s\n", opt, who(&t), dir, strerror(errno));
 		return EXIT_FAILED;
 	}
-	t.nspid = pfc_diagipc_status_nstgid(buf, (size_t)n);
-	if (!t.nspid)		/* a kernel before 4.1 has no NStgid: no pid namespaces to mind */
-		t.nspid = t.pid;
-	snprintf(dir, sizeof(dir), "%s/stat", t.proc);
-	if ((n = read_small(dir, buf, sizeof(buf))) > 0)
-		t.starttime = pfc_diagipc_stat_starttime(buf, (size_t)n);
-
-	/* The runtime makes its socket in its $TMPDIR, else /tmp, in its own mount namespace,
-	 * named with the pid it sees: through /proc/PID/root that is the same from anywhere. */
-	snprintf(dir, sizeof(dir), "%s/environ", t.proc);
-	envlen = read_small(dir, env, sizeof(env));
-	tmpdir[0] = 0;
-	if (envlen >= 0 && pfc_diagipc_environ_get(env, (size_t)envlen, "TMPDIR", tmpdir, sizeof(tmpdir)) &&
-	    (tmpdir[0] != '/' || strstr(tmpdir, "/../")))
-		tmpdir[0] = 0;
-	while (strlen(tmpdir) > 1 && tmpdir[strlen(tmpdir) - 1] == '/')
-		tmpdir[strlen(tmpdir) - 1] = 0;
-	memset(&f, 0, sizeof(f));
-	dirs[0] = 0;
-	if (tmpdir[0] && strcmp(tmpdir, "/tmp")) {
-		snprintf(dir, sizeof(dir), "%s/root%s", t.proc, tmpdir);
-		scan_dir(&t, dir, &f);
-		snprintf(dirs, sizeof(dirs), "%s and ", dir);
-	}
-	snprintf(dir, sizeof(dir), "%s/root/tmp", t.proc);
-	scan_dir(&t, dir, &f);
-	snprintf(dirs + strlen(dirs), sizeof(dirs) - strlen(dirs), "%s", dir);
-	if (!f.path[0] && f.eacces && same_mntns(&t)) {
-		/* /proc/PID/root needs ptrace access; in our own mount namespace /tmp is the same place */
-		f.eacces = 0;
-		if (tmpdir[0])
-			scan_dir(&t, tmpdir, &f);
-		scan_dir(&t, "/tmp", &f);
-	}
+	envlen = pfc_diagsock_find(&t, env, sizeof(env), &f, dirs, sizeof(dirs));
 	if (!f.path[0])
 		return no_socket(&t, &f, env, envlen, dirs);
 
-	deadline = now() + timeout;
-	fd = connect_socket(f.path, deadline, &err);
+	deadline = pfc_diagsock_now() + timeout;
+	fd = pfc_diagsock_connect(f.path, deadline, &err);
 	if (fd < 0) {
 		if (err == EACCES || err == EPERM)
 			fprintf(stderr, "perfconv: %s: %s: cannot connect to '%s': %s; run perfconv as the process's user "
@@ -410,7 +448,7 @@ int pfc_cli_perfmap(const char *arg, int enable, double timeout, int quiet)
 		return EXIT_FAILED;
 	}
 	reqlen = pfc_diagipc_encode_perfmap(req, enable, type);
-	if (send_all(fd, req, reqlen, deadline, &err) < 0) {
+	if (pfc_diagsock_send(fd, req, reqlen, deadline, &err) < 0) {
 		if (err == ETIMEDOUT)
 			fprintf(stderr, "perfconv: %s: %s: the runtime did not take the request on '%s' within %g s; try "
 				"again, or give a longer --timeout\n", opt, who(&t), f.path, timeout);
@@ -422,48 +460,29 @@ int pfc_cli_perfmap(const char *arg, int enable, double timeout, int quiet)
 	}
 
 	/* one reply, read until it is whole, the peer closes or the deadline passes */
-	memset(&e, 0, sizeof(e));
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		size_t need = 0;
-		int r;
-
-		ret = pfc_diagipc_decode_reply(in, got, &rep, &need, &e);
-		if (ret != -PFC_ERR_TRUNCATED)
-			break;
-		if (need > sizeof(in) || got >= need) {
-			/* cannot happen: a whole reply decodes; keep the loop finite */
-			ret = PFC_FAIL(&e, CORRUPT, got, "reply of %zu bytes does not decode", got);
-			break;
-		}
-		r = poll(&p, 1, ms_left(deadline));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
-			fprintf(stderr, "perfconv: %s: %s: no answer on '%s' within %g s%s; the runtime may be busy or "
-				"suspended: try again, or give a longer --timeout\n", opt, who(&t), f.path, timeout,
-				got ? " (a reply was cut short)" : "");
-			close(fd);
-			return EXIT_FAILED;
-		}
-		n = r < 0 ? -1 : recv(fd, in + got, need - got, 0);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0) {
-			if (n < 0)
-				fprintf(stderr, "perfconv: %s: %s: cannot read the reply on '%s': %s\n", opt, who(&t), f.path,
-					strerror(errno));
-			else
-				fprintf(stderr, "perfconv: %s: %s: the runtime closed the connection on '%s' after %zu bytes, "
-					"without a whole reply%s\n", opt, who(&t), f.path, got,
-					got ? "" : "; a runtime older than .NET 5 has no such commands");
-			close(fd);
-			return EXIT_FAILED;
-		}
-		got += (size_t)n;
+	ret = pfc_diagsock_recv_reply(fd, deadline, 0, in, sizeof(in), &got, &rep, &e);
+	if (ret == -ETIMEDOUT) {
+		fprintf(stderr, "perfconv: %s: %s: no answer on '%s' within %g s%s; the runtime may be busy or "
+			"suspended: try again, or give a longer --timeout\n", opt, who(&t), f.path, timeout,
+			got ? " (a reply was cut short)" : "");
+		close(fd);
+		return EXIT_FAILED;
+	}
+	if (ret == -ECONNRESET) {
+		fprintf(stderr, "perfconv: %s: %s: the runtime closed the connection on '%s' after %zu bytes, "
+			"without a whole reply%s\n", opt, who(&t), f.path, got,
+			got ? "" : "; a runtime older than .NET 5 has no such commands");
+		close(fd);
+		return EXIT_FAILED;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "perfconv: %s: %s: cannot read the reply on '%s': %s\n", opt, who(&t), f.path,
+			strerror(-ret));
+		close(fd);
+		return EXIT_FAILED;
 	}
 	close(fd);
-	if (ret < 0) {
+	if (ret > 0) {
 		fprintf(stderr, "perfconv: %s: %s: malformed reply on '%s' at offset %llu: %s\n", opt, who(&t), f.path,
 			(unsigned long long)e.offset, e.detail);
 		return EXIT_FAILED;

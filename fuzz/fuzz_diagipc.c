@@ -3,7 +3,9 @@
  * which reads whatever listens on a socket named like the runtime's.  Each input is decoded
  * whole and as every prefix the socket code could have read so far: a prefix must ask for
  * more or fail, never decode to a reply the whole input does not give, and an accepted reply
- * must lie inside the bytes.  Replies are at most 256 bytes; inputs are capped at 512.
+ * must lie inside the bytes.  The same for the session reply of CollectTracing2 and
+ * StopTracing (perfconv record), whose OK carries a session id and is followed by the
+ * stream.  Replies are at most 256 bytes; inputs are capped at 512.
  */
 // FUZZ_MAX_LEN: 512
 // FUZZ_SEEDS: fuzz/seeds/diagipc/*
@@ -37,6 +39,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r == 0 && (ret != 0 || part.hresult != whole.hresult || part.ok != whole.ok))
 			abort();
 		/* a prefix found malformed stays malformed */
+		if (r < 0 && r != -PFC_ERR_TRUNCATED && ret != r)
+			abort();
+	}
+	/* the session reply: an OK holds 8 bytes of id, and the bytes after it are the stream's */
+	memset(&e, 0, sizeof(e));
+	ret = pfc_diagipc_decode_session_reply(data, size, &whole, &need, &e);
+	if (ret == 0 && (whole.size > size || whole.size > PFC_DIAGIPC_REPLY_MAX || need != whole.size ||
+			 whole.size < PFC_DIAGIPC_HEADER_LEN + (whole.ok ? 8 : 4)))
+		abort();
+	if (ret == -PFC_ERR_TRUNCATED && need <= size)
+		abort();
+	if (ret < 0 && ret != -PFC_ERR_TRUNCATED && (!e.has_offset || e.offset >= size))
+		abort();
+	for (i = 0; i < size && i <= PFC_DIAGIPC_REPLY_MAX; i++) {
+		memset(&e, 0, sizeof(e));
+		r = pfc_diagipc_decode_session_reply(data, i, &part, &need, &e);
+		if (r == 0 && (ret != 0 || part.session != whole.session || part.hresult != whole.hresult))
+			abort();
 		if (r < 0 && r != -PFC_ERR_TRUNCATED && ret != r)
 			abort();
 	}

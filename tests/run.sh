@@ -28,7 +28,7 @@
 
 # The live suites record workloads whose waits have known lengths (off-CPU time, .NET apps under
 # load), so they run first and alone; DOTNET_LIVE=0 leaves out all but offcpu.sh.
-LIVE_SUITES=(offcpu.sh dotnet-live.sh aspnet-live.sh dotnet-dwarf.sh dotnet-enable.sh diff-live.sh)
+LIVE_SUITES=(offcpu.sh dotnet-live.sh aspnet-live.sh dotnet-dwarf.sh dotnet-enable.sh diff-live.sh record.sh)
 # The others, the slowest first (as measured on 2 CPUs), so that the lanes end together
 # (TRUNCATE=0 leaves truncate.sh out).
 POOL_SUITES=(pack.sh perfview.sh folded.sh truncate.sh perf-identity.sh foreign.sh pprof.sh svg.sh

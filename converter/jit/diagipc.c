@@ -1,9 +1,11 @@
 /*
  * diagipc.c - the bytes of the .NET diagnostics IPC messages perfconv sends (EnablePerfMap,
- * DisablePerfMap) and of the reply, and the /proc texts and socket names that lead to the
- * runtime's socket.  It owns no socket and prints nothing: cli/perfmapctl.c does the I/O.  A
- * reply comes from whatever listens on the socket, so it is decoded from bytes with every
- * length checked, and a malformed one is an error value with the offset of the bad byte.
+ * DisablePerfMap, CollectTracing2, StopTracing) and of their replies, the runtime provider's
+ * keywords for an event list, and the /proc texts and socket names that lead to the
+ * runtime's socket.  It owns no socket and prints nothing: cli/perfmapctl.c and
+ * cli/record_dotnet.c do the I/O.  A reply comes from whatever listens on the socket, so it
+ * is decoded from bytes with every length checked, and a malformed one is an error value
+ * with the offset of the bad byte.  The nettrace stream after a session's reply is not read here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,10 +47,94 @@ size_t pfc_diagipc_encode_perfmap(uint8_t *buf, int enable, enum pfc_perfmap_typ
 	return len;
 }
 
-int pfc_diagipc_decode_reply(const uint8_t *buf, size_t len, struct pfc_diagipc_reply *r, size_t *need,
-			     struct pfc_error *e)
+static void put32(uint8_t *p, uint32_t v)
 {
-	size_t i, n = len < PFC_DIAGIPC_MAGIC_LEN ? len : PFC_DIAGIPC_MAGIC_LEN;
+	put16(p, (uint16_t)v);
+	put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static void header(uint8_t *buf, size_t len, uint8_t set, uint8_t id)
+{
+	memcpy(buf, magic, PFC_DIAGIPC_MAGIC_LEN);
+	put16(buf + 14, (uint16_t)len);
+	buf[16] = set;
+	buf[17] = id;
+	put16(buf + 18, 0);
+}
+
+/* a protocol string: uint32 length in UTF-16 units with the terminator, then UTF-16LE; an
+ * empty or absent one is length 0, which the runtime reads as NULL.  Bytes needed, 0 when
+ * s is not ASCII; written only when they fit in cap. */
+static size_t put_string(uint8_t *p, size_t cap, const char *s)
+{
+	size_t n = s ? strlen(s) : 0, i, need = 4 + (n ? 2 * (n + 1) : 0);
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80 || !s[i])
+			return 0;
+	if (need > cap)
+		return need;
+	put32(p, n ? (uint32_t)(n + 1) : 0);
+	for (i = 0; i < n; i++)
+		put16(p + 4 + 2 * i, (uint8_t)s[i]);
+	if (n)
+		put16(p + 4 + 2 * n, 0);
+	return need;
+}
+
+size_t pfc_diagipc_encode_collect(uint8_t *buf, size_t cap, uint32_t buffer_mb, int rundown,
+				  const struct pfc_diagipc_provider *p, size_t n)
+{
+	size_t len = PFC_DIAGIPC_HEADER_LEN + 4 + 4 + 1 + 4, i, k;
+
+	if (n > 64)
+		return 0;
+	for (i = 0; i < n; i++) {
+		size_t room = len + 12 <= cap ? cap - len - 12 : 0;
+		if (!p[i].name || !*p[i].name)
+			return 0;
+		if (len + 12 <= cap) {
+			put64(buf + len, p[i].keywords);
+			put32(buf + len + 8, p[i].level);
+		}
+		len += 12;
+		if (!(k = put_string(buf + len, room, p[i].name)))
+			return 0;
+		len += k;
+		room = len <= cap ? cap - len : 0;
+		if (!(k = put_string(buf + len, room, p[i].args)))
+			return 0;
+		len += k;
+	}
+	if (len > cap || len > PFC_DIAGIPC_COLLECT_MAX)
+		return 0;
+	header(buf, len, PFC_DIAGIPC_SET_EVENTPIPE, PFC_DIAGIPC_COLLECT_TRACING2);
+	put32(buf + 20, buffer_mb);
+	put32(buf + 24, PFC_DIAGIPC_FORMAT_NETTRACE);
+	buf[28] = rundown ? 1 : 0;
+	put32(buf + 29, (uint32_t)n);
+	return len;
+}
+
+size_t pfc_diagipc_encode_stop(uint8_t *buf, uint64_t session)
+{
+	header(buf, PFC_DIAGIPC_STOP_LEN, PFC_DIAGIPC_SET_EVENTPIPE, PFC_DIAGIPC_STOP_TRACING);
+	put64(buf + 20, session);
+	return PFC_DIAGIPC_STOP_LEN;
+}
+
+/* The reply of either kind: ok_payload is the size of an OK reply's payload (4, an HRESULT;
+ * 8, a session id); an Error reply always carries an HRESULT. */
+static int decode(const uint8_t *buf, size_t len, struct pfc_diagipc_reply *r, size_t *need,
+		  struct pfc_error *e, size_t ok_payload)
+{
+	size_t i, n = len < PFC_DIAGIPC_MAGIC_LEN ? len : PFC_DIAGIPC_MAGIC_LEN, payload;
 	uint16_t size;
 
 	memset(r, 0, sizeof(*r));
@@ -75,9 +161,10 @@ int pfc_diagipc_decode_reply(const uint8_t *buf, size_t len, struct pfc_diagipc_
 		return PFC_FAIL(e, CORRUPT, 17, "reply command id 0x%02x is neither OK (0x00) nor Error (0xff)",
 				r->command_id);
 	r->ok = r->command_id == PFC_DIAGIPC_OK;
-	/* both replies of these two commands carry an int32 HRESULT */
-	if (size < PFC_DIAGIPC_HEADER_LEN + 4)
-		return PFC_FAIL(e, CORRUPT, 14, "reply size %u leaves no room for its 4-byte HRESULT", size);
+	payload = r->ok ? ok_payload : 4;
+	if (size < PFC_DIAGIPC_HEADER_LEN + payload)
+		return PFC_FAIL(e, CORRUPT, 14, "reply size %u leaves no room for its %zu-byte %s", size, payload,
+				payload == 8 ? "session id" : "HRESULT");
 	if (size > PFC_DIAGIPC_REPLY_MAX)
 		return PFC_FAIL(e, CORRUPT, 14, "reply size %u is longer than a reply to these commands (at most %u)",
 				size, PFC_DIAGIPC_REPLY_MAX);
@@ -85,8 +172,66 @@ int pfc_diagipc_decode_reply(const uint8_t *buf, size_t len, struct pfc_diagipc_
 		*need = size;
 	if (len < size)
 		return -PFC_ERR_TRUNCATED;
-	r->hresult = pfc_ld32(buf + PFC_DIAGIPC_HEADER_LEN, SWAP_LE);
+	if (payload == 8)
+		r->session = pfc_ld64(buf + PFC_DIAGIPC_HEADER_LEN, SWAP_LE);
+	else
+		r->hresult = pfc_ld32(buf + PFC_DIAGIPC_HEADER_LEN, SWAP_LE);
 	return 0;
+}
+
+int pfc_diagipc_decode_reply(const uint8_t *buf, size_t len, struct pfc_diagipc_reply *r, size_t *need,
+			     struct pfc_error *e)
+{
+	/* both replies of the perf map commands carry an int32 HRESULT */
+	return decode(buf, len, r, need, e, 4);
+}
+
+int pfc_diagipc_decode_session_reply(const uint8_t *buf, size_t len, struct pfc_diagipc_reply *r, size_t *need,
+				     struct pfc_error *e)
+{
+	return decode(buf, len, r, need, e, 8);
+}
+
+/* Microsoft-Windows-DotNETRuntime's keywords (dotnet/runtime ClrEtwAll.man): each word
+ * turns on the events it names.  alloc is GC at the verbose level, where the runtime adds
+ * GCAllocationTick (about every 100 KB allocated, with the type and a stack). */
+static const struct {
+	const char *word;
+	uint64_t keywords;
+	uint32_t level;
+} event_words[] = {
+	{ "gc", 0x1, 4 },
+	{ "alloc", 0x1, 5 },
+	{ "loader", 0x8, 4 },
+	{ "jit", 0x10, 4 },
+	{ "contention", 0x4000, 4 },
+	{ "exceptions", 0x8000, 4 },
+	{ "threadpool", 0x10000, 4 },
+};
+
+int pfc_diagipc_events_parse(const char *list, uint64_t *keywords, uint32_t *level, char *bad, size_t cap)
+{
+	*keywords = 0;
+	*level = 0;
+	if (!strcmp(list, "none"))
+		return 0;
+	while (1) {
+		size_t len = strcspn(list, ","), i;
+		for (i = 0; i < sizeof(event_words) / sizeof(event_words[0]); i++)
+			if (strlen(event_words[i].word) == len && !strncmp(list, event_words[i].word, len))
+				break;
+		if (i == sizeof(event_words) / sizeof(event_words[0])) {
+			if (cap)
+				snprintf(bad, cap, "%.*s", (int)len, list);
+			return -1;
+		}
+		*keywords |= event_words[i].keywords;
+		if (event_words[i].level > *level)
+			*level = event_words[i].level;
+		if (!list[len])
+			return 0;
+		list += len + 1;
+	}
 }
 
 const char *pfc_diagipc_hresult_name(uint32_t hr)

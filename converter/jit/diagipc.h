@@ -1,8 +1,10 @@
 /*
- * diagipc.h - the two messages of the .NET diagnostics IPC protocol that perfconv sends
- * (EnablePerfMap and DisablePerfMap, .NET 8+) and the reply it reads, as bytes; and the
- * few /proc and socket-name texts needed to find the runtime's socket.  No I/O here: the
- * command line (cli/perfmapctl.c) connects, sends and reads.  A reply is untrusted input.
+ * diagipc.h - the messages of the .NET diagnostics IPC protocol that perfconv sends
+ * (EnablePerfMap and DisablePerfMap, .NET 8+; CollectTracing2 and StopTracing, the EventPipe
+ * session of perfconv record) and the replies it reads, as bytes; the runtime provider's
+ * keywords for an event list; and the few /proc and socket-name texts needed to find the
+ * runtime's socket.  No I/O here: the command line (cli/perfmapctl.c, cli/record_dotnet.c)
+ * connects, sends and reads.  A reply is untrusted input.
  */
 #ifndef PFC_DIAGIPC_H
 #define PFC_DIAGIPC_H
@@ -36,6 +38,16 @@ enum pfc_perfmap_type {
 	PFC_PERFMAP_TYPE_PERFMAP = 3,
 };
 
+/* Command set 0x02 (EventPipe): 0x01 StopTracing (payload uint64 session id), 0x03
+ * CollectTracing2 (uint32 circularBufferMB, uint32 format, bool requestRundown, providers) */
+#define PFC_DIAGIPC_SET_EVENTPIPE 0x02u
+#define PFC_DIAGIPC_STOP_TRACING 0x01u
+#define PFC_DIAGIPC_COLLECT_TRACING2 0x03u
+#define PFC_DIAGIPC_FORMAT_NETTRACE 1u
+#define PFC_DIAGIPC_STOP_LEN 28u
+/* the request holds at most this many bytes (its uint16 size field) */
+#define PFC_DIAGIPC_COLLECT_MAX 65535u
+
 /* HRESULTs a runtime answers with (src/native/eventpipe/ds-types.h) */
 #define PFC_DIAGIPC_E_BAD_ENCODING 0x80131384u
 #define PFC_DIAGIPC_E_UNKNOWN_COMMAND 0x80131385u   /* .NET 5 to 7 for 0x0405/0x0406 */
@@ -53,7 +65,8 @@ struct pfc_diagipc_reply {
 	uint16_t size;                  /* the header's size: header and payload */
 	uint8_t command_set, command_id;
 	int ok;                         /* command id OK (else Error) */
-	uint32_t hresult;
+	uint32_t hresult;               /* an Error's, or the OK of the perf map commands */
+	uint64_t session;               /* pfc_diagipc_decode_session_reply's OK: the session id */
 };
 
 /* Decode a reply from the len bytes read so far.  0: a whole reply, in r; -PFC_ERR_TRUNCATED:
@@ -62,6 +75,34 @@ struct pfc_diagipc_reply {
  * the reply's size are not looked at; a reply longer than PFC_DIAGIPC_REPLY_MAX is malformed. */
 int pfc_diagipc_decode_reply(const uint8_t *buf, size_t len, struct pfc_diagipc_reply *r, size_t *need,
 			     struct pfc_error *e);
+
+/* The same for the reply to CollectTracing2 or StopTracing, whose OK carries a uint64
+ * session id (a 28-byte reply) and whose Error an HRESULT.  After CollectTracing2's OK the
+ * nettrace stream follows on the connection: the caller reads no further than *need. */
+int pfc_diagipc_decode_session_reply(const uint8_t *buf, size_t len, struct pfc_diagipc_reply *r, size_t *need,
+				     struct pfc_error *e);
+
+/* One provider of an EventPipe session: keywords, level (0 to 5, 5 verbose), an ASCII name
+ * and filter arguments (NULL or "" for none). */
+struct pfc_diagipc_provider {
+	uint64_t keywords;
+	uint32_t level;
+	const char *name, *args;
+};
+
+/* CollectTracing2 into buf[cap] (nettrace format): its length, 0 when it does not fit or a
+ * name is not ASCII. */
+size_t pfc_diagipc_encode_collect(uint8_t *buf, size_t cap, uint32_t buffer_mb, int rundown,
+				  const struct pfc_diagipc_provider *p, size_t n);
+
+/* StopTracing of session into buf (PFC_DIAGIPC_STOP_LEN bytes); returns its length. */
+size_t pfc_diagipc_encode_stop(uint8_t *buf, uint64_t session);
+
+/* The runtime provider (Microsoft-Windows-DotNETRuntime) keywords and level of an event
+ * list "gc,exceptions,jit" (words: gc alloc jit exceptions loader threadpool contention,
+ * or "none" alone).  0, or -1 with the first unknown word copied into bad[cap]. */
+#define PFC_DIAGIPC_RUNTIME_PROVIDER "Microsoft-Windows-DotNETRuntime"
+int pfc_diagipc_events_parse(const char *list, uint64_t *keywords, uint32_t *level, char *bad, size_t cap);
 
 /* A name for a runtime HRESULT ("UNKNOWN_COMMAND"), NULL for one it does not know. */
 const char *pfc_diagipc_hresult_name(uint32_t hr);

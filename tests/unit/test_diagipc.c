@@ -3,7 +3,9 @@
  * byte for byte as dotnet/diagnostics' ipc-protocol.md lays them out, the reply decoder on
  * the replies a .NET 8 runtime (OK, S_OK) and a .NET 6/7 runtime (Error, UNKNOWN_COMMAND)
  * send, on every prefix of them, and on damaged ones (each with the offset of the bad
- * byte); the NStgid, start-time, environment and socket-name parsers that find the socket.
+ * byte); the EventPipe session's CollectTracing2 and StopTracing requests, their session
+ * reply (OK with a uint64 id, Error with an HRESULT) and the event list's keywords; the
+ * NStgid, start-time, environment and socket-name parsers that find the socket.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -141,8 +143,78 @@ static void test_proc_texts(void)
 	check(!pfc_diagipc_socket_name("perf-1.map", 1, &key), "another file");
 }
 
+static void test_session(void)
+{
+	static uint8_t b[512];
+	struct pfc_diagipc_provider p[2] = { { 0x8011, 4, "Microsoft-Windows-DotNETRuntime", NULL },
+					     { 0x1, 5, "AB", "k=v" } };
+	struct pfc_diagipc_reply r;
+	struct pfc_error e;
+	uint64_t kw;
+	uint32_t level;
+	char bad[32];
+	size_t n, i, need;
+	int ret, wrong;
+
+	/* header, u32 buffer MB, u32 format 1, bool rundown, u32 2 providers, then each: u64
+	 * keywords, u32 level, the name (u32 units with the NUL, UTF-16LE), the args */
+	n = pfc_diagipc_encode_collect(b, sizeof(b), 256, 1, p, 2);
+	check(n == 20 + 13 + (12 + 4 + 64 + 4) + (12 + 4 + 6 + 4 + 8), "CollectTracing2 of two providers is %zu bytes", n);
+	check(b[14] == (uint8_t)n && b[15] == (uint8_t)(n >> 8) && b[16] == 0x02 && b[17] == 0x03,
+	      "CollectTracing2: its size, command set 0x02, id 0x03");
+	check(b[20] == 0 && b[21] == 1 && b[24] == 1 && b[28] == 1 && b[29] == 2, "256 MB, nettrace, rundown, 2 providers");
+	check(b[33] == 0x11 && b[34] == 0x80 && b[41] == 4 && b[45] == 32 && b[49] == 'M' && b[50] == 0 &&
+	      b[49 + 62] == 0 && b[49 + 63] == 0, "provider 1: keywords, level, 32 units with the NUL");
+	check(b[113] == 0 && b[114] == 0 && b[115] == 0 && b[116] == 0, "no arguments: length 0");
+	check(b[129] == 3 && b[133] == 'A' && b[135] == 'B' && b[139] == 4 && b[143] == 'k', "provider 2's name and args");
+	for (i = 0, wrong = 0; i < n; i++)
+		if (pfc_diagipc_encode_collect(b, i, 256, 1, p, 2) != 0)
+			wrong++;
+	check(!wrong, "a buffer one byte short is refused (%d accepted)", wrong);
+	p[1].name = "\xc3\xa9";
+	check(pfc_diagipc_encode_collect(b, sizeof(b), 256, 1, p, 2) == 0, "a name that is not ASCII is refused");
+
+	n = pfc_diagipc_encode_stop(b, 0x1122334455667788ull);
+	check(n == 28 && b[14] == 28 && b[16] == 0x02 && b[17] == 0x01 && b[20] == 0x88 && b[27] == 0x11,
+	      "StopTracing: 28 bytes, 0x02 0x01, the session id");
+
+	/* OK with the session id, as CollectTracing2's and StopTracing's replies carry */
+	memcpy(b, "DOTNET_IPC_V1", 14);
+	b[14] = 28, b[15] = 0, b[16] = 0xff, b[17] = 0, b[18] = b[19] = 0;
+	for (i = 0; i < 8; i++)
+		b[20 + i] = (uint8_t)(0x10 + i);
+	memcpy(b + 28, "Nettrace", 8);  /* the stream after it is not the reply's */
+	memset(&e, 0, sizeof(e));
+	ret = pfc_diagipc_decode_session_reply(b, 36, &r, &need, &e);
+	check(ret == 0 && r.ok && r.session == 0x1716151413121110ull && need == 28, "session reply: id %llx need %zu",
+	      (unsigned long long)r.session, need);
+	for (i = 0, wrong = 0; i < 28; i++)
+		if (pfc_diagipc_decode_session_reply(b, i, &r, &need, &e) != -PFC_ERR_TRUNCATED ||
+		    need != (i < 20 ? 20u : 28u))
+			wrong++;
+	check(!wrong, "each prefix of a session reply asks for the rest (%d wrong)", wrong);
+	b[14] = 24;
+	ret = pfc_diagipc_decode_session_reply(b, 36, &r, &need, &e);
+	check(ret == -PFC_ERR_CORRUPT && e.offset == 14, "an OK of 24 bytes has no room for a session id");
+	b[17] = 0xff;
+	b[20] = 0x15, b[21] = 0x15, b[22] = 0x13, b[23] = 0x80;
+	ret = pfc_diagipc_decode_session_reply(b, 24, &r, &need, &e);
+	check(ret == 0 && !r.ok && r.hresult == PFC_DIAGIPC_E_NOTSUPPORTED, "an Error of a session carries an HRESULT");
+
+	check(pfc_diagipc_events_parse("gc,exceptions,jit", &kw, &level, bad, sizeof(bad)) == 0 && kw == 0x8011 &&
+	      level == 4, "gc,exceptions,jit: keywords %llx level %u", (unsigned long long)kw, level);
+	check(pfc_diagipc_events_parse("alloc", &kw, &level, bad, sizeof(bad)) == 0 && kw == 1 && level == 5,
+	      "alloc is GC at the verbose level");
+	check(pfc_diagipc_events_parse("none", &kw, &level, bad, sizeof(bad)) == 0 && kw == 0, "none");
+	check(pfc_diagipc_events_parse("gc,disk", &kw, &level, bad, sizeof(bad)) == -1 && !strcmp(bad, "disk"),
+	      "an unknown word is named");
+	check(pfc_diagipc_events_parse("gc,", &kw, &level, bad, sizeof(bad)) == -1 && !strcmp(bad, ""),
+	      "an empty word is refused");
+}
+
 int main(void)
 {
+	test_session();
 	test_requests();
 	test_replies();
 	test_proc_texts();

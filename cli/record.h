@@ -1,0 +1,90 @@
+/*
+ * record.h - perfconv record: one command from a live process (a .NET service, the whole
+ * machine or a command it starts) to a pack.  record.c parses the command line and drives the
+ * recording; record_preflight.c checks what would make it fail or lose names before anything
+ * starts; record_dotnet.c talks to each .NET runtime (its perf map, its EventPipe session).
+ * perf record, run as a child process, does the collecting; the pack writer does the packing.
+ */
+#ifndef PFC_CLI_RECORD_H
+#define PFC_CLI_RECORD_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cli/perfmapctl.h"
+
+#define PFC_REC_MAX_PIDS 64
+
+/* what the command line asked for */
+struct pfc_rec_opts {
+	double duration;             /* --duration SECONDS; 0: until SIGINT or SIGTERM */
+	long freq;                   /* -F HZ */
+	int dwarf;                   /* --call-graph dwarf (else fp) */
+	const char *events;          /* --dotnet-events LIST, as given */
+	uint64_t keywords;           /* ... as the runtime provider's keywords; 0: none */
+	uint32_t level;
+	const char *output;          /* -o, else a name made of the target and the time */
+	int verbose, quiet;
+	int all;                     /* -a, or no target: the whole machine */
+	long pids[PFC_REC_MAX_PIDS];  /* -p PID,... */
+	int npids;
+	char **cmd;                  /* -- COMMAND ARGS...: NULL-terminated */
+};
+
+/* one .NET process in the recording */
+struct pfc_rec_proc {
+	struct pfc_diag_target t;
+	char sock[PATH_MAX];         /* its diagnostics socket; empty: none found */
+	int major;                   /* .NET major version from the runtime's path; 0: unknown */
+	int perfmap_was_on;          /* on before we came (see record_dotnet.c for the rule) */
+	int perfmap_enabled;         /* we switched it on: switch it off at the end */
+	/* the EventPipe session: its connection, streamed into path by a thread */
+	int fd, out_fd;
+	uint64_t session;
+	int have_session, thread_started;
+	pthread_t thread;
+	char path[PATH_MAX];
+	uint64_t bytes;              /* written so far (atomic: the thread adds, the progress reads) */
+	int done;                    /* the stream ended (atomic) */
+	int stream_errno;            /* why it ended, when not at the end of the stream */
+};
+
+/* the preflight's findings that the recording uses */
+struct pfc_rec_pre {
+	int perf_major, perf_minor;
+	int user_only;               /* perf can record user space only (perf_event_paranoid 2) */
+};
+
+/* record_preflight.c: check perf, the kernel's settings, the targets and the output
+ * directory; prints each problem with its fix.  0 to go on, -1 to stop (printed). */
+int pfc_rec_preflight(const struct pfc_rec_opts *o, const char *outdir, struct pfc_rec_pre *pre);
+
+/* record_preflight.c: the .NET major version a process runs, from the path of the
+ * libcoreclr.so it maps (.../Microsoft.NETCore.App/8.0.1/libcoreclr.so); 0 when it maps
+ * one from elsewhere (a self-contained app), -1 when it maps none or cannot be read. */
+int pfc_rec_dotnet_version(long pid);
+
+/* record_dotnet.c: look p up (p->t.pid set): its socket and whether its perf map is on.
+ * 0, or -1 when the process cannot be read (printed). */
+int pfc_rec_dotnet_probe(struct pfc_rec_proc *p);
+
+/* record_dotnet.c: switch the perf map on (unless it is), and open the EventPipe session
+ * into DIR/PID.nettrace when o asks for events.  Failures are warnings: the recording
+ * goes on with what works. */
+void pfc_rec_dotnet_start(struct pfc_rec_proc *p, const struct pfc_rec_opts *o, const char *dir);
+
+/* record_dotnet.c: stop the session (StopTracing on a second connection) and wait up to
+ * timeout seconds for the stream's end (the rundown), less when *signals (if given) counts
+ * a second Ctrl-C; abandon: close it at once. */
+void pfc_rec_dotnet_stop(struct pfc_rec_proc *p, double timeout, int abandon, const volatile sig_atomic_t *signals,
+			 int quiet);
+
+/* record_dotnet.c: switch the perf map off again if we switched it on. */
+void pfc_rec_dotnet_restore(struct pfc_rec_proc *p, int quiet);
+
+/* entry point: argv[0] is "record"; returns the exit status */
+int pfc_cli_record(int argc, char **argv);
+
+#endif

@@ -1,0 +1,427 @@
+#!/usr/bin/env bash
+# tests/record.sh - perfconv record: from a live .NET process to a pack in one command.
+#
+# The app is dotnet-live.sh's Probe (a console app that burns CPU in known managed methods; its
+# build in build/dotnet-live/<hash> is reused, or made as dotnet-live.sh makes it), run with a
+# large round count and killed at the end.  Cases:
+#   record/man            every option of `perfconv record --help` is in man/perfconv.1's RECORD
+#                         section (the page's check in run.sh reads the main --help only);
+#   record/err-*          each failure says what to do, before anything starts: no-process (a pid
+#                         that does not exist, exit 1), no-dir and unwritable (-o in a missing
+#                         directory and in /proc, exit 1), usage (an unknown event kind, exit 2),
+#                         perf-fails (a perf on PATH that fails: its own stderr is shown, exit 1,
+#                         nothing left in the output directory);
+#   record/pid            `perfconv record -p PID --duration 3` of Probe started without a perf
+#                         map: the pack converts to folded stacks in which Probe's managed frames
+#                         are named (tests/dotnet-resolution.py: at least 90 % of the weight with
+#                         managed frames has them all named), events/PID.nettrace is non-empty and
+#                         starts with the nettrace magic, the runtime holds no perf map open
+#                         afterwards (it was off before: switched off again), no perf runs on, no
+#                         work directory is left;
+#   record/pid-on         the same of Probe started with DOTNET_PerfMapEnabled=1: its perf map is
+#                         still open afterwards (it was on before);
+#   record/namespace      Probe as pid 1 of its own pid and mount namespaces with a private tmpfs
+#                         /tmp, recorded by its host pid: the socket and the perf map are found
+#                         through /proc/PID/root, the frames named, the map off again;
+#   record/command        `perfconv record --duration 3 -- dotnet Probe.dll`: a pack with named
+#                         frames and an event stream; the command does not outlive the recording;
+#   record/target-exits   without --duration, the app killed after 3 s: perf ends, and what was
+#                         recorded is packed (exit 0), with no warning about its perf map;
+#   record/sigint         without --duration, one SIGINT after 3 s: exit 0 and a pack;
+#   record/sigint-twice   two SIGINTs: exit 130, nothing written (no pack, no events, no work
+#                         directory), the perf map off again, no perf left.
+# The live cases need root, perf, python3 and the .NET 10 SDK (unshare for record/namespace);
+# LIVE=0 or DOTNET_LIVE=0 skips them.
+#   PERFCONV, FILTERS as tests/run.sh;  RECORD_SECONDS=3 seconds recorded
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh" record
+SECS=${RECORD_SECONDS:-3}
+
+cases=() live_cases=()
+for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails; do
+	selected "record/$c" && cases+=("record/$c")
+done
+for c in pid pid-on namespace command target-exits sigint sigint-twice; do
+	selected "record/$c" && live_cases+=("record/$c")
+done
+[ "${#cases[@]}" -eq 0 ] && [ "${#live_cases[@]}" -eq 0 ] && exit 0
+need_perfconv record
+
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# pc NAME ARGS...: perfconv record; stdout, stderr and status in $TMP/NAME.{out,err,rc}
+pc() {
+	local n=$1
+	shift
+	"$PERFCONV" record "$@" >"$TMP/$n.out" 2>"$TMP/$n.err" </dev/null
+	echo $? >"$TMP/$n.rc"
+}
+# expect_err CASE NAME STATUS PATTERN...: that exit status and every PATTERN (grep -E) on stderr
+expect_err() {
+	local c=$1 n=$2 st=$3 p
+	shift 3
+	if [ "$(cat "$TMP/$n.rc")" != "$st" ]; then
+		fail "$c" "exit status $(cat "$TMP/$n.rc"), expected $st" "$TMP/$n.err"
+		return 1
+	fi
+	for p; do
+		if ! grep -qE -- "$p" "$TMP/$n.err"; then
+			fail "$c" "stderr lacks /$p/" "$TMP/$n.err"
+			return 1
+		fi
+	done
+	pass "$c: $(head -n 1 "$TMP/$n.err" | cut -c1-150)"
+}
+
+# ---- without .NET ---------------------------------------------------------------------------
+if selected record/man; then
+	opts=$("$PERFCONV" record --help | grep -oE -- '^ +(-[A-Za-z0-9], +)?--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+$')
+	sed -n '/^\.Sh RECORD/,/^\.Sh /p' man/perfconv.1 | sed 's/\\-/-/g' >"$TMP/man-record.txt"
+	missing=
+	for o in $opts; do
+		grep -qE -- "^\.It .*(Fl -${o#--}|$o)([^a-z0-9-]|\$)" "$TMP/man-record.txt" || missing="$missing $o"
+	done
+	if [ -z "$opts" ]; then
+		fail record/man "perfconv record --help lists no option"
+	elif [ -n "$missing" ]; then
+		fail record/man "in perfconv record --help but not in man/perfconv.1's RECORD section:$missing"
+	else
+		pass "record/man ($(wc -w <<<"$opts") options)"
+	fi
+fi
+if selected record/err-no-process; then
+	true &
+	gone=$!
+	wait "$gone"
+	if [ -e "/proc/$gone" ]; then
+		skip record/err-no-process "pid $gone was reused at once"
+	else
+		pc noproc -p "$gone" --duration 1 -o "$TMP/noproc.perfpack"
+		expect_err record/err-no-process noproc 1 "no process $gone" "give the pid of a running process"
+	fi
+fi
+if selected record/err-no-dir; then
+	pc nodir -p $$ --dotnet-events none --duration 1 -o "$TMP/missing/dir/x.perfpack"
+	expect_err record/err-no-dir nodir 1 "output directory '$TMP/missing/dir' does not exist" "create it or give -o"
+fi
+if selected record/err-unwritable; then
+	pc unwritable -p $$ --dotnet-events none --duration 1 -o /proc/x.perfpack
+	expect_err record/err-unwritable unwritable 1 "cannot write in the output directory '/proc'" "give -o in a directory you can write"
+fi
+if selected record/err-usage; then
+	pc usage --dotnet-events gc,disk -p $$ --duration 1
+	expect_err record/err-usage usage 2 "unknown event kind 'disk'" "perfconv record --help"
+fi
+if selected record/err-perf-fails; then
+	mkdir -p "$TMP/fakebin" "$TMP/fakeout"
+	cat >"$TMP/fakebin/perf" <<'EOF'
+#!/bin/sh
+[ "$1" = --version ] && { echo "perf version 6.1.0"; exit 0; }
+echo "Error: the fake perf cannot open its events (check /proc/sys/kernel/perf_event_paranoid)" >&2
+exit 255
+EOF
+	chmod +x "$TMP/fakebin/perf"
+	PATH=$TMP/fakebin:$PATH "$PERFCONV" record -p $$ --dotnet-events none --duration 1 -o "$TMP/fakeout/x.perfpack" \
+		>"$TMP/perffail.out" 2>"$TMP/perffail.err" </dev/null
+	echo $? >"$TMP/perffail.rc"
+	if [ -n "$(ls -A "$TMP/fakeout")" ]; then
+		fail record/err-perf-fails "left in the output directory: $(ls -A "$TMP/fakeout" | tr '\n' ' ')"
+	else
+		expect_err record/err-perf-fails perffail 1 "perf record failed \(exit status 255\)" \
+			"perf: Error: the fake perf cannot open its events"
+	fi
+fi
+[ "${#live_cases[@]}" -eq 0 ] && exit 0
+
+# ---- live: Probe ----------------------------------------------------------------------------
+cases=("${live_cases[@]}")
+[ "${LIVE:-1}" != 0 ] && [ "${DOTNET_LIVE:-1}" != 0 ] || skip_all "LIVE=0 or DOTNET_LIVE=0"
+[ "$(id -u)" = 0 ] || skip_all "needs root (perf record -p of another process)"
+command -v dotnet >/dev/null 2>&1 || skip_all "dotnet is not installed (the .NET 10 SDK is needed)"
+command -v perf >/dev/null 2>&1 || skip_all "perf is not installed (scripts/install-deps.sh --bench)"
+need_python record/pid
+sdk=$(dotnet --version 2>/dev/null)
+dotnet --list-sdks 2>/dev/null | grep -q '^10\.' || skip_all "no .NET 10 SDK (dotnet --list-sdks)"
+perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >"$TMP/perf-probe.log" 2>&1 ||
+	skip_all "perf record does not work here ($(grep -m 1 -v '^$' "$TMP/perf-probe.log"))"
+
+# built as dotnet-live.sh builds it (the same directory, so each reuses the other's)
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
+key=$({ cat fixtures/bin-src/dotnet/Probe/*; echo "$sdk"; } | sha256sum | cut -c1-16)
+bin=$top/build/dotnet-live/$key
+if [ ! -x "$bin/Probe" ]; then
+	cp -R fixtures/bin-src/dotnet/Probe "$TMP/src"
+	if ! (cd "$TMP/src" && timeout 180 dotnet build -c Release -o "$TMP/bin" --disable-build-servers \
+		-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build.log" 2>&1; then
+		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
+		for c in "${cases[@]}"; do fail "$c" "dotnet build of fixtures/bin-src/dotnet/Probe failed" "$TMP/build.errors"; done
+		exit 0
+	fi
+	mkdir -p "$top/build/dotnet-live"
+	rm -rf "$bin"
+	mv "$TMP/bin" "$bin" || bin=$TMP/bin
+fi
+
+# start_probe ENV...: Probe, long enough for every case, without a perf map setting but ENV;
+# sets app (false when it did not start: its diagnostics socket never appeared)
+start_probe() {
+	env -u DOTNET_PerfMapEnabled -u COMPlus_PerfMapEnabled "$@" "$bin/Probe" 1000000 >/dev/null 2>&1 &
+	app=$!
+	pids+=("$app")
+	for _ in $(seq 100); do
+		ls /tmp/dotnet-diagnostic-"$app"-*-socket >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+stop_app() {
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+# map_open PID [NSPID]: the runtime holds its perf map open (it does while it writes it)
+map_open() {
+	ls -l "/proc/$1/fd" 2>/dev/null | grep -qE "/perf-${2:-$1}\.map$"
+}
+# perf_left DIR: a perf process still running whose command line names DIR
+perf_left() {
+	pgrep -f "perf record .*$1" >/dev/null 2>&1
+}
+# recording DIR: wait until perf has begun to write into the work directory in DIR (a loaded
+# machine can take seconds to start perf, and a target that ends before leaves nothing recorded)
+recording() {
+	local f
+	for _ in $(seq 300); do
+		for f in "$1"/.*.record-*/perf.data; do
+			[ -s "$f" ] && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
+# check_pack CASE NAME PID: the pack NAME.perfpack and NAME.events/PID.nettrace; the folded
+# stacks' managed frames named; no work directory or perf left.  True when all hold (nothing
+# printed), else one FAIL line.
+check_pack() {
+	local c=$1 n=$2 pid=$3 d=$TMP/$2 res
+	if [ "$(cat "$TMP/$n.rc")" != 0 ]; then
+		fail "$c" "exit status $(cat "$TMP/$n.rc")" "$TMP/$n.err"
+		return 1
+	fi
+	if [ ! -s "$d/$n.perfpack" ]; then
+		fail "$c" "no pack $n.perfpack" "$TMP/$n.err"
+		return 1
+	fi
+	if ! "$PERFCONV" -q -i "$d/$n.perfpack" -o "$d/$n.folded" 2>"$d/conv.err" </dev/null; then
+		fail "$c" "the pack does not convert" "$d/conv.err"
+		return 1
+	fi
+	res=$(python3 tests/dotnet-resolution.py "$d/$n.folded" 2>&1)
+	if ! grep -q 'Probe!Probe.Program::Kernel' "$d/$n.folded"; then
+		fail "$c" "no named frame of Probe.Program::Kernel in the pack's folded stacks ($res)"
+		return 1
+	fi
+	if ! python3 - "$d/$n.folded" <<'EOF'; then
+import sys
+# the weight of the stacks with a managed frame, and of those with every managed frame named
+on = named = 0
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    if "Probe!" not in stack or not n.isdigit():
+        continue
+    on += int(n)
+    if "[unknown]" not in stack and "memfd:doublemapper" not in stack:
+        named += int(n)
+sys.exit(0 if on and named >= 0.9 * on else 1)
+EOF
+		fail "$c" "fewer than 90 % of Probe's stacks fully named ($res)"
+		return 1
+	fi
+	if [ ! -s "$d/$n.events/$pid.nettrace" ] || [ "$(head -c 8 "$d/$n.events/$pid.nettrace")" != Nettrace ]; then
+		fail "$c" "no nettrace stream $n.events/$pid.nettrace starting with 'Nettrace': $(ls -la "$d" "$d/$n.events" 2>&1 | tr '\n' ' ')"
+		return 1
+	fi
+	if ls -a "$d" | grep -q '\.record-'; then
+		fail "$c" "a work directory was left: $(ls -a "$d" | tr '\n' ' ')"
+		return 1
+	fi
+	if perf_left "$d"; then
+		fail "$c" "perf still runs: $(pgrep -af "perf record .*$d")"
+		return 1
+	fi
+	return 0
+}
+
+if selected record/pid; then
+	if ! start_probe; then
+		fail record/pid "Probe did not start (no diagnostics socket)"
+	elif map_open "$app"; then
+		fail record/pid "Probe holds a perf map open though it was started without one"
+	else
+		mkdir -p "$TMP/pid"
+		pc pid -p "$app" --duration "$SECS" -o "$TMP/pid/pid.perfpack"
+		if check_pack record/pid pid "$app"; then
+			if map_open "$app"; then
+				fail record/pid "the perf map is still on afterwards, though it was off before" "$TMP/pid.err"
+			elif ! grep -q "switched on for the recording" "$TMP/pid.err"; then
+				fail record/pid "perfconv did not say it switched the perf map on" "$TMP/pid.err"
+			else
+				pass "record/pid ($(python3 tests/dotnet-resolution.py "$TMP/pid/pid.folded" 2>&1 | sed 's/^[^:]*: //'); events $(stat -c %s "$TMP/pid/pid.events/$app.nettrace") bytes; the perf map off again)"
+			fi
+		fi
+	fi
+	stop_app "$app"
+fi
+if selected record/pid-on; then
+	if ! start_probe DOTNET_PerfMapEnabled=1; then
+		fail record/pid-on "Probe did not start (no diagnostics socket)"
+	elif ! map_open "$app"; then
+		fail record/pid-on "Probe started with DOTNET_PerfMapEnabled=1 holds no perf map open"
+	else
+		mkdir -p "$TMP/on"
+		pc on -p "$app" --duration "$SECS" -o "$TMP/on/on.perfpack"
+		if check_pack record/pid-on on "$app"; then
+			if ! map_open "$app"; then
+				fail record/pid-on "the perf map is off afterwards, though it was on before" "$TMP/on.err"
+			else
+				pass "record/pid-on (the perf map still on)"
+			fi
+		fi
+	fi
+	stop_app "$app"
+fi
+if selected record/namespace; then
+	if ! command -v unshare >/dev/null 2>&1 ||
+		! unshare --pid --mount --fork --mount-proc --propagation private sh -c 'mount -t tmpfs perfconv-rtmp /tmp' \
+			>"$TMP/unshare.log" 2>&1; then
+		skip record/namespace "unshare with a tmpfs /tmp does not work here ($(head -n 1 "$TMP/unshare.log" 2>/dev/null))"
+	else
+		# the private /tmp hides a build under /tmp: then the app runs from /var/tmp
+		nsbin=$bin
+		case $bin in /tmp/*)
+			nsbin=$(mktemp -d /var/tmp/perfconv-record.XXXXXX) && cp -a "$bin/." "$nsbin/" ;;
+		esac
+		env -u DOTNET_PerfMapEnabled -u COMPlus_PerfMapEnabled \
+			unshare --pid --mount --fork --mount-proc --propagation private --kill-child \
+			sh -c 'mount -t tmpfs -o size=256m perfconv-rtmp /tmp && exec "$0" "$@"' \
+			"$nsbin/Probe" 1000000 >/dev/null 2>&1 &
+		upid=$!
+		pids+=("$upid")
+		hostpid=
+		for _ in $(seq 100); do
+			hostpid=$(awk '{ print $1 }' "/proc/$upid/task/$upid/children" 2>/dev/null)
+			[ -n "$hostpid" ] && ls /proc/"$hostpid"/root/tmp/dotnet-diagnostic-1-*-socket >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+		if [ -z "$hostpid" ] || ! ls /proc/"$hostpid"/root/tmp/dotnet-diagnostic-1-*-socket >/dev/null 2>&1; then
+			fail record/namespace "Probe did not start in its namespaces"
+		else
+			mkdir -p "$TMP/ns"
+			pc ns -p "$hostpid" --duration "$SECS" -o "$TMP/ns/ns.perfpack"
+			if check_pack record/namespace ns "$hostpid"; then
+				if map_open "$hostpid" 1; then
+					fail record/namespace "the perf map is still on afterwards" "$TMP/ns.err"
+				else
+					pass "record/namespace (pid 1 in its namespace, /tmp private; $(python3 tests/dotnet-resolution.py "$TMP/ns/ns.folded" 2>&1 | sed 's/^[^:]*: //'))"
+				fi
+			fi
+		fi
+		stop_app "$upid"
+		[ "$nsbin" != "$bin" ] && rm -rf "$nsbin"
+	fi
+fi
+if selected record/command; then
+	mkdir -p "$TMP/cmd"
+	pc cmd --duration "$SECS" -o "$TMP/cmd/cmd.perfpack" -- dotnet "$bin/Probe.dll" 1000000
+	cpid=$(sed -n "s/^perfconv: record: .* (\([0-9]*\)): runtime events in .*/\1/p" "$TMP/cmd.err" | head -n 1)
+	if [ -z "$cpid" ]; then
+		fail record/command "no runtime events from the command" "$TMP/cmd.err"
+	elif check_pack record/command cmd "$cpid"; then
+		if kill -0 "$cpid" 2>/dev/null; then
+			fail record/command "the command $cpid still runs after the recording"
+			kill -KILL "$cpid"
+		else
+			pass "record/command ($(python3 tests/dotnet-resolution.py "$TMP/cmd/cmd.folded" 2>&1 | sed 's/^[^:]*: //'))"
+		fi
+	fi
+fi
+if selected record/target-exits; then
+	if ! start_probe; then
+		fail record/target-exits "Probe did not start"
+	else
+		mkdir -p "$TMP/exits"
+		"$PERFCONV" record -p "$app" -o "$TMP/exits/exits.perfpack" >"$TMP/exits.out" 2>"$TMP/exits.err" </dev/null &
+		rec=$!
+		recording "$TMP/exits"
+		sleep "$SECS"
+		stop_app "$app"
+		wait "$rec"
+		echo $? >"$TMP/exits.rc"
+		if check_pack record/target-exits exits "$app"; then
+			if grep -q warning "$TMP/exits.err"; then
+				fail record/target-exits "a warning" "$TMP/exits.err"
+			else
+				pass "record/target-exits (packed what was recorded: $(sed -n "s/^perfconv: '[^']*': \([0-9]*\) samples read.*/\1/p" "$TMP/exits.err") samples)"
+			fi
+		fi
+	fi
+fi
+# sig NAME COUNT: record Probe with no duration, then COUNT SIGINTs after SECS seconds
+sig() {
+	local n=$1 count=$2 rec i
+	mkdir -p "$TMP/$n"
+	"$PERFCONV" record -p "$app" -o "$TMP/$n/$n.perfpack" >"$TMP/$n.out" 2>"$TMP/$n.err" </dev/null &
+	rec=$!
+	recording "$TMP/$n"
+	sleep "$SECS"
+	for i in $(seq "$count"); do
+		kill -INT "$rec"
+		sleep 0.3
+	done
+	wait "$rec"
+	echo $? >"$TMP/$n.rc"
+}
+if selected record/sigint; then
+	if ! start_probe; then
+		fail record/sigint "Probe did not start"
+	else
+		sig int1 1
+		if check_pack record/sigint int1 "$app"; then
+			if map_open "$app"; then
+				fail record/sigint "the perf map is still on afterwards" "$TMP/int1.err"
+			else
+				pass "record/sigint (packed on one SIGINT)"
+			fi
+		fi
+	fi
+	stop_app "$app"
+fi
+if selected record/sigint-twice; then
+	if ! start_probe; then
+		fail record/sigint-twice "Probe did not start"
+	else
+		sig int2 2
+		if [ "$(cat "$TMP/int2.rc")" != 130 ]; then
+			fail record/sigint-twice "exit status $(cat "$TMP/int2.rc"), expected 130" "$TMP/int2.err"
+		elif [ -n "$(ls -A "$TMP/int2")" ]; then
+			fail record/sigint-twice "left in the output directory: $(ls -A "$TMP/int2" | tr '\n' ' ')"
+		elif map_open "$app"; then
+			fail record/sigint-twice "the perf map is still on afterwards" "$TMP/int2.err"
+		elif perf_left "$TMP/int2"; then
+			fail record/sigint-twice "perf still runs"
+		else
+			pass "record/sigint-twice (abandoned: nothing written, the perf map off again)"
+		fi
+	fi
+	stop_app "$app"
+fi
+exit 0
