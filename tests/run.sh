@@ -76,7 +76,8 @@ pool=()
 start_pool() {
 	pool=("$@")
 	(
-		trap 'kill $(jobs -p) 2>/dev/null' TERM
+		# stopped (the driver ended): its suites end too, and no other starts
+		trap 'kill $(jobs -p) 2>/dev/null; exit 143' TERM
 		for script in "$@"; do
 			# the unit tests take one lane while they run
 			while lanes=$TEST_JOBS && { [ -e "$TMP/suites/unit-done" ] || [ "$lanes" -eq 1 ] || lanes=$((lanes - 1)); } &&
@@ -85,7 +86,10 @@ start_pool() {
 			done
 			(
 				t0=$SECONDS
-				FILTERS="${filters[*]}" "$top/tests/$script" || echo "FAIL  $script: tests/$script exited with status $?"
+				# in the background, so that a TERM reaches the suite now, not when it is done
+				FILTERS="${filters[*]}" "$top/tests/$script" &
+				trap 'kill $! 2>/dev/null; exit 143' TERM
+				wait $! || echo "FAIL  $script: tests/$script exited with status $?"
 				echo "# $script took $((SECONDS - t0)) s"
 			) >"$TMP/suites/$script.out" </dev/null &
 		done
