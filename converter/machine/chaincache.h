@@ -160,7 +160,9 @@ static inline int pfc_chaincache_chain_eq(const uint64_t *e, const uint8_t *chai
 	return memcmp(e, chain, (size_t)nr * 8) == 0;
 }
 
-/* The slot of the entry equal to (k, chain), or the empty slot where it would go. */
+/* The slot of the entry equal to (k, chain), or the empty slot where it would go.  hashtab.h's
+ * probe, written out as it was tuned (the mask worked out once) rather than through its
+ * helpers: this loop runs for every sample. */
 static inline __attribute__((always_inline)) uint64_t *
 pfc_chaincache_lookup(struct pfc_chaincache *cc, uint64_t h, const struct pfc_chainprobe *k, const uint8_t *chain)
 {
