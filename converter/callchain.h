@@ -1,8 +1,8 @@
 /*
  * callchain.h - a sample's frames (callchain.c): the callchain walked as perf walks it, each
  * address looked up once per address space, into the frame ids of the sample being built.
- * The session embeds struct pfc_callchain: that buffer, the sample's time (which a JIT
- * name may depend on) and the cache of user addresses' frames.
+ * The session embeds struct pfc_callchain: that buffer, the sample's time (sample.c sets it;
+ * a JIT name may depend on it) and the cache of addresses' frames.
  */
 #ifndef PFC_CALLCHAIN_H
 #define PFC_CALLCHAIN_H
