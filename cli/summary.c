@@ -160,7 +160,7 @@ void pfc_cli_summary(const struct cli *c, struct pfc_session *s, uint64_t writte
 		s->stacks.nr_stacks, s->stacks.nr_frames);
 	if (c->verbose)
 		fprintf(stderr, "perfconv: %llu records, %llu samples aggregated from the callchain cache, %llu frames\n",
-			(unsigned long long)st->nr_records, (unsigned long long)s->nr_raw_hits,
+			(unsigned long long)st->nr_records, (unsigned long long)s->chains.nr_hits,
 			(unsigned long long)st->nr_frames);
 	if (c->verbose)
 		fprintf(stderr, "perfconv: %.3f s reading records, %.3f s resolving symbols, %.3f s writing\n", ph->read,
@@ -190,7 +190,7 @@ void pfc_cli_summary(const struct cli *c, struct pfc_session *s, uint64_t writte
 			st->nr_jit_unresolved && c->opts.perf_compat ? " (without --perf-compat perfconv looks further)" : "");
 	if (s->symbolized)
 		print_r2r_summary(s, c->verbose);
-	pfc_session_dwarf_summary(s, stderr);
+	pfc_cli_dwarf_summary(stderr, &s->st);
 	pfc_cli_symbol_summary(stderr, s);
 	if (s->rd.junk_bytes)
 		fprintf(stderr, "perfconv: ignored %llu bytes of trailing junk\n", (unsigned long long)s->rd.junk_bytes);

@@ -2,8 +2,8 @@
  * symsummary.c - the part of a conversion's summary about missing symbols: what the
  * debuginfod and symbol-server clients fetched, and which stripped binaries cost how many frames, with how to
  * get their debug files (dotnet-symbol for Microsoft's .NET runtime, debuginfod or the
- * distribution's debug packages for the others).  Printing only; the counts come from
- * the finished session.
+ * distribution's debug packages for the others); and how many --call-graph dwarf stacks were
+ * unwound or cut short.  Printing only; the counts come from the finished session.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -202,4 +202,24 @@ void pfc_cli_r2r_images(FILE *fp, const struct pfc_session *s)
 		fputc('\n', fp);
 	}
 	free(by_dso);
+}
+
+/* The summary lines on --call-graph dwarf stacks, from the session's counts. */
+void pfc_cli_dwarf_summary(FILE *f, const struct pfc_session_stats *st)
+{
+	uint64_t cut = st->nr_dwarf_cut_stack + st->nr_dwarf_bad_regs + st->nr_dwarf_bad_cfi;
+
+	if (!st->nr_dwarf_unwound)
+		return;
+	fprintf(f, "perfconv: %llu user stacks unwound with DWARF (%llu the same as an earlier one)",
+		(unsigned long long)st->nr_dwarf_unwound, (unsigned long long)st->nr_dwarf_cache_hits);
+	if (st->nr_dwarf_fp_frames)
+		fprintf(f, ", %llu frames through code without CFI on the frame-pointer chain",
+			(unsigned long long)st->nr_dwarf_fp_frames);
+	fputc('\n', f);
+	if (cut)
+		fprintf(f, "perfconv: warning: %llu user stacks cut short: %llu by the end of the copied stack, "
+			"%llu by missing registers, %llu by unusable or looping CFI\n",
+			(unsigned long long)cut, (unsigned long long)st->nr_dwarf_cut_stack,
+			(unsigned long long)st->nr_dwarf_bad_regs, (unsigned long long)st->nr_dwarf_bad_cfi);
 }

@@ -4,7 +4,7 @@
  * next_pid are and what prev_state's bits mean, keeps one open interval per thread, clips
  * each to the --time window when it ends, and at the end adds each (callchain, state)
  * total to the session's stacks.  It does not decide which samples exist or how stacks
- * are built: session.c calls it.
+ * are built: sample.c and session.c call it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +202,7 @@ struct pfc_offcpu {
 	uint8_t *evkind;             /* per evsel index: EV_* */
 	size_t nr_evkind;
 	int64_t switch_evsel, clock_evsel;
+	int oom;                     /* an interval was lost for memory: reported at the end */
 	struct oc_thr *thr;
 	size_t thr_cap, thr_n;
 	struct oc_acc *acc;
@@ -586,7 +587,7 @@ void pfc_offcpu_switch_in(struct pfc_session *s, int32_t tid, uint64_t t)
 	oc->st.nr_switch_records++;
 	note_time(oc, t);
 	if (tid > 0 && end_interval(oc, s->opts->filter, tid, t, PFC_OC_END_SWITCH_IN) < 0)
-		s->offcpu_oom = 1;
+		oc->oom = 1;
 }
 
 void pfc_offcpu_exit(struct pfc_session *s, int32_t tid, uint64_t t)
@@ -595,10 +596,10 @@ void pfc_offcpu_exit(struct pfc_session *s, int32_t tid, uint64_t t)
 
 	note_time(oc, t);
 	if (tid > 0 && end_interval(oc, s->opts->filter, tid, t, PFC_OC_END_EXIT) < 0)
-		s->offcpu_oom = 1;
+		oc->oom = 1;
 }
 
-int pfc_offcpu_finish(struct pfc_session *s)
+int pfc_offcpu_finish(struct pfc_session *s, uint64_t *nr_frames)
 {
 	struct pfc_offcpu *oc = s->offcpu;
 	struct pfc_stacks *stk = &s->stacks;
@@ -606,7 +607,7 @@ int pfc_offcpu_finish(struct pfc_session *s)
 	size_t i, cap = 0;
 	int ret = 0;
 
-	if (s->offcpu_oom)
+	if (oc->oom)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "off-cpu intervals");
 	if (oc->switch_evsel < 0)
 		return PFC_FAIL_NOOFF(s->err, UNSUPPORTED, "no sched:sched_switch samples for --%s: record them with "
@@ -662,7 +663,7 @@ int pfc_offcpu_finish(struct pfc_session *s)
 		if (id == UINT32_MAX)
 			goto oom;
 		stk->stacks[id].count += a->n - 1;
-		s->st.nr_frames += a->n * (nr + extra);
+		*nr_frames += a->n * (nr + extra);
 	}
 	goto out;
 oom:

@@ -66,7 +66,8 @@ int pfc_offcpu_start(struct pfc_session *s, const struct pfc_sample *smp, uint32
 void pfc_offcpu_switch_in(struct pfc_session *s, int32_t tid, uint64_t t);
 void pfc_offcpu_exit(struct pfc_session *s, int32_t tid, uint64_t t);
 /* After the last record (and after the callchain cache was settled): end the open
- * intervals at the end of the recording and put the weights into the stacks. */
-int pfc_offcpu_finish(struct pfc_session *s);
+ * intervals at the end of the recording and put the weights into the stacks, adding the
+ * frames of the samples they stand for to *nr_frames. */
+int pfc_offcpu_finish(struct pfc_session *s, uint64_t *nr_frames);
 
 #endif

@@ -3,7 +3,7 @@
  * from the image's own metadata (converter/jit/r2rmeta.c).  Each image is found and decoded
  * once, the first time a frame lands in it, after checking that the file on disk is laid out
  * as the process mapped it; an image that is not the one that ran is reported once and names
- * nothing.  The precedence of symbol sources stays session.c's.
+ * nothing.  The precedence of symbol sources stays symbolize.c's.
  *
  * The names an image gave are kept in the symbol cache (r2rcache.c's entry, symcache.c's
  * "r2r" kind) under its MVID, so that the next conversion of the same service reads them
@@ -29,6 +29,7 @@
 #include "converter/native/symcache.h"
 #include "converter/native/symtab.h"
 #include "converter/util/fileio.h"
+#include "converter/util/grow.h"
 
 struct pfc_r2rmeta_slot {
 	struct pfc_r2rmeta *r;     /* the image decoded: on a miss, or for an address the entry lacks */
@@ -155,7 +156,7 @@ static int cache_read(struct pfc_session *s, struct pfc_r2rmeta_slot *slot)
 		got = -EINVAL;
 	}
 	if (got == -EINVAL)
-		s->st.nr_rcache_corrupt++;
+		s->r2r.nr_cache_corrupt++;
 	slot->has_view = got == 1;
 	return slot->has_view;
 }
@@ -203,9 +204,9 @@ static int load(struct pfc_session *s, const struct pfc_dso *d, struct pfc_r2rme
 			return -1;
 		}
 		if (slot->cached)
-			s->st.nr_rcache_misses++;
+			s->r2r.nr_cache_misses++;
 	} else {
-		s->st.nr_rcache_hits++;
+		s->r2r.nr_cache_hits++;
 	}
 	if (check_layout(s, d, &slot->pe, why, sizeof(why)) < 0) {
 		if (o->log)
@@ -261,19 +262,7 @@ static struct pfc_r2rmeta *decoded(struct pfc_session *s, struct pfc_r2rmeta_slo
 }
 static struct pfc_r2rmeta_slot *slot_of(struct pfc_session *s, const struct pfc_dso *d)
 {
-	if (d->id >= s->nr_r2rmeta) {
-		size_t n = s->nr_r2rmeta ? s->nr_r2rmeta : 16;
-		struct pfc_r2rmeta_slot *v;
-		while (n <= d->id)
-			n *= 2;
-		v = realloc(s->r2rmeta, n * sizeof(*v));
-		if (!v)
-			return NULL;
-		memset(v + s->nr_r2rmeta, 0, (n - s->nr_r2rmeta) * sizeof(*v));
-		s->r2rmeta = v;
-		s->nr_r2rmeta = n;
-	}
-	return &s->r2rmeta[d->id];
+	return pfc_grow_at(&s->r2r.slots, &s->r2r.nr_slots, d->id, sizeof(struct pfc_r2rmeta_slot), 16);
 }
 
 void pfc_r2rframes_refuse(struct pfc_session *s, const struct pfc_dso *d)
@@ -358,8 +347,8 @@ void pfc_r2rframes_free(struct pfc_session *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nr_r2rmeta; i++) {
-		struct pfc_r2rmeta_slot *slot = &s->r2rmeta[i];
+	for (i = 0; i < s->r2r.nr_slots; i++) {
+		struct pfc_r2rmeta_slot *slot = &s->r2r.slots[i];
 		cache_write(s, slot);
 		pfc_r2rmeta_free(slot->r);
 		pfc_r2rcache_add_free(&slot->add);
@@ -370,7 +359,7 @@ void pfc_r2rframes_free(struct pfc_session *s)
 		}
 		free(slot->rel);
 	}
-	free(s->r2rmeta);
-	s->r2rmeta = NULL;
-	s->nr_r2rmeta = 0;
+	free(s->r2r.slots);
+	s->r2r.slots = NULL;
+	s->r2r.nr_slots = 0;
 }

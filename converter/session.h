@@ -2,7 +2,8 @@
  * session.h - one conversion: reads a recording through reader.c, orders its records,
  * keeps the machine state, turns samples into frame tuples and aggregates them, then
  * resolves each unique frame once.  Settings (struct pfc_opts) are kept apart from the
- * state (struct pfc_session); writers get the finished, read-only result.
+ * state (struct pfc_session); writers get the finished, read-only result.  The state's
+ * parts are defined by the files of converter/ that own them.
  */
 #ifndef PFC_SESSION_H
 #define PFC_SESSION_H
@@ -23,6 +24,15 @@
 #include "converter/native/debuginfod.h"
 #include "converter/native/symsrv.h"
 #include "converter/files/files.h"
+#include "converter/machine/chaincache.h"
+#include "converter/callchain.h"
+#include "converter/inline.h"
+#include "converter/kernel.h"
+#include "converter/pipeline.h"
+#include "converter/r2rframes.h"
+#include "converter/sample.h"
+#include "converter/symbolize.h"
+#include "converter/unwind_user.h"
 
 struct pfc_session;
 
@@ -52,7 +62,7 @@ struct pfc_opts {
 	/* Names beyond perf 6.1's (on by default; off with --perf-compat): W^X JIT code, jitdumps
 	 * read without perf inject, container pids, ReadyToRun methods.  Where perf names a
 	 * frame, the name is perf's in either mode. */
-	int resolve_jit;             /* also where perf does not: see add_ip in session.c */
+	int resolve_jit;             /* also where perf does not: see pfc_callchain_add_map_frame */
 	int perf_compat;             /* perf 6.1's names exactly, none added (--perf-compat) */
 	const struct pfc_pidmap *pid_map; /* --pid-map HOST=NS */
 	size_t nr_pid_map;
@@ -100,13 +110,11 @@ struct pfc_session_stats {
 	uint64_t nr_rcache_hits, nr_rcache_misses, nr_rcache_corrupt;
 };
 
-struct pfc_kpreload;
-struct pfc_perfinfo;
-struct pfc_r2rmeta_slot;
-struct pfc_dwarf_dso;
-struct pfc_inl_ent;
-struct pfc_uc_ent;
-
+/*
+ * One conversion's state.  Each part a file of converter/ owns is a struct of that file's
+ * header, embedded here; the rest is shared: the reader, machine, strings, stacks and
+ * statistics that every part and the writers read.
+ */
 struct pfc_session {
 	const struct pfc_opts *opts;
 	struct pfc_error *err;
@@ -115,79 +123,25 @@ struct pfc_session {
 	struct pfc_machine machine;
 	struct pfc_stacks stacks;
 	struct pfc_order order;
-	int ordered;
+	int ordered;                  /* kernel records go through the ordering queue */
 	struct pfc_session_stats st;
-	uint64_t sample_seq;
-	uint64_t *evsel_first_seq;    /* order in which each event's first sample arrived */
-	size_t nr_evsel_first;
-	uint32_t *fbuf;               /* frame ids of the sample being built */
-	size_t fbuf_cap;
-	/* --call-graph dwarf (session.c, unwind_user): per DSO id its CFI and addr2line
-	 * answers; (DSO, address) -> inline names; identical stacks -> their user frames */
-	struct pfc_dwarf_dso *ddso;
-	size_t nr_ddso;
-	struct pfc_inl_ent *inl;
-	size_t inl_cap, inl_count;
-	struct pfc_inl_name *inl_names;
-	size_t nr_inl_names, cap_inl_names;
-	struct pfc_uc_ent *uc;
-	size_t uc_cap, uc_count;
-	uint32_t uc_probed, uc_hit;   /* lookups and hits in the current window of the stack cache */
-	uint32_t uc_off;              /* stacks left to unwind without it (it did not pay) */
-	uint32_t uc_window;           /* lookups per window (PERFCONV_UC_WINDOW: tests use small ones) */
-	uint32_t *uc_frames;
-	size_t nr_uc_frames, cap_uc_frames;
-	uint64_t *uips;
-	int kernel_loaded;
-	int kernel_why;               /* why /proc/kallsyms does not serve (kernel_matches_running) */
-	char running_path[3][4096];   /* running_file's answers */
-	int kdef_tried;                 /* perf-compat: kernel_default_range ran */
-	int unwind_arch;                /* enum pfc_unwind_arch of the recording's ARCH; -1 until read */
-	int tp_names_tried;             /* tracepoint evsels named from the tracing data */
-	/* raw callchain -> stack: a repeated callchain in an unchanged address space is
-	 * aggregated without resolving its frames again */
-	uint64_t *raw;                /* slots: hash tag << 32 | arena index */
-	size_t raw_cap, raw_count;
-	uint64_t **raw_blocks;        /* arena: key headers and callchains, in 2 MiB blocks */
-	uint32_t *raw_block_used;     /* words used in each block */
-	size_t raw_nblocks, raw_blocks_cap;
-	uint64_t nr_raw_hits;
-	/* PERF_SAMPLE_READ: each counter id's last value read (perf's sid->period) */
-	uint64_t *rv_keys, *rv_vals;  /* key id + 1; 0 = empty slot */
-	size_t rv_cap, rv_count;
-	uint64_t rv_last_max;         /* id UINT64_MAX's */
+	int tp_names_tried;           /* tracepoint evsels named from the tracing data */
+	struct pfc_sample_state samples;      /* sample.c */
+	struct pfc_callchain callchain;       /* callchain.c: the sample being built */
+	struct pfc_chaincache chains;         /* machine/chaincache.c: raw callchain -> stack */
+	struct pfc_kernel_state kernel;       /* kernel.c */
+	struct pfc_unwind_state unwind;       /* unwind_user.c: --call-graph dwarf */
+	struct pfc_inline_state inlines;      /* inline.c: inlined frames of unwound stacks */
+	struct pfc_symbolize_state symbolize; /* symbolize.c */
+	struct pfc_r2rframes r2r;             /* r2rframes.c */
+	struct pfc_pipeline pipeline;         /* pipeline.c: the reading thread */
 	/* time-ordered sample stream (opts->keep_stream), read with pfc_stream_open */
 	struct pfc_stream stream;
 	uint64_t *stream_per_stack;   /* stack id -> its samples in the stream */
 	size_t nr_stream_per_stack;
 	int symbolized;
-	/* the pipeline (session.c): the reading thread's queue to this one, and its result */
-	struct pfc_chan *chan;
-	/* in two threads: the mapped bytes below this offset are processed (the processing thread
-	 * sets it at each ITEM_RELEASE); the reading thread releases them, so that the page table
-	 * work of MADV_DONTNEED is not on the busier thread */
-	uint64_t release_to;
-	struct pfc_error perr;
-	int pret;
-	struct pfc_kpreload *kpreload;
-	int kpreload_wanted;          /* start it at the first kernel address */
-	int kernel_pending;           /* first kernel frame seen, preload still running */
-	int kernel_preload_conflict;  /* a frame got a map perf would not have given it */
-	size_t kernel_pending_frame0;
 	struct pfc_jitsyms jit;       /* JIT symbol sources per process */
-	/* the record being processed: its callchain's hash as the reading thread worked it out
-	 * (chain_hash), valid when have_chain_hash is set */
-	uint64_t chain_hash;
-	int have_chain_hash;
-	uint64_t cur_time;            /* the sample being built: its time, */
-	int cur_have_time;
-	int cur_timed;                /* and whether a frame's name depended on it */
-	struct pfc_perfinfo *perfinfo;  /* perfinfo-PID.map of the recorded processes, read on first use */
-	struct pfc_r2rmeta_slot *r2rmeta;  /* by DSO id: ReadyToRun code maps from image metadata */
-	size_t nr_r2rmeta;
-	struct pfc_ucache_ent *ucache; /* (maps, generation, user ip) -> frame id: add_ip's answers */
 	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */
-	int offcpu_oom;               /* an interval was lost for memory: reported at the end */
 	struct pfc_debuginfod dbgf;   /* debuginfod client (opts->debuginfod_urls) and what it fetched */
 	struct pfc_symsrv ssrv;       /* symbol-server client (opts->symsrv_urls) and what it fetched */
 	struct pfc_files *files;      /* where every symbol source gets its files (files.c) */
@@ -226,14 +180,14 @@ uint64_t pfc_session_evsel_first(const struct pfc_session *s, size_t idx);
  * where its DWARF line table is, for the source lines of its frames. */
 const char *pfc_session_dso_symsrc(const struct pfc_session *s, const struct pfc_dso *d);
 
-/* The files a trace.zip carries beside the recording, as perfcollect collected them: the
- * perf maps that named frames, their perfinfo files, and the jitdumps of the processes
- * with JIT frames.  fn gets each one's path to open, its name where it was recorded and
- * its entry name in the archive; fn NULL only looks them up (a pack records them). */
+/* The files a trace.zip carries beside the recording (pfc_jitsyms_side_files). */
 int pfc_session_side_files(struct pfc_session *s, int (*fn)(void *arg, const char *path, const char *name,
 							     const char *entry), void *arg);
 
-/* The summary lines on --call-graph dwarf stacks (nothing when there were none). */
-void pfc_session_dwarf_summary(const struct pfc_session *s, FILE *f);
+/* For the files of converter/ that make up a session: one record (data, size bytes at file
+ * offset off) processed; and the records read to the end, kernel records through the
+ * ordering queue (the pipeline's reading thread runs this). */
+int pfc_session_record(struct pfc_session *s, const uint8_t *data, uint32_t size, uint64_t off);
+int pfc_session_read(struct pfc_session *s);
 
 #endif

@@ -6,7 +6,7 @@
  * fixed order (--map-dir, the live process's /proc/PID/root, the host), refuses a file
  * whose code does not lie in the process's recorded JIT mappings, and answers lookups.  It
  * does not parse the files (perfmap.c, jitdump.c), join their paths (files.c) nor decide
- * when to look (session.c).
+ * when to look (callchain.c).  It also lists the side files a trace.zip or a pack carries.
  */
 #include <lzma.h>
 #include <stdarg.h>
@@ -974,4 +974,64 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 		*addr = ip;
 	}
 	return 0;
+}
+
+/* ---- the files a trace.zip or a pack carries beside the recording ---- */
+
+int pfc_jitsyms_side_files(struct pfc_jitsyms *j, int (*fn)(void *arg, const char *path, const char *name,
+							      const char *entry), void *arg)
+{
+	const struct pfc_machine *m = j->m;
+	struct pfc_files *files = j->o.files;
+	struct pfc_found found;
+	int *pids = NULL;
+	size_t i, nr_pids = 0;
+	int ret = 0;
+
+	if (!(pids = calloc(m->nr_dsos + 1, sizeof(*pids))))
+		return PFC_FAIL_NOOFF(j->err, NOMEM, "side files");
+	for (i = 0; i < m->nr_dsos && ret == 0; i++) {
+		const struct pfc_dso *d = m->dsos[i];
+		const struct pfc_found *pm;
+		int pid = -1;
+
+		if (!d->loaded)
+			continue;
+		if (d->kind == PFC_DSO_PERFMAP && d->perfmap_path && (pm = pfc_jitsyms_perfmap_found(j, d->pid))) {
+			const char *b = strrchr(pm->rel, '/');
+			b = b ? b + 1 : pm->rel;
+			pid = d->pid;
+			if (fn)
+				ret = fn(arg, pm->path, pm->name, strrchr(d->perfmap_path, '/') ? strrchr(d->perfmap_path, '/') + 1 : d->perfmap_path);
+			/* ${mapFile/perf/perfinfo}, as perfcollect copied it */
+			if (ret == 0 && !strncmp(b, "perf-", 5) &&
+			    pfc_files_findf(files, pm->base, 0, &found, "%.*sperfinfo-%s", (int)(b - pm->rel), pm->rel, b + 5)) {
+				const char *e = strrchr(found.name, '/');
+				pfc_files_note(files, found.base, found.rel, "perfinfo of a perf map", d->pid, NULL, 0);
+				if (fn)
+					ret = fn(arg, found.path, found.name, e ? e + 1 : found.name);
+			}
+		} else if (d->kind == PFC_DSO_FILE) {
+			pid = pfc_machine_jitted_pid(d->name);
+		}
+		if (pid > 0) {
+			size_t k;
+			for (k = 0; k < nr_pids && pids[k] != pid; k++)
+				;
+			if (k == nr_pids)
+				pids[nr_pids++] = pid;
+		}
+	}
+	for (i = 0; i < nr_pids && ret == 0; i++) {
+		if (!pfc_jitsyms_jitdump_find(j, pids[i], &found))
+			continue;
+		pfc_files_note(files, found.base, found.rel, "jitdump of a process with JIT frames", pids[i], NULL, 0);
+		if (fn) {
+			char entry[64];
+			snprintf(entry, sizeof(entry), "jit-%d.dump", pids[i]);
+			ret = fn(arg, found.path, found.name, entry);
+		}
+	}
+	free(pids);
+	return ret;
 }

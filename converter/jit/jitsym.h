@@ -27,7 +27,7 @@ struct pfc_jitsym_opts {
 	struct pfc_files *files;    /* where the maps, dumps and /proc files are (--map-dir, a pack) */
 	const struct pfc_pidmap *pid_map;
 	size_t nr_pid_map;
-	int resolve;                /* look JIT code up where perf does not (see session.c) */
+	int resolve;                /* look JIT code up where perf does not (see callchain.c) */
 	FILE *log;                  /* warnings; NULL = quiet */
 	int verbose;
 };
@@ -65,7 +65,7 @@ int pfc_jitsyms_settled(const struct pfc_jitsyms *j, int32_t pid);
 /* A count that changes whenever what the lookups of process pid answer may have changed
  * (a file read or refused, a jitdump marker, the first JIT range; not the ranges after it):
  * a cache of frames keyed on the process's maps starts over at its next mapping change when
- * this count moved (session.c). */
+ * this count moved (session.c, note_jit_map). */
 uint64_t pfc_jitsyms_changes(const struct pfc_jitsyms *j, int32_t pid);
 
 /*
@@ -94,6 +94,13 @@ const struct pfc_found *pfc_jitsyms_perfmap_found(struct pfc_jitsyms *j, int32_t
  * an .xz copy). */
 int pfc_jitsyms_jitdump_find(struct pfc_jitsyms *j, int32_t pid, struct pfc_found *f);
 
+/* The files a trace.zip carries beside the recording, as perfcollect collected them: the
+ * perf maps that named frames, their perfinfo files, and the jitdumps of the processes
+ * with JIT frames (a perf map's, or a jitted-PID-N.so's).  fn gets each one's path to open,
+ * its name where it was recorded and its entry name in the archive; fn NULL only looks them
+ * up (files.c records them for a pack). */
+int pfc_jitsyms_side_files(struct pfc_jitsyms *j, int (*fn)(void *arg, const char *path, const char *name,
+							      const char *entry), void *arg);
 /* The pid inside the namespace of a process, read from a /proc/PID/status text: the last
  * field of its NStgid line; -1 when there is none.  Exposed for the unit tests. */
 int pfc_jitsyms_parse_nstgid(const char *status, size_t len);

@@ -575,13 +575,18 @@ int pfc_machine_is_jitdump_name(const char *f, int *pid)
 	return 1;
 }
 
-/* "jitted-<pid>-<n>.so", an ELF file perf inject --jit wrote for one jitdump load. */
-static int is_jitted_name(const char *f)
+int pfc_machine_jitted_pid(const char *path)
 {
-	const char *b = base_name(f);
+	const char *b = base_name(path), *e;
 	size_t n = strlen(b);
+	long pid;
 
-	return !strncmp(b, "jitted-", 7) && n > 10 && !strcmp(b + n - 3, ".so");
+	if (strncmp(b, "jitted-", 7) || n <= 10 || strcmp(b + n - 3, ".so"))
+		return -1;
+	pid = strtol(b + 7, (char **)&e, 10);
+	if (e == b + 7 || *e != '-' || pid <= 0 || pid > 0x7fffffff)
+		return 0;
+	return (int)pid;
 }
 
 /* A PE image (.NET assemblies, ReadyToRun code), known by its name: the file may be
@@ -737,7 +742,7 @@ int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel
 		map.dso = dso_findnew(m, name, n, PFC_DSO_PE, -1);
 	} else {
 		map.dso = dso_findnew(m, name, n, PFC_DSO_FILE, -1);
-		if (map.dso && is_jitted_name(name))
+		if (map.dso && pfc_machine_jitted_pid(name) >= 0)
 			map.dso->jitted = 1;
 	}
 	if (!map.dso)

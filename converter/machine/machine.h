@@ -78,7 +78,7 @@ struct pfc_maps {
 	struct pfc_map *v;         /* sorted by start, non-overlapping */
 	size_t n, cap;
 	uint64_t gen;              /* bumped by every change: caches keyed on it stay valid */
-	/* The callchain caches' generation (session.c), bumped only by a change that may name
+	/* The callchain caches' generation (chaincache.c, callchain.c), bumped only by a change that may name
 	 * an address looked up under it otherwise: a map over a map such an address was found
 	 * in (seen), unless it maps that part the same way (same DSO, offset, protection and
 	 * flags), or over a gap where one was found in no map (gap_seen, top_seen above the
@@ -86,7 +86,7 @@ struct pfc_maps {
 	 * JIT code (hundreds) beside the code already run, or maps its code region again a
 	 * page longer, and each of those bumped gen. */
 	uint64_t cgen, top_seen;
-	uint64_t jit_changes;      /* session.c: the JIT symbols' changes when cgen was last checked */
+	uint64_t jit_changes;      /* session.c (note_jit_map): the JIT symbols' changes when cgen was last checked */
 	size_t hint;               /* the map found last: looked at first (any index below n is
 	                            * safe: maps do not overlap) */
 	uint8_t unwindable;        /* perf-compat: a map whose ELF perf could read was seen */
@@ -162,6 +162,10 @@ int pfc_machine_is_jitdump_name(const char *path, int *pid);
 int pfc_machine_add_build_id(struct pfc_machine *m, const char *path, const uint8_t *id, int len, int kernel);
 
 /* KSYMBOL: kernel code [addr, addr+len) named `name` appears or (unregister) goes. */
+/* The one reader of perf inject's "jitted-PID-N.so" names (an ELF file perf inject --jit
+ * wrote for one jitdump load): its PID, 0 when the name is one but its PID is unusable, -1
+ * when it is not one. */
+int pfc_machine_jitted_pid(const char *path);
 int pfc_machine_ksymbol(struct pfc_machine *m, uint64_t addr, uint32_t len, const char *name, size_t namelen,
 			int unregister);
 

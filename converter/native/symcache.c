@@ -5,7 +5,7 @@
  * rest, then symtab.c's image of the table), reading an entry (mapped, checked, copied into
  * a table), writing one atomically, and the bound on how many, and how many bytes, are kept
  * of each kind.  Deciding when the running kernel's symbols are the recording's is
- * session.c's and files.c's business; what proves an ELF file's identity is elfsym.c's.
+ * kernel.c's and files.c's business; what proves an ELF file's identity is elfsym.c's.
  *
  * Why a cache: /proc/kallsyms has no size and the kernel formats every line on each read
  * (s_show, vsnprintf): reading and parsing it was a third of a small conversion's time.

@@ -28,7 +28,7 @@ struct pfc_evsel {
 	unsigned id_hdr_size;          /* bytes of the sample_id_all trailer */
 	int sample_id_all;
 	/* A sample's fixed layout up to its callchain, byte offsets into the body, for the
-	 * callchain cache's path (session.c): cc_off is 0 when the sample has no callchain, no
+	 * callchain cache's path (sample.c): cc_off is 0 when the sample has no callchain, no
 	 * tid, or something before the callchain or after it that a cached stack cannot stand
 	 * for (read values, a user stack copy, branch entries); time_off and period_off are
 	 * PFC_NO_FIELD when absent. */

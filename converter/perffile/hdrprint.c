@@ -4,7 +4,8 @@
  * through a bounds-checked cursor.  Like perf, every feature is first "processed" (a failure stops
  * the later ones, which then print as empty) and printed afterwards; in pipe mode each is processed
  * and printed in turn.  Reading the file and the record stream is the reader's job, not this one.
- * Decoding attrs is hdrattr.c's and processing the features hdrfeat.c's; this file prints.
+ * Decoding attrs is hdrattr.c's and processing the features hdrfeat.c's; this file prints, also
+ * straight from what a reader kept (pfc_hdr_print_reader).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "converter/perffile/hdrint.h"
 #include "converter/util/hex.h"
+#include "converter/perffile/reader.h"
 
 /* ------------------------------------------------------------------ printing */
 
@@ -864,3 +866,41 @@ end:
 	return rc;
 }
 
+int pfc_hdr_print_reader(FILE *out, const struct pfc_reader *rd, const char *path, int full, int no_mtime)
+{
+	struct pfc_hdr_view v;
+	struct pfc_hdr_evsel *evs;
+	size_t i;
+	int ret;
+
+	memset(&v, 0, sizeof(v));
+	evs = calloc(rd->nr_evsels + 1, sizeof(*evs));
+	if (!evs)
+		return -1;
+	for (i = 0; i < rd->nr_evsels; i++) {
+		evs[i].attr = rd->evsels[i]->attr;
+		evs[i].attr_size = rd->evsels[i]->attr_size;
+		evs[i].name = rd->evsels[i]->name;
+		evs[i].ids = rd->evsels[i]->ids;
+		evs[i].nr_ids = rd->evsels[i]->nr_ids;
+	}
+	v.path = path;
+	v.pipe_mode = rd->pipe_mode;
+	v.needs_swap = rd->swap;
+	if (!rd->pipe_mode) {
+		v.data_offset = rd->data.offset;
+		v.data_size = rd->data.size;
+		v.feat_offset = rd->feat_offset;
+	}
+	v.header_version = 1;
+	memcpy(v.feat_bitmap, rd->feat_bitmap, sizeof(v.feat_bitmap));
+	for (i = 0; i < PFC_FEAT_BITS; i++)
+		v.feat[i] = rd->feat[i];
+	v.evsels = evs;
+	v.nr_evsels = rd->nr_evsels;
+	v.have_mtime = no_mtime ? 1 : rd->have_mtime;
+	v.mtime = no_mtime ? 0 : rd->mtime;
+	ret = pfc_hdr_print(out, &v, full);
+	free(evs);
+	return ret;
+}

@@ -51,6 +51,10 @@ struct pfc_hdr_view {
  * "not available"); some truncated features crash perf (here what could be read is printed).
  */
 int pfc_hdr_print(FILE *out, const struct pfc_hdr_view *v, int full);
+struct pfc_reader;
+/* The same from what a reader kept of the input at path; no_mtime prints no file time (the
+ * fuzz target's memfd). */
+int pfc_hdr_print_reader(FILE *out, const struct pfc_reader *rd, const char *path, int full, int no_mtime);
 
 /* perf's default event name for an attr without a recorded name (evsel__name):
  * "cycles:u", "cpu-clock:pppH", "raw 0x1234", "mem:0x1000:rw", "unknown tracepoint", ...

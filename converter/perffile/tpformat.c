@@ -1,13 +1,17 @@
 /*
  * tpformat.c - reads the fields and print-format constants of one tracefs event format
  * for the converter's own use (off-CPU analysis reads sched_switch's prev_pid, prev_state
- * and next_pid).  The text is untrusted: every read is bounded by its length, names are
- * cut to their buffers, and the expression evaluator has a depth limit.
+ * and next_pid), and names tracepoint events from their formats' "name:" and "ID:".  The text
+ * is untrusted: every read is bounded by its length, names are cut to their buffers, and the
+ * expression evaluator has a depth limit.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "converter/util/bytes.h"
 #include "converter/perffile/tpformat.h"
+#include "converter/perffile/reader.h"
+#include "converter/perffile/tracedata.h"
 
 /* ---- lines ---- */
 
@@ -365,4 +369,60 @@ int pfc_tpformat_eval(const char *s, size_t n, uint64_t *out, size_t *used)
 	if (used)
 		*used = (size_t)(e.p - s);
 	return 0;
+}
+
+/* ---- tracepoint events named from the tracing data ---- */
+
+/* The value of the line "KEY: value" of an event format's text, bounded by it; NULL if none. */
+static const char *format_line(const char *text, size_t len, const char *key, size_t *vlen)
+{
+	size_t klen = strlen(key), pos = 0;
+
+	while (pos < len) {
+		const char *eol = memchr(text + pos, '\n', len - pos);
+		size_t n = eol ? (size_t)(eol - (text + pos)) : len - pos;
+		if (n > klen && !memcmp(text + pos, key, klen)) {
+			*vlen = n - klen;
+			return text + pos + klen;
+		}
+		pos += n + 1;
+	}
+	return NULL;
+}
+
+/* One event format of the tracing data: its "name:" and "ID:" name the tracepoint
+ * evsels of that id that no header named (perf's evsel__prepare_tracepoint_event). */
+static int name_format(void *arg, const char *sys, const char *text, size_t len)
+{
+	struct pfc_reader *rd = arg;
+	const char *name, *id;
+	size_t nlen, idlen, i;
+	char buf[128], num[24];
+	unsigned long long config;
+
+	if (!(name = format_line(text, len, "name: ", &nlen)) || !(id = format_line(text, len, "ID: ", &idlen)) ||
+	    !idlen || idlen >= sizeof(num))
+		return 0;
+	memcpy(num, id, idlen);
+	num[idlen] = 0;
+	config = strtoull(num, NULL, 10);
+	for (i = 0; i < rd->nr_evsels; i++) {
+		struct pfc_evsel *ev = rd->evsels[i];
+		if (ev->name || ev->attr.type != PERF_TYPE_TRACEPOINT || ev->attr.config != config)
+			continue;
+		snprintf(buf, sizeof(buf), "%s:%.*s", sys, (int)(nlen > 127 ? 127 : nlen), name);
+		ev->name = strdup(buf);
+	}
+	return 0;
+}
+
+void pfc_tpformat_name_evsels(struct pfc_reader *rd)
+{
+	struct pfc_error e;
+
+	if (!rd->tracing_data.data)
+		return;
+	memset(&e, 0, sizeof(e));
+	(void)pfc_tracedata_formats(rd->tracing_data.data, rd->tracing_data.size, rd->tracing_data_offset, name_format,
+				    rd, &e);
 }

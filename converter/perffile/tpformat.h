@@ -45,4 +45,10 @@ int pfc_tpfield_int(const struct pfc_tpfield *fl, const uint8_t *raw, uint32_t r
  */
 int pfc_tpformat_eval(const char *s, size_t n, uint64_t *out, size_t *used);
 
+struct pfc_reader;
+/* Name the tracepoint events no header named from the recording's tracing data, as perf's
+ * evsel__prepare_tracepoint_event does ("sched:sched_switch"); events it has no format for
+ * stay unnamed. */
+void pfc_tpformat_name_evsels(struct pfc_reader *rd);
+
 #endif
