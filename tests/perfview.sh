@@ -54,6 +54,9 @@ for dir in "$FIX"/*/; do
 		continue
 	fi
 	entries=("$fx.trace/" "$fx.trace/perf.data.txt")
+	# the container's jitdump (jit-1.dump in its /tmp, the map directory here), named for the
+	# host pid of the process whose frames it names, as perfcollect copies it
+	[ "$fx" = dotnet-container ] && entries+=("$fx.trace/jit-15191.dump")
 	if [ -d "$dir/maps" ]; then
 		# the maps perf itself read (its text names them); W^X .NET code is not anonymous memory,
 		# so there perf, and perfconv with --perf-compat, read none
