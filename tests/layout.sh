@@ -2,7 +2,7 @@
 # tests/layout.sh - the tree keeps the pipeline's direction (docs/architecture.md): a file
 # includes project headers only from its own stage or an earlier one, and in cli/ the files
 # call each other one way (perfconv.c -> batch.c -> convert.c), never back.
-#   layout/stages   util < files < perffile < machine < native < jit < converter/ (session) < formats < cli
+#   layout/stages   util < files < perffile < machine < native < jit < events < converter/ (session) < formats < cli
 #   layout/cli      convert.c includes neither batch.h nor perfconv.c's; batch.c not perfconv.c's
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" layout
@@ -15,11 +15,12 @@ stage() {
 	converter/machine/*) echo 3 ;;
 	converter/native/*) echo 4 ;;
 	converter/jit/*) echo 5 ;;
+	converter/events/*) echo 6 ;;
 	converter/*/*) echo 99 ;;     # a folder this test does not know: add it above
-	converter/*) echo 6 ;;
-	formats/*) echo 7 ;;
-	cli/*) echo 8 ;;
-	*) echo 9 ;;
+	converter/*) echo 7 ;;
+	formats/*) echo 8 ;;
+	cli/*) echo 9 ;;
+	*) echo 10 ;;
 	esac
 }
 
