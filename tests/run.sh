@@ -108,7 +108,7 @@ fi
 # boundaries, one byte either side and at random places (TRUNCATE=0 leaves it out).
 bg=()
 for sub in truncate.sh perfview.sh perf-script.sh svg.sh batch.sh pack.sh endian.sh speedscope.sh fuzz.sh \
-	perf-identity.sh foreign.sh arm64.sh pprof.sh diff.sh jit.sh debuginfod.sh symsrv.sh r2r.sh r2rcache.sh r2r-truth.sh dotnet-baseline.sh layout.sh readme.sh; do
+	perf-identity.sh foreign.sh arm64.sh pprof.sh diff.sh jit.sh debuginfod.sh symsrv.sh r2r.sh r2rcache.sh r2r-truth.sh dotnet-baseline.sh events.sh layout.sh readme.sh; do
 	[ "$sub" = truncate.sh ] && [ "${TRUNCATE:-1}" = 0 ] && continue
 	bg+=("$sub")
 done
