@@ -8,6 +8,8 @@
  *
  *   test_events                 the checks
  *   test_events --dump FILE     the lines tests/interop/nettrace prints from TraceEvent's reading
+ *   test_events --pauses FILE   "pause BEGIN END GC-DEPTH" per GC: GCSuspendEEBegin to GCRestartEEEnd in
+ *                               the stream's clock (docs/runtime-events.md lays them over perf's samples)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -139,6 +141,59 @@ static int dump(const char *path)
 	pfc_nettrace_free(&nt);
 	free(buf);
 	return 0;
+}
+
+/* ---- the GC pauses: from the suspension's start to the end of the restart ---- */
+
+struct pauses {
+	uint32_t pointer_size;
+	struct pfc_clr_event ce;
+	struct pfc_error err;
+	uint64_t begin;
+	uint32_t depth;
+};
+
+static int pause_trace(void *ctx, const struct pfc_nettrace_trace *t)
+{
+	((struct pauses *)ctx)->pointer_size = t->pointer_size;
+	return 0;
+}
+
+static int pause_event(void *ctx, const struct pfc_nettrace_event *ev)
+{
+	struct pauses *p = ctx;
+	int kind = pfc_clr_decode(ev, p->pointer_size, &p->ce, &p->err);
+
+	if (kind == PFC_CLR_GC_SUSPEND_BEGIN) {
+		p->begin = ev->timestamp;
+	} else if (kind == PFC_CLR_GC_START) {
+		p->depth = p->ce.depth;
+	} else if (kind == PFC_CLR_GC_RESTART_END && p->begin) {
+		printf("pause %llu %llu %u\n", (unsigned long long)p->begin, (unsigned long long)ev->timestamp, p->depth);
+		p->begin = 0;
+	}
+	return 0;
+}
+
+static int print_pauses(const char *path)
+{
+	struct pfc_nettrace nt;
+	struct pauses p;
+	struct pfc_nettrace_ops ops = { 0 };
+	size_t len;
+	char *buf = load_file(path, &len);
+	int rc;
+
+	if (!buf)
+		return 1;
+	memset(&p, 0, sizeof(p));
+	ops.ctx = &p;
+	ops.trace = pause_trace;
+	ops.event = pause_event;
+	rc = pfc_nettrace_read(&nt, (const uint8_t *)buf, len, &ops, &p.err);
+	pfc_nettrace_free(&nt);
+	free(buf);
+	return rc < 0;
 }
 
 /* ---- the workload's truth ---- */
@@ -739,6 +794,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--dump") == 0)
 		return dump(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "--pauses") == 0)
+		return print_pauses(argv[2]);
 	test_utf16();
 	test_handmade();
 	test_fixture();
