@@ -101,7 +101,7 @@ $(BUILD)/%.o: %.c $(FLAGS_FILE)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -MMD -MP -MF $@.d -o $@ $(filter-out $(FLAGS_FILE),$^) $(LIBS)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -MMD -MP -MF $@.d -o $@ $(filter %.c %.o,$^) $(LIBS)
 
 $(FLAGS_FILE): FORCE
 	@mkdir -p $(BUILD)
