@@ -8,6 +8,7 @@
  *
  *   test_events                 the checks
  *   test_events --dump FILE     the lines tests/interop/nettrace prints from TraceEvent's reading
+ *   test_events --report FILE   the runtime report (formats/runtime.c) of FILE
  *   test_events --pauses FILE   "pause BEGIN END GC-DEPTH" per GC: GCSuspendEEBegin to GCRestartEEEnd in
  *                               the stream's clock (docs/runtime-events.md lays them over perf's samples)
  */
@@ -18,6 +19,8 @@
 
 #include "converter/events/clrevents.h"
 #include "converter/events/nettrace.h"
+#include "converter/events/runtime.h"
+#include "formats/runtime.h"
 #include "tests/unit/check.h"
 #include "tests/unit/loadfile.h"
 
@@ -192,6 +195,31 @@ static int print_pauses(const char *path)
 	ops.event = pause_event;
 	rc = pfc_nettrace_read(&nt, (const uint8_t *)buf, len, &ops, &p.err);
 	pfc_nettrace_free(&nt);
+	free(buf);
+	return rc < 0;
+}
+
+static int report(const char *path)
+{
+	struct pfc_runtime rt;
+	struct pfc_error err;
+	struct pfc_sb sb = { 0 };
+	size_t len;
+	char *buf = load_file(path, &len);
+	int rc;
+
+	if (!buf)
+		return 1;
+	memset(&err, 0, sizeof(err));
+	rc = pfc_runtime_read(&rt, (const uint8_t *)buf, len, &err);
+	if (rc == 0)
+		rc = pfc_runtime_text(&rt, path, &sb);
+	if (rc == 0)
+		fputs(sb.buf, stdout);
+	else
+		fprintf(stderr, "test_events: '%s': %s: %s\n", path, pfc_strerror(-rc), err.detail);
+	free(sb.buf);
+	pfc_runtime_free(&rt);
 	free(buf);
 	return rc < 0;
 }
@@ -564,6 +592,54 @@ static void test_damage(void)
 	free(buf);
 }
 
+/* The runtime report's model on the fixture, against the app's truth; its text twice the same. */
+static void test_report(void)
+{
+	static struct pfc_runtime rt;
+	struct truth t;
+	struct pfc_error err;
+	struct pfc_sb a = { 0 }, b = { 0 };
+	size_t len;
+	char *buf = load_file(FIX "app.nettrace", &len);
+	int rc;
+
+	if (!buf || read_truth(FIX "truth.txt", &t) < 0)
+		return;
+	memset(&err, 0, sizeof(err));
+	rc = pfc_runtime_read(&rt, (const uint8_t *)buf, len, &err);
+	check(rc == 0 && rt.stream.complete && rt.rundown_complete, "report: the stream and its rundown read whole");
+	check(rt.gcs == t.collections[0] && rt.gcs_by_gen[2] == t.collections[2] &&
+	      rt.gcs_by_gen[1] + rt.gcs_by_gen[2] == t.collections[1], "report: GCs by generation as the app counted them");
+	check(rt.gcs_by_reason[1] == t.induced[0] + t.induced[1] + t.induced[2], "report: the forced GCs are Induced");
+	check(rt.nr_pauses == rt.gcs && rt.pause_max <= rt.pause_total && pfc_runtime_pause_pct(&rt, 95) <= rt.pause_max &&
+	      pfc_runtime_pause_pct(&rt, 100) == rt.pause_max && pfc_runtime_pause_pct(&rt, 0) == rt.pauses[0],
+	      "report: one pause per GC, p95 below the max");
+	check(rt.alloc_types.n >= 2 && strcmp(rt.alloc_types.v[0].name, "System.Int32[]") == 0 &&
+	      strcmp(rt.alloc_types.v[1].name, "EventsProbe.Record") == 0, "report: the two sites lead the types");
+	check(rt.exceptions == t.args + t.invalids && rt.exception_types.n == 2 &&
+	      rt.exception_types.v[0].n == t.invalids, "report: exceptions by type, the most first");
+	check(rt.jit_methods > 12 && rt.jit_done == rt.jit_methods && rt.jit_ns > 0, "report: JIT starts matched to their loads");
+	check(pfc_runtime_text(&rt, "app.nettrace", &a) == 0 && pfc_runtime_text(&rt, "app.nettrace", &b) == 0 &&
+	      a.len == b.len && memcmp(a.buf, b.buf, a.len) == 0, "report: the same model gives the same bytes");
+	check(a.buf && strstr(a.buf, "GCs           21: gen0 13, gen1 4, gen2 4\n") &&
+	      strstr(a.buf, "  8  System.InvalidOperationException\n"), "report: its GC and exception lines");
+	pfc_runtime_free(&rt);
+	free(a.buf);
+	a.buf = NULL;
+	a.len = a.cap = 0;
+
+	/* cut before the rundown ends: the GCs are all there, and the report says what is missing */
+	rc = pfc_runtime_read(&rt, (const uint8_t *)buf, len - 3000, &err);
+	check(rc == 0 && rt.stream.truncated && !rt.rundown_complete && rt.gcs == t.collections[0],
+	      "report: a stream cut in its rundown keeps every GC");
+	check(pfc_runtime_text(&rt, "cut", &a) == 0 && strstr(a.buf, "stream cut at offset") &&
+	      strstr(a.buf, "no rundown"), "report: says the stream is cut and has no rundown");
+	pfc_runtime_free(&rt);
+	free(a.buf);
+	free(b.buf);
+	free(buf);
+}
+
 /* ---- a hand-made stream: the plain (uncompressed) event blobs of format V4 ---- */
 
 struct wbuf {
@@ -796,10 +872,13 @@ int main(int argc, char **argv)
 		return dump(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "--pauses") == 0)
 		return print_pauses(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "--report") == 0)
+		return report(argv[2]);
 	test_utf16();
 	test_handmade();
 	test_fixture();
 	test_sampled();
+	test_report();
 	test_cuts();
 	test_damage();
 	return check_done("test_events");
