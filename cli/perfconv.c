@@ -57,6 +57,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_COMM,
 	OPT_R2R_DUMP,
+	OPT_EVENTS,
 	OPT_R2R_DUMP_STYLE,
 	OPT_TIME,
 	OPT_OFF_CPU,
@@ -130,6 +131,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
+	{ OPT_EVENTS, "events", 0, 1, "FILE", "print the runtime report of a .NET process's own events (GCs, pauses, allocations, JIT, exceptions) from the .nettrace dotnet-trace wrote" },
 	{ OPT_R2R_DUMP, "r2r-dump", 0, 1, "IMAGE", "print the methods of a ReadyToRun image with their names from its metadata, as 'RVA LENGTH name' lines" },
 	{ OPT_R2R_DUMP_STYLE, "r2r-dump-style", 0, 1, "STYLE", "--r2r-dump names: runtime (default, as in the runtime's perf map) or r2rmap (as crossgen2 writes them)" },
 	{ OPT_ENABLE_PERFMAP, "enable-perfmap", 0, 1, "PID[:TYPE]", "ask the running .NET 8+ process PID to write its perf map and jitdump (TYPE: all, the default; perfmap; jitdump), then exit" },
@@ -383,7 +385,7 @@ int main(int argc, char **argv)
 	struct pfc_error err;
 	struct pfc_job_result res;
 	const struct pfc_writer *ws[16];
-	const char *r2r_dump = NULL, *r2r_dump_style = NULL, *perfmap_pid = NULL;
+	const char *r2r_dump = NULL, *r2r_dump_style = NULL, *perfmap_pid = NULL, *events = NULL;
 	size_t i, k = 0, nws = 0;
 	int opt, ret, want_resolve = 0, dotnet_names = -1, perfmap_enable = 0, no_cache = 0;
 
@@ -550,6 +552,7 @@ int main(int argc, char **argv)
 		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
 		case OPT_R2R_RVA: c.opts.r2r_funcs = 1; break;
 		case OPT_R2R_DUMP: r2r_dump = optarg; break;
+		case OPT_EVENTS: events = optarg; break;
 		case OPT_ENABLE_PERFMAP:
 		case OPT_DISABLE_PERFMAP:
 			if (perfmap_pid)
@@ -602,6 +605,8 @@ int main(int argc, char **argv)
 	}
 	if (r2r_dump)
 		return pfc_cli_r2r_dump(r2r_dump, r2r_dump_style, c.output, c.quiet);
+	if (events)
+		return pfc_cli_events(events, c.output, c.quiet);
 	if (optind < argc && !c.outdir)
 		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
 	c.umask = umask(0);

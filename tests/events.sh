@@ -10,6 +10,8 @@
 #   events/traceevent/app       app.nettrace (GCs, allocation ticks, JIT, exceptions, rundown)
 #   events/traceevent/sampled   sampled.nettrace (allocation samples; TraceEvent 4.0.0 counts them only)
 #   events/cut                  the stream cut inside its rundown: perfconv still reads every GC, says it is cut
+#   events/cli                  perfconv --events: the report's GC, allocation and exception lines against the
+#                               workload's truth, -o and -q, a cut stream, and the errors (exit 1, the file named)
 #
 # TraceEvent names two things its own way, which the comparison maps back: the runtime's GCDynamicEvent
 # (id 39) is counted under id 65524, and the EventPipe provider's ProcessInfo under its GUID.
@@ -38,6 +40,38 @@ if selected events/cut; then
 		fail events/cut "the cut stream lost GCs" "$TMP/cut.out"
 	else
 		pass "events/cut ($(cat "$TMP/cut.err"))"
+	fi
+fi
+
+if selected events/cli; then
+	(
+		want_gcs=$(sed -n 's/^truth collection-count 0 //p' "$D/truth.txt")
+		want_gen2=$(sed -n 's/^truth collection-count 2 //p' "$D/truth.txt")
+		"$PERFCONV" --events "$D/app.nettrace" >"$TMP/report" 2>"$TMP/report.err" || exit 1
+		grep -q "^process $(sed -n 's/^truth pid //p' "$D/truth.txt") (.*stream complete\$" "$TMP/report" || exit 1
+		grep -Eq "^GCs +$want_gcs: gen0 [0-9]+, gen1 [0-9]+, gen2 $want_gen2\$" "$TMP/report" || exit 1
+		grep -Eq '^  [0-9.]+ MiB \(7[0-9]\.[0-9]%\)  System\.Int32\[\]$' "$TMP/report" || exit 1
+		grep -Eq '^  [0-9.]+ MiB \(2[0-9]\.[0-9]%\)  EventsProbe\.Record$' "$TMP/report" || exit 1
+		grep -q '^  8  System.InvalidOperationException$' "$TMP/report" || exit 1
+		grep -q '^  5  System.ArgumentException$' "$TMP/report" || exit 1
+		grep -q "events, .* of other kinds" "$TMP/report.err" || exit 1
+		"$PERFCONV" -q --events "$D/app.nettrace" -o "$TMP/report.o" 2>"$TMP/q.err" || exit 1
+		cmp -s "$TMP/report" "$TMP/report.o" && [ ! -s "$TMP/q.err" ] || exit 1
+		"$PERFCONV" --events "$D/sampled.nettrace" | grep -q '^allocated     about .* from [0-9]* allocation samples' || exit 1
+		head -c $(($(stat -c %s "$D/app.nettrace") - 3000)) "$D/app.nettrace" >"$TMP/cut.nettrace"
+		"$PERFCONV" -q --events "$TMP/cut.nettrace" | grep -q 'stream cut at offset [0-9]*, no rundown' || exit 1
+		"$PERFCONV" --events "$D/perf.data" >/dev/null 2>"$TMP/e1"
+		rc=$?
+		[ $rc = 1 ] && grep -q "perf.data': unsupported input at offset 0: not a nettrace" "$TMP/e1" || exit 1
+		"$PERFCONV" --events "$TMP/none.nettrace" >/dev/null 2>"$TMP/e2"
+		rc=$?
+		[ $rc = 1 ] && grep -q "cannot open '.*none.nettrace'" "$TMP/e2" || exit 1
+	) >"$TMP/cli.log" 2>&1
+	if [ $? = 0 ]; then
+		pass events/cli
+	else
+		{ cat "$TMP/report" "$TMP/e1" "$TMP/e2"; } >>"$TMP/cli.log" 2>/dev/null
+		fail events/cli "perfconv --events does not report the workload's truth" "$TMP/cli.log"
 	fi
 fi
 

@@ -643,7 +643,7 @@ int pfc_nettrace_read(struct pfc_nettrace *nt, const uint8_t *buf, size_t len,
 	r.swap = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 	pfc_cur_init(&c, buf, len, r.swap);
 	if (!pfc_nettrace_is(buf, len))
-		return PFC_FAIL(err, BAD_MAGIC, 0, "not a nettrace stream (no 'Nettrace' magic)");
+		return PFC_FAIL(err, UNSUPPORTED, 0, "not a nettrace stream (no 'Nettrace' magic)");
 	c.p += 8;
 	if (pfc_cur_u32(&c) != sizeof(fs) - 1 || !(s = pfc_cur_bytes(&c, sizeof(fs) - 1)) ||
 	    memcmp(s, fs, sizeof(fs) - 1) != 0)
