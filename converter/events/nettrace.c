@@ -173,21 +173,88 @@ static int grow(void **v, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+static uint64_t idmap_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+/* the index stored for key, or -1 */
+static long idmap_get(const struct pfc_nettrace_idmap *m, uint64_t key)
+{
+	size_t i;
+
+	if (!m->cap)
+		return -1;
+	for (i = idmap_hash(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key)
+			return (long)m->vals[i] - 1;
+	return -1;
+}
+
+/* store key -> idx (replacing what key had); -1 when out of memory */
+static int idmap_put(struct pfc_nettrace_idmap *m, uint64_t key, uint32_t idx)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct pfc_nettrace_idmap g;
+		size_t j;
+		g.cap = m->cap ? m->cap * 2 : 64;
+		g.n = 0;
+		g.keys = malloc(g.cap * sizeof(*g.keys));
+		g.vals = calloc(g.cap, sizeof(*g.vals));
+		if (!g.keys || !g.vals) {
+			free(g.keys);
+			free(g.vals);
+			return -1;
+		}
+		for (j = 0; j < m->cap; j++) {
+			if (!m->vals[j])
+				continue;
+			for (i = idmap_hash(m->keys[j]) & (g.cap - 1); g.vals[i]; i = (i + 1) & (g.cap - 1))
+				;
+			g.keys[i] = m->keys[j];
+			g.vals[i] = m->vals[j];
+			g.n++;
+		}
+		free(m->keys);
+		free(m->vals);
+		*m = g;
+	}
+	for (i = idmap_hash(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			m->vals[i] = idx + 1;
+			return 0;
+		}
+	}
+	m->keys[i] = key;
+	m->vals[i] = idx + 1;
+	m->n++;
+	return 0;
+}
+
+static void idmap_clear(struct pfc_nettrace_idmap *m)
+{
+	if (m->cap)
+		memset(m->vals, 0, m->cap * sizeof(*m->vals));
+	m->n = 0;
+}
+
+static void idmap_free(struct pfc_nettrace_idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
 static struct pfc_nettrace_meta *meta_find(struct pfc_nettrace *nt, uint32_t id)
 {
-	size_t lo = 0, hi = nt->nr_metas;
+	long i = idmap_get(&nt->meta_ix, id);
 
-	/* the runtime numbers metadata 1, 2, 3... in file order: try the direct slot first */
-	if (id >= 1 && id - 1 < nt->nr_metas && nt->metas[id - 1].id == id)
-		return &nt->metas[id - 1];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (nt->metas[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < nt->nr_metas && nt->metas[lo].id == id ? &nt->metas[lo] : NULL;
+	return i < 0 ? NULL : &nt->metas[i];
 }
 
 /* A copy in UTF-8 of the UTF-16 string at the cursor (NULL when out of memory; an empty
@@ -293,19 +360,15 @@ static int read_meta(struct nt_read *r, const uint8_t *p, uint32_t len, uint64_t
 		free((char *)slot->name);
 		*slot = m;
 	} else {
-		size_t i;
-		if (grow((void **)&nt->metas, &nt->cap_metas, nt->nr_metas + 1, sizeof(*nt->metas)) < 0) {
+		if (nt->nr_metas >= UINT32_MAX - 1 ||
+		    grow((void **)&nt->metas, &nt->cap_metas, nt->nr_metas + 1, sizeof(*nt->metas)) < 0 ||
+		    idmap_put(&nt->meta_ix, m.id, (uint32_t)nt->nr_metas) < 0) {
 			free(prov);
-		free(name);
+			free(name);
 			return PFC_FAIL_NOOFF(r->err, NOMEM, "nettrace metadata");
 		}
-		i = nt->nr_metas;
-		while (i > 0 && nt->metas[i - 1].id > m.id)
-			i--;
-		memmove(&nt->metas[i + 1], &nt->metas[i], (nt->nr_metas - i) * sizeof(*nt->metas));
-		nt->metas[i] = m;
-		nt->nr_metas++;
-		slot = &nt->metas[i];
+		slot = &nt->metas[nt->nr_metas++];
+		*slot = m;
 	}
 	nt->st.nr_metadata++;
 	if (r->ops && r->ops->meta)
@@ -315,44 +378,24 @@ static int read_meta(struct nt_read *r, const uint8_t *p, uint32_t len, uint64_t
 
 static const struct pfc_nettrace_stack_ent *stack_find(const struct pfc_nettrace *nt, uint32_t id)
 {
-	size_t lo = 0, hi = nt->nr_stacks;
+	long i = idmap_get(&nt->stack_ix, id);
 
-	if (!nt->nr_stacks)
-		return NULL;
-	/* ids of one window are consecutive in the usual stream: the direct slot first */
-	if (id >= nt->stacks[0].id && id - nt->stacks[0].id < nt->nr_stacks &&
-	    nt->stacks[id - nt->stacks[0].id].id == id)
-		return &nt->stacks[id - nt->stacks[0].id];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (nt->stacks[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < nt->nr_stacks && nt->stacks[lo].id == id ? &nt->stacks[lo] : NULL;
+	return i < 0 ? NULL : &nt->stacks[i];
 }
 
 static struct pfc_nettrace_thread_ent *thread_findnew(struct pfc_nettrace *nt, uint64_t tid)
 {
-	size_t lo = 0, hi = nt->nr_threads;
+	long i = idmap_get(&nt->thread_ix, tid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (nt->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < nt->nr_threads && nt->threads[lo].tid == tid)
-		return &nt->threads[lo];
-	if (grow((void **)&nt->threads, &nt->cap_threads, nt->nr_threads + 1, sizeof(*nt->threads)) < 0)
+	if (i >= 0)
+		return &nt->threads[i];
+	if (nt->nr_threads >= UINT32_MAX - 1 ||
+	    grow((void **)&nt->threads, &nt->cap_threads, nt->nr_threads + 1, sizeof(*nt->threads)) < 0 ||
+	    idmap_put(&nt->thread_ix, tid, (uint32_t)nt->nr_threads) < 0)
 		return NULL;
-	memmove(&nt->threads[lo + 1], &nt->threads[lo], (nt->nr_threads - lo) * sizeof(*nt->threads));
-	nt->threads[lo].tid = tid;
-	nt->threads[lo].seq = 0;
-	nt->nr_threads++;
-	return &nt->threads[lo];
+	nt->threads[nt->nr_threads].tid = tid;
+	nt->threads[nt->nr_threads].seq = 0;
+	return &nt->threads[nt->nr_threads++];
 }
 
 /* Sequence numbers count every event a thread tried to write: a gap is what the runtime
@@ -517,20 +560,9 @@ static int read_stack_block(struct nt_read *r, const uint8_t *p, uint32_t len)
 		s.p = pfc_cur_bytes(&c, s.len);
 		if (c.bad)
 			return PFC_FAIL(r->err, CORRUPT, off_of(r, at), "nettrace stack %u cut short", s.id);
-		/* kept sorted by id for the lookup; a stream sends them in increasing order */
-		if (nt->nr_stacks && nt->stacks[nt->nr_stacks - 1].id >= s.id) {
-			size_t j = nt->nr_stacks;
-			while (j > 0 && nt->stacks[j - 1].id > s.id)
-				j--;
-			if (j > 0 && nt->stacks[j - 1].id == s.id) {
-				nt->stacks[j - 1] = s;
-				continue;
-			}
-			memmove(&nt->stacks[j + 1], &nt->stacks[j], (nt->nr_stacks - j) * sizeof(s));
-			nt->stacks[j] = s;
-		} else {
-			nt->stacks[nt->nr_stacks] = s;
-		}
+		if (nt->nr_stacks >= UINT32_MAX - 1 || idmap_put(&nt->stack_ix, s.id, (uint32_t)nt->nr_stacks) < 0)
+			return PFC_FAIL_NOOFF(r->err, NOMEM, "nettrace stacks");
+		nt->stacks[nt->nr_stacks] = s;
 		nt->nr_stacks++;
 		nt->st.nr_stacks++;
 	}
@@ -567,6 +599,7 @@ static int read_sp_block(struct nt_read *r, const uint8_t *p, uint32_t len)
 	}
 	/* a stack id is valid only until the next sequence point: the table starts afresh */
 	nt->nr_stacks = 0;
+	idmap_clear(&nt->stack_ix);
 	nt->st.nr_seqpoints++;
 	if (r->ops && r->ops->seqpoint)
 		return r->ops->seqpoint(r->ops->ctx, ts);
@@ -746,5 +779,8 @@ void pfc_nettrace_free(struct pfc_nettrace *nt)
 	free(nt->metas);
 	free(nt->stacks);
 	free(nt->threads);
+	idmap_free(&nt->meta_ix);
+	idmap_free(&nt->stack_ix);
+	idmap_free(&nt->thread_ix);
 	memset(nt, 0, sizeof(*nt));
 }

@@ -77,9 +77,16 @@ struct pfc_nettrace_ops {
 	int (*seqpoint)(void *ctx, uint64_t timestamp);
 };
 
-struct pfc_nettrace_meta_ent;
 struct pfc_nettrace_stack_ent;
 struct pfc_nettrace_thread_ent;
+
+/* id -> index into one of the tables below: open addressing, grown at half full, so that ids in
+ * any order cost the same (a hostile stream may send them backwards) */
+struct pfc_nettrace_idmap {
+	uint64_t *keys;
+	uint32_t *vals;              /* index + 1; 0 = empty slot */
+	size_t cap, n;
+};
 
 /* The reader's state: metadata (kept for the whole read), the stacks since the last sequence
  * point (a stack id is valid only until then, which bounds the table), the sequence numbers of
@@ -87,12 +94,13 @@ struct pfc_nettrace_thread_ent;
 struct pfc_nettrace {
 	struct pfc_nettrace_trace trace;
 	struct pfc_nettrace_stats st;
-	struct pfc_nettrace_meta *metas;
+	struct pfc_nettrace_meta *metas;   /* in the order they came */
 	size_t nr_metas, cap_metas;
 	struct pfc_nettrace_stack_ent *stacks;
 	size_t nr_stacks, cap_stacks;
 	struct pfc_nettrace_thread_ent *threads;
 	size_t nr_threads, cap_threads;
+	struct pfc_nettrace_idmap meta_ix, stack_ix, thread_ix;
 };
 
 /* Read the whole stream in buf (a mapped file) and call ops for its parts in file order.
