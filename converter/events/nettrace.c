@@ -469,7 +469,7 @@ static int read_event_block(struct nt_read *r, const uint8_t *p, uint32_t len, i
 			uint32_t size = pfc_cur_u32(&c), mid;
 			const uint8_t *g, *end;
 			end = c.p + (pfc_cur_left(&c) >= size ? size : 0);
-			if (pfc_cur_left(&c) < size || size < 64) {
+			if (pfc_cur_left(&c) < size || size < 76) {  /* the fixed header after the size */
 				c.bad = 1;
 			} else {
 				mid = pfc_cur_u32(&c);
