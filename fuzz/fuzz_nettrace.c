@@ -3,7 +3,7 @@
  * every event it hands over, with the counts by provider, id and version.
  */
 // FUZZ_MAX_LEN: 65536
-// FUZZ_SEEDS: fixtures/dotnet-events/*.nettrace
+// FUZZ_SEEDS: fuzz/seeds/nettrace/*
 #include "converter/util/error.h"
 #include "converter/events/clrevents.h"
 #include "converter/events/nettrace.h"
