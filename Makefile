@@ -20,7 +20,7 @@ CFLAGS ?= -O2 -g
 PKGS := libelf libdw libzstd libxxhash zlib libdeflate libisal libtraceevent liblzma libprotobuf-c libdebuginfod libarchive libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libdebuginfod, libcurl, libarchive: their headers only; debuginfod.c and symsrv.c load them
-# when servers are named, pack.c when a pack is read or written
+# when servers are named, packar.c when a pack is read or written
 PKG_LIBS := $(shell pkg-config --libs $(filter-out libdebuginfod libcurl libarchive,$(PKGS)) 2>/dev/null)
 
 ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)

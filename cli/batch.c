@@ -2,15 +2,8 @@
  * batch.c - batch mode (-O DIR): finds the recordings among the arguments, names each
  * output after its input, skips inputs whose outputs are newer, and converts the rest in
  * worker processes made with fork() (-j N of them, each converting one input after
- * another), so that one input that crashes the converter is reported as a failed file and
- * the others go on.  Each worker reads an input once and writes every requested format from
- * that one read.
- *
- * Output names: OUTDIR/REL.SUFFIX, SUFFIX being the format's file ending (.folded, ...).
- * REL is the input's path relative to the directory argument it was found in
- * (DIR/host1/perf.data -> OUTDIR/host1/perf.data.folded), or the file name of a file
- * argument.  When two inputs would get the same REL, each of them uses its path as given
- * instead, with a leading "/" and any "." or ".." components left out.
+ * another, every format from one read), so that an input that crashes the converter is
+ * a failed file and the others go on.  The conversion itself is convert.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -183,6 +176,14 @@ static int walk(struct batch *b, const char *dir, const char *rel, int depth)
 	return ret;
 }
 
+/*
+ * Output names: OUTDIR/REL.SUFFIX, SUFFIX being the format's file ending (.folded, ...).
+ * REL is the input's path relative to the directory argument it was found in
+ * (DIR/host1/perf.data -> OUTDIR/host1/perf.data.folded), or the file name of a file
+ * argument.  When two inputs would get the same REL, each of them uses its path as given
+ * instead, with a leading "/" and any "." or ".." components left out.
+ */
+
 /* The input's path without a leading "/" and without "." and ".." components. */
 static void path_as_rel(const char *path, char *out, size_t len)
 {
@@ -342,7 +343,7 @@ static int process_gone(long pid)
 	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
 }
 
-/* Temporary files of an output are "NAME.tmp.PID.XXXXXX" (convert.c), PID being the
+/* Temporary files of an output are "NAME.tmp.PID.XXXXXX" (output.c), PID being the
  * process that writes it.  remove_leftovers(OUT, PID) removes those of process PID (a
  * worker that crashed or was stopped); with PID 0, those of every process that is gone (a
  * batch killed with SIGKILL, a machine that lost power), and the "NAME.tmp.XXXXXX" of
@@ -426,7 +427,7 @@ static int work_one(struct batch *b, struct input *in, int fd)
  * The worker: converts the inputs whose indices the parent sends, one at a time, and sends
  * each one's result up the result pipe; it ends when the parent closes the command pipe.
  * One process converts many inputs, so that the memory one conversion faulted in (the heap,
- * on huge pages: convert.c) serves the next instead of being zeroed again in a new process,
+ * on huge pages: heap.c) serves the next instead of being zeroed again in a new process,
  * and a process is made and torn down per worker, not per input.  A crash still takes only
  * the input being converted: the parent reports it and starts another worker for the rest.
  */
@@ -575,6 +576,149 @@ static size_t wait_worker(const struct cli *c, const struct running *run, size_t
 	return found;
 }
 
+/* The inputs: each file argument, and the recordings found under each directory argument,
+ * once each, with their output names and what is to be done for them; -1 when out of
+ * memory. */
+static int collect_inputs(struct batch *b, char *const *args, int nargs)
+{
+	struct stat st;
+	size_t i;
+	int a;
+
+	for (a = 0; a < nargs; a++) {
+		const char *arg = args[a];
+		int ret = 0;
+		if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+			ret = walk(b, arg, "", 0);
+		} else {
+			const char *base = strrchr(arg, '/');
+			struct input *in = add_input(b, arg, base && base[1] ? base + 1 : arg);
+			if (!in)
+				ret = -1;
+		}
+		if (ret < 0)
+			return -1;
+	}
+	/* the same file named twice (a file argument inside a directory argument): once */
+	for (i = 0; i < b->n; i++) {
+		size_t j;
+		if (stat(b->v[i].path, &st) < 0)
+			continue;
+		b->v[i].dev = st.st_dev;
+		b->v[i].ino = st.st_ino;
+		for (j = 0; j < i; j++)
+			if (b->v[j].ino == st.st_ino && b->v[j].dev == st.st_dev && !b->v[j].failed_early)
+				break;
+		if (j < i) {
+			free(b->v[i].path);
+			free(b->v[i].rel);
+			memmove(&b->v[i], &b->v[i + 1], (b->n - i - 1) * sizeof(b->v[0]));
+			b->n--;
+			i--;
+		}
+	}
+	if (resolve_collisions(b) < 0)
+		return -1;
+	for (i = 0; i < b->n; i++)
+		if (plan(b, &b->v[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* A new worker, forked with its two pipes and given input *NEXT; a worker that cannot be
+ * started fails that input.  The child never returns. */
+static void start_worker(struct batch *b, struct running *run, size_t *nrun, size_t *next, void (*old_pipe)(int),
+			 struct totals *t)
+{
+	struct input *in = &b->v[*next];
+	struct pfc_job_result r;
+	int res[2] = { -1, -1 }, cmd[2] = { -1, -1 };
+	uint64_t idx = *next;
+	pid_t pid = -1;
+	size_t k;
+
+	memset(&r, 0, sizeof(r));
+	fflush(stdout);
+	fflush(stderr);
+	if (pipe2(res, O_CLOEXEC) < 0 || pipe2(cmd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		snprintf(r.msg, sizeof(r.msg), "'%s': cannot start a worker: %s", in->path, strerror(errno));
+		for (k = 0; k < 2; k++) {
+			if (res[k] >= 0)
+				close(res[k]);
+			if (cmd[k] >= 0)
+				close(cmd[k]);
+		}
+		report(b, in, &r, t);
+		++*next;
+		return;
+	}
+	if (pid == 0) {
+		signal(SIGPIPE, old_pipe);
+		for (k = 0; k < *nrun; k++) {
+			close(run[k].fd);
+			close(run[k].cmd);
+		}
+		close(res[0]);
+		close(cmd[1]);
+		worker(b, cmd[0], res[1]);
+	}
+	close(res[1]);
+	close(cmd[0]);
+	run[*nrun].pid = pid;
+	run[*nrun].fd = res[0];
+	run[*nrun].cmd = cmd[1];
+	run[*nrun].busy = 0;
+	if (write(run[*nrun].cmd, &idx, sizeof(idx)) != (ssize_t)sizeof(idx)) {
+		snprintf(r.msg, sizeof(r.msg), "'%s': cannot start a worker: %s", in->path, strerror(errno));
+		worker_end(&run[*nrun], 1);
+		report(b, in, &r, t);
+		++*next;
+		return;
+	}
+	run[*nrun].busy = 1;
+	run[*nrun].idx = (*next)++;
+	run[*nrun].start = now_s();
+	++*nrun;
+}
+
+/* Worker K is done with its input, or (TIMED_OUT) has run past --timeout: its result
+ * reported, its leftovers removed on failure, and it is replaced if it did not return one. */
+static void collect_result(struct batch *b, struct running *run, size_t *nrun, size_t k, int timed_out,
+			   struct totals *t)
+{
+	const struct cli *c = b->c;
+	struct pfc_job_result r;
+	ssize_t got;
+	int status;
+
+	memset(&r, 0, sizeof(r));
+	got = timed_out ? 0 : read(run[k].fd, &r, sizeof(r));
+	r.msg[sizeof(r.msg) - 1] = 0;
+	r.hints[sizeof(r.hints) - 1] = 0;
+	if (got != (ssize_t)sizeof(r)) {
+		/* killed, or it died converting: its input failed, and it is replaced */
+		status = worker_end(&run[k], 1);
+		if (timed_out) {
+			r.ok = 0;
+			snprintf(r.msg, sizeof(r.msg), "'%s': stopped after %g s (--timeout); no output written",
+				 b->v[run[k].idx].path, c->timeout);
+		} else {
+			crashed(&b->v[run[k].idx], status, &r, 0);
+		}
+	}
+	if (!r.ok) {
+		size_t f;
+		for (f = 0; f < b->nws; f++)
+			if (b->v[run[k].idx].todo[f])
+				remove_leftovers(b->v[run[k].idx].outs[f], run[k].pid);
+	}
+	report(b, &b->v[run[k].idx], &r, t);
+	if (got != (ssize_t)sizeof(r))
+		run[k] = run[--*nrun];
+	else
+		run[k].busy = 0;
+}
+
 int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_writer *const *ws, size_t nws)
 {
 	struct batch b;
@@ -584,7 +728,6 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 	size_t i, next = 0, nrun = 0;
 	double t0 = now_s();
 	void (*old_pipe)(int);
-	int a;
 
 	memset(&b, 0, sizeof(b));
 	memset(&t, 0, sizeof(t));
@@ -593,7 +736,7 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 	b.nws = nws;
 	c->progress = 0;			/* workers share stderr: one line per file instead */
 	/* per-file warnings would interleave: each worker keeps its own and the parent prints
-	 * them under the file's line (convert.c, batch_hints) */
+	 * them under the file's line (summary.c, pfc_cli_batch_hints) */
 	if (mkdir(c->outdir, 0777) < 0 && errno != EEXIST) {
 		fprintf(stderr, "perfconv: cannot create '%s': %s\n", c->outdir, strerror(errno));
 		return EXIT_FAILED;
@@ -605,49 +748,10 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 	b.out_dev = st.st_dev;
 	b.out_ino = st.st_ino;
 	b.have_out = 1;
-	for (a = 0; a < nargs; a++) {
-		const char *arg = args[a];
-		int ret = 0;
-		if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-			ret = walk(&b, arg, "", 0);
-		} else {
-			const char *base = strrchr(arg, '/');
-			struct input *in = add_input(&b, arg, base && base[1] ? base + 1 : arg);
-			if (!in)
-				ret = -1;
-		}
-		if (ret < 0) {
-			fprintf(stderr, "perfconv: out of memory\n");
-			return EXIT_FAILED;
-		}
-	}
-	/* the same file named twice (a file argument inside a directory argument): once */
-	for (i = 0; i < b.n; i++) {
-		size_t j;
-		if (stat(b.v[i].path, &st) < 0)
-			continue;
-		b.v[i].dev = st.st_dev;
-		b.v[i].ino = st.st_ino;
-		for (j = 0; j < i; j++)
-			if (b.v[j].ino == st.st_ino && b.v[j].dev == st.st_dev && !b.v[j].failed_early)
-				break;
-		if (j < i) {
-			free(b.v[i].path);
-			free(b.v[i].rel);
-			memmove(&b.v[i], &b.v[i + 1], (b.n - i - 1) * sizeof(b.v[0]));
-			b.n--;
-			i--;
-		}
-	}
-	if (resolve_collisions(&b) < 0) {
+	if (collect_inputs(&b, args, nargs) < 0) {
 		fprintf(stderr, "perfconv: out of memory\n");
 		return EXIT_FAILED;
 	}
-	for (i = 0; i < b.n; i++)
-		if (plan(&b, &b.v[i]) < 0) {
-			fprintf(stderr, "perfconv: out of memory\n");
-			return EXIT_FAILED;
-		}
 	if (!b.n && !c->quiet)
 		fprintf(stderr, "perfconv: no recordings found\n");
 	if (b.stale && !c->quiet)
@@ -661,6 +765,7 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 	old_pipe = signal(SIGPIPE, SIG_IGN);
 	for (;;) {
 		size_t k;
+		int timed_out = 0;
 
 		/* the next input that needs converting, reporting those that do not */
 		while (next < b.n && (b.v[next].failed_early || !b.v[next].ntodo)) {
@@ -695,96 +800,18 @@ int pfc_batch_run(struct cli *c, char *const *args, int nargs, const struct pfc_
 		}
 		/* start a worker while there are free slots */
 		if (nrun < (size_t)c->jobs && next < b.n) {
-			struct input *in = &b.v[next];
-			struct pfc_job_result r;
-			int res[2] = { -1, -1 }, cmd[2] = { -1, -1 };
-			uint64_t idx = next;
-			pid_t pid = -1;
-
-			memset(&r, 0, sizeof(r));
-			fflush(stdout);
-			fflush(stderr);
-			if (pipe2(res, O_CLOEXEC) < 0 || pipe2(cmd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-				snprintf(r.msg, sizeof(r.msg), "'%s': cannot start a worker: %s", in->path, strerror(errno));
-				for (k = 0; k < 2; k++) {
-					if (res[k] >= 0)
-						close(res[k]);
-					if (cmd[k] >= 0)
-						close(cmd[k]);
-				}
-				report(&b, in, &r, &t);
-				next++;
-				continue;
-			}
-			if (pid == 0) {
-				signal(SIGPIPE, old_pipe);
-				for (k = 0; k < nrun; k++) {
-					close(run[k].fd);
-					close(run[k].cmd);
-				}
-				close(res[0]);
-				close(cmd[1]);
-				worker(&b, cmd[0], res[1]);
-			}
-			close(res[1]);
-			close(cmd[0]);
-			run[nrun].pid = pid;
-			run[nrun].fd = res[0];
-			run[nrun].cmd = cmd[1];
-			run[nrun].busy = 0;
-			if (write(run[nrun].cmd, &idx, sizeof(idx)) != (ssize_t)sizeof(idx)) {
-				snprintf(r.msg, sizeof(r.msg), "'%s': cannot start a worker: %s", in->path, strerror(errno));
-				worker_end(&run[nrun], 1);
-				report(&b, in, &r, &t);
-				next++;
-				continue;
-			}
-			run[nrun].busy = 1;
-			run[nrun].idx = next++;
-			run[nrun].start = now_s();
-			nrun++;
+			start_worker(&b, run, &nrun, &next, old_pipe, &t);
 			continue;
 		}
 		if (!nrun)
 			break;
-		{
-			int status, timed_out = 0;
-			struct pfc_job_result r;
-			ssize_t got;
-
-			/* a worker is done with its input when its result pipe is readable (the
-			 * result, or the end of the pipe when it died); with --timeout one that runs
-			 * too long is killed */
-			k = wait_worker(c, run, nrun, &timed_out);
-			if (k == SIZE_MAX)
-				break;
-			memset(&r, 0, sizeof(r));
-			got = timed_out ? 0 : read(run[k].fd, &r, sizeof(r));
-			r.msg[sizeof(r.msg) - 1] = 0;
-			r.hints[sizeof(r.hints) - 1] = 0;
-			if (got != (ssize_t)sizeof(r)) {
-				/* killed, or it died converting: its input failed, and it is replaced */
-				status = worker_end(&run[k], 1);
-				if (timed_out) {
-					r.ok = 0;
-					snprintf(r.msg, sizeof(r.msg), "'%s': stopped after %g s (--timeout); no output written",
-						 b.v[run[k].idx].path, c->timeout);
-				} else {
-					crashed(&b.v[run[k].idx], status, &r, 0);
-				}
-			}
-			if (!r.ok) {
-				size_t f;
-				for (f = 0; f < nws; f++)
-					if (b.v[run[k].idx].todo[f])
-						remove_leftovers(b.v[run[k].idx].outs[f], run[k].pid);
-			}
-			report(&b, &b.v[run[k].idx], &r, &t);
-			if (got != (ssize_t)sizeof(r))
-				run[k] = run[--nrun];
-			else
-				run[k].busy = 0;
-		}
+		/* a worker is done with its input when its result pipe is readable (the result,
+		 * or the end of the pipe when it died); with --timeout one that runs too long is
+		 * killed */
+		k = wait_worker(c, run, nrun, &timed_out);
+		if (k == SIZE_MAX)
+			break;
+		collect_result(&b, run, &nrun, k, timed_out, &t);
 	}
 	while (nrun)
 		worker_end(&run[--nrun], 0);

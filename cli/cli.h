@@ -36,7 +36,7 @@ struct cli {
 	mode_t umask;
 	int argc;                    /* the command line as typed, for the writers that keep a log */
 	char **argv;
-	/* --diff BASE: the base recording, read once before the inputs (convert.c) */
+	/* --diff BASE: the base recording, read once before the inputs (gate.c) */
 	const char *diff;
 	double fail_if_grown;        /* --fail-if-grown PCT: percentage points; < 0: no gate */
 	struct pfc_opts base_opts;   /* the options the base was read with (the session points to them) */

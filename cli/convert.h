@@ -28,14 +28,22 @@ struct pfc_job_result {
 int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *const *ws,
 		    const char *const *outs, size_t n, struct pfc_job_result *res);
 
-/* --diff BASE: reads and symbolizes the base recording (c->diff) into c->base with the
- * options and filters of the inputs, before any input is read; on failure msg says why.
- * pfc_cli_base_close frees it. */
-int pfc_cli_base_open(struct cli *c, char *msg, size_t size);
-void pfc_cli_base_close(struct cli *c);
+/* "'FILE': what at offset N: detail" (and with -v the source line that found it), one line
+ * without the newline; FILE is the file the error is in (a jitdump, say) when not INPUT. */
+void pfc_cli_format_error(const struct cli *c, const char *input, const struct pfc_error *e, char *buf, size_t len);
 
-/* Whether an output name is a device or a FIFO (/dev/null, a named pipe): no ending to tell
- * a format, and written in place rather than through a renamed temporary file. */
-int pfc_cli_is_device_name(const char *output);
+/* What pfc_cli_read reads past the header: every record, or (--header alone) only a pipe's,
+ * whose header features come as records. */
+enum pfc_cli_read_what {
+	PFC_CLI_READ_RECORDS,
+	PFC_CLI_READ_HEADER,
+};
+
+/* Open one recording into S with O and read it.  Should the kernel's preloaded symbols come
+ * too late for its frames, S is read once more with them read in line: FILTER's --time
+ * percentages (FILTER may be NULL) are resolved again, and AGAIN(ARG), if given, runs
+ * before the second pass.  S is to be closed whatever the result. */
+int pfc_cli_read(struct pfc_session *s, struct pfc_opts *o, struct pfc_filter *filter, enum pfc_cli_read_what what,
+		 void (*again)(void *arg), void *arg, struct pfc_error *err);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * perfconv.c - main() and the command line: the option table (which also generates
- * --help), option parsing into struct cli, usage messages and exit codes.  A conversion of
- * one input is convert.c's (atomic output files, summary, progress); batch mode (-O DIR)
- * is batch.c's.  All conversion work is in converter/ and formats/.
+ * --help), option parsing into struct cli, the checks of options against each other, usage
+ * messages and exit codes, and the choice of what to run: a single conversion
+ * (convert.c), batch mode (-O DIR, batch.c) or a command that converts nothing.  All
+ * conversion work is in converter/ and formats/.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +16,8 @@
 #include <unistd.h>
 #include "cli/batch.h"
 #include "cli/convert.h"
+#include "cli/gate.h"
+#include "cli/output.h"
 #include "converter/jit/dotnetname.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
@@ -375,34 +378,224 @@ static int filter_error(const struct pfc_error *e)
 	return usage_error("%s", e->detail);
 }
 
-int main(int argc, char **argv)
+/* A whole number of seconds greater than 0 and at most MAX; -1 when ARG is not one. */
+static int parse_seconds(const char *arg, double max, double *seconds)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v > 0) || v > max)
+		return -1;
+	*seconds = v;
+	return 0;
+}
+
+/* What the options ask for besides the settings in struct cli, and the room for the paths
+ * worked out from the environment, for as long as main runs. */
+struct args {
+	const char *r2r_dump, *r2r_dump_style;
+	const char *events;          /* --events FILE.nettrace */
+	const char *perfmap_pid;     /* --enable-perfmap or --disable-perfmap */
+	int perfmap_enable;
+	int want_resolve;            /* --resolve-jit or --pid-map, which --perf-compat refuses */
+	int dotnet_names;            /* --dotnet-names, or -1 */
+	int no_cache;
+	char symsrv[8192];           /* the --symbol-server URLs, space-separated */
+	char bdir[PATH_MAX], srvcache[PATH_MAX], symcache[PATH_MAX];
+};
+
+/* The options of where symbols come from, how frames are named, and the commands that
+ * convert nothing (--r2r-dump, --enable-perfmap); -1 when OPT was one of them and is
+ * taken, else the exit status. */
+static int parse_symbol_option(struct cli *c, struct args *a, int opt, const char *arg)
+{
+	switch (opt) {
+	case OPT_SYMFS: c->opts.symfs = arg; break;
+	case OPT_KALLSYMS: c->opts.kallsyms = arg; break;
+	case OPT_BUILDID_DIR: c->opts.buildid_dir = arg; c->opts.buildid_dir_given = 1; break;
+	case OPT_MAP_DIR: c->opts.map_dir = arg; break;
+	case OPT_NO_SORT: c->opts.no_sort = 1; break;
+	case OPT_NO_CACHE: a->no_cache = 1; break;
+	case OPT_RESOLVE_JIT: a->want_resolve = 1; break;
+	case OPT_PERF_COMPAT: c->opts.perf_compat = 1; break;
+	case OPT_PID_MAP:
+		if (parse_pid_map(c, arg) < 0)
+			return EXIT_USAGE;
+		a->want_resolve = 1;
+		break;
+	case OPT_DOTNET_NAMES:
+		if (!strcmp(arg, "short")) {
+			a->dotnet_names = PFC_DOTNET_NAMES_SHORT;
+		} else if (!strcmp(arg, "keep")) {
+			a->dotnet_names = PFC_DOTNET_NAMES_KEEP;
+		} else {
+			fprintf(stderr, "perfconv: --dotnet-names: unknown form '%s' (keep or short)\n"
+					"Try 'perfconv --help' for more information.\n", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_STRIP_TIERS: c->opts.strip_tiers = 1; break;
+	case OPT_MINIDEBUGINFO: c->opts.minidebuginfo = 1; break;
+	case OPT_R2R_RVA: c->opts.r2r_funcs = 1; break;
+	case OPT_R2R_DUMP: a->r2r_dump = arg; break;
+	case OPT_EVENTS: a->events = arg; break;
+	case OPT_ENABLE_PERFMAP:
+	case OPT_DISABLE_PERFMAP:
+		if (a->perfmap_pid)
+			return usage_error("%s: one --enable-perfmap or --disable-perfmap at a time", arg);
+		a->perfmap_pid = arg;
+		a->perfmap_enable = opt == OPT_ENABLE_PERFMAP;
+		break;
+	case OPT_R2R_DUMP_STYLE: a->r2r_dump_style = arg; break;
+	case OPT_DEBUGINFOD: c->opts.debuginfod_urls = arg; break;
+	case OPT_DEBUGINFOD_TIMEOUT:
+		if (parse_seconds(arg, 86400, &c->opts.debuginfod_timeout) < 0)
+			return usage_error("--debuginfod-timeout '%s': expected a number of seconds greater than 0", arg);
+		break;
+	case OPT_SYMBOL_SERVER:
+		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+			return usage_error("--symbol-server '%s': expected an http:// or https:// URL", arg);
+		if (strpbrk(arg, " \t\n") || strlen(a->symsrv) + strlen(arg) + 2 > sizeof(a->symsrv))
+			return usage_error("--symbol-server '%s': a URL without spaces, and not that long", arg);
+		if (*a->symsrv)
+			strcat(a->symsrv, " ");
+		strcat(a->symsrv, arg);
+		c->opts.symsrv_urls = a->symsrv;
+		break;
+	case OPT_SYMBOL_SERVER_TIMEOUT:
+		if (parse_seconds(arg, 86400, &c->opts.symsrv_timeout) < 0)
+			return usage_error("--symbol-server-timeout '%s': expected a number of seconds greater than 0", arg);
+		break;
+	default:
+		fprintf(stderr, "Try 'perfconv --help' for more information.\n");
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* One option of the input, the outputs and their formats, the filters and batch mode, or
+ * of parse_symbol_option's; -1 when it is taken, else the exit status (-h, -V, an error). */
+static int parse_option(struct cli *c, struct args *a, int opt, const char *arg)
+{
+	struct pfc_error err;
+
+	memset(&err, 0, sizeof(err));
+	switch (opt) {
+	case 'i': c->opts.input = arg; break;
+	case 'o': c->output = arg; break;
+	case 'f': c->format = arg; break;
+	case 'O': c->outdir = arg; break;
+	case 'j': {
+		char *end;
+		long v = strtol(arg, &end, 10);
+		if (end == arg || *end || v < 1 || v > 1024)
+			return usage_error("-j '%s': expected a number of jobs from 1 to 1024", arg);
+		c->jobs = (int)v;
+		break;
+	}
+	case OPT_FORCE: c->force = 1; break;
+	case OPT_TIMEOUT:
+		if (parse_seconds(arg, 1e7, &c->timeout) < 0)
+			return usage_error("--timeout '%s': expected a number of seconds greater than 0", arg);
+		break;
+	case OPT_STATS: c->stats = 1; break;
+	case OPT_HEADER: c->header = 1; break;
+	case OPT_HEADER_FULL: c->header = c->header_full = 1; break;
+	case OPT_PID:
+		if (!arg)
+			c->wopts.pid = 1;
+		else if (pfc_filter_add_pids(&c->filter, arg, 0, &err) < 0)
+			return filter_error(&err);
+		break;
+	case OPT_TID:
+		if (!arg)
+			c->wopts.tid = 1;
+		else if (pfc_filter_add_pids(&c->filter, arg, 1, &err) < 0)
+			return filter_error(&err);
+		break;
+	case OPT_COMM:
+		if (pfc_filter_add_comms(&c->filter, arg, &err) < 0)
+			return filter_error(&err);
+		break;
+	case OPT_TIME:
+		if (pfc_filter_set_time(&c->filter, arg, &err) < 0)
+			return filter_error(&err);
+		break;
+	case OPT_OFF_CPU:
+		if (arg && strcmp(arg, "all"))
+			return usage_error("--off-cpu='%s': the only value is 'all'", arg);
+		c->opts.offcpu = arg ? PFC_OFFCPU_ALL : PFC_OFFCPU_BLOCKED;
+		break;
+	case OPT_THREAD_TIME: c->opts.thread_time = 1; break;
+	case OPT_KERNEL: c->wopts.kernel = 1; break;
+	case OPT_JIT: c->wopts.jit = 1; break;
+	case OPT_ALL: c->wopts.kernel = c->wopts.jit = 1; break;
+	case OPT_ADDRS: c->wopts.addrs = 1; break;
+	case OPT_EVENT: c->wopts.event = arg; break;
+	case OPT_FIELDS: c->wopts.fields = arg; break;
+	case OPT_SPEEDSCOPE_BY:
+		if (!strcmp(arg, "thread")) {
+			c->wopts.speedscope_by = PFC_SPEEDSCOPE_BY_THREAD;
+		} else if (!strcmp(arg, "process")) {
+			c->wopts.speedscope_by = PFC_SPEEDSCOPE_BY_PROCESS;
+		} else {
+			fprintf(stderr, "perfconv: --speedscope-by: '%s' is neither 'thread' nor 'process'\n"
+				"Try 'perfconv --help' for more information.\n", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_TITLE: c->wopts.title = arg; break;
+	case OPT_WIDTH:
+		if (parse_width(arg, &c->wopts.width) < 0)
+			return EXIT_USAGE;
+		break;
+	case OPT_MINWIDTH:
+		if (parse_minwidth(arg, &c->wopts) < 0)
+			return EXIT_USAGE;
+		break;
+	case OPT_INVERTED: c->wopts.inverted = 1; break;
+	case OPT_DIFF: c->diff = arg; break;
+	case OPT_DIFF_NORMALIZE: c->wopts.diff_normalize = 1; break;
+	case OPT_NEGATE: c->wopts.negate = 1; break;
+	case OPT_TOP: {
+		char *end;
+		long v;
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 1000000)
+			return usage_error("invalid --top '%s': expected a number of functions from 1 to 1000000", arg);
+		c->wopts.top = (int)v;
+		break;
+	}
+	case OPT_FAIL_IF_GROWN: {
+		char *end;
+		double v;
+		errno = 0;
+		v = strtod(arg, &end);
+		if (errno || end == arg || *end || !(v >= 0) || v > 100)
+			return usage_error("invalid --fail-if-grown '%s': expected percentage points from 0 to 100", arg);
+		c->fail_if_grown = v;
+		break;
+	}
+	case OPT_INCLUDE_PERF_DATA: c->wopts.include_perf_data = 1; break;
+	case 'q': c->quiet = 1; break;
+	case 'v': c->verbose++; break;
+	case 'h': usage(stdout); return EXIT_OK;
+	case 'V': printf("perfconv %s\n", PERFCONV_VERSION); return EXIT_OK;
+	default:
+		return parse_symbol_option(c, a, opt, arg);
+	}
+	return -1;
+}
+
+/* The command line into C and A: -1 when the program goes on, else its exit status. */
+static int parse_args(struct cli *c, struct args *a, int argc, char **argv)
 {
 	struct option longopts[NR_OPTS + 1];
 	char shortopts[64];
-	static char bdir[PATH_MAX], srvcache[PATH_MAX], symcache[PATH_MAX];
-	static char symsrv[8192];	/* the --symbol-server URLs, space-separated */
-	struct cli c;
-	struct pfc_error err;
-	struct pfc_job_result res;
-	const struct pfc_writer *ws[16];
-	const char *r2r_dump = NULL, *r2r_dump_style = NULL, *perfmap_pid = NULL, *events = NULL;
-	size_t i, k = 0, nws = 0;
-	int opt, ret, want_resolve = 0, dotnet_names = -1, perfmap_enable = 0, no_cache = 0;
+	size_t i, k = 0;
+	int opt, ret;
 
-	memset(&c, 0, sizeof(c));
-	memset(&err, 0, sizeof(err));
-	{	/* a pack holds each member in a memory file: as many as the system lets us open */
-		struct rlimit rl;
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &rl);
-		}
-	}
-	c.opts.input = "perf.data";
-	c.opts.max_stack = 127;
-	c.jobs = 1;
-	c.wopts.version = PERFCONV_VERSION;
-	c.fail_if_grown = -1;
 	for (i = 0; i < NR_OPTS; i++) {
 		longopts[i].name = opt_table[i].name;
 		longopts[i].has_arg = opt_table[i].has_arg == 2 ? optional_argument :
@@ -419,336 +612,248 @@ int main(int argc, char **argv)
 	shortopts[k] = 0;
 	if (check_pid_tid_args(argc, argv) < 0)
 		return EXIT_USAGE;
-	c.argc = argc;
-	c.argv = argv;
-	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'i': c.opts.input = optarg; break;
-		case 'o': c.output = optarg; break;
-		case 'f': c.format = optarg; break;
-		case 'O': c.outdir = optarg; break;
-		case 'j': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (end == optarg || *end || v < 1 || v > 1024)
-				return usage_error("-j '%s': expected a number of jobs from 1 to 1024", optarg);
-			c.jobs = (int)v;
-			break;
-		}
-		case OPT_FORCE: c.force = 1; break;
-		case OPT_TIMEOUT: {
-			char *end;
-			double v = strtod(optarg, &end);
-			if (end == optarg || *end || !(v > 0) || v > 1e7)
-				return usage_error("--timeout '%s': expected a number of seconds greater than 0", optarg);
-			c.timeout = v;
-			break;
-		}
-		case OPT_STATS: c.stats = 1; break;
-		case OPT_HEADER: c.header = 1; break;
-		case OPT_HEADER_FULL: c.header = c.header_full = 1; break;
-		case OPT_PID:
-			if (!optarg)
-				c.wopts.pid = 1;
-			else if (pfc_filter_add_pids(&c.filter, optarg, 0, &err) < 0)
-				return filter_error(&err);
-			break;
-		case OPT_TID:
-			if (!optarg)
-				c.wopts.tid = 1;
-			else if (pfc_filter_add_pids(&c.filter, optarg, 1, &err) < 0)
-				return filter_error(&err);
-			break;
-		case OPT_COMM:
-			if (pfc_filter_add_comms(&c.filter, optarg, &err) < 0)
-				return filter_error(&err);
-			break;
-		case OPT_TIME:
-			if (pfc_filter_set_time(&c.filter, optarg, &err) < 0)
-				return filter_error(&err);
-			break;
-		case OPT_OFF_CPU:
-			if (optarg && strcmp(optarg, "all"))
-				return usage_error("--off-cpu='%s': the only value is 'all'", optarg);
-			c.opts.offcpu = optarg ? PFC_OFFCPU_ALL : PFC_OFFCPU_BLOCKED;
-			break;
-		case OPT_THREAD_TIME: c.opts.thread_time = 1; break;
-		case OPT_KERNEL: c.wopts.kernel = 1; break;
-		case OPT_JIT: c.wopts.jit = 1; break;
-		case OPT_ALL: c.wopts.kernel = c.wopts.jit = 1; break;
-		case OPT_ADDRS: c.wopts.addrs = 1; break;
-		case OPT_EVENT: c.wopts.event = optarg; break;
-		case OPT_FIELDS: c.wopts.fields = optarg; break;
-		case OPT_SPEEDSCOPE_BY:
-			if (!strcmp(optarg, "thread")) {
-				c.wopts.speedscope_by = PFC_SPEEDSCOPE_BY_THREAD;
-			} else if (!strcmp(optarg, "process")) {
-				c.wopts.speedscope_by = PFC_SPEEDSCOPE_BY_PROCESS;
-			} else {
-				fprintf(stderr, "perfconv: --speedscope-by: '%s' is neither 'thread' nor 'process'\n"
-					"Try 'perfconv --help' for more information.\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_TITLE: c.wopts.title = optarg; break;
-		case OPT_WIDTH:
-			if (parse_width(optarg, &c.wopts.width) < 0)
-				return EXIT_USAGE;
-			break;
-		case OPT_MINWIDTH:
-			if (parse_minwidth(optarg, &c.wopts) < 0)
-				return EXIT_USAGE;
-			break;
-		case OPT_INVERTED: c.wopts.inverted = 1; break;
-		case OPT_DIFF: c.diff = optarg; break;
-		case OPT_DIFF_NORMALIZE: c.wopts.diff_normalize = 1; break;
-		case OPT_NEGATE: c.wopts.negate = 1; break;
-		case OPT_TOP: {
-			char *end;
-			long v;
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > 1000000)
-				return usage_error("invalid --top '%s': expected a number of functions from 1 to 1000000", optarg);
-			c.wopts.top = (int)v;
-			break;
-		}
-		case OPT_FAIL_IF_GROWN: {
-			char *end;
-			double v;
-			errno = 0;
-			v = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(v >= 0) || v > 100)
-				return usage_error("invalid --fail-if-grown '%s': expected percentage points from 0 to 100", optarg);
-			c.fail_if_grown = v;
-			break;
-		}
-		case OPT_SYMFS: c.opts.symfs = optarg; break;
-		case OPT_KALLSYMS: c.opts.kallsyms = optarg; break;
-		case OPT_BUILDID_DIR: c.opts.buildid_dir = optarg; c.opts.buildid_dir_given = 1; break;
-		case OPT_MAP_DIR: c.opts.map_dir = optarg; break;
-		case OPT_NO_SORT: c.opts.no_sort = 1; break;
-		case OPT_NO_CACHE: no_cache = 1; break;
-		case OPT_RESOLVE_JIT: want_resolve = 1; break;
-		case OPT_PERF_COMPAT: c.opts.perf_compat = 1; break;
-		case OPT_PID_MAP:
-			if (parse_pid_map(&c, optarg) < 0)
-				return EXIT_USAGE;
-			want_resolve = 1;
-			break;
-		case OPT_DOTNET_NAMES:
-			if (!strcmp(optarg, "short")) {
-				dotnet_names = PFC_DOTNET_NAMES_SHORT;
-			} else if (!strcmp(optarg, "keep")) {
-				dotnet_names = PFC_DOTNET_NAMES_KEEP;
-			} else {
-				fprintf(stderr, "perfconv: --dotnet-names: unknown form '%s' (keep or short)\n"
-						"Try 'perfconv --help' for more information.\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_STRIP_TIERS: c.opts.strip_tiers = 1; break;
-		case OPT_MINIDEBUGINFO: c.opts.minidebuginfo = 1; break;
-		case OPT_INCLUDE_PERF_DATA: c.wopts.include_perf_data = 1; break;
-		case OPT_R2R_RVA: c.opts.r2r_funcs = 1; break;
-		case OPT_R2R_DUMP: r2r_dump = optarg; break;
-		case OPT_EVENTS: events = optarg; break;
-		case OPT_ENABLE_PERFMAP:
-		case OPT_DISABLE_PERFMAP:
-			if (perfmap_pid)
-				return usage_error("%s: one --enable-perfmap or --disable-perfmap at a time", optarg);
-			perfmap_pid = optarg;
-			perfmap_enable = opt == OPT_ENABLE_PERFMAP;
-			break;
-		case OPT_R2R_DUMP_STYLE: r2r_dump_style = optarg; break;
-		case OPT_DEBUGINFOD: c.opts.debuginfod_urls = optarg; break;
-		case OPT_DEBUGINFOD_TIMEOUT: {
-			char *end;
-			double v = strtod(optarg, &end);
-			if (end == optarg || *end || !(v > 0) || v > 86400)
-				return usage_error("--debuginfod-timeout '%s': expected a number of seconds greater than 0", optarg);
-			c.opts.debuginfod_timeout = v;
-			break;
-		}
-		case OPT_SYMBOL_SERVER:
-			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8))
-				return usage_error("--symbol-server '%s': expected an http:// or https:// URL", optarg);
-			if (strpbrk(optarg, " \t\n") || strlen(symsrv) + strlen(optarg) + 2 > sizeof(symsrv))
-				return usage_error("--symbol-server '%s': a URL without spaces, and not that long", optarg);
-			if (*symsrv)
-				strcat(symsrv, " ");
-			strcat(symsrv, optarg);
-			c.opts.symsrv_urls = symsrv;
-			break;
-		case OPT_SYMBOL_SERVER_TIMEOUT: {
-			char *end;
-			double v = strtod(optarg, &end);
-			if (end == optarg || *end || !(v > 0) || v > 86400)
-				return usage_error("--symbol-server-timeout '%s': expected a number of seconds greater than 0", optarg);
-			c.opts.symsrv_timeout = v;
-			break;
-		}
-		case 'q': c.quiet = 1; break;
-		case 'v': c.verbose++; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		case 'V': printf("perfconv %s\n", PERFCONV_VERSION); return EXIT_OK;
-		default:
-			fprintf(stderr, "Try 'perfconv --help' for more information.\n");
-			return EXIT_USAGE;
-		}
-	}
-	if (perfmap_pid) {
-		if (optind < argc)
-			return usage_error("unexpected argument '%s' (--enable-perfmap and --disable-perfmap take one PID)",
-					   argv[optind]);
-		return pfc_cli_perfmap(perfmap_pid, perfmap_enable, c.timeout > 0 ? c.timeout : 5.0, c.quiet);
-	}
-	if (r2r_dump)
-		return pfc_cli_r2r_dump(r2r_dump, r2r_dump_style, c.output, c.quiet);
-	if (events)
-		return pfc_cli_events(events, c.output, c.quiet);
-	if (optind < argc && !c.outdir)
-		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
-	c.umask = umask(0);
-	umask(c.umask);
+	c->argc = argc;
+	c->argv = argv;
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1)
+		if ((ret = parse_option(c, a, opt, optarg)) >= 0)
+			return ret;
+	return -1;
+}
+
+/* $XDG_CACHE_HOME/NAME, else ~/.cache/NAME, into BUF; NULL when neither is set (the XDG
+ * rule: a relative XDG_CACHE_HOME is ignored). */
+static const char *cache_path(char *buf, size_t size, const char *name)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (xdg && xdg[0] == '/')
+		snprintf(buf, size, "%s/%s", xdg, name);
+	else if (home && *home)
+		snprintf(buf, size, "%s/.cache/%s", home, name);
+	return *buf ? buf : NULL;
+}
+
+/* The settings the options leave to defaults and to the environment, and the checks of
+ * options against each other that do not depend on the formats: -1 when the program goes
+ * on, else its exit status. */
+static int settle_options(struct cli *c, struct args *a)
+{
+	c->umask = umask(0);
+	umask(c->umask);
 	/* The best names by default; --perf-compat gives perf's.  A .NET name is short where a
 	 * person reads it (folded, SVG, speedscope) and the runtime's own in the text formats,
 	 * which PerfView and perf-script readers parse, unless --dotnet-names says otherwise. */
-	if (c.opts.perf_compat && want_resolve) {
+	if (c->opts.perf_compat && a->want_resolve) {
 		fprintf(stderr, "perfconv: --perf-compat names frames as perf does: it cannot go with %s\n"
 				"Try 'perfconv --help' for more information.\n",
-			c.opts.nr_pid_map ? "--pid-map" : "--resolve-jit");
+			c->opts.nr_pid_map ? "--pid-map" : "--resolve-jit");
 		return EXIT_USAGE;
 	}
-	c.opts.resolve_jit = !c.opts.perf_compat;
-	if (dotnet_names >= 0) {
-		c.opts.dotnet_names = c.opts.dotnet_names_text = dotnet_names;
+	c->opts.resolve_jit = !c->opts.perf_compat;
+	if (a->dotnet_names >= 0) {
+		c->opts.dotnet_names = c->opts.dotnet_names_text = a->dotnet_names;
 	} else {
-		c.opts.dotnet_names = c.opts.perf_compat ? PFC_DOTNET_NAMES_KEEP : PFC_DOTNET_NAMES_SHORT;
-		c.opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
+		c->opts.dotnet_names = c->opts.perf_compat ? PFC_DOTNET_NAMES_KEEP : PFC_DOTNET_NAMES_SHORT;
+		c->opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
 	}
-	c.opts.verbose = c.verbose;
-	c.opts.log = c.quiet ? NULL : stderr;
+	c->opts.verbose = c->verbose;
+	c->opts.log = c->quiet ? NULL : stderr;
 	/* debuginfod servers only when the user named some */
-	if (!c.opts.debuginfod_urls && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
-		c.opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
+	if (!c->opts.debuginfod_urls && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
+		c->opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	/* symbol servers too; their files are kept in $XDG_CACHE_HOME/perfconv-symbols, by key */
-	if (!c.opts.symsrv_urls && getenv("PERFCONV_SYMBOL_SERVERS") && *getenv("PERFCONV_SYMBOL_SERVERS"))
-		c.opts.symsrv_urls = getenv("PERFCONV_SYMBOL_SERVERS");
-	if (c.opts.symsrv_urls) {
-		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-		if (xdg && xdg[0] == '/')	/* the XDG rule: a relative path is ignored */
-			snprintf(srvcache, sizeof(srvcache), "%s/perfconv-symbols", xdg);
-		else if (home && *home)
-			snprintf(srvcache, sizeof(srvcache), "%s/.cache/perfconv-symbols", home);
-		c.opts.symsrv_cache = *srvcache ? srvcache : NULL;
-	}
+	if (!c->opts.symsrv_urls && getenv("PERFCONV_SYMBOL_SERVERS") && *getenv("PERFCONV_SYMBOL_SERVERS"))
+		c->opts.symsrv_urls = getenv("PERFCONV_SYMBOL_SERVERS");
+	if (c->opts.symsrv_urls)
+		c->opts.symsrv_cache = cache_path(a->srvcache, sizeof(a->srvcache), "perfconv-symbols");
 	/* the running kernel's symbols, and ELF files' tables, are kept in $XDG_CACHE_HOME/perfconv (symcache.c) */
-	if (!no_cache && !(getenv("PERFCONV_CACHE") && strcmp(getenv("PERFCONV_CACHE"), "0") == 0)) {
-		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-		if (xdg && xdg[0] == '/')
-			snprintf(symcache, sizeof(symcache), "%s/perfconv", xdg);
-		else if (home && *home)
-			snprintf(symcache, sizeof(symcache), "%s/.cache/perfconv", home);
-		c.opts.cache_dir = *symcache ? symcache : NULL;
-	}
-	c.progress = !c.quiet && isatty(STDERR_FILENO);
-	if (!c.opts.buildid_dir) {
+	if (!a->no_cache && !(getenv("PERFCONV_CACHE") && strcmp(getenv("PERFCONV_CACHE"), "0") == 0))
+		c->opts.cache_dir = cache_path(a->symcache, sizeof(a->symcache), "perfconv");
+	c->progress = !c->quiet && isatty(STDERR_FILENO);
+	if (!c->opts.buildid_dir) {
 		const char *home = getenv("HOME");
 		if (home && *home) {
-			snprintf(bdir, sizeof(bdir), "%s/.debug", home);
-			c.opts.buildid_dir = bdir;
+			snprintf(a->bdir, sizeof(a->bdir), "%s/.debug", home);
+			c->opts.buildid_dir = a->bdir;
 		}
 	}
-	if (c.wopts.fields) {
+	if (c->wopts.fields) {
 		struct pfc_ps_fields f;
 		char why[160];
-		if (pfc_ps_fields_parse(c.wopts.fields, &f, why, sizeof(why)) < 0) {
+		if (pfc_ps_fields_parse(c->wopts.fields, &f, why, sizeof(why)) < 0) {
 			fprintf(stderr, "perfconv: --fields: %s\nTry 'perfconv --help' for more information.\n", why);
 			return EXIT_USAGE;
 		}
 	}
-	if (c.outdir) {
-		const char *f = c.format ? c.format : "folded";
-		if (c.output || c.stats || c.header)
-			return usage_error("%s cannot be used with -O (batch mode)",
-					   c.output ? "-o" : c.stats ? "--stats" : "--header");
-		if (optind >= argc)
-			return usage_error("-O '%s': no input files or directories given", c.outdir);
-		while (*f) {
-			size_t len = strcspn(f, ",");
-			char name[64];
-			const struct pfc_writer *w;
-			if (len && len < sizeof(name)) {
-				memcpy(name, f, len);
-				name[len] = 0;
-				if (!(w = pfc_writer_by_name(name))) {
-					fprintf(stderr, "perfconv: unknown format '%s'\nTry 'perfconv --help' for more information.\n", name);
-					return EXIT_USAGE;
+	return -1;
+}
+
+/* -f LIST in batch mode: the writers of the comma-separated formats, each once, into WS
+ * (room for MAX); their number, or -1 after the usage message. */
+static int parse_format_list(const char *list, const struct pfc_writer **ws, size_t max)
+{
+	const char *f = list ? list : "folded";
+	size_t i, n = 0;
+
+	while (*f) {
+		size_t len = strcspn(f, ",");
+		char name[64];
+		const struct pfc_writer *w;
+		if (len && len < sizeof(name)) {
+			memcpy(name, f, len);
+			name[len] = 0;
+			if (!(w = pfc_writer_by_name(name))) {
+				fprintf(stderr, "perfconv: unknown format '%s'\nTry 'perfconv --help' for more information.\n", name);
+				return -1;
+			}
+			for (i = 0; i < n && ws[i] != w; i++)
+				;
+			if (i == n) {
+				if (n == max) {
+					usage_error("-f '%s': too many formats", list);
+					return -1;
 				}
-				for (i = 0; i < nws && ws[i] != w; i++)
-					;
-				if (i == nws) {
-					if (nws == sizeof(ws) / sizeof(ws[0]))
-						return usage_error("-f '%s': too many formats", c.format);
-					ws[nws++] = w;
-				}
-			} else if (len) {
-				return usage_error("unknown format in '%s'", c.format);
+				ws[n++] = w;
 			}
-			f += len + (f[len] == ',');
+		} else if (len) {
+			usage_error("unknown format in '%s'", list);
+			return -1;
 		}
-		if (!nws)
-			return usage_error("-f '%s': no format", c.format);
-		if (time_profile_check(&c, ws, nws) < 0 || diff_check(&c, ws, nws) < 0)
-			return EXIT_USAGE;
-		if (open_base(&c) < 0)
-			return EXIT_FAILED;
-		ret = pfc_batch_run(&c, argv + optind, argc - optind, ws, nws);
-		pfc_cli_base_close(&c);
-		pfc_filter_free(&c.filter);
-		return ret;
+		f += len + (f[len] == ',');
 	}
-	if (c.jobs > 1 || c.force || c.timeout > 0)
-		return usage_error("%s needs -O OUTDIR (batch mode)", c.jobs > 1 ? "-j" : c.force ? "--force" : "--timeout");
-	if (!c.stats && !c.header) {
-		const struct pfc_writer *w = NULL;
-		if (c.format) {
-			w = pfc_writer_by_name(c.format);
-			if (!w) {
-				fprintf(stderr, "perfconv: unknown format '%s'\nTry 'perfconv --help' for more information.\n",
-					c.format);
-				return EXIT_USAGE;
-			}
-		} else if (c.output && strcmp(c.output, "-")) {
-			int gz;
-			/* a name means what it says; only a device has no ending to tell */
-			if (!(w = pfc_writer_by_filename(c.output, &gz)) && !pfc_cli_is_device_name(c.output)) {
-				fprintf(stderr, "perfconv: '%s': the name does not tell the format; give -f NAME or "
-					"end the name as one of:\n", c.output);
-				pfc_writer_list_suffixes(stderr);
-				fputs("Try 'perfconv --help' for more information.\n", stderr);
-				return EXIT_USAGE;
-			}
-		}
-		ws[nws++] = w ? w : &pfc_writer_folded;
-		if ((ws[0]->needs & PFC_NO_GZIP) && pfc_writer_name_gzip(c.output))
-			return usage_error("'%s': a trace.zip is compressed already; its name cannot end in .gz", c.output);
+	if (!n) {
+		usage_error("-f '%s': no format", list);
+		return -1;
 	}
-	if (time_profile_check(&c, ws, nws) < 0 || diff_check(&c, ws, nws) < 0)
+	return (int)n;
+}
+
+/* -O OUTDIR: every input named, and every recording under the directories named, into
+ * OUTDIR in each format of -f. */
+static int run_batch(struct cli *c, char **inputs, int nr_inputs)
+{
+	const struct pfc_writer *ws[16];
+	int nws, ret;
+
+	if (c->output || c->stats || c->header)
+		return usage_error("%s cannot be used with -O (batch mode)",
+				   c->output ? "-o" : c->stats ? "--stats" : "--header");
+	if (nr_inputs <= 0)
+		return usage_error("-O '%s': no input files or directories given", c->outdir);
+	if ((nws = parse_format_list(c->format, ws, sizeof(ws) / sizeof(ws[0]))) < 0)
 		return EXIT_USAGE;
-	if (open_base(&c) < 0)
+	if (time_profile_check(c, ws, (size_t)nws) < 0 || diff_check(c, ws, (size_t)nws) < 0)
+		return EXIT_USAGE;
+	if (open_base(c) < 0)
 		return EXIT_FAILED;
-	if (nws && ws[0] == &pfc_writer_perf_script && c.output && strcmp(c.output, "-") && !c.quiet &&
-	    !flamescope_name_ok(c.output))
+	ret = pfc_batch_run(c, inputs, nr_inputs, ws, (size_t)nws);
+	pfc_cli_base_close(c);
+	pfc_filter_free(&c->filter);
+	return ret;
+}
+
+/* The writer of a single conversion: -f NAME, else the output's name, else folded; NULL
+ * after the usage message. */
+static const struct pfc_writer *single_writer(const struct cli *c)
+{
+	const struct pfc_writer *w = NULL;
+
+	if (c->format) {
+		w = pfc_writer_by_name(c->format);
+		if (!w) {
+			fprintf(stderr, "perfconv: unknown format '%s'\nTry 'perfconv --help' for more information.\n",
+				c->format);
+			return NULL;
+		}
+	} else if (c->output && strcmp(c->output, "-")) {
+		int gz;
+		/* a name means what it says; only a device has no ending to tell */
+		if (!(w = pfc_writer_by_filename(c->output, &gz)) && !pfc_cli_is_device_name(c->output)) {
+			fprintf(stderr, "perfconv: '%s': the name does not tell the format; give -f NAME or "
+				"end the name as one of:\n", c->output);
+			pfc_writer_list_suffixes(stderr);
+			fputs("Try 'perfconv --help' for more information.\n", stderr);
+			return NULL;
+		}
+	}
+	return w ? w : &pfc_writer_folded;
+}
+
+/* One input (-i) into one output (-o), or --stats and --header alone. */
+static int run_single(struct cli *c)
+{
+	struct pfc_job_result res;
+	const struct pfc_writer *ws[1];
+	size_t nws = 0;
+	int ret;
+
+	if (c->jobs > 1 || c->force || c->timeout > 0)
+		return usage_error("%s needs -O OUTDIR (batch mode)", c->jobs > 1 ? "-j" : c->force ? "--force" : "--timeout");
+	if (!c->stats && !c->header) {
+		if (!(ws[nws++] = single_writer(c)))
+			return EXIT_USAGE;
+		if ((ws[0]->needs & PFC_NO_GZIP) && pfc_writer_name_gzip(c->output))
+			return usage_error("'%s': a trace.zip is compressed already; its name cannot end in .gz", c->output);
+	}
+	if (time_profile_check(c, ws, nws) < 0 || diff_check(c, ws, nws) < 0)
+		return EXIT_USAGE;
+	if (open_base(c) < 0)
+		return EXIT_FAILED;
+	if (nws && ws[0] == &pfc_writer_perf_script && c->output && strcmp(c->output, "-") && !c->quiet &&
+	    !flamescope_name_ok(c->output))
 		fprintf(stderr, "perfconv: warning: '%s': Flamescope does not open files whose path has characters such "
-			"as ~ ] ^ { | } ` or non-ASCII ones\n", c.output);
-	ret = pfc_cli_convert(&c, c.opts.input, ws, &c.output, nws, &res);
-	pfc_cli_base_close(&c);
-	pfc_filter_free(&c.filter);
+			"as ~ ] ^ { | } ` or non-ASCII ones\n", c->output);
+	ret = pfc_cli_convert(c, c->opts.input, ws, &c->output, nws, &res);
+	pfc_cli_base_close(c);
+	pfc_filter_free(&c->filter);
 	if (ret != 0) {
 		fprintf(stderr, "perfconv: %s\n", res.msg);
 		return EXIT_FAILED;
 	}
 	return res.grown ? EXIT_GROWN : EXIT_OK;
+}
+
+/* A pack holds each member in a memory file: as many as the system lets us open. */
+static void raise_file_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c;
+	struct args a;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	memset(&a, 0, sizeof(a));
+	raise_file_limit();
+	c.opts.input = "perf.data";
+	c.opts.max_stack = 127;
+	c.jobs = 1;
+	c.wopts.version = PERFCONV_VERSION;
+	c.fail_if_grown = -1;
+	a.dotnet_names = -1;
+	if ((ret = parse_args(&c, &a, argc, argv)) >= 0)
+		return ret;
+	if (a.perfmap_pid) {
+		if (optind < argc)
+			return usage_error("unexpected argument '%s' (--enable-perfmap and --disable-perfmap take one PID)",
+					   argv[optind]);
+		return pfc_cli_perfmap(a.perfmap_pid, a.perfmap_enable, c.timeout > 0 ? c.timeout : 5.0, c.quiet);
+	}
+	if (a.r2r_dump)
+		return pfc_cli_r2r_dump(a.r2r_dump, a.r2r_dump_style, c.output, c.quiet);
+	if (a.events)
+		return pfc_cli_events(a.events, c.output, c.quiet);
+	if (optind < argc && !c.outdir)
+		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
+	if ((ret = settle_options(&c, &a)) >= 0)
+		return ret;
+	return c.outdir ? run_batch(&c, argv + optind, argc - optind) : run_single(&c);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cli/symsummary.h"
 #include "converter/jit/r2rmap.h"
+#include "converter/util/hex.h"
 
 struct lost {
 	const struct pfc_dso *dso;
@@ -125,10 +126,9 @@ void pfc_cli_symbol_summary(FILE *fp, const struct pfc_session *s)
 				fprintf(fp, "perfconv:   %s: %llu frames (%llu addresses)", dso->name,
 					(unsigned long long)v[i].frames, (unsigned long long)v[i].unique);
 				if (dso->build_id_len > 0) {
-					int b;
-					fputs(", build-id ", fp);
-					for (b = 0; b < dso->build_id_len && b < 20; b++)
-						fprintf(fp, "%02x", dso->build_id[b]);
+					char hex[41];
+					size_t n = dso->build_id_len < 20 ? (size_t)dso->build_id_len : 20;
+					fprintf(fp, ", build-id %s", pfc_hex_format(hex, dso->build_id, n));
 				}
 				fputc('\n', fp);
 			}

@@ -18,6 +18,7 @@
 #include "converter/util/mem.h"
 #include "converter/util/bytes.h"
 #include "converter/session.h"
+#include "converter/native/buildid.h"
 #include "converter/native/symcache.h"
 #include "converter/files/pack.h"
 #include "converter/jit/dotnetname.h"
@@ -84,12 +85,9 @@ static void symcache_count(struct pfc_session *s, int cache)
 /* the cache directory when FOUND is the running kernel's kallsyms, else NULL */
 const char *pfc_session_kernel_cache_dir(struct pfc_session *s, const struct pfc_found *found)
 {
-	const char *stand_in = getenv("PERFCONV_RUNNING_KERNEL");
-
 	/* perf-compat may move the table by the recording's reference symbol, which a cached table
-	 * searched in place cannot take; and the tests' stand-in for the running kernel is not the
-	 * kernel the cache's key names */
-	if (!s->opts->cache_dir || s->opts->perf_compat || (stand_in && *stand_in))
+	 * searched in place cannot take */
+	if (!s->opts->cache_dir || s->opts->perf_compat)
 		return NULL;
 	return pfc_files_running_kernel(s->files, found) ? s->opts->cache_dir : NULL;
 }
@@ -2461,38 +2459,11 @@ static int recorded_kernel_build_id(const struct pfc_session *s, uint8_t *out)
 	return 0;
 }
 
-/* The running kernel's build-id, from /sys/kernel/notes (perf's sysfs__read_build_id):
- * its length, 0 when it cannot be read. */
-static int running_kernel_build_id(struct pfc_session *s, uint8_t *out)
+/* The running kernel's build-id, from /sys/kernel/notes (perf's sysfs__read_build_id) or the
+ * tests' stand-in, as the symbol cache keys it: its length, 0 when it cannot be read. */
+static int running_kernel_build_id(uint8_t *out)
 {
-	uint8_t buf[4096];
-	size_t n, pos = 0;
-	FILE *f = fopen(running_file(s, "notes"), "rb");
-
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	while (n - pos >= 12) {
-		uint32_t namesz, descsz, type;
-		size_t nsz, dsz;
-		memcpy(&namesz, buf + pos, 4);
-		memcpy(&descsz, buf + pos + 4, 4);
-		memcpy(&type, buf + pos + 8, 4);
-		pos += 12;
-		nsz = ((size_t)namesz + 3) & ~(size_t)3;
-		dsz = ((size_t)descsz + 3) & ~(size_t)3;
-		if (nsz > n - pos || dsz > n - pos - nsz)
-			break;
-		if (type == 3 && namesz == 4 && !memcmp(buf + pos, "GNU", 4) && descsz > 0) {
-			size_t len = descsz < 20 ? descsz : 20;
-			memset(out, 0, 20);
-			memcpy(out, buf + pos + nsz, len);
-			return (int)len;
-		}
-		pos += nsz + dsz;
-	}
-	return 0;
+	return (int)pfc_buildid_running_kernel(out, 20);
 }
 
 enum { KERNEL_IS_RUNNING, KERNEL_OTHER_BUILD_ID, KERNEL_OTHER_RELEASE, KERNEL_NO_RELEASE, KERNEL_SYMFS };
@@ -2523,7 +2494,7 @@ static int kernel_matches_running(struct pfc_session *s)
 		s->kernel_why = KERNEL_SYMFS;
 		return 0;
 	}
-	if (rlen > 0 && (nlen = running_kernel_build_id(s, run)) > 0) {
+	if (rlen > 0 && (nlen = running_kernel_build_id(run)) > 0) {
 		if (nlen == rlen && !memcmp(rec, run, (size_t)rlen))
 			return 1;
 		s->kernel_why = KERNEL_OTHER_BUILD_ID;
@@ -2974,9 +2945,7 @@ int pfc_session_side_files(struct pfc_session *s, int (*fn)(void *arg, const cha
 		}
 	}
 	for (i = 0; i < nr_pids && ret == 0; i++) {
-		if (!(pfc_files_has(s->files, PFC_FILES_MAPDIR) &&
-		      pfc_files_findf(s->files, PFC_FILES_MAPDIR, 0, &found, "jit-%d.dump", pids[i])) &&
-		    !pfc_files_findf(s->files, PFC_FILES_TMP, 0, &found, "jit-%d.dump", pids[i]))
+		if (!pfc_jitsyms_jitdump_find(&s->jit, pids[i], &found))
 			continue;
 		pfc_files_note(s->files, found.base, found.rel, "jitdump of a process with JIT frames", pids[i], NULL, 0);
 		if (fn) {

@@ -2,7 +2,7 @@
  * perfpack.c - the pack writer: the recording, unchanged, and every file the conversion's
  * symbol sources used (files.c recorded them), with a MANIFEST that says what each member
  * answers, what it is and why it is there.  Converting the pack anywhere asks files.c the
- * same questions and gets these bytes back.  The container is pack.c's (converter/files).
+ * same questions and gets these bytes back.  The container is converter/files/packwrite.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +18,7 @@
 #include "converter/native/symcache.h"
 #include "converter/native/symtab.h"
 #include "converter/util/fileio.h"
+#include "converter/util/hex.h"
 #include "converter/util/strbuf.h"
 #include "formats/writer.h"
 
@@ -27,18 +28,6 @@ static const char *base_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
 	return s ? s + 1 : path;
-}
-
-static void hex(char *out, const uint8_t *b, int n)
-{
-	static const char d[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = d[b[i] >> 4];
-		out[2 * i + 1] = d[b[i] & 15];
-	}
-	out[2 * n] = 0;
 }
 
 /* A member name that tar lists as the file's path: files/PLACE/PATH, or files/PLACE/N/BASE
@@ -355,32 +344,208 @@ static void free_bytes(char **bytes, struct pfc_symcache_bytes *kept, size_t i)
 	bytes[i] = NULL;
 }
 
-/* Members: one per distinct file (by its bytes), named by the first place it was found in. */
+/* The members of one pack: one per distinct file (by its bytes), named by the first place it
+ * was found in, and where the bytes of each come from. */
+struct members {
+	const struct pfc_files_entry *v;	/* the files the conversion recorded */
+	size_t n;
+	size_t *member_of;            /* v[i] is packed as member_of[i]'s bytes; SIZE_MAX: not packed */
+	size_t *sizes;
+	char **bytes;                 /* the content of files read whole (/proc) */
+	struct pfc_symcache_bytes *kept;	/* bytes[i] is kept[i]'s mapping when it has one */
+	uint64_t *peek_crc;           /* /proc/kallsyms known by its cache entry's CRC, not read yet */
+	uint8_t *peeked;
+	uint64_t total;               /* the bytes of the distinct files */
+	/* the symbol cache's "pack" and "pack-sum" entries (--no-cache: none) */
+	struct pfc_symcache_frames kf, ks;
+	struct pfc_packw_frames *frames, *sums;
+	/* tests: PERFCONV_PACK_WHOLE=1 packs ELF files and ReadyToRun images whole, for the size comparison */
+	int no_zero;
+};
+
+static void members_free(struct members *m)
+{
+	size_t i;
+
+	for (i = 0; m->bytes && m->kept && i < m->n; i++)
+		free_bytes(m->bytes, m->kept, i);
+	if (!m->kept)
+		for (i = 0; m->bytes && i < m->n; i++)
+			free(m->bytes[i]);
+	free(m->bytes);
+	free(m->kept);
+	free(m->peek_crc);
+	free(m->peeked);
+	free(m->member_of);
+	free(m->sizes);
+}
+
+/* The MANIFEST's line of recorded file I, and its place among the members: its size, its
+ * bytes when they are read now (/proc), or the earlier member with the same bytes. */
+static int plan_file(struct pfc_session *s, struct members *m, size_t i, struct pfc_sb *mf, struct pfc_error *err)
+{
+	const struct pfc_files_entry *v = m->v, *e = &v[i];
+	char bid[41] = "-", pid[16] = "-", member[4200];
+	struct stat st;
+	size_t k;
+	int ret;
+
+	if (e->is_list) {
+		const char *p = e->names;
+		for (; e->names && p < e->names + e->names_len; p += strlen(p) + 1)
+			pfc_sb_addf(mf, "entry\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel, p);
+		return 0;
+	}
+	if (e->probe) {
+		pfc_sb_addf(mf, "exists\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel, e->local);
+		return 0;
+	}
+	m->member_of[i] = SIZE_MAX;	/* not packed, until it is */
+	if (stat(e->local, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (proc_gone(s, e))
+			return 0;
+		return PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", e->local, strerror(errno));
+	}
+	m->sizes[i] = (uint64_t)st.st_size;
+	if (!st.st_size && m->frames && kallsyms_peek(s, e, &m->peek_crc[i], &m->sizes[i])) {
+		m->peeked[i] = 1;	/* read when its frame is not in the cache */
+	} else if (!st.st_size) {	/* /proc: its bytes now, as the conversion read them */
+		if ((ret = kallsyms_text(s, e, &m->bytes[i], &m->sizes[i], &m->kept[i], err)) < 0)
+			return ret;
+		if (!m->bytes[i] && (ret = read_whole(e->local, &m->bytes[i], &m->sizes[i], err)) < 0) {
+			if (!proc_gone(s, e))
+				return ret;
+			memset(err, 0, sizeof(*err));
+			return 0;
+		}
+	}
+	m->member_of[i] = i;
+	for (k = 0; k < i && !m->bytes[i] && !m->peeked[i]; k++)
+		if (!v[k].is_list && !v[k].probe && m->member_of[k] == k && !m->bytes[k] && !m->peeked[k] &&
+		    m->sizes[k] == m->sizes[i] &&
+		    (!strcmp(v[k].local, e->local) || same_bytes(v[k].local, e->local, m->sizes[i], m->sums))) {
+			m->member_of[i] = k;
+			break;
+		}
+	if (m->member_of[i] == i)
+		m->total += m->sizes[i];
+	if (e->bid_len)
+		pfc_hex_format(bid, e->bid, (size_t)e->bid_len);
+	if (e->pid >= 0)
+		snprintf(pid, sizeof(pid), "%d", e->pid);
+	member_name(member, sizeof(member), &v[m->member_of[i]], m->member_of[i]);
+	pfc_sb_addf(mf, "file\t%s\t%s\t%s\t%llu\t%s\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel,
+		    member, (unsigned long long)m->sizes[i], bid, pid, e->local, e->why ? e->why : "used by the conversion");
+	return 0;
+}
+
+/* The MANIFEST: the recording, the places used, and a line per recorded file. */
+static int plan_manifest(struct pfc_session *s, const struct pfc_wopts *o, struct members *m, struct pfc_sb *mf,
+			 struct pfc_error *err)
+{
+	struct stat st;
+	unsigned used;
+	size_t i;
+	int ret, b;
+
+	if (stat(s->recording_path, &st) < 0 || !S_ISREG(st.st_mode))
+		return PFC_FAIL_NOOFF(err, OPEN, "the recording '%s': %s", s->opts->input, strerror(errno));
+	pfc_sb_addf(mf, "%s# perfconv %s: a recording and the files its samples' frames need.\n"
+			"# file PLACE PATH MEMBER SIZE BUILD-ID PID NAME-WHERE-RECORDED WHY\n",
+		    PFC_PACK_MAGIC, o->version ? o->version : "");
+	pfc_sb_addf(mf, "recording\t%s\t%llu\t%s\t%lld\n", PFC_PACK_RECORDING, (unsigned long long)st.st_size,
+		    s->recording_name, s->rd.have_mtime ? (long long)s->rd.mtime : (long long)st.st_mtime);
+	used = pfc_files_bases_used(s->files);
+	for (b = 0; b < PFC_FILES_NR; b++)
+		if (used & (1u << b))
+			pfc_sb_addf(mf, "has\t%s\n", pfc_files_base_name(b));
+	for (i = 0; i < m->n; i++)
+		if ((ret = plan_file(s, m, i, mf, err)) < 0)
+			return ret;
+	if (mf->oom)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
+	return 0;
+}
+
+/* Member I into the pack: its frame from the symbol cache when the file is known unchanged,
+ * else its bytes (read whole, or read as the conversion did, what it did not read zeroed). */
+static int add_member(struct pfc_session *s, struct members *m, struct pfc_packw *w, size_t i, struct pfc_error *err)
+{
+	const struct pfc_files_entry *v = m->v;
+	char member[4200];
+	struct file_id fid;
+	uint64_t *holes = NULL;
+	size_t nholes = 0;
+	void *map = NULL;
+	int ret;
+
+	member_name(member, sizeof(member), &v[i], i);
+	/* a file packed before, unchanged: its frame, without reading it; the kernel's
+	 * symbols by the CRC their cache entry records, without reading or hashing them */
+	if (m->kept[i].map || m->peeked[i])
+		snprintf(fid.text, sizeof(fid.text), "kallsyms-text crc64=%016llx size=%zu",
+			 (unsigned long long)(m->peeked[i] ? m->peek_crc[i] : m->kept[i].crc),
+			 m->peeked[i] ? m->sizes[i] : m->kept[i].len);
+	if ((!m->bytes[i] || m->kept[i].map) && m->frames &&
+	    (ret = pfc_packw_add_known(w, member, m->sizes[i], m->kept[i].map || m->peeked[i] ? fid.text :
+				       file_id(v[i].local, m->no_zero, &fid), err)) != 0) {
+		if (ret < 0)
+			return ret;
+		free_bytes(m->bytes, m->kept, i);
+		return 0;
+	}
+	if (m->peeked[i]) {	/* its frame is not in the cache: its text, as the MANIFEST says */
+		size_t len = 0;
+		if ((ret = kallsyms_text(s, &v[i], &m->bytes[i], &len, &m->kept[i], err)) < 0)
+			return ret;
+		if (!m->bytes[i] && (ret = read_whole(v[i].local, &m->bytes[i], &len, err)) < 0)
+			return ret;
+		if (len != m->sizes[i] || (m->kept[i].map && m->kept[i].crc != m->peek_crc[i]))
+			return PFC_FAIL_NOOFF(err, IO, "'%s': the kernel's symbols changed while the pack was "
+						       "written (%zu bytes, %llu before): pack again",
+					      v[i].local, len, (unsigned long long)m->sizes[i]);
+	}
+	if (!m->bytes[i] && !m->no_zero && (ret = as_read(v[i].local, m->sizes[i], &map, &holes, &nholes, err)) < 0)
+		return ret;
+	ret = m->bytes[i] ? pfc_packw_add_bytes(w, member, m->bytes[i], m->sizes[i], err)
+	      : map       ? pfc_packw_add_holes(w, member, map, m->sizes[i], holes, nholes, err)
+			  : pfc_packw_add_file(w, member, v[i].local, err);
+	if (map)
+		munmap(map, m->sizes[i]);
+	free(holes);
+	free_bytes(m->bytes, m->kept, i);
+	return ret;
+}
+
+static void fill_summary(const struct members *m, struct pfc_pack_summary *ps, const struct pfc_packw_cache_stats *cst,
+			 uint64_t packed_bytes)
+{
+	size_t i;
+
+	memset(ps->by_place, 0, sizeof(ps->by_place));
+	ps->files = 0;
+	for (i = 0; i < m->n; i++)
+		if (!m->v[i].is_list && !m->v[i].probe && m->member_of[i] == i) {
+			ps->files++;
+			ps->by_place[m->v[i].base]++;
+		}
+	ps->file_bytes = m->total;
+	ps->pack_bytes = packed_bytes;
+	ps->cache_hits = cst->hits;
+	ps->cache_misses = cst->misses;
+	ps->cache_corrupt = cst->corrupt;
+	ps->cache_known = cst->known;
+}
+
 static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
-	const struct pfc_files_entry *v;
-	size_t n, i, k;
-	size_t *member_of = NULL, *sizes = NULL;
-	char **bytes = NULL;          /* the content of files read whole (/proc) */
-	struct pfc_symcache_bytes *kept = NULL;	/* bytes[i] is kept[i]'s mapping when it has one */
-	uint64_t *peek_crc = NULL;    /* /proc/kallsyms known by its cache entry's CRC, not read yet */
-	uint8_t *peeked = NULL;
-	uint64_t total = 0, packed_bytes = 0;
+	struct members m;
 	struct pfc_sb mf;
 	struct pfc_packw *w = NULL;
 	struct pfc_packw_cache_stats cst;
-	struct pfc_symcache_frames kf, ks;
-	struct pfc_packw_frames *frames = NULL, *sums = NULL;	/* the symbol cache's "pack" and "pack-sum" entries (--no-cache: none) */
-	struct file_id fid;
-	const char *recording = s->recording_path;
-	struct stat st;
-	unsigned used;
-	uint64_t *holes;
-	size_t nholes;
-	void *map;
-	int ret = 0, b;
-	/* tests: PERFCONV_PACK_WHOLE=1 packs ELF files and ReadyToRun images whole, for the size comparison */
-	int no_zero = getenv("PERFCONV_PACK_WHOLE") && !strcmp(getenv("PERFCONV_PACK_WHOLE"), "1");
+	uint64_t packed_bytes = 0;
+	size_t i, n;
+	int ret;
 
 	if (!strcmp(s->opts->input, "-"))
 		return PFC_FAIL_NOOFF(err, USAGE, "a pack needs the recording as a file, not standard input");
@@ -388,182 +553,51 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	pfc_session_kernel_syms(s);
 	if ((ret = pfc_session_side_files(s, NULL, NULL)) < 0)
 		return ret;
-	n = pfc_files_recorded(s->files, &v);
-	member_of = calloc(n + 1, sizeof(*member_of));
-	sizes = calloc(n + 1, sizeof(*sizes));
-	bytes = calloc(n + 1, sizeof(*bytes));
-	kept = calloc(n + 1, sizeof(*kept));
-	peek_crc = calloc(n + 1, sizeof(*peek_crc));
-	peeked = calloc(n + 1, sizeof(*peeked));
+	memset(&m, 0, sizeof(m));
 	memset(&mf, 0, sizeof(mf));
-	if (!member_of || !sizes || !bytes || !kept || !peek_crc || !peeked) {
+	m.n = n = pfc_files_recorded(s->files, &m.v);
+	m.member_of = calloc(n + 1, sizeof(*m.member_of));
+	m.sizes = calloc(n + 1, sizeof(*m.sizes));
+	m.bytes = calloc(n + 1, sizeof(*m.bytes));
+	m.kept = calloc(n + 1, sizeof(*m.kept));
+	m.peek_crc = calloc(n + 1, sizeof(*m.peek_crc));
+	m.peeked = calloc(n + 1, sizeof(*m.peeked));
+	m.no_zero = getenv("PERFCONV_PACK_WHOLE") && !strcmp(getenv("PERFCONV_PACK_WHOLE"), "1");
+	if (!m.member_of || !m.sizes || !m.bytes || !m.kept || !m.peek_crc || !m.peeked) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack");
 		goto out;
 	}
 	if (s->opts->cache_dir) {
-		pfc_symcache_frames_init(&kf, s->opts->cache_dir);
-		pfc_symcache_frames_init_kind(&ks, s->opts->cache_dir, &pfc_symcache_pack_sum);
-		frames = &kf.ops;
-		sums = &ks.ops;
+		pfc_symcache_frames_init(&m.kf, s->opts->cache_dir);
+		pfc_symcache_frames_init_kind(&m.ks, s->opts->cache_dir, &pfc_symcache_pack_sum);
+		m.frames = &m.kf.ops;
+		m.sums = &m.ks.ops;
 	}
-	if (stat(recording, &st) < 0 || !S_ISREG(st.st_mode)) {
-		ret = PFC_FAIL_NOOFF(err, OPEN, "the recording '%s': %s", s->opts->input, strerror(errno));
+	if ((ret = plan_manifest(s, o, &m, &mf, err)) < 0)
 		goto out;
-	}
-	pfc_sb_addf(&mf, "%s# perfconv %s: a recording and the files its samples' frames need.\n"
-			 "# file PLACE PATH MEMBER SIZE BUILD-ID PID NAME-WHERE-RECORDED WHY\n",
-		    PFC_PACK_MAGIC, o->version ? o->version : "");
-	pfc_sb_addf(&mf, "recording\t%s\t%llu\t%s\t%lld\n", PFC_PACK_RECORDING, (unsigned long long)st.st_size,
-		    s->recording_name, s->rd.have_mtime ? (long long)s->rd.mtime : (long long)st.st_mtime);
-	used = pfc_files_bases_used(s->files);
-	for (b = 0; b < PFC_FILES_NR; b++)
-		if (used & (1u << b))
-			pfc_sb_addf(&mf, "has\t%s\n", pfc_files_base_name(b));
-	for (i = 0; i < n; i++) {
-		const struct pfc_files_entry *e = &v[i];
-		char bid[41] = "-", pid[16] = "-", member[4200];
-
-		if (e->is_list) {
-			const char *p = e->names;
-			for (; e->names && p < e->names + e->names_len; p += strlen(p) + 1)
-				pfc_sb_addf(&mf, "entry\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel, p);
-			continue;
-		}
-		if (e->probe) {
-			pfc_sb_addf(&mf, "exists\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel, e->local);
-			continue;
-		}
-		member_of[i] = SIZE_MAX;	/* not packed, until it is */
-		if (stat(e->local, &st) < 0 || !S_ISREG(st.st_mode)) {
-			if (proc_gone(s, e))
-				continue;
-			ret = PFC_FAIL_NOOFF(err, OPEN, "'%s': %s", e->local, strerror(errno));
-			goto out;
-		}
-		sizes[i] = (uint64_t)st.st_size;
-		if (!st.st_size && frames && kallsyms_peek(s, e, &peek_crc[i], &sizes[i])) {
-			peeked[i] = 1;	/* read when its frame is not in the cache */
-		} else if (!st.st_size) {	/* /proc: its bytes now, as the conversion read them */
-			if ((ret = kallsyms_text(s, e, &bytes[i], &sizes[i], &kept[i], err)) < 0)
-				goto out;
-			if (!bytes[i] && (ret = read_whole(e->local, &bytes[i], &sizes[i], err)) < 0) {
-				if (!proc_gone(s, e))
-					goto out;
-				memset(err, 0, sizeof(*err));
-				ret = 0;
-				continue;
-			}
-		}
-		member_of[i] = i;
-		for (k = 0; k < i && !bytes[i] && !peeked[i]; k++)
-			if (!v[k].is_list && !v[k].probe && member_of[k] == k && !bytes[k] && !peeked[k] && sizes[k] == sizes[i] &&
-			    (!strcmp(v[k].local, e->local) || same_bytes(v[k].local, e->local, sizes[i], sums))) {
-				member_of[i] = k;
-				break;
-			}
-		if (member_of[i] == i)
-			total += sizes[i];
-		if (e->bid_len)
-			hex(bid, e->bid, e->bid_len);
-		if (e->pid >= 0)
-			snprintf(pid, sizeof(pid), "%d", e->pid);
-		member_name(member, sizeof(member), &v[member_of[i]], member_of[i]);
-		pfc_sb_addf(&mf, "file\t%s\t%s\t%s\t%llu\t%s\t%s\t%s\t%s\n", pfc_files_base_name(e->base), e->rel,
-			    member, (unsigned long long)sizes[i], bid, pid, e->local, e->why ? e->why : "used by the conversion");
-	}
-	if (mf.oom) {
-		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
-		goto out;
-	}
 	if ((ret = pfc_packw_open(&w, out, o->output, 0, err)) < 0)
 		goto out;
 	/* the members' frames come from the symbol cache, and go there (--no-cache: neither) */
-	if (frames) {
-		pfc_packw_keep(w, frames);
-		pfc_packw_keep_sums(w, sums);
+	if (m.frames) {
+		pfc_packw_keep(w, m.frames);
+		pfc_packw_keep_sums(w, m.sums);
 	}
 	if ((ret = pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, mf.buf, mf.len, err)) < 0 ||
-	    (ret = pfc_packw_add_recording(w, PFC_PACK_RECORDING, recording, o->pack_recording, err)) < 0)
+	    (ret = pfc_packw_add_recording(w, PFC_PACK_RECORDING, s->recording_path, o->pack_recording, err)) < 0)
 		goto out;
-	for (i = 0; i < n; i++) {
-		char member[4200];
-		if (v[i].is_list || v[i].probe || member_of[i] != i)
-			continue;
-		member_name(member, sizeof(member), &v[i], i);
-		/* a file packed before, unchanged: its frame, without reading it; the kernel's
-		 * symbols by the CRC their cache entry records, without reading or hashing them */
-		if (kept[i].map || peeked[i])
-			snprintf(fid.text, sizeof(fid.text), "kallsyms-text crc64=%016llx size=%zu",
-				 (unsigned long long)(peeked[i] ? peek_crc[i] : kept[i].crc), peeked[i] ? sizes[i] : kept[i].len);
-		if ((!bytes[i] || kept[i].map) && frames &&
-		    (ret = pfc_packw_add_known(w, member, sizes[i],
-					       kept[i].map || peeked[i] ? fid.text : file_id(v[i].local, no_zero, &fid), err)) != 0) {
-			if (ret < 0)
-				goto out;
-			free_bytes(bytes, kept, i);
-			continue;
-		}
-		if (peeked[i]) {	/* its frame is not in the cache: its text, as the MANIFEST says */
-			size_t len = 0;
-			if ((ret = kallsyms_text(s, &v[i], &bytes[i], &len, &kept[i], err)) < 0)
-				goto out;
-			if (!bytes[i] && (ret = read_whole(v[i].local, &bytes[i], &len, err)) < 0)
-				goto out;
-			if (len != sizes[i] || (kept[i].map && kept[i].crc != peek_crc[i])) {
-				ret = PFC_FAIL_NOOFF(err, IO, "'%s': the kernel's symbols changed while the pack was "
-							       "written (%zu bytes, %llu before): pack again",
-						     v[i].local, len, (unsigned long long)sizes[i]);
-				goto out;
-			}
-		}
-		holes = NULL;
-		nholes = 0;
-		map = NULL;
-		if (!bytes[i] && !no_zero && (ret = as_read(v[i].local, sizes[i], &map, &holes, &nholes, err)) < 0)
+	for (i = 0; i < n; i++)
+		if (!m.v[i].is_list && !m.v[i].probe && m.member_of[i] == i && (ret = add_member(s, &m, w, i, err)) < 0)
 			goto out;
-		ret = bytes[i] ? pfc_packw_add_bytes(w, member, bytes[i], sizes[i], err)
-		      : map    ? pfc_packw_add_holes(w, member, map, sizes[i], holes, nholes, err)
-			       : pfc_packw_add_file(w, member, v[i].local, err);
-		if (map)
-			munmap(map, sizes[i]);
-		free(holes);
-		free_bytes(bytes, kept, i);
-		if (ret < 0)
-			goto out;
-	}
 	pfc_packw_cache_stats(w, &cst);
 	ret = pfc_packw_close(w, &packed_bytes, err);
 	w = NULL;
-	if (ret == 0 && o->pack_summary) {
-		memset(o->pack_summary->by_place, 0, sizeof(o->pack_summary->by_place));
-		o->pack_summary->files = 0;
-		for (i = 0; i < n; i++)
-			if (!v[i].is_list && !v[i].probe && member_of[i] == i) {
-				o->pack_summary->files++;
-				o->pack_summary->by_place[v[i].base]++;
-			}
-		o->pack_summary->file_bytes = total;
-		o->pack_summary->pack_bytes = packed_bytes;
-		o->pack_summary->cache_hits = cst.hits;
-		o->pack_summary->cache_misses = cst.misses;
-		o->pack_summary->cache_corrupt = cst.corrupt;
-		o->pack_summary->cache_known = cst.known;
-	}
+	if (ret == 0 && o->pack_summary)
+		fill_summary(&m, o->pack_summary, &cst, packed_bytes);
 out:
 	if (w)
 		pfc_packw_abort(w);
 	pfc_sb_free(&mf);
-	for (i = 0; bytes && kept && i < n; i++)
-		free_bytes(bytes, kept, i);
-	if (!kept)
-		for (i = 0; bytes && i < n; i++)
-			free(bytes[i]);
-	free(bytes);
-	free(kept);
-	free(peek_crc);
-	free(peeked);
-	free(member_of);
-	free(sizes);
+	members_free(&m);
 	return ret;
 }
 

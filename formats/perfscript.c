@@ -13,7 +13,9 @@
 #include <zlib.h>
 #include "converter/machine/intern.h"
 #include "converter/native/symtab.h"
+#include "converter/util/strbuf.h"
 #include "formats/datasrc.h"
+#include "formats/frameline.h"
 #include "formats/tptext.h"
 #include "formats/perfscript.h"
 #include "formats/writer.h"
@@ -145,38 +147,28 @@ static inline void pad(struct ps_out *o, size_t n)
 	o->len += n;
 }
 
-/* Decimal digits of v into the end of tmp[24]; returns the start. */
-static inline char *udigits(char *end, uint64_t v)
-{
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return end;
-}
-
 /* printf("%*llu", width, v) / "%-*d" */
 static inline void put_u(struct ps_out *o, uint64_t v, size_t width)
 {
-	char tmp[24], *s = udigits(tmp + sizeof(tmp), v);
-	size_t n = (size_t)(tmp + sizeof(tmp) - s);
+	char tmp[24];
+	size_t n = (size_t)(pfc_put_dec(tmp, v, 1) - tmp);
 
 	if (n < width)
 		pad(o, width - n);
-	put(o, s, n);
+	put(o, tmp, n);
 }
 
 static inline void put_d(struct ps_out *o, int32_t v, size_t width, int left)
 {
-	char tmp[24], *s = udigits(tmp + sizeof(tmp), v < 0 ? (uint64_t)-(int64_t)v : (uint64_t)v);
+	char tmp[24], *s = tmp;
 	size_t n;
 
 	if (v < 0)
-		*--s = '-';
-	n = (size_t)(tmp + sizeof(tmp) - s);
+		*s++ = '-';
+	n = (size_t)(pfc_put_dec(s, v < 0 ? (uint64_t)-(int64_t)v : (uint64_t)v, 1) - tmp);
 	if (!left && n < width)
 		pad(o, width - n);
-	put(o, s, n);
+	put(o, tmp, n);
 	if (left && n < width)
 		pad(o, width - n);
 }
@@ -184,16 +176,11 @@ static inline void put_d(struct ps_out *o, int32_t v, size_t width, int left)
 /* printf("%16llx", v) */
 static inline void put_x16(struct ps_out *o, uint64_t v)
 {
-	static const char hex[] = "0123456789abcdef";
 	char tmp[16];
-	int i = 16;
+	size_t n = (size_t)(pfc_put_hex(tmp, v) - tmp);
 
-	do {
-		tmp[--i] = hex[v & 15];
-		v >>= 4;
-	} while (v);
-	pad(o, (size_t)i);
-	put(o, tmp + i, (size_t)(16 - i));
+	pad(o, 16 - n);
+	put(o, tmp, n);
 }
 
 /* ---- the writer ---- */
@@ -227,7 +214,8 @@ static int variant(unsigned fields)
 	return (fields & PFC_PS_SYM ? 1 : 0) | (fields & PFC_PS_SYMOFF ? 2 : 0) | (fields & PFC_PS_DSO ? 4 : 0);
 }
 
-static int arena_add(struct ps_ctx *c, const char *s, size_t n)
+/* room for n more bytes in the arena */
+static int arena_reserve(struct ps_ctx *c, size_t n)
 {
 	if (c->arena_len + n > c->arena_cap) {
 		size_t cap = c->arena_cap ? c->arena_cap * 2 : 1 << 16;
@@ -240,8 +228,6 @@ static int arena_add(struct ps_ctx *c, const char *s, size_t n)
 		c->arena = a;
 		c->arena_cap = cap;
 	}
-	memcpy(c->arena + c->arena_len, s, n);
-	c->arena_len += n;
 	return 0;
 }
 
@@ -250,9 +236,7 @@ static const char *frame_line(struct ps_ctx *c, uint32_t fid, unsigned fields, u
 {
 	int v = variant(fields);
 	const struct pfc_frame *f = &c->s->stacks.frames[fid];
-	char tmp[40], *d;
 	size_t start = c->arena_len;
-	int ok = 0;
 
 	if (!c->foff[v]) {
 		c->foff[v] = calloc(c->s->stacks.nr_frames + 1, sizeof(size_t));
@@ -264,50 +248,10 @@ static const char *frame_line(struct ps_ctx *c, uint32_t fid, unsigned fields, u
 		*len = c->flen[v][fid];
 		return c->arena + c->foff[v][fid] - 1;
 	}
-	/* "\t%16llx" */
-	{
-		struct ps_out o = { .buf = tmp, .cap = sizeof(tmp) };
-		putc1(&o, '\t');
-		put_x16(&o, f->addr);
-		ok = arena_add(c, tmp, o.len);
-	}
-	if (ok == 0 && (fields & PFC_PS_SYM)) {
-		ok = arena_add(c, " ", 1);
-		if (ok == 0 && f->resolved) {
-			ok = arena_add(c, pfc_intern_str(&c->s->strings, f->sym_text), pfc_intern_len(&c->s->strings, f->sym_text));
-			if (ok == 0 && (fields & PFC_PS_SYMOFF)) {
-				{
-					static const char hex[] = "0123456789abcdef";
-					uint64_t x = f->symoff;
-					d = tmp + sizeof(tmp);
-					do {
-						*--d = hex[x & 15];
-						x >>= 4;
-					} while (x);
-					*--d = 'x';
-					*--d = '0';
-					*--d = '+';
-				}
-				ok = arena_add(c, d, (size_t)(tmp + sizeof(tmp) - d));
-			}
-		} else if (ok == 0) {
-			ok = arena_add(c, "[unknown]", 9);
-		}
-	}
-	/* perf: an inlined frame prints "(inlined)" after everything else, in place of its DSO */
-	if (ok == 0 && (fields & PFC_PS_DSO) && !f->inlined) {
-		const char *dso = f->dso ? f->dso->name : "[unknown]";
-		ok = arena_add(c, " (", 2);
-		if (ok == 0)
-			ok = arena_add(c, dso, strlen(dso));
-		if (ok == 0)
-			ok = arena_add(c, ")", 1);
-	}
-	if (ok == 0 && f->inlined && (fields & PFC_PS_SYM))
-		ok = arena_add(c, " (inlined)", 10);
-	if (ok == 0)
-		ok = arena_add(c, "\n", 1);
-	if (ok < 0 || c->arena_len - start > UINT32_MAX)
+	if (arena_reserve(c, pfc_frameline_room(&c->s->strings, f)) < 0)
+		return NULL;
+	c->arena_len += pfc_frameline_fmt(c->arena + start, &c->s->strings, f, fields, NULL);
+	if (c->arena_len - start > UINT32_MAX)
 		return NULL;
 	c->foff[v][fid] = start + 1;
 	c->flen[v][fid] = (uint32_t)(c->arena_len - start);
@@ -509,18 +453,13 @@ static int write_sample(struct ps_ctx *c, const struct pfc_srec *r)
 	if (f & PFC_PS_TIME) {
 		/* "%12s: " of "%lu.%06lu" (microseconds, truncated) */
 		uint64_t us = r->time / 1000, sec = us / 1000000;
-		char tmp[32], *e = tmp + sizeof(tmp), *p;
-		us -= sec * 1000000;
-		for (k = 0; k < 6; k++) {
-			*--e = (char)('0' + us % 10);
-			us /= 10;
-		}
-		*--e = '.';
-		p = udigits(e, sec);
-		k = (size_t)(tmp + sizeof(tmp) - p);
+		char tmp[32], *e = pfc_put_dec(tmp, sec, 1);
+		*e++ = '.';
+		e = pfc_put_dec(e, us - sec * 1000000, 6);
+		k = (size_t)(e - tmp);
 		if (k < 12)
 			pad(o, 12 - k);
-		put(o, p, k);
+		put(o, tmp, k);
 		put(o, ": ", 2);
 	}
 	if (f & PFC_PS_PERIOD) {

@@ -1,12 +1,9 @@
 /*
  * pprof.c - the gzip-compressed profile.proto that go tool pprof, Pyroscope and Cloud
  * Profiler read, encoded by protobuf-c from code generated at build time out of the
- * profile.proto Debian ships.  One sample per aggregated stack (event, comm, pid, tid):
- * for each event a count and the sum of periods, labels pid, tid and thread (the comm).
- * Locations are the unique frames, with the address in the process that mapped the DSO
- * first; mappings are the DSOs with their build-ids.  Names are the session's; source files
- * and lines come from the DWARF of the file the DSO's symbols were read from, looked up
- * once per location (srcline.c).  A time profile (--off-cpu, --thread-time) has sample types of its own, in nanoseconds.
+ * profile.proto Debian ships: samples, locations, mappings, functions, source lines and
+ * the --diff base as pprof's negated samples.  Names are the session's, source lines
+ * srcline.c's; nothing here resolves a symbol.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +14,7 @@
 #include "converter/native/srcline.h"
 #include "converter/offcpu.h"
 #include "converter/util/bytes.h"
+#include "converter/util/hex.h"
 #include "converter/util/strbuf.h"
 #include "formats/writer.h"
 
@@ -419,132 +417,164 @@ static void time_span(const struct pfc_session *s, PbProfile *p)
 		p->time_nanos = (int64_t)(tod + (first - clk));
 }
 
-static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
-{
-	struct pp_ctx c;
-	struct pfc_sb tmp = { 0 };
-	PbProfile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	PbValueType *vt = NULL, **vtp = NULL, period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	PbSample *samples = NULL, **samplep = NULL;
-	PbLabel *labels = NULL, **labelp = NULL;
-	PbLocation *locs = NULL, **locp = NULL;
-	PbLine *lines = NULL, **linep = NULL;
-	PbMapping *maps = NULL, **mapp = NULL;
-	PbFunction **funcp = NULL;
-	uint64_t *loc_ids = NULL;
-	int64_t *values = NULL, comments[3];
-	char **strtab = NULL;
-	size_t i, k, nr_samples = 0, nr_ids = 0, nr_vals, nr_frames, nr_dsos;
-	int inl, sd;
-	int64_t k_pid, k_tid, k_thread, k_base = 0, v_true = 0;
-	double base_scale = 1.0;
-	int ret = 0;
+/* The arrays the profile message points into until it is written. */
+struct pp_arrays {
+	PbValueType *vt, **vtp, period_type;
+	size_t nr_vals;
+	PbSample *samples, **samplep;
+	PbLabel *labels, **labelp;
+	uint64_t *loc_ids;
+	int64_t *values, comments[3];
+	PbLocation *locs, **locp;
+	PbLine *lines, **linep;
+	PbMapping *maps, **mapp;
+	PbFunction **funcp;
+	char **strtab;
+};
 
-	memset(&c, 0, sizeof(c));
-	c.s = s;
-	if (pfc_intern_init(&c.strs) < 0)
-		return PFC_FAIL_NOOFF(err, NOMEM, "pprof");
-	if (pfc_intern_init(&c.fkeys) < 0) {
-		pfc_intern_exit(&c.strs);
-		return PFC_FAIL_NOOFF(err, NOMEM, "pprof");
-	}
-	c.str_base = (uint32_t)c.strs.nr;
-	c.fkey_base = (uint32_t)c.fkeys.nr;
-	if ((ret = pick_events(&c, o, err)) < 0)
-		goto out;
-	c.nr_sides = o->diff_base ? 2 : 1;
-	c.side[0].s = s;
-	c.side[0].ev_slot = c.ev_slot;
-	c.side[0].ev_use_period = c.ev_use_period;
-	if (o->diff_base && (ret = base_events(&c, o->diff_base, err)) < 0)
-		goto out;
+/* The events written and the tables of both sides (the base's with --diff). */
+static int pp_tables(struct pp_ctx *c, struct pfc_session *s, const struct pfc_wopts *o, struct pp_arrays *a,
+		     struct pfc_error *err)
+{
+	size_t nr_frames, nr_dsos;
+	int ret, sd;
+
+	if ((ret = pick_events(c, o, err)) < 0)
+		return ret;
+	c->nr_sides = o->diff_base ? 2 : 1;
+	c->side[0].s = s;
+	c->side[0].ev_slot = c->ev_slot;
+	c->side[0].ev_use_period = c->ev_use_period;
+	if (o->diff_base && (ret = base_events(c, o->diff_base, err)) < 0)
+		return ret;
 	nr_frames = s->stacks.nr_frames + (o->diff_base ? o->diff_base->stacks.nr_frames : 0);
 	nr_dsos = s->machine.nr_dsos + (o->diff_base ? o->diff_base->machine.nr_dsos : 0);
 	/* an off-CPU profile: waits and their time; thread time: samples and waits, their time,
 	 * and that time split into on-CPU and off-CPU */
-	nr_vals = c.time_profile == 2 ? 4 : c.time_profile ? 2 : 2 * c.nr_evs;
-	for (sd = 0; sd < c.nr_sides; sd++) {
-		struct side *S = &c.side[sd];
+	a->nr_vals = c->time_profile == 2 ? 4 : c->time_profile ? 2 : 2 * c->nr_evs;
+	for (sd = 0; sd < c->nr_sides; sd++) {
+		struct side *S = &c->side[sd];
 		S->loc_of = calloc(S->s->stacks.nr_frames + 1, sizeof(*S->loc_of));
 		S->sl_of_dso = calloc(S->s->machine.nr_dsos + 1, sizeof(*S->sl_of_dso));
 		S->sl_tried = calloc(S->s->machine.nr_dsos + 1, sizeof(*S->sl_tried));
 		S->map_of = calloc(S->s->machine.nr_dsos + 1, sizeof(*S->map_of));
 		if (!S->loc_of || !S->sl_of_dso || !S->sl_tried || !S->map_of)
-			goto oom;
+			return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
 	}
-	use_side(&c, 0);
-	c.frame_of_loc = calloc(nr_frames + 1, sizeof(*c.frame_of_loc));
-	c.inl_of_loc = calloc(nr_frames + 1, sizeof(*c.inl_of_loc));
-	c.side_of_loc = calloc(nr_frames + 1, sizeof(*c.side_of_loc));
-	c.map_has_lines = calloc(nr_dsos + 1, sizeof(*c.map_has_lines));
-	c.map_for = calloc(nr_dsos + 1, sizeof(*c.map_for));
-	c.dso_of_map = calloc(nr_dsos + 1, sizeof(*c.dso_of_map));
-	vt = calloc(nr_vals + 1, sizeof(*vt));
-	vtp = calloc(nr_vals + 1, sizeof(*vtp));
-	if (!c.frame_of_loc || !c.inl_of_loc || !c.side_of_loc || !c.map_has_lines || !c.map_for || !c.dso_of_map || !vt || !vtp)
-		goto oom;
+	use_side(c, 0);
+	c->frame_of_loc = calloc(nr_frames + 1, sizeof(*c->frame_of_loc));
+	c->inl_of_loc = calloc(nr_frames + 1, sizeof(*c->inl_of_loc));
+	c->side_of_loc = calloc(nr_frames + 1, sizeof(*c->side_of_loc));
+	c->map_has_lines = calloc(nr_dsos + 1, sizeof(*c->map_has_lines));
+	c->map_for = calloc(nr_dsos + 1, sizeof(*c->map_for));
+	c->dso_of_map = calloc(nr_dsos + 1, sizeof(*c->dso_of_map));
+	a->vt = calloc(a->nr_vals + 1, sizeof(*a->vt));
+	a->vtp = calloc(a->nr_vals + 1, sizeof(*a->vtp));
+	if (!c->frame_of_loc || !c->inl_of_loc || !c->side_of_loc || !c->map_has_lines || !c->map_for ||
+	    !c->dso_of_map || !a->vt || !a->vtp)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
+	return 0;
+}
 
-	/* sample types: per event a count of samples and the sum of its periods */
-	if (c.time_profile) {
+/* sample types: per event a count of samples and the sum of its periods */
+static void pp_sample_types(struct pp_ctx *c, struct pfc_session *s, struct pp_arrays *a, PbProfile *prof,
+			    struct pfc_sb *tmp)
+{
+	PbValueType *vt = a->vt, **vtp = a->vtp;
+	size_t i;
+
+	if (c->time_profile) {
 		static const char *const names[][2] = {
 			{ "waits", "count" }, { "off-cpu", "nanoseconds" },
 			{ "samples", "count" }, { "thread-time", "nanoseconds" },
 			{ "on-cpu", "nanoseconds" }, { "off-cpu", "nanoseconds" },
 		};
-		const char *const (*nm)[2] = c.time_profile == 2 ? names + 2 : names;
-		for (i = 0; i < nr_vals; i++) {
+		const char *const (*nm)[2] = c->time_profile == 2 ? names + 2 : names;
+		for (i = 0; i < a->nr_vals; i++) {
 			PbValueType v = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-			v.type = str_index0(&c, nm[i][0]);
-			v.unit = str_index0(&c, nm[i][1]);
+			v.type = str_index0(c, nm[i][0]);
+			v.unit = str_index0(c, nm[i][1]);
 			vt[i] = v;
 			vtp[i] = &vt[i];
 		}
 	}
-	for (i = 0; i < c.nr_evs && !c.time_profile; i++) {
-		const struct pfc_evsel *ev = s->rd.evsels[c.evs[i]];
-		const char *name = pfc_session_evsel_name(s, c.evs[i]);
+	for (i = 0; i < c->nr_evs && !c->time_profile; i++) {
+		const struct pfc_evsel *ev = s->rd.evsels[c->evs[i]];
+		const char *name = pfc_session_evsel_name(s, c->evs[i]);
 		PbValueType v = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 
-		pfc_sb_reset(&tmp);
-		if (c.nr_evs == 1)
-			pfc_sb_adds(&tmp, "samples");
+		pfc_sb_reset(tmp);
+		if (c->nr_evs == 1)
+			pfc_sb_adds(tmp, "samples");
 		else
-			pfc_sb_addf(&tmp, "%s_samples", name);
-		v.type = str_index(&c, tmp.buf ? tmp.buf : "", tmp.len);
-		v.unit = str_index0(&c, "count");
+			pfc_sb_addf(tmp, "%s_samples", name);
+		v.type = str_index(c, tmp->buf ? tmp->buf : "", tmp->len);
+		v.unit = str_index0(c, "count");
 		vt[2 * i] = v;
-		v.type = str_index0(&c, name);
-		v.unit = str_index0(&c, unit_of(ev, c.ev_use_period[c.evs[i]]));
+		v.type = str_index0(c, name);
+		v.unit = str_index0(c, unit_of(ev, c->ev_use_period[c->evs[i]]));
 		vt[2 * i + 1] = v;
 		vtp[2 * i] = &vt[2 * i];
 		vtp[2 * i + 1] = &vt[2 * i + 1];
 	}
-	prof.n_sample_type = nr_vals;
-	prof.sample_type = vtp;
-	if (c.nr_evs) {
-		const struct pfc_evsel *ev = s->rd.evsels[c.evs[0]];
+	prof->n_sample_type = a->nr_vals;
+	prof->sample_type = vtp;
+	if (c->nr_evs) {
+		const struct pfc_evsel *ev = s->rd.evsels[c->evs[0]];
 		/* the first event's period is what pprof shows unless told otherwise */
-		prof.default_sample_type = vt[1].type;
-		period_type = vt[1];
-		prof.period_type = &period_type;
-		if (!ev->attr.freq && !c.time_profile)
-			prof.period = (int64_t)ev->attr.sample_period;
+		prof->default_sample_type = vt[1].type;
+		a->period_type = vt[1];
+		prof->period_type = &a->period_type;
+		if (!ev->attr.freq && !c->time_profile)
+			prof->period = (int64_t)ev->attr.sample_period;
 	}
-	main_binary_first(&c);
-	k_pid = str_index0(&c, "pid");
-	k_tid = str_index0(&c, "tid");
-	k_thread = str_index0(&c, "thread");
+}
 
-	/* samples: the stacks of the events written, in aggregation order (the base's after) */
-	for (sd = 0; sd < c.nr_sides; sd++) {
+/* One sample's location ids, leaf first as the aggregate keeps the frames: the inlined
+ * frames perf puts before a frame at the same address, innermost first, each a location. */
+static void sample_locations(struct pp_ctx *c, const struct pfc_stack *st, uint64_t *loc_ids)
+{
+	const struct pfc_session *s = c->s;
+	const uint32_t *ids = &s->stacks.frame_ids[st->first];
+	size_t k;
+	int inl;
+
+	for (k = 0, inl = -1; k < st->nr; k++) {
+		const struct pfc_frame *f = &s->stacks.frames[ids[k]], *prev = k ? &s->stacks.frames[ids[k - 1]] : NULL;
+		if (!f->inl)
+			inl = -1;
+		else if (prev && prev->inl && prev->dso == f->dso && prev->addr == f->addr && inl >= 0)
+			inl++;
+		else
+			inl = 0;
+		loc_ids[k] = location_of(c, ids[k], inl);
+	}
+}
+
+/* samples: the stacks of the events written, in aggregation order (the base's after),
+ * labeled with their pid, tid and thread name */
+static int pp_samples(struct pp_ctx *c, const struct pfc_wopts *o, struct pp_arrays *a, PbProfile *prof,
+		      struct pfc_error *err)
+{
+	struct pfc_session *s;
+	size_t i, k, nr_samples = 0, nr_ids = 0, nr_vals = a->nr_vals;
+	int64_t k_pid, k_tid, k_thread, k_base = 0, v_true = 0;
+	double base_scale = 1.0;
+	int sd;
+
+	main_binary_first(c);
+	k_pid = str_index0(c, "pid");
+	k_tid = str_index0(c, "tid");
+	k_thread = str_index0(c, "thread");
+	for (sd = 0; sd < c->nr_sides; sd++) {
 		uint64_t total = 0;
-		use_side(&c, sd);
-		for (i = 0; i < c.s->stacks.nr_stacks; i++)
-			if (stack_kept(&c, &c.s->stacks.stacks[i])) {
+		use_side(c, sd);
+		for (i = 0; i < c->s->stacks.nr_stacks; i++)
+			if (stack_kept(c, &c->s->stacks.stacks[i])) {
 				nr_samples++;
-				nr_ids += c.s->stacks.stacks[i].nr;
-				if (c.ev_slot[c.s->stacks.stacks[i].evsel] == 1)
-					total += stack_value(&c, &c.s->stacks.stacks[i]);
+				nr_ids += c->s->stacks.stacks[i].nr;
+				if (c->ev_slot[c->s->stacks.stacks[i].evsel] == 1)
+					total += stack_value(c, &c->s->stacks.stacks[i]);
 			}
 		/* --diff-normalize: the base scaled to the new total of the first event, as
 		 * go tool pprof -diff_base -normalize does */
@@ -553,50 +583,40 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		else
 			base_scale = o->diff_normalize && total ? base_scale / (double)total : 1.0;
 	}
-	use_side(&c, 0);
-	if (c.nr_sides > 1) {
-		k_base = str_index0(&c, "pprof::base");
-		v_true = str_index0(&c, "true");
+	use_side(c, 0);
+	if (c->nr_sides > 1) {
+		k_base = str_index0(c, "pprof::base");
+		v_true = str_index0(c, "true");
 	}
-	samples = calloc(nr_samples + 1, sizeof(*samples));
-	samplep = calloc(nr_samples + 1, sizeof(*samplep));
-	labels = calloc((NR_LABELS + 1) * nr_samples + 1, sizeof(*labels));
-	labelp = calloc((NR_LABELS + 1) * nr_samples + 1, sizeof(*labelp));
-	loc_ids = calloc(nr_ids + 1, sizeof(*loc_ids));
-	values = calloc(nr_vals * nr_samples + 1, sizeof(*values));
-	if (!samples || !samplep || !labels || !labelp || !loc_ids || !values)
-		goto oom;
+	a->samples = calloc(nr_samples + 1, sizeof(*a->samples));
+	a->samplep = calloc(nr_samples + 1, sizeof(*a->samplep));
+	a->labels = calloc((NR_LABELS + 1) * nr_samples + 1, sizeof(*a->labels));
+	a->labelp = calloc((NR_LABELS + 1) * nr_samples + 1, sizeof(*a->labelp));
+	a->loc_ids = calloc(nr_ids + 1, sizeof(*a->loc_ids));
+	a->values = calloc(nr_vals * nr_samples + 1, sizeof(*a->values));
+	if (!a->samples || !a->samplep || !a->labels || !a->labelp || !a->loc_ids || !a->values)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
 	nr_samples = nr_ids = 0;
-	for (sd = 0; sd < c.nr_sides; sd++)
-	for (use_side(&c, sd), s = c.s, i = 0; i < s->stacks.nr_stacks; i++) {
+	for (sd = 0; sd < c->nr_sides; sd++)
+	for (use_side(c, sd), s = c->s, i = 0; i < s->stacks.nr_stacks; i++) {
 		const struct pfc_stack *st = &s->stacks.stacks[i];
-		PbSample *sm = &samples[nr_samples];
-		PbLabel l = PERFTOOLS__PROFILES__LABEL__INIT, *lb = &labels[(NR_LABELS + 1) * nr_samples];
-		size_t slot = c.ev_slot[st->evsel], nl = NR_LABELS;
+		PbSample *sm = &a->samples[nr_samples];
+		PbLabel l = PERFTOOLS__PROFILES__LABEL__INIT, *lb = &a->labels[(NR_LABELS + 1) * nr_samples];
+		size_t slot = c->ev_slot[st->evsel], nl = NR_LABELS;
 
-		if (!stack_kept(&c, st))
+		if (!stack_kept(c, st))
 			continue;
 		perftools__profiles__sample__init(sm);
-		sm->location_id = &loc_ids[nr_ids];
-		for (k = 0, inl = -1; k < st->nr; k++) {	/* leaf first, as the aggregate keeps them */
-			const uint32_t *ids = &s->stacks.frame_ids[st->first];
-			const struct pfc_frame *f = &s->stacks.frames[ids[k]], *prev = k ? &s->stacks.frames[ids[k - 1]] : NULL;
-			/* the inlined frames perf puts before a frame at the same address, innermost first */
-			if (!f->inl)
-				inl = -1;
-			else if (prev && prev->inl && prev->dso == f->dso && prev->addr == f->addr && inl >= 0)
-				inl++;
-			else
-				inl = 0;
-			loc_ids[nr_ids++] = location_of(&c, ids[k], inl);
-		}
+		sm->location_id = &a->loc_ids[nr_ids];
+		sample_locations(c, st, sm->location_id);
+		nr_ids += st->nr;
 		sm->n_location_id = st->nr;
-		sm->value = &values[nr_vals * nr_samples];
+		sm->value = &a->values[nr_vals * nr_samples];
 		sm->n_value = nr_vals;
 		sm->value[2 * (slot - 1)] = (int64_t)st->count;
-		sm->value[2 * (slot - 1) + 1] = (int64_t)stack_value(&c, st);
+		sm->value[2 * (slot - 1) + 1] = (int64_t)stack_value(c, st);
 		/* thread time: the waits are the sched_switch stacks, the rest ran */
-		if (c.time_profile == 2)
+		if (c->time_profile == 2)
 			sm->value[s->rd.evsels[st->evsel]->attr.type == PERF_TYPE_TRACEPOINT ? 3 : 2] =
 				(int64_t)st->period;
 		l.key = k_pid;
@@ -607,7 +627,7 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		lb[1] = l;
 		l.key = k_thread;
 		l.num = 0;
-		l.str = str_index0(&c, pfc_intern_str(&s->strings, st->comm));
+		l.str = str_index0(c, pfc_intern_str(&s->strings, st->comm));
 		lb[2] = l;
 		if (sd) {	/* the base: subtracted, and marked so, as -diff_base does */
 			for (k = 0; k < nr_vals; k++)
@@ -617,66 +637,79 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 			lb[nl++] = l;
 		}
 		for (k = 0; k < nl; k++)
-			labelp[(NR_LABELS + 1) * nr_samples + k] = &lb[k];
-		sm->label = &labelp[(NR_LABELS + 1) * nr_samples];
+			a->labelp[(NR_LABELS + 1) * nr_samples + k] = &lb[k];
+		sm->label = &a->labelp[(NR_LABELS + 1) * nr_samples];
 		sm->n_label = nl;
-		samplep[nr_samples++] = sm;
+		a->samplep[nr_samples++] = sm;
 	}
-	use_side(&c, 0);
-	s = c.s;
-	prof.n_sample = nr_samples;
-	prof.sample = samplep;
+	use_side(c, 0);
+	prof->n_sample = nr_samples;
+	prof->sample = a->samplep;
+	return 0;
+}
 
-	/* locations: the frames, each with one line naming its function */
-	locs = calloc(c.nr_locs + 1, sizeof(*locs));
-	locp = calloc(c.nr_locs + 1, sizeof(*locp));
-	lines = calloc(c.nr_locs + 1, sizeof(*lines));
-	linep = calloc(c.nr_locs + 1, sizeof(*linep));
-	if (!locs || !locp || !lines || !linep)
-		goto oom;
-	for (i = 0; i < c.nr_locs; i++) {
+/* locations: the frames, each with one line naming its function */
+static int pp_locations(struct pp_ctx *c, struct pp_arrays *a, PbProfile *prof, struct pfc_sb *tmp,
+			struct pfc_error *err)
+{
+	size_t i;
+
+	a->locs = calloc(c->nr_locs + 1, sizeof(*a->locs));
+	a->locp = calloc(c->nr_locs + 1, sizeof(*a->locp));
+	a->lines = calloc(c->nr_locs + 1, sizeof(*a->lines));
+	a->linep = calloc(c->nr_locs + 1, sizeof(*a->linep));
+	if (!a->locs || !a->locp || !a->lines || !a->linep)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
+	for (i = 0; i < c->nr_locs; i++) {
 		const struct pfc_frame *f;
-		PbLocation *L = &locs[i];
+		PbLocation *L = &a->locs[i];
 		const struct pfc_map *m = NULL;
+		int64_t file;
 
-		use_side(&c, c.side_of_loc[i]);
-		f = &c.s->stacks.frames[c.frame_of_loc[i]];
+		use_side(c, c->side_of_loc[i]);
+		f = &c->s->stacks.frames[c->frame_of_loc[i]];
 		perftools__profiles__location__init(L);
-		perftools__profiles__line__init(&lines[i]);
+		perftools__profiles__line__init(&a->lines[i]);
 		L->id = i + 1;
 		L->address = f->addr;
 		if (has_mapping(f)) {
-			L->mapping_id = c.map_of[f->dso->id];
-			m = c.map_for[L->mapping_id - 1];
+			L->mapping_id = c->map_of[f->dso->id];
+			m = c->map_for[L->mapping_id - 1];
 		}
 		if (m && !m->identity)
 			L->address = f->addr - m->pgoff + m->start;
-		{
-			int64_t file = source_of(&c, f, c.inl_of_loc[i], &lines[i].line);
-			if (file && L->mapping_id)
-				c.map_has_lines[L->mapping_id - 1] = 1;
-			lines[i].function_id = function_of(&c, f, file, &tmp);
-		}
-		linep[i] = &lines[i];
-		L->line = &linep[i];
+		file = source_of(c, f, c->inl_of_loc[i], &a->lines[i].line);
+		if (file && L->mapping_id)
+			c->map_has_lines[L->mapping_id - 1] = 1;
+		a->lines[i].function_id = function_of(c, f, file, tmp);
+		a->linep[i] = &a->lines[i];
+		L->line = &a->linep[i];
 		L->n_line = 1;
-		locp[i] = L;
+		a->locp[i] = L;
 	}
-	use_side(&c, 0);
-	if (c.oom)
-		goto oom;
-	prof.n_location = c.nr_locs;
-	prof.location = locp;
+	use_side(c, 0);
+	if (c->oom)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
+	prof->n_location = c->nr_locs;
+	prof->location = a->locp;
+	return 0;
+}
 
-	/* mappings: the DSOs, with the first map's range and file offset */
-	maps = calloc(c.nr_maps + 1, sizeof(*maps));
-	mapp = calloc(c.nr_maps + 1, sizeof(*mapp));
-	if (!maps || !mapp)
-		goto oom;
-	for (i = 0; i < c.nr_maps; i++) {
-		const struct pfc_dso *d = c.dso_of_map[i];
-		const struct pfc_map *m = c.map_for[i];
-		PbMapping *M = &maps[i];
+/* mappings: the DSOs, with the first map's range and file offset; and the functions the
+ * locations named */
+static int pp_mappings(struct pp_ctx *c, struct pp_arrays *a, PbProfile *prof,
+		       struct pfc_error *err)
+{
+	size_t i;
+
+	a->maps = calloc(c->nr_maps + 1, sizeof(*a->maps));
+	a->mapp = calloc(c->nr_maps + 1, sizeof(*a->mapp));
+	if (!a->maps || !a->mapp)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
+	for (i = 0; i < c->nr_maps; i++) {
+		const struct pfc_dso *d = c->dso_of_map[i];
+		const struct pfc_map *m = c->map_for[i];
+		PbMapping *M = &a->maps[i];
 
 		perftools__profiles__mapping__init(M);
 		M->id = i + 1;
@@ -685,90 +718,97 @@ static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 			M->memory_limit = m->end;
 			M->file_offset = m->identity ? 0 : m->pgoff;
 		}
-		M->filename = str_index0(&c, d->name);
+		M->filename = str_index0(c, d->name);
 		if (d->build_id_len > 0) {
-			int b;
-			pfc_sb_reset(&tmp);
-			for (b = 0; b < d->build_id_len && b < 20; b++)
-				pfc_sb_addf(&tmp, "%02x", d->build_id[b]);
-			M->build_id = str_index(&c, tmp.buf ? tmp.buf : "", tmp.len);
+			char hex[41];
+			size_t n = d->build_id_len < 20 ? (size_t)d->build_id_len : 20;
+			M->build_id = str_index(c, pfc_hex_format(hex, d->build_id, n), 2 * n);
 		}
 		/* names come from perfconv; pprof must not look the addresses up again */
 		M->has_functions = 1;
-		M->has_filenames = M->has_line_numbers = c.map_has_lines[i];
-		mapp[i] = M;
+		M->has_filenames = M->has_line_numbers = c->map_has_lines[i];
+		a->mapp[i] = M;
 	}
-	prof.n_mapping = c.nr_maps;
-	prof.mapping = mapp;
+	prof->n_mapping = c->nr_maps;
+	prof->mapping = a->mapp;
 
-	funcp = calloc(c.nr_funcs + 1, sizeof(*funcp));
-	if (!funcp)
-		goto oom;
-	for (i = 0; i < c.nr_funcs; i++)
-		funcp[i] = &c.funcs[i];
-	prof.n_function = c.nr_funcs;
-	prof.function = funcp;
+	a->funcp = calloc(c->nr_funcs + 1, sizeof(*a->funcp));
+	if (!a->funcp)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
+	for (i = 0; i < c->nr_funcs; i++)
+		a->funcp[i] = &c->funcs[i];
+	prof->n_function = c->nr_funcs;
+	prof->function = a->funcp;
+	return 0;
+}
 
-	time_span(s, &prof);
-	pfc_sb_reset(&tmp);
-	pfc_sb_addf(&tmp, "perfconv %s", o->version ? o->version : "unknown");
-	comments[0] = str_index(&c, tmp.buf, tmp.len);
-	prof.comment = comments;
-	prof.n_comment = 1;
+/* The time span, the comments (perfconv's version, the command line, the base of a diff)
+ * and, last, the string table: "" first */
+static int pp_strings(struct pp_ctx *c, struct pfc_session *s, const struct pfc_wopts *o, struct pp_arrays *a,
+		      PbProfile *prof, struct pfc_sb *tmp, struct pfc_error *err)
+{
+	size_t i;
+
+	time_span(s, prof);
+	pfc_sb_reset(tmp);
+	pfc_sb_addf(tmp, "perfconv %s", o->version ? o->version : "unknown");
+	a->comments[0] = str_index(c, tmp->buf, tmp->len);
+	prof->comment = a->comments;
+	prof->n_comment = 1;
 	if (o->command_line && *o->command_line)
-		comments[prof.n_comment++] = str_index0(&c, o->command_line);
+		a->comments[prof->n_comment++] = str_index0(c, o->command_line);
 	if (o->diff_base) {	/* which recording the negative samples are */
-		pfc_sb_reset(&tmp);
-		pfc_sb_addf(&tmp, "diff base (pprof::base samples): %s", o->diff_base->recording_name ?
+		pfc_sb_reset(tmp);
+		pfc_sb_addf(tmp, "diff base (pprof::base samples): %s", o->diff_base->recording_name ?
 			    o->diff_base->recording_name : "?");
-		comments[prof.n_comment++] = str_index(&c, tmp.buf, tmp.len);
+		a->comments[prof->n_comment++] = str_index(c, tmp->buf, tmp->len);
 	}
-	if (c.oom || tmp.oom)
-		goto oom;
+	if (c->oom || tmp->oom)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
 
-	/* the string table, "" first */
-	strtab = calloc(c.strs.nr - c.str_base + 2, sizeof(*strtab));
-	if (!strtab)
-		goto oom;
-	strtab[0] = "";
-	for (i = c.str_base; i < c.strs.nr; i++)
-		strtab[i - c.str_base + 1] = (char *)pfc_intern_str(&c.strs, (uint32_t)i);
-	prof.n_string_table = c.strs.nr - c.str_base + 1;
-	prof.string_table = strtab;
+	a->strtab = calloc(c->strs.nr - c->str_base + 2, sizeof(*a->strtab));
+	if (!a->strtab)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
+	a->strtab[0] = "";
+	for (i = c->str_base; i < c->strs.nr; i++)
+		a->strtab[i - c->str_base + 1] = (char *)pfc_intern_str(&c->strs, (uint32_t)i);
+	prof->n_string_table = c->strs.nr - c->str_base + 1;
+	prof->string_table = a->strtab;
+	return 0;
+}
 
-	if (write_gzip(out, &prof) < 0)
-		ret = PFC_FAIL_NOOFF(err, WRITE, "writing the pprof profile failed");
-	goto out;
-oom:
-	ret = PFC_FAIL_NOOFF(err, NOMEM, "pprof output");
-out:
-	free(strtab);
-	free(funcp);
-	free(maps);
-	free(mapp);
-	free(locs);
-	free(locp);
-	free(lines);
-	free(linep);
-	free(samples);
-	free(samplep);
-	free(labels);
-	free(labelp);
-	free(loc_ids);
-	free(values);
-	free(vt);
-	free(vtp);
-	free(c.evs);
-	if (!c.side[0].ev_slot) {	/* pick_events failed: its tables are not a side's yet */
-		free(c.ev_slot);
-		free(c.ev_use_period);
+static void pp_free(struct pp_ctx *c, struct pp_arrays *a)
+{
+	size_t i;
+	int sd;
+
+	free(a->strtab);
+	free(a->funcp);
+	free(a->maps);
+	free(a->mapp);
+	free(a->locs);
+	free(a->locp);
+	free(a->lines);
+	free(a->linep);
+	free(a->samples);
+	free(a->samplep);
+	free(a->labels);
+	free(a->labelp);
+	free(a->loc_ids);
+	free(a->values);
+	free(a->vt);
+	free(a->vtp);
+	free(c->evs);
+	if (!c->side[0].ev_slot) {	/* pick_events failed: its tables are not a side's yet */
+		free(c->ev_slot);
+		free(c->ev_use_period);
 	}
-	free(c.side[0].ev_slot);
-	free(c.side[0].ev_use_period);
-	free(c.side[1].ev_slot);
-	free(c.side[1].ev_use_period);
+	free(c->side[0].ev_slot);
+	free(c->side[0].ev_use_period);
+	free(c->side[1].ev_slot);
+	free(c->side[1].ev_use_period);
 	for (sd = 0; sd < 2; sd++) {
-		struct side *S = &c.side[sd];
+		struct side *S = &c->side[sd];
 		free(S->loc_of);
 		free(S->map_of);
 		if (S->sl_of_dso)
@@ -777,15 +817,58 @@ out:
 		free(S->sl_of_dso);
 		free(S->sl_tried);
 	}
-	free(c.frame_of_loc);
-	free(c.side_of_loc);
-	free(c.map_for);
-	free(c.dso_of_map);
-	free(c.inl_of_loc);
-	free(c.map_has_lines);
-	pfc_intern_exit(&c.fkeys);
-	free(c.funcs);
-	pfc_intern_exit(&c.strs);
+	free(c->frame_of_loc);
+	free(c->side_of_loc);
+	free(c->map_for);
+	free(c->dso_of_map);
+	free(c->inl_of_loc);
+	free(c->map_has_lines);
+	pfc_intern_exit(&c->fkeys);
+	free(c->funcs);
+	pfc_intern_exit(&c->strs);
+}
+
+/*
+ * One sample per aggregated stack (event, comm, pid, tid): for each event a count and the
+ * sum of periods, labels pid, tid and thread (the comm).  Locations are the unique frames,
+ * with the address in the process that mapped the DSO first; mappings are the DSOs with
+ * their build-ids.  Source files and lines come from the DWARF of the file the DSO's symbols
+ * were read from, looked up once per location.  A time profile (--off-cpu, --thread-time)
+ * has sample types of its own, in nanoseconds.
+ */
+static int pp_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+{
+	struct pp_ctx c;
+	struct pp_arrays a;
+	struct pfc_sb tmp = { 0 };
+	PbProfile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	memset(&a, 0, sizeof(a));
+	c.s = s;
+	if (pfc_intern_init(&c.strs) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof");
+	if (pfc_intern_init(&c.fkeys) < 0) {
+		pfc_intern_exit(&c.strs);
+		return PFC_FAIL_NOOFF(err, NOMEM, "pprof");
+	}
+	c.str_base = (uint32_t)c.strs.nr;
+	c.fkey_base = (uint32_t)c.fkeys.nr;
+	ret = pp_tables(&c, s, o, &a, err);
+	if (ret == 0) {
+		pp_sample_types(&c, s, &a, &prof, &tmp);
+		ret = pp_samples(&c, o, &a, &prof, err);
+	}
+	if (ret == 0)
+		ret = pp_locations(&c, &a, &prof, &tmp, err);
+	if (ret == 0)
+		ret = pp_mappings(&c, &a, &prof, err);
+	if (ret == 0)
+		ret = pp_strings(&c, s, o, &a, &prof, &tmp, err);
+	if (ret == 0 && write_gzip(out, &prof) < 0)
+		ret = PFC_FAIL_NOOFF(err, WRITE, "writing the pprof profile failed");
+	pp_free(&c, &a);
 	pfc_sb_free(&tmp);
 	return ret;
 }

@@ -1,5 +1,5 @@
 /*
- * fuzz_pack.c - the pack reader (converter/files/pack.c): detection, then the zstd frames,
+ * fuzz_pack.c - the pack reader (converter/files/packread.c): detection, then the zstd frames,
  * the tar stream through libarchive and the limits; on success every member's bytes are
  * read through their mapping and the reader's promises are checked (MANIFEST first with its
  * magic, names that are keys and never paths, sizes that match).

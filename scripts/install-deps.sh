@@ -20,7 +20,7 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev libxxhash-dev z
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev libdebuginfod-dev libarchive-dev
 	libcurl4-openssl-dev)
 # (golang-github-google-pprof-dev only for its profile.proto, compiled by protoc-c at build time;
-# libarchive-dev for packs, the tar archives in zstd that converter/files/pack.c writes and reads;
+# libarchive-dev for packs, the tar archives in zstd that converter/files/packwrite.c writes and packread.c reads;
 # libcurl4-openssl-dev for curl/curl.h: converter/native/symsrv.c loads libcurl only when symbol
 # servers are named)
 # The test harness (tests/run.sh, tests/truncate.sh) needs python3 and the usual coreutils/diffutils;

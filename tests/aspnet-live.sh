@@ -28,6 +28,11 @@
 #                               holds it.  Its ok line gives the unnamed share from the pack and of
 #                               the recording converted without it in the same namespace, and the
 #                               pack's size against the recording's.
+#   aspnet-live/namespace-jitdump  the same recording, while the app runs (stopped meanwhile),
+#                               converted with no flag into trace.zip and packed: the conversion
+#                               reads the app's jitdump through /proc/PID/root/tmp/jit-1.dump (it is
+#                               pid 1 in its namespace), and that same file must be in trace.zip,
+#                               byte for byte, and in the pack.
 # The others' ok lines give the unnamed share before (perf 6.1's naming) and after, with the sample
 # count.
 # Needs root (perf record -p, unshare, mount), perf, curl, python3 and the .NET 10 SDK with ASP.NET
@@ -48,7 +53,8 @@ MAX=${ASPNET_LIVE_MAX:-2}
 DEFAULT_FLAGS=()
 
 cases=()
-for c in aspnet-live/host aspnet-live/namespace aspnet-live/namespace-proc aspnet-live/namespace-pack; do
+for c in aspnet-live/host aspnet-live/namespace aspnet-live/namespace-proc aspnet-live/namespace-pack \
+	aspnet-live/namespace-jitdump; do
 	selected "$c" && cases+=("$c")
 done
 [ "${#cases[@]}" -eq 0 ] && exit 0
@@ -66,23 +72,14 @@ if ! perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >"$TMP/perf-probe.
 	skip_all "perf record does not work here ($(grep -m 1 -v '^$' "$TMP/perf-probe.log"))"
 fi
 
-# Perf's naming, for the "before" share: --perf-compat where perfconv has it, else its default.
-BEFORE_FLAGS=()
-"$PERFCONV" --help 2>/dev/null | grep -q -- '--perf-compat' && BEFORE_FLAGS=(--perf-compat)
+# Perf's naming, for the "before" share.
+BEFORE_FLAGS=(--perf-compat)
 
 # The app's processes and the files the host run leaves in /tmp go when the script ends.
 app_pids=() host_files=()
 stop_app() {
 	local p
-	for p in "${app_pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-		for _ in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	for p in "${app_pids[@]}"; do stop_pid "$p"; done
 	app_pids=()
 }
 # ASPNET_LIVE_KEEP: the recordings and outputs are copied out before TMP goes
@@ -111,19 +108,11 @@ src=fixtures/bin-src/dotnet/ProbeApi
 key=$({ cat "$src"/*; echo "$sdk"; } | sha256sum | cut -c1-16)
 bin=$top/build/dotnet-live/api-$key
 start=$SECONDS
-if [ ! -x "$bin/ProbeApi" ]; then
-	cp -R "$src" "$TMP/src"
-	if ! (cd "$TMP/src" && timeout 180 dotnet build -c Release -o "$TMP/bin" --disable-build-servers \
-		-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build.log" 2>&1; then
-		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
-		for c in "${cases[@]}"; do
-			fail "$c" "dotnet build of $src failed" "$TMP/build.errors"
-		done
-		exit 0
-	fi
-	mkdir -p "$top/build/dotnet-live"
-	rm -rf "$bin"
-	mv "$TMP/bin" "$bin" || bin=$TMP/bin
+if ! dotnet_build "$src" "$bin" ProbeApi; then
+	for c in "${cases[@]}"; do
+		fail "$c" "dotnet build of $src failed" "$TMP/build.errors"
+	done
+	exit 0
 fi
 built=$((SECONDS - start))
 
@@ -197,6 +186,7 @@ run_case() {
 		convert "$d" live -i "$d/perf.data" "${DEFAULT_FLAGS[@]}"
 		cp "/proc/$hostpid/root/tmp/"perf-*.map "/proc/$hostpid/root/tmp/"jit-*.dump "$d/maps/" 2>/dev/null
 		selected aspnet-live/namespace-pack && [ -n "$packw" ] && pack_live "$d"
+		selected aspnet-live/namespace-jitdump && side_live "$d"
 	fi
 	stop_app
 	echo $((SECONDS - t0)) >"$d/seconds"
@@ -226,6 +216,61 @@ check() {
 		fail "$c" "$after of $samples samples (at most $MAX% allowed; perf's naming: $before)" "$dir/$name.folded.classes"
 	else
 		pass "$c ($after of $samples samples, perf's naming $before; $(cat "$dir/served") requests; build ${built} s, case $(cat "$dir/seconds") s)"
+	fi
+}
+
+# ---- aspnet-live/namespace-jitdump -------------------------------------------------------------
+# side_live DIR: while the app runs, DIR/perf.data converted with no flag into DIR/side/app.trace.zip
+# and DIR/side/app.perfpack (each with its .log and .rc), and the container's jitdump copied into
+# DIR/side.  The app is stopped meanwhile, so that its jitdump stays as the conversions read it.
+side_live() {
+	local d=$1 e
+	mkdir -p "$d/side"
+	echo "$hostpid" >"$d/side/hostpid"
+	kill -STOP "$hostpid"
+	for e in trace.zip perfpack; do
+		"$PERFCONV" -i "$d/perf.data" "${DEFAULT_FLAGS[@]}" -o "$d/side/app.$e" >"$d/side/app.$e.log" 2>&1 </dev/null
+		echo $? >"$d/side/app.$e.rc"
+	done
+	cp "/proc/$hostpid/root/tmp/"jit-*.dump "$d/side/" 2>/dev/null
+	kill -CONT "$hostpid"
+}
+
+# check_side DIR: the jitdump the conversion read through /proc/PID/root/tmp is what trace.zip and
+# the pack hold of it.
+check_side() {
+	local c=aspnet-live/namespace-jitdump s=$1/side e dump member pid bad=
+	pid=$(cat "$s/hostpid" 2>/dev/null)
+	dump=$(ls "$s"/jit-*.dump 2>/dev/null | head -n 1)
+	for e in trace.zip perfpack; do
+		if [ "$(cat "$s/app.$e.rc" 2>/dev/null)" != 0 ]; then
+			fail "$c" "perfconv -o app.$e exited with status $(cat "$s/app.$e.rc" 2>/dev/null)" "$s/app.$e.log"
+			return
+		fi
+	done
+	if [ -z "$dump" ]; then
+		fail "$c" "no jitdump in the container's /tmp (/proc/$pid/root/tmp)"
+		return
+	fi
+	if ! grep -q "[1-9][0-9]* by jitdumps" "$s/app.trace.zip.log"; then
+		fail "$c" "the conversion named no frame from the container's jitdump" "$s/app.trace.zip.log"
+		return
+	fi
+	unzip -Z1 "$s/app.trace.zip" >"$s/zip.list" 2>&1
+	member=$(grep -m 1 '/jit-[0-9]*\.dump$' "$s/zip.list")
+	if [ -z "$member" ]; then
+		bad="trace.zip holds no jitdump (only $(tr '\n' ' ' <"$s/zip.list"))"
+	elif ! unzip -p "$s/app.trace.zip" "$member" | cmp -s - "$dump"; then
+		bad="trace.zip's $member is not the container's ${dump##*/}"
+	fi
+	tar --zstd -tf "$s/app.perfpack" >"$s/pack.list" 2>&1
+	grep -qx "files/proc/$pid/root/tmp/${dump##*/}" "$s/pack.list" ||
+		bad="${bad:+$bad; }the pack holds no files/proc/$pid/root/tmp/${dump##*/}"
+	if [ -n "$bad" ]; then
+		cat "$s/zip.list" "$s/pack.list" >"$s/lists"
+		fail "$c" "$bad" "$s/lists"
+	else
+		pass "$c (${dump##*/} of pid $pid in trace.zip as $member and in the pack)"
 	fi
 }
 
@@ -485,11 +530,12 @@ fi
 ns=()
 selected aspnet-live/namespace && ns+=(aspnet-live/namespace)
 selected aspnet-live/namespace-proc && ns+=(aspnet-live/namespace-proc)
+selected aspnet-live/namespace-jitdump && ns+=(aspnet-live/namespace-jitdump)
 packw=
 if selected aspnet-live/namespace-pack; then
 	# the pack case converts in tests/tools/isolate.sh's mount namespace
-	if ! tests/tools/isolate.sh -k "$TMP" -- true >"$TMP/isolate.log" 2>&1; then
-		skip aspnet-live/namespace-pack "tests/tools/isolate.sh does not work here ($(head -n 1 "$TMP/isolate.log"))"
+	if why=$(isolation_missing); then
+		skip aspnet-live/namespace-pack "$why"
 	else
 		packw=$TMP/namespace-pack
 		ns+=(aspnet-live/namespace-pack)
@@ -517,6 +563,7 @@ if [ "${#ns[@]}" -gt 0 ]; then
 		fi
 		selected aspnet-live/namespace-proc && check aspnet-live/namespace-proc "$d" live "$before"
 		[ -n "$packw" ] && check_pack "$d"
+		selected aspnet-live/namespace-jitdump && check_side "$d"
 	fi
 fi
 exit 0

@@ -42,13 +42,6 @@ NODEBUG=$TMP/nodebug
 symfs_without_debug "$NODEBUG"
 A=(-i "$in" --symfs "$NODEBUG" --kallsyms "$ROOT/kallsyms")
 C=$TMP/case
-pids=()
-cleanup_servers() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-	pids=()
-}
-trap 'cleanup_servers; rm -rf "$TMP"' EXIT
 
 nwarn() { grep -c 'warning: debuginfod' "$1"; }
 
@@ -68,7 +61,7 @@ EOF
 SLOW_LOG=$TMP/slow.log
 : >"$SLOW_LOG"
 python3 "$TMP/slow.py" "$TMP/slow.port" "$SLOW_LOG" &
-pids+=($!)
+bg_pids+=($!)
 for _ in $(seq 50); do [ -s "$TMP/slow.port" ] && break; sleep 0.1; done
 SLOW_URL=http://127.0.0.1:$(cat "$TMP/slow.port")
 
@@ -76,8 +69,6 @@ SLOW_URL=http://127.0.0.1:$(cat "$TMP/slow.port")
 # machine or a sanitizer build makes it long)
 secs run_pc "$C" "${A[@]}" -o "$C/o.folded"
 base=$secs
-# within BASE + EXTRA seconds
-within() { python3 -c "import sys; sys.exit(not $secs < $base + $1)"; }
 
 if selected debuginfod/off; then
 	# the default (no variable, no option) never asks, even with a server listening
@@ -145,7 +136,7 @@ else
 	PORT=$(free_port)
 	debuginfod -F -p "$PORT" -d "$TMP/debuginfod.sqlite" -t 0 -g 0 "$TMP/srv" >"$TMP/debuginfod.log" 2>&1 &
 	DPID=$!
-	pids+=("$DPID")
+	bg_pids+=("$DPID")
 	URL=http://127.0.0.1:$PORT
 	# ready when its first scan has indexed the file
 	for _ in $(seq 100); do
@@ -197,17 +188,9 @@ else
 		unset DEBUGINFOD_CACHE_PATH
 	fi
 	if selected debuginfod/pack; then
-		ISO=$top/tests/tools/isolate.sh
 		P=$TMP/pk	# the pack and the outputs: all the isolation keeps of $TMP
 		mkdir -p "$P"
-		why=
-		if [ "$(id -u)" != 0 ]; then
-			why="not root: tests/tools/isolate.sh needs a mount namespace and tmpfs mounts"
-		elif ! "$ISO" -- true 2>"$P/iso.err"; then
-			why="tests/tools/isolate.sh cannot run here: $(head -n 1 "$P/iso.err")"
-		elif ! tar --zstd -cf /dev/null --files-from /dev/null 2>/dev/null; then
-			why="tar has no --zstd"
-		fi
+		why=$(isolation_missing)
 		# the client's cache: a new one (as debuginfod/live's), so that the packing conversion
 		# fetches; the isolation hides it with the rest of $TMP
 		export DEBUGINFOD_CACHE_PATH=$TMP/cache-pack
@@ -215,8 +198,6 @@ else
 		[ -n "$why" ] || run_pc "$C" "${A[@]}" --debuginfod "$URL" -o "$P/fp.perfpack"
 		if [ -n "$why" ]; then
 			skip debuginfod/pack "$why"
-		elif [ "$rc" = 2 ] && grep -q pack "$C/err"; then
-			skip debuginfod/pack "perfconv has no pack format yet ($(head -n 1 "$C/err"))"
 		elif [ "$rc" != 0 ] || [ ! -s "$P/fp.perfpack" ] || [ ! -s "$cached" ] ||
 			! grep -q '^perfconv: debuginfod: 1 debug files fetched' "$C/err"; then
 			fail debuginfod/pack "exit $rc packing with --debuginfod: the pack must be written and the debug file fetched into $cached" "$C/err"
@@ -283,5 +264,5 @@ EOF
 		fi
 	fi
 fi
-cleanup_servers
+stop_bg
 exit 0

@@ -43,13 +43,7 @@ stop_app() {
 	[ -n "$loader_pid" ] && kill "$loader_pid" 2>/dev/null && wait "$loader_pid" 2>/dev/null
 	loader_pid=
 	if [ -n "$app_pid" ]; then
-		kill -TERM "$app_pid" 2>/dev/null
-		for _ in $(seq 50); do
-			kill -0 "$app_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$app_pid" 2>/dev/null
-		wait "$app_pid" 2>/dev/null
+		stop_pid "$app_pid"
 		rm -f "/tmp/perf-$app_pid.map" "/tmp/perfinfo-$app_pid.map" "/tmp/jit-$app_pid.dump"
 	fi
 	app_pid=
@@ -63,26 +57,17 @@ src=tests/diff/DiffApi
 key=$({ cat "$src"/*; echo "$sdk"; } | sha256sum | cut -c1-16)
 t0=$SECONDS
 for v in v1 v2; do
-	bin=$top/build/dotnet-live/diffapi-$key-$v
-	[ -x "$bin/DiffApi" ] && continue
-	rm -rf "$TMP/src-$v"
-	cp -R "$src" "$TMP/src-$v"
 	defs=()
 	[ "$v" = v2 ] && defs=(-p:DefineConstants=V2)
-	if ! (cd "$TMP/src-$v" && timeout 180 dotnet build -c Release -o "$TMP/bin-$v" --disable-build-servers \
-		-nodeReuse:false -p:UseSharedCompilation=false "${defs[@]}") >"$TMP/build.log" 2>&1; then
-		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
+	if ! dotnet_build "$src" "$top/build/dotnet-live/diffapi-$key-$v" DiffApi "${defs[@]}"; then
 		fail "$name" "dotnet build of $src ($v) failed" "$TMP/build.errors"
 		exit 0
 	fi
-	mkdir -p "$top/build/dotnet-live"
-	rm -rf "$bin"
-	mv "$TMP/bin-$v" "$bin"
 done
 built=$((SECONDS - t0))
 
-# load URL: the four endpoints in turn, 25 of each a batch on one keep-alive connection, until killed
-load() {
+# load_endpoints URL: the four endpoints in turn, 25 of each a batch on one keep-alive connection, until killed
+load_endpoints() {
 	local urls=() i
 	for i in $(seq 25); do
 		urls+=("$1/quote" "$1/stock" "$1/ship" "$1/bill")
@@ -103,7 +88,7 @@ record() {
 		curl -s -m 1 "$url/hello" >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	load "$url" &
+	load_endpoints "$url" &
 	loader_pid=$!
 	sleep "$WARMUP"
 	perf record -q -g -F 999 -e cpu-clock -p "$app_pid" -o "$TMP/$v.data" -- sleep "$SECS" >"$TMP/$v.perf.log" 2>&1

@@ -331,4 +331,3 @@ if selected diff/usage; then
 	[ "$ok" = 1 ] && pass diff/usage
 fi
 
-echo "diff: $npass passed, $nfail failed, $nskip skipped" >&2

@@ -13,12 +13,6 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" dotnet-baseline
 
-# Known gaps of the converter: the case still has to convert, and is reported as xfail.
-xfail_why() {
-	case $1 in
-	esac
-}
-
 # "managed N%, framework N%" out of a dotnet-resolution.py line
 short() { sed -n '1s/^\([^:]*: \)\{0,1\}managed \([0-9.]*%\) resolved.*framework \([0-9.]*%\) resolved.*/managed \2, framework \3/p' <<<"$1"; }
 
@@ -73,11 +67,8 @@ for dir in "$FIX"/dotnet-*/; do
 		ours=$(python3 tests/dotnet-resolution.py --check-managed "$managed" --check-framework "$framework" "$TMP/out.folded" 2>&1)
 		st=$?
 		detail="perf: $(short "$perf_line"), perfconv: $(short "$ours")"
-		why=$(xfail_why "$fx")
 		if [ "$st" = 0 ]; then
 			pass "$case_name ($detail)"
-		elif [ -n "$why" ]; then
-			xfail "$case_name" "$why ($detail)"
 		else
 			fail "$case_name" "perfconv resolves less than perf ($detail)"
 		fi

@@ -32,16 +32,9 @@ export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
 # the same build directory as tests/dotnet-live.sh: one build serves both
 key=$({ cat fixtures/bin-src/dotnet/Probe/*; dotnet --version; } | sha256sum | cut -c1-16)
 bin=$top/build/dotnet-live/$key
-if [ ! -x "$bin/Probe" ]; then
-	cp -R fixtures/bin-src/dotnet/Probe "$TMP/src"
-	if ! (cd "$TMP/src" && timeout 120 dotnet build -c Release -o "$TMP/bin" --disable-build-servers \
-		-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build.log" 2>&1; then
-		fail "$c" "dotnet build of fixtures/bin-src/dotnet/Probe failed" "$TMP/build.log"
-		exit 0
-	fi
-	mkdir -p "$top/build/dotnet-live"
-	rm -rf "$bin"
-	mv "$TMP/bin" "$bin" || bin=$TMP/bin
+if ! dotnet_build fixtures/bin-src/dotnet/Probe "$bin" Probe; then
+	fail "$c" "dotnet build of fixtures/bin-src/dotnet/Probe failed" "$TMP/build.errors"
+	exit 0
 fi
 
 # managed frames per sample of the Probe thread in perf-script text

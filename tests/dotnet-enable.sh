@@ -53,17 +53,11 @@ need_perfconv dotnet-enable
 pids=() socks=() nsbin_copy= pc_copy=
 cleanup() {
 	local p
+	# all at once first, so that they end together rather than one after the other
 	for p in "${pids[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
-	for p in "${pids[@]}"; do
-		for _ in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	for p in "${pids[@]}"; do stop_pid "$p"; done
 	rm -f "${socks[@]}"
 	rm -rf "$TMP" ${nsbin_copy:+"$nsbin_copy"} ${pc_copy:+"$pc_copy"}
 }
@@ -227,17 +221,9 @@ export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
 src=fixtures/bin-src/dotnet/ProbeApi
 key=$({ cat "$src"/*; echo "$sdk"; } | sha256sum | cut -c1-16)
 bin=$top/build/dotnet-live/api-$key
-if [ ! -x "$bin/ProbeApi" ]; then
-	cp -R "$src" "$TMP/src"
-	if ! (cd "$TMP/src" && timeout 180 dotnet build -c Release -o "$TMP/bin" --disable-build-servers \
-		-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build.log" 2>&1; then
-		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
-		for c in "${live_cases[@]}"; do fail "$c" "dotnet build of $src failed" "$TMP/build.errors"; done
-		exit 0
-	fi
-	mkdir -p "$top/build/dotnet-live"
-	rm -rf "$bin"
-	mv "$TMP/bin" "$bin" || bin=$TMP/bin
+if ! dotnet_build "$src" "$bin" ProbeApi; then
+	for c in "${live_cases[@]}"; do fail "$c" "dotnet build of $src failed" "$TMP/build.errors"; done
+	exit 0
 fi
 # the private /tmp hides a tree cloned under /tmp: then the app and perfconv run from /var/tmp
 nsbin=$bin nspc=$PERFCONV

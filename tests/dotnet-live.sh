@@ -8,8 +8,8 @@
 #   dotnet-live/wxoff     DOTNET_EnableWriteXorExecute=0: JIT code in anonymous memory, resolved
 #                         through the perf map as perf does;
 #   dotnet-live/default   W^X on (the .NET default): JIT code runs from /memfd:doublemapper mappings.
-#                         perf leaves those frames unresolved; perfconv --resolve-jit (used when the
-#                         binary has it) looks them up in the perf map; xfail without it.
+#                         perf leaves those frames unresolved; perfconv --resolve-jit looks them up
+#                         in the perf map.
 #
 # The runtime writes its perf map and jitdump into a private directory (DOTNET_PerfMapJitDumpPath),
 # which perfconv reads with --map-dir; nothing is left in /tmp.  Needs root (or a perf_event_paranoid
@@ -53,19 +53,11 @@ export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
 key=$({ cat fixtures/bin-src/dotnet/Probe/*; dotnet --version; } | sha256sum | cut -c1-16)
 bin=$top/build/dotnet-live/$key
 start=$SECONDS
-if [ ! -x "$bin/Probe" ]; then
-	cp -R fixtures/bin-src/dotnet/Probe "$TMP/src"
-	if ! (cd "$TMP/src" && timeout 120 dotnet build -c Release -o "$TMP/bin" --disable-build-servers \
-		-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build.log" 2>&1; then
-		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
-		for c in "${cases[@]}"; do
-			fail "$c" "dotnet build of fixtures/bin-src/dotnet/Probe failed" "$TMP/build.errors"
-		done
-		exit 0
-	fi
-	mkdir -p "$top/build/dotnet-live"
-	rm -rf "$bin"
-	mv "$TMP/bin" "$bin" || bin=$TMP/bin
+if ! dotnet_build fixtures/bin-src/dotnet/Probe "$bin" Probe; then
+	for c in "${cases[@]}"; do
+		fail "$c" "dotnet build of fixtures/bin-src/dotnet/Probe failed" "$TMP/build.errors"
+	done
+	exit 0
 fi
 built=$((SECONDS - start))
 
@@ -85,9 +77,7 @@ for c in "${cases[@]}"; do
 		continue
 	fi
 	# --resolve-jit: look memfd:doublemapper code up in the perf map and read the jitdump
-	resolve=()
-	"$PERFCONV" --help 2>/dev/null | grep -q -- '--resolve-jit' && resolve=(--resolve-jit)
-	"$PERFCONV" -q -i "$d/perf.data" --map-dir "$d/maps" "${resolve[@]}" -o "$d/out.folded" >"$d/conv.log" 2>&1 </dev/null
+	"$PERFCONV" -q -i "$d/perf.data" --map-dir "$d/maps" --resolve-jit -o "$d/out.folded" >"$d/conv.log" 2>&1 </dev/null
 	rc=$?
 	if [ "$rc" != 0 ] || [ ! -s "$d/out.folded" ]; then
 		fail "$c" "perfconv exited with status $rc" "$d/conv.log"
@@ -128,12 +118,8 @@ EOF
 	good) pass "$c ($detail; $res; build ${built} s, total $((SECONDS - start)) s)" ;;
 	bad) fail "$c" "path shares out of range: $detail; $res" ;;
 	*)
-		if [ "$c" = dotnet-live/default ]; then
-			xfail "$c" "no managed frame resolved: JIT code in /memfd:doublemapper is not looked up in the perf map yet ($res)"
-		else
-			sort -t' ' -k2 -rn "$d/out.folded" 2>/dev/null | head -n 3 | cut -c1-300 >"$d/heaviest"
-			fail "$c" "no sample on the known managed paths ($res)" "$d/heaviest"
-		fi
+		sort -t' ' -k2 -rn "$d/out.folded" 2>/dev/null | head -n 3 | cut -c1-300 >"$d/heaviest"
+		fail "$c" "no sample on the known managed paths ($res)" "$d/heaviest"
 		;;
 	esac
 done

@@ -33,7 +33,7 @@ for src in fuzz/fuzz_*.c; do
 		done
 	done
 	if [ "${#inputs[@]}" = 0 ]; then
-		skip "$name" "no regression inputs or seeds"
+		fail "$name" "no regression inputs, and its FUZZ_SEEDS line names no file"
 		continue
 	fi
 	bad=

@@ -199,7 +199,7 @@ EOF
 		fi
 	fi
 else
-	skip jit/node-jitdump "no fixtures/node-jitdump"
+	fail jit/node-jitdump "no fixtures/node-jitdump"
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -235,7 +235,7 @@ if [ -f "$NB/maps/perf-15051.map" ] && [ -f "$MJ/maps/perf-15917.map" ]; then
 	same jit/mono-jitmap/resolve-jit "$MJ/expected/folded-jit.txt" -i "$MJ/perf.data" "${S[@]}" --resolve-jit \
 		--map-dir "$MJ/maps" --jit
 else
-	skip jit/perf-maps "no node-perf-basic-prof or mono-jitmap fixture"
+	fail jit/perf-maps "no node-perf-basic-prof or mono-jitmap fixture"
 fi
 # ---------------------------------------------------------------------------------------------
 # The .NET fixtures (fixtures/dotnet-*).  One recorded with a jitdump and perf inject: its raw
@@ -254,7 +254,7 @@ for dir in "$FIX"/dotnet-*/; do
 		for opt in "" pid tid kernel addrs jit; do
 			name=jit/$fx/raw${opt:+-$opt}
 			selected "$name" || continue
-			expected "$dir/expected/folded${opt:+-$opt}.txt" >"$TMP/exp.txt" || { skip "$name" "no expected file"; continue; }
+			expected "$dir/expected/folded${opt:+-$opt}.txt" >"$TMP/exp.txt" || { fail "$name" "no expected file"; continue; }
 			same "$name" "$TMP/exp.txt" "${DS[@]}" ${opt:+--$opt}
 		done
 		continue
@@ -263,8 +263,8 @@ for dir in "$FIX"/dotnet-*/; do
 	dotnet-aspnet) continue ;;	# its managed stacks pass through ReadyToRun images (no R2R symbols here)
 	esac
 	selected "jit/$fx/resolve" || continue
-	if ! command -v python3 >/dev/null 2>&1 || [ ! -f tests/dotnet-resolution.py ]; then
-		skip "jit/$fx/resolve" "needs python3 and tests/dotnet-resolution.py"
+	if ! command -v python3 >/dev/null 2>&1; then
+		skip "jit/$fx/resolve" "python3 is needed (scripts/install-deps.sh --test)"
 		continue
 	fi
 	run "${DS[@]}"
@@ -300,7 +300,7 @@ if [ -f "$DA/maps/perf-15572.map" ] && [ -f "$DA/maps/jit-15572.dump" ] && [ -f 
 		selected jit/dotnet-attach/nspid-differs && pass jit/dotnet-attach/nspid-differs
 	fi
 else
-	skip jit/dotnet-attach/nspid "no dotnet-attach or dotnet-perfmap-all fixture"
+	fail jit/dotnet-attach/nspid "no dotnet-attach or dotnet-perfmap-all fixture"
 fi
 # ---------------------------------------------------------------------------------------------
 # A real .NET 10 container recording (tests/data/dotnet-container/PROVENANCE.txt): the runtime was
@@ -413,7 +413,7 @@ EOF2
 		fi
 	fi
 else
-	skip jit/dotnet-pidns "no tests/data/dotnet-container"
+	fail jit/dotnet-pidns "no tests/data/dotnet-container"
 fi
 # jit/late-jitdump: a frame the callchain caches hold must be named again once the JIT
 # symbols changed, at the process's next mapping change even when that mapping is elsewhere

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# tests/layout.sh - the tree keeps the pipeline's direction (docs/architecture.md): a file
-# includes project headers only from its own stage or an earlier one, and in cli/ the files
-# call each other one way (perfconv.c -> batch.c -> convert.c), never back.
+# tests/layout.sh - the tree keeps its shape: the pipeline's direction (docs/architecture.md), a
+# file including project headers only from its own stage or an earlier one; cli/'s files calling
+# each other one way (perfconv.c -> batch.c -> convert.c), never back; and no test suite that the
+# driver does not run or that shadows a shared helper.
 #   layout/stages   util < files < perffile < machine < native < jit < events < converter/ (session) < formats < cli
 #   layout/cli      convert.c includes neither batch.h nor perfconv.c's; batch.c not perfconv.c's
+#   layout/suites   every tests/*.sh is a suite tests/run.sh runs or one it lists as not a suite,
+#                   and every name it lists is there, once
+#   layout/helpers  no suite defines a function under the name of one of tests/lib.sh's helpers
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" layout
 
@@ -54,5 +58,59 @@ if selected layout/cli; then
 		fail layout/cli "cli/ calls back against perfconv.c -> batch.c -> convert.c" "$TMP/bad"
 	else
 		pass layout/cli
+	fi
+fi
+
+# A suite that the driver's list lacks would never run, and its cases would pass unseen.
+# suite_gaps DIR: one line per script of DIR/*.sh that DIR/run.sh --list does not name, per name it
+# lists that is not there, and per name listed twice.  The rule is also checked on a copy of the
+# list with a script added, so that it can fail.
+suite_gaps() {
+	local dir=$1 f n kind
+	if ! "$dir/run.sh" --list >"$TMP/list" 2>"$TMP/list.err" || [ ! -s "$TMP/list" ]; then
+		echo "$dir/run.sh --list failed: $(head -n 1 "$TMP/list.err")"
+		return
+	fi
+	for f in "$dir"/*.sh; do
+		n=$(basename "$f")
+		grep -qE "^(live|pool|not) $n\$" "$TMP/list" ||
+			echo "$n is not run by run.sh (add it to its LIVE_SUITES or POOL_SUITES, or to NOT_SUITES if it is no suite)"
+	done
+	while read -r kind n; do
+		[ -f "$dir/$n" ] || echo "run.sh lists $n ($kind), which is not there"
+	done <"$TMP/list"
+	cut -d' ' -f2 "$TMP/list" | sort | uniq -d | sed 's/$/ is listed twice in run.sh/'
+}
+if selected layout/suites; then
+	suite_gaps tests >"$TMP/bad"
+	mkdir -p "$TMP/suites"
+	ln -s "$top"/tests/*.sh "$TMP/suites/"
+	printf '#!/bin/sh\n' >"$TMP/suites/unlisted.sh"
+	if [ -s "$TMP/bad" ]; then
+		fail layout/suites "tests/*.sh and tests/run.sh's list of suites differ" "$TMP/bad"
+	elif [ "$(suite_gaps "$TMP/suites")" != "unlisted.sh is not run by run.sh (add it to its LIVE_SUITES or POOL_SUITES, or to NOT_SUITES if it is no suite)" ]; then
+		fail layout/suites "the check misses a script that is not in the list"
+	else
+		pass layout/suites
+	fi
+fi
+
+# A suite's own copy of a helper of tests/lib.sh, under its name, would hide the shared one from
+# that suite and drift from it.  shadows FILE...: one line per function FILE defines that lib.sh
+# defines too; checked on a file that does define one, so that it can fail.
+shadows() {
+	local names
+	names=$(sed -nE 's/^([a-z_][a-z0-9_]*)\(\) *\{.*/\1/p' tests/lib.sh | paste -sd'|')
+	grep -nHE "^[[:space:]]*($names)\(\)" "$@" | sed 's/(.*/: a helper of tests\/lib.sh defined again/'
+}
+if selected layout/helpers; then
+	shadows $(ls tests/*.sh | grep -vx tests/lib.sh) >"$TMP/bad"
+	printf 'x() {\n\t:\n}\n\tload() { :; }\n' >"$TMP/shadow.sh"
+	if [ -s "$TMP/bad" ]; then
+		fail layout/helpers "suites define helpers of tests/lib.sh again" "$TMP/bad"
+	elif [ "$(shadows "$TMP/shadow.sh" | wc -l)" != 1 ]; then
+		fail layout/helpers "the check misses a suite's load() that shadows tests/lib.sh's"
+	else
+		pass layout/helpers
 	fi
 fi

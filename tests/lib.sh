@@ -4,14 +4,18 @@
 #   - the shell runs with set -u and LC_ALL=C, in the top directory of the tree ($top);
 #   - PERFCONV (default ./perfconv) is absolute when it names a path, FIX is the fixture tree
 #     (FIXTURES, default fixtures) and ROOT its symfs root; PERFCONV and FIXTURES are exported;
-#   - TMP is a fresh directory, removed on exit (INT and TERM exit 130), and HOME an empty
-#     directory in it: no build-id cache (~/.debug) or configuration of this machine may reach
-#     the conversions;
+#   - TMP is a fresh directory, removed on exit (INT and TERM exit 130) after the processes of
+#     bg_pids are stopped, and HOME an empty directory in it: no build-id cache (~/.debug) or
+#     configuration of this machine may reach the conversions;
 #   - filters holds the words of FILTERS (tests/run.sh passes its arguments so), and selected,
 #     pass, skip, xfail and fail print the result lines that tests/run.sh counts.
-# Below them: consumers (CONSUMERS=0), need_perfconv and need_python, which stop a script that
-# cannot run, expected and run_pc, and for the fixtures fixture, missing_runtime, fixture_or_skip
-# and symfs_without_debug.
+# The helpers below them, in this order (a suite does not define its own under these names):
+#   consumers (CONSUMERS=0); need_perfconv and need_python, which stop a script that cannot run;
+#   expected, run_pc and golden (a folded conversion against an expected file); for the fixtures
+#   fixture, jit_fixture, missing_runtime, fixture_or_skip and symfs_without_debug; skip_all;
+#   for the ASP.NET apps' load orders_body, load, before_time, running and measure; pack_offline
+#   (a pack converted in tests/tools/isolate.sh); stop_pid and stop_bg (processes started in the
+#   background); isolation_missing; free_port; secs and within (time taken).
 
 # shellcheck shell=bash disable=SC2034  # rc, fx, exp, in and args are set for the scripts
 set -u
@@ -28,7 +32,10 @@ ROOT=$FIX/root
 export PERFCONV FIXTURES=$FIX
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-${1:-test}.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
+# the processes a script starts in the background and adds to bg_pids (servers, apps) are stopped
+# with it; a script with a trap of its own calls stop_bg there
+bg_pids=()
+trap 'stop_bg; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 export HOME=$TMP/home
 mkdir -p "$HOME"
@@ -124,6 +131,27 @@ run_pc() {
 	mkdir -p "$d"
 	"$PERFCONV" "$@" >"$d/out" 2>"$d/err" </dev/null
 	rc=$?
+}
+
+# golden NAME EXPECTED ARGS...: perfconv -q ARGS to a .folded file, which must equal EXPECTED (or
+# its .xz) byte for byte.  EXPECTED missing fails the case: the fixtures are committed with theirs.
+golden() {
+	local name=$1 exp=$2 d=$TMP/case
+	shift 2
+	selected "$name" || return 0
+	if ! expected "$exp" >"$TMP/expected"; then
+		fail "$name" "no $exp"
+		return
+	fi
+	run_pc "$d" -q "$@" -o "$d/out.folded"
+	if [ "$rc" != 0 ] || [ ! -f "$d/out.folded" ]; then
+		fail "$name" "exit status $rc, output $([ -f "$d/out.folded" ] && echo written || echo missing)" "$d/err"
+	elif cmp -s "$TMP/expected" "$d/out.folded"; then
+		pass "$name"
+	else
+		diff -u "$TMP/expected" "$d/out.folded" --label "$exp" --label perfconv >"$d/diff"
+		fail "$name" "output differs from $exp" "$d/diff"
+	fi
 }
 
 # fixture DIR: for a fixture (a directory of FIX with expected/ files: false for any other), the
@@ -243,6 +271,29 @@ measure() {
 	sed -n 's/^[^:]*: \(unnamed [0-9.]*%\) .*/\1/p' "$1.classes" | head -n 1
 }
 
+# dotnet_build SRC BIN EXE [ARGS...]: the .NET project SRC built in Release into BIN (kept under
+# build/ by the caller, keyed by the sources and the SDK, for the next run), unless BIN/EXE is there
+# already; from a copy, so that no obj/ appears in the tree, and offline (no NuGet package).  ARGS go
+# to dotnet build.  False when the build fails, its errors in $TMP/build.errors.
+dotnet_build() {
+	local src=$1 bin=$2 exe=$3 w=$TMP/dotnet-build
+	shift 3
+	[ -x "$bin/$exe" ] && return 0
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
+	rm -rf "$w"
+	mkdir -p "$w"
+	cp -R "$src" "$w/src"
+	if ! (cd "$w/src" && timeout 180 dotnet build -c Release -o "$w/bin" --disable-build-servers \
+		-nodeReuse:false -p:UseSharedCompilation=false "$@") >"$TMP/build.log" 2>&1; then
+		grep -E 'error|rror:' "$TMP/build.log" >"$TMP/build.errors"
+		return 1
+	fi
+	mkdir -p "$(dirname "$bin")"
+	rm -rf "$bin"
+	mv "$w/bin" "$bin"
+}
+
 # pack_offline CASE DIR CACHE LINE REF FORBID VAR...: convert DIR/fp.perfpack in the isolation
 # (tests/tools/isolate.sh: no network, the symbol cache CACHE hidden, VAR... unset) to
 # DIR/pack.folded, and pass CASE when the pack needed nothing else: its MANIFEST (DIR/MANIFEST)
@@ -275,6 +326,37 @@ pack_offline() {
 	fi
 }
 
+# stop_pid PID: TERM, up to 5 s to exit (an app writes its perf map out), then KILL; reaped
+stop_pid() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	for _ in $(seq 50); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+# stop_bg: stop every process of bg_pids, and forget them
+stop_bg() {
+	local p
+	for p in "${bg_pids[@]}"; do stop_pid "$p"; done
+	bg_pids=()
+}
+
+# isolation_missing: print why tests/tools/isolate.sh (and the packs it checks, tar --zstd) cannot
+# run here and succeed, or fail when they can
+isolation_missing() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "not root: tests/tools/isolate.sh needs a mount namespace and tmpfs mounts"
+	elif ! "$top/tests/tools/isolate.sh" -- true 2>"$TMP/isolate-probe.err"; then
+		echo "tests/tools/isolate.sh cannot run here: $(head -n 1 "$TMP/isolate-probe.err")"
+	elif ! tar --zstd -cf /dev/null --files-from /dev/null 2>/dev/null; then
+		echo "tar has no --zstd"
+	else
+		return 1
+	fi
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on (the kernel's choice, then closed)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -287,3 +369,5 @@ secs() {
 	t1=$(date +%s.%N)
 	secs=$(python3 -c "print('%.2f' % ($t1 - $t0))")
 }
+# within EXTRA: the last secs took less than $base (the script's run that waited for nothing) + EXTRA
+within() { python3 -c "import sys; sys.exit(not $secs < $base + $1)"; }

@@ -388,17 +388,9 @@ dotnet_run() {
 	export DOTNET_CLI_HOME=$TMP/home NUGET_PACKAGES=$TMP/nuget
 	key=$({ cat tests/offcpu/dotnet/*; dotnet --version; } | sha256sum | cut -c1-16)
 	bin=$top/build/offcpu-dotnet/$key
-	if [ ! -x "$bin/OffCpu" ]; then
-		cp -R tests/offcpu/dotnet "$TMP/dnsrc"
-		if ! (cd "$TMP/dnsrc" && timeout 180 dotnet build -c Release -o "$TMP/dnbin" --disable-build-servers \
-			-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/dnbuild.log" 2>&1; then
-			grep -E 'error|rror:' "$TMP/dnbuild.log" >"$TMP/dnbuild.errors"
-			dotnet_fail "dotnet build of tests/offcpu/dotnet failed" "$TMP/dnbuild.errors"
-			return
-		fi
-		mkdir -p "$top/build/offcpu-dotnet"
-		rm -rf "$bin"
-		mv "$TMP/dnbin" "$bin" || bin=$TMP/dnbin
+	if ! dotnet_build tests/offcpu/dotnet "$bin" OffCpu; then
+		dotnet_fail "dotnet build of tests/offcpu/dotnet failed" "$TMP/build.errors"
+		return
 	fi
 	mkdir -p "$TMP/dnmaps"
 	# DWARF call graphs: the waits are in glibc's futex wait, which keeps no frame pointer, so

@@ -13,8 +13,8 @@
 #   - flamescope-name: a warning for output names Flamescope would refuse;
 #   - errors: a bad --fields is a usage error (2); corrupt tracing data names the file and
 #     the offset, exits 1 and leaves no output file.
-# Run by tests/run.sh; prints lines in its format ("ok    NAME", "FAIL  NAME: why", "skip  ...",
-# "xfail ...").  PERFCONV, FIXTURES and FILTERS="w1 w2" as for tests/truncate.sh.
+# Run by tests/run.sh; prints lines in its format ("ok    NAME", "FAIL  NAME: why" or "skip  NAME:
+# why").  PERFCONV, FIXTURES and FILTERS="w1 w2" as for tests/truncate.sh.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" perf-script
 
@@ -66,17 +66,17 @@ for arg in sys.argv[1:]:
 EOF
 }
 
-# check NAME EXPECTED XFAIL_WHY WARN ARGS...: convert with ARGS to NAME.perf.txt, compare with
-# EXPECTED.  WARN: a stderr pattern that must appear exactly once ("" = stderr must be empty).
+# check NAME EXPECTED WARN ARGS...: convert with ARGS to NAME.perf.txt, compare with EXPECTED.
+# WARN: a stderr pattern that must appear exactly once ("" = stderr must be empty).
 check() {
-	local name=$1 exp=$2 xwhy=$3 warn=$4
-	shift 4
+	local name=$1 exp=$2 warn=$3
+	shift 3
 	selected "$name" || return 0
 	local d=$TMP/case
 	rm -rf "$d"
 	mkdir -p "$d"
 	if ! expected "$exp" >"$d/expected"; then
-		skip "$name" "no $exp"
+		fail "$name" "no $exp"
 		return
 	fi
 	"$PERFCONV" "$@" -o "$d/out.perf.txt" >"$d/stdout" 2>"$d/err" </dev/null
@@ -86,12 +86,8 @@ check() {
 		return
 	fi
 	if ! cmp -s "$d/expected" "$d/out.perf.txt"; then
-		if [ -n "$xwhy" ]; then
-			xfail "$name" "$xwhy"
-		else
-			diff -u "$d/expected" "$d/out.perf.txt" --label "$exp" --label perfconv >"$d/diff"
-			fail "$name" "output differs from $exp" "$d/diff"
-		fi
+		diff -u "$d/expected" "$d/out.perf.txt" --label "$exp" --label perfconv >"$d/diff"
+		fail "$name" "output differs from $exp" "$d/diff"
 		return
 	fi
 	grep -v '^perfconv: .*: [0-9]* samples read\|^perfconv: unresolved frames\|^perfconv: JIT frames\|^perfconv: ReadyToRun frames\|^perfconv: R2R maps come from\|^perfconv: [0-9]* user stacks unwound with DWARF\|^perfconv: [0-9]* binar[iesy]* without symbols\|^perfconv:   \|^perfconv: hint: \|^perfconv: debuginfod: ' "$d/err" >"$d/err2"
@@ -111,32 +107,31 @@ fs_files=()
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
 	fixture_or_skip "$dir" || continue
-	xwhy=
 	# the deep recursion's stacks are longer than their 4 KB copies: perfconv says so, once
 	cut=
 	[ "$fx" = dwarf-recurse-pipe ] && cut="user stacks cut short"
 
-	check "$fx/script-default" "$exp/script-default.txt" "$xwhy" "$cut" "${args[@]}"
+	check "$fx/script-default" "$exp/script-default.txt" "$cut" "${args[@]}"
 	if [ -e "$exp/perf-script.txt" ] || [ -e "$exp/perf-script.txt.xz" ]; then
-		check "$fx/perf-script" "$exp/perf-script.txt" "$xwhy" "" "${args[@]}" --fields "$FULL"
+		check "$fx/perf-script" "$exp/perf-script.txt" "" "${args[@]}" --fields "$FULL"
 	fi
 	if [ -e "$exp/perf-script-nocpu.txt" ] || [ -e "$exp/perf-script-nocpu.txt.xz" ]; then
-		check "$fx/perf-script-nocpu" "$exp/perf-script-nocpu.txt" "$xwhy" "have no cpu: the cpu field is left out" \
+		check "$fx/perf-script-nocpu" "$exp/perf-script-nocpu.txt" "have no cpu: the cpu field is left out" \
 			"${args[@]}" --fields "$FULL"
-		check "$fx/perf-script-nocpu-list" "$exp/perf-script-nocpu.txt" "$xwhy" "$cut" "${args[@]}" \
+		check "$fx/perf-script-nocpu-list" "$exp/perf-script-nocpu.txt" "$cut" "${args[@]}" \
 			--fields comm,pid,tid,time,period,event,ip,sym,dso,trace
 	fi
 	if [ -e "$exp/perf-script-nocpu-notime.txt" ] || [ -e "$exp/perf-script-nocpu-notime.txt.xz" ]; then
-		check "$fx/perf-script-nocpu-notime" "$exp/perf-script-nocpu-notime.txt" "$xwhy" "have no time: the time field is left out" \
+		check "$fx/perf-script-nocpu-notime" "$exp/perf-script-nocpu-notime.txt" "have no time: the time field is left out" \
 			"${args[@]}" --fields "$FULL"
-		check "$fx/perf-script-nocpu-notime-list" "$exp/perf-script-nocpu-notime.txt" "$xwhy" "" "${args[@]}" \
+		check "$fx/perf-script-nocpu-notime-list" "$exp/perf-script-nocpu-notime.txt" "" "${args[@]}" \
 			--fields comm,pid,tid,period,event,ip,sym,dso,trace
 	fi
 	# fp-stripped-debuglink without any debug file: a symfs copy without the two .debug files
 	if [ -e "$exp/script-default-nodebug.txt.xz" ] && selected "$fx/script-default-nodebug"; then
 		nodebug=$TMP/symfs-nodebug
 		symfs_without_debug "$nodebug"
-		check "$fx/script-default-nodebug" "$exp/script-default-nodebug.txt" "" "" -i "$in" --symfs "$nodebug" \
+		check "$fx/script-default-nodebug" "$exp/script-default-nodebug.txt" "" -i "$in" --symfs "$nodebug" \
 			--kallsyms "$ROOT/kallsyms"
 		rm -rf "$nodebug"
 	fi
@@ -159,17 +154,14 @@ for dir in "$FIX"/*/; do
 		fi
 	fi
 
-	# Flamescope reads perf script text with timestamps: checked below, all files at once
-	if selected "$fx/flamescope"; then
-		if [ "$fx" = notime-per-thread ]; then
-			skip "$fx/flamescope" "the recording has no timestamps, which Flamescope needs"
+	# Flamescope reads perf script text with timestamps: checked below, all files at once (a
+	# recording without them, notime-per-thread, is nothing Flamescope can read: no case)
+	if [ "$fx" != notime-per-thread ] && selected "$fx/flamescope"; then
+		mkdir -p "$TMP/fs"
+		if ! "$PERFCONV" -q "${args[@]}" --fields "$FULL" -f perf-script -o "$TMP/fs/$fx.txt" 2>"$TMP/fs/err" </dev/null; then
+			fail "$fx/flamescope" "conversion failed" "$TMP/fs/err"
 		else
-			mkdir -p "$TMP/fs"
-			if ! "$PERFCONV" -q "${args[@]}" --fields "$FULL" -f perf-script -o "$TMP/fs/$fx.txt" 2>"$TMP/fs/err" </dev/null; then
-				fail "$fx/flamescope" "conversion failed" "$TMP/fs/err"
-			else
-				fs_files+=("$fx/flamescope=$TMP/fs/$fx.txt")
-			fi
+			fs_files+=("$fx/flamescope=$TMP/fs/$fx.txt")
 		fi
 	fi
 done

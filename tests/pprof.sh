@@ -73,8 +73,6 @@ for dir in "$FIX"/*/; do
 			skip "pprof/$fx/go" "$no_go"
 		elif python3 "$top/tests/pprof_check.py" "$out" "$folded" >"$C/check" 2>&1; then
 			pass "pprof/$fx/go ($(head -c 160 "$C/check"))"
-		elif [ "$fx" = dwarf-callgraph ]; then
-			xfail "pprof/$fx/go" "user stacks need DWARF unwinding"
 		else
 			fail "pprof/$fx/go" "go tool pprof reads other stacks than perf's folded output" "$C/check"
 		fi

@@ -152,7 +152,7 @@ if selected r2r-truth/prejit-fixture; then
 	FX=$FIX/dotnet-jitdump
 	dump=$(ls "$FX"/maps/jit-*.dump.xz 2>/dev/null | head -n 1)
 	if [ ! -f "$FX/perf.data" ] || [ -z "$dump" ]; then
-		skip r2r-truth/prejit-fixture "no fixtures/dotnet-jitdump with its jitdump"
+		fail r2r-truth/prejit-fixture "no fixtures/dotnet-jitdump with its jitdump"
 	elif why=$(missing_runtime "$FX"); then
 		skip r2r-truth/prejit-fixture "$why"
 	else

@@ -390,7 +390,7 @@ if selected r2r/prejit-fixture; then
 	case $FX in /*) ;; *) FX=$top/$FX ;; esac
 	dump=$(ls "$FX"/maps/jit-*.dump "$FX"/maps/jit-*.dump.xz 2>/dev/null | head -n 1)
 	if [ ! -f "$FX/perf.data" ] || [ -z "$dump" ]; then
-		skip r2r/prejit-fixture "no fixtures/dotnet-jitdump with its jitdump"
+		fail r2r/prejit-fixture "no fixtures/dotnet-jitdump with its jitdump"
 	elif [ "$have_perf" != 1 ]; then
 		skip r2r/prejit-fixture "perf is needed to list the recording's mappings"
 	elif [ ! -f "$(dirname "$FX")/root/usr/share/dotnet/shared/Microsoft.NETCore.App/$(tr -dc '0-9.' <"$FX/DOTNET_RUNTIME" 2>/dev/null)/System.Private.CoreLib.dll" ]; then

@@ -19,7 +19,7 @@
 need_perfconv r2rcache
 cases=(r2rcache/hit r2rcache/corrupt r2rcache/off r2rcache/pack)
 DA=$FIX/dotnet-aspnet
-[ -f "$DA/perf.data" ] || skip_all "no fixture $DA"
+[ -f "$DA/perf.data" ] || { fail r2rcache "no fixture $DA"; exit 0; }
 why=$(missing_runtime "$DA") && skip_all "$why"
 ARGS=(-i "$DA/perf.data" --symfs "$ROOT" --kallsyms "$DA/kallsyms" --map-dir "$DA/maps")
 export XDG_CACHE_HOME=$TMP/xdg

@@ -142,9 +142,11 @@ PY
 			fail speedscope/dotnet-aspnet/process-name "profiles named '$names', expected 'ProbeWeb (14802)' both times" "$C/err"
 		fi
 	fi
+elif [ ! -d "$DA" ]; then
+	selected speedscope/dotnet-aspnet && fail speedscope/dotnet-aspnet "no fixture $DA"
 elif selected speedscope/dotnet-aspnet; then
-	skip speedscope/dotnet-aspnet/active "${why:-no $DA}"
-	skip speedscope/dotnet-aspnet/process-name "${why:-no $DA}"
+	skip speedscope/dotnet-aspnet/active "$why"
+	skip speedscope/dotnet-aspnet/process-name "$why"
 fi
 
 # A pipe-mode stream on stdin, written to stdout: the name is "stdin".

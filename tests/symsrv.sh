@@ -47,13 +47,6 @@ C=$TMP/case
 BID=e1bab1914ae852a42a93b1cdcf1029d57e9c0acb
 KEY=_.debug/elf-buildid-sym-$BID/_.debug
 DEBUG=$ROOT/tmp/probe/fx/bin/stripped/callgraph.debug
-pids=()
-cleanup_servers() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-	pids=()
-}
-trap 'cleanup_servers; rm -rf "$TMP"' EXIT
 
 # serve.py DIR|--slow PORTFILE LOG: files of DIR by path, or (--slow) accept, log and never answer
 cat >"$TMP/serve.py" <<'EOF'
@@ -81,7 +74,7 @@ serve() {
 	rm -f "$TMP/$1.port"
 	python3 "$TMP/serve.py" "$2" "$TMP/$1.port" "$TMP/$1.log" &
 	spid=$!
-	pids+=("$spid")
+	bg_pids+=("$spid")
 	for _ in $(seq 50); do [ -s "$TMP/$1.port" ] && break; sleep 0.1; done
 	url=http://127.0.0.1:$(cat "$TMP/$1.port")
 }
@@ -100,7 +93,6 @@ SLOW=$url
 # the conversion without any server: the time the others are measured against
 secs run_pc "$C" "${A[@]}" -o "$C/o.folded"
 base=$secs
-within() { python3 -c "import sys; sys.exit(not $secs < $base + $1)"; }
 
 if selected symsrv/off; then
 	export XDG_CACHE_HOME=$TMP/cache-off
@@ -287,17 +279,9 @@ if selected symsrv/wrong; then
 fi
 
 if selected symsrv/pack; then
-	ISO=$top/tests/tools/isolate.sh
 	P=$TMP/pk
 	mkdir -p "$P"
-	why=
-	if [ "$(id -u)" != 0 ]; then
-		why="not root: tests/tools/isolate.sh needs a mount namespace and tmpfs mounts"
-	elif ! "$ISO" -- true 2>"$P/iso.err"; then
-		why="tests/tools/isolate.sh cannot run here: $(head -n 1 "$P/iso.err")"
-	elif ! tar --zstd -cf /dev/null --files-from /dev/null 2>/dev/null; then
-		why="tar has no --zstd"
-	fi
+	why=$(isolation_missing)
 	export XDG_CACHE_HOME=$TMP/cache-pack
 	cached=$XDG_CACHE_HOME/perfconv-symbols/$KEY
 	: >"$TMP/good.log"
@@ -316,5 +300,5 @@ if selected symsrv/pack; then
 	fi
 	unset XDG_CACHE_HOME
 fi
-cleanup_servers
+stop_bg
 exit 0

@@ -171,6 +171,53 @@ def run_cut(fx, data, kind, n):
     return "\n".join(["%s %d of %d bytes: %s" % (what, n, len(data), why)] + ["    " + l for l in lines])
 
 
+def run_killed(fx, data):
+    """A perf record killed before it rewrote its header: data.size 0, the feature bitmap of
+    the first header, no feature sections.  perfconv must read the records to the end of the file
+    and say that perf did not finish; its stacks must be those of the same records in a finished
+    recording without feature sections (the r cut), at the data section's end and cut inside a
+    record in the middle.  None when it did, else a description."""
+    d_off, d_size = struct.unpack_from("<QQ", data, 40)
+    end = d_off + d_size
+    bounds, off = [], d_off
+    while off + 8 <= end:
+        size = struct.unpack_from("<H", data, off + 6)[0]
+        if size < 8:
+            break
+        bounds.append(off)
+        off += size
+        if struct.unpack_from("<I", data, bounds[-1])[0] == 71:
+            off += struct.unpack_from("<Q", data, bounds[-1] + 8)[0]
+    mid = bounds[len(bounds) // 2] if bounds else end
+    wdir = os.path.join(tmp, "killed-" + fx)
+    os.makedirs(wdir)
+    args = ["-q", "--symfs", root, "--kallsyms", os.path.join(root, "kallsyms"), "-f", "folded", "-o", "-"]
+    bad = []
+    for cut, ref in ((end, end), (mid + 3, mid)):
+        killed = bytearray(data[:cut])
+        struct.pack_into("<Q", killed, 48, 0)
+        paths = [os.path.join(wdir, "killed-%d.data" % cut), os.path.join(wdir, "finished-%d.data" % ref)]
+        with open(paths[0], "wb") as f:
+            f.write(killed)
+        with open(paths[1], "wb") as f:
+            f.write(make_cut(data, "r", ref))
+        got = [subprocess.run([perfconv, "-i", q] + args, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout) for q in paths]
+        if got[0].returncode != 0 or got[1].returncode != 0:
+            bad.append("cut at %d: exit %d (finished: %d): %s" % (cut, got[0].returncode, got[1].returncode,
+                       got[0].stderr.decode("utf-8", "replace").strip()[:200]))
+        elif got[0].stdout != got[1].stdout:
+            bad.append("cut at %d: stacks differ from the finished recording's" % cut)
+        elif b"perf record did not finish" not in subprocess.run(
+                [perfconv, "-i", paths[0]] + args[1:], stdin=subprocess.DEVNULL, capture_output=True,
+                timeout=timeout).stderr:
+            bad.append("cut at %d: no warning that perf record did not finish" % cut)
+        for q in paths:
+            os.unlink(q)
+    os.rmdir(wdir)
+    return "; ".join(bad) or None
+
+
 inputs = []
 for fx in sorted(os.listdir(fix)):
     d = os.path.join(fix, fx)
@@ -187,6 +234,8 @@ tasks = {}
 with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
     for fx, data in inputs:
         tasks[fx] = [pool.submit(run_cut, fx, data, kind, n) for kind, n in cuts(data)]
+    killed = {fx: pool.submit(run_killed, fx, data) for fx, data in inputs
+              if data[:8] == b"PERFILE2" and struct.unpack_from("<Q", data, 8)[0] != 16}
     for fx, data in inputs:
         bad = [r for r in (t.result() for t in tasks[fx]) if r]
         if bad:
@@ -195,5 +244,11 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
                 print("      | " + line)
         else:
             print("ok    truncate/%s (%d cuts)" % (fx, len(tasks[fx])))
+        if fx in killed:
+            why = killed[fx].result()
+            if why:
+                print("FAIL  truncate/killed/%s: %s" % (fx, why))
+            else:
+                print("ok    truncate/killed/%s" % fx)
         sys.stdout.flush()
 EOF

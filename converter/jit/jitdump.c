@@ -135,16 +135,27 @@ static int cmp_ent(const void *a, const void *b)
 }
 
 #define CORRUPT(off, ...) PFC_FAIL(err, CORRUPT, (off), __VA_ARGS__)
+#define NOMEM() PFC_FAIL_NOOFF(err, NOMEM, "jitdump")
 
-int pfc_jitdump_parse(struct pfc_jitdump *jd, const uint8_t *buf, size_t len, struct pfc_error *err)
+/* What the walk over the records carries from one record to the next. */
+struct walk {
+	struct pfc_jitdump *jd;
+	struct pfc_error *err;
+	struct idx_map idx;         /* code_index -> its latest entry, for MOVE records */
+	uint32_t seq;               /* entries in file order, the tie-break of equal starts */
+	uint64_t pending_addr;      /* the address of a DEBUG_INFO record, whose LOAD follows */
+	uint32_t pending_lines;
+	int have_pending;
+};
+
+/* The file header: the byte order from the magic, the version, and where the records start
+ * (*hdr_size). */
+static int parse_header(struct pfc_jitdump *jd, const uint8_t *buf, size_t len, uint64_t *hdr_size,
+			struct pfc_error *err)
 {
 	struct pfc_cursor c;
-	struct idx_map idx = { 0 };
-	uint64_t pos, hdr_size, pending_addr = 0;
-	uint32_t magic, seq = 0, pending_lines = 0;
-	int have_pending = 0, ret = 0;
+	uint32_t magic;
 
-	memset(jd, 0, sizeof(*jd));
 	if (len < 4)
 		return PFC_FAIL(err, BAD_MAGIC, 0, "jitdump: file of %zu bytes has no header", len);
 	memcpy(&magic, buf, 4);
@@ -158,7 +169,7 @@ int pfc_jitdump_parse(struct pfc_jitdump *jd, const uint8_t *buf, size_t len, st
 		return PFC_FAIL(err, TRUNCATED, 0, "jitdump header needs %u bytes, the file has %zu", HDR_SIZE, len);
 	pfc_cur_init(&c, buf + 4, HDR_SIZE - 4, jd->swap);
 	jd->version = pfc_cur_u32(&c);
-	hdr_size = pfc_cur_u32(&c);
+	*hdr_size = pfc_cur_u32(&c);
 	jd->elf_mach = pfc_cur_u32(&c);
 	(void)pfc_cur_u32(&c);	/* pad1 */
 	jd->pid = pfc_cur_u32(&c);
@@ -166,225 +177,254 @@ int pfc_jitdump_parse(struct pfc_jitdump *jd, const uint8_t *buf, size_t len, st
 	jd->flags = pfc_cur_u64(&c);
 	if (jd->version != 1)
 		return PFC_FAIL(err, UNSUPPORTED, 4, "jitdump version %u (only version 1 exists)", jd->version);
-	if (hdr_size < HDR_SIZE || hdr_size > len)
+	if (*hdr_size < HDR_SIZE || *hdr_size > len)
 		return CORRUPT(8, "jitdump header size %llu (at least %u, at most the file's %zu bytes)",
-			       (unsigned long long)hdr_size, HDR_SIZE, len);
-	jd->min_time = UINT64_MAX;
-	for (pos = hdr_size; pos < len; ) {
-		uint64_t left = len - pos, total, ts, body;
+			       (unsigned long long)*hdr_size, HDR_SIZE, len);
+	return 0;
+}
+
+/* JIT_CODE_LOAD at pos (total bytes, time ts), its body in c: an entry named by it. */
+static int rec_load(struct walk *w, struct pfc_cursor *c, uint64_t pos, uint64_t total, uint64_t ts)
+{
+	struct pfc_jitdump *jd = w->jd;
+	struct pfc_error *err = w->err;
+	uint32_t rpid;
+	uint64_t code_addr, code_size, code_index, name_max;
+	const char *name;
+	size_t name_len;
+	struct pfc_jitdump_ent *e;
+
+	if (total - REC_HDR < LOAD_FIXED + 1)
+		return CORRUPT(pos, "jitdump LOAD record of %llu bytes (at least %u)", (unsigned long long)total,
+			       REC_HDR + LOAD_FIXED + 1);
+	rpid = pfc_cur_u32(c);
+	(void)pfc_cur_u32(c);	/* tid */
+	(void)pfc_cur_u64(c);	/* vma */
+	code_addr = pfc_cur_u64(c);
+	code_size = pfc_cur_u64(c);
+	code_index = pfc_cur_u64(c);
+	name = (const char *)c->p;
+	name_max = pfc_cur_left(c);
+	name_len = strnlen(name, name_max);
+	if (name_len == name_max)
+		return CORRUPT(pos, "jitdump LOAD record: the name has no terminating NUL");
+	/* the code bytes are optional: CoreCLR leaves them out for stub blocks */
+	if (name_max - name_len - 1 < code_size)
+		jd->nr_no_code++;
+	if (code_addr + code_size < code_addr)
+		return CORRUPT(pos, "jitdump LOAD record: code at 0x%llx of 0x%llx bytes wraps around",
+			       (unsigned long long)code_addr, (unsigned long long)code_size);
+	jd->nr_load++;
+	if (!code_size) {
+		w->have_pending = 0;
+		return 0;
+	}
+	if (!(e = add_ent(jd)))
+		return NOMEM();
+	e->start = code_addr;
+	e->end = code_addr + code_size;
+	e->time = ts;
+	e->code_index = code_index;
+	e->seq = w->seq++;
+	e->pid = rpid;
+	if (w->have_pending && w->pending_addr == code_addr)
+		e->nr_lines = w->pending_lines;
+	w->have_pending = 0;
+	if (add_name(jd, name, name_len, &e->name_off) < 0 || idx_put(&w->idx, code_index, (uint32_t)(jd->n - 1)) < 0)
+		return NOMEM();
+	e->name_len = (uint32_t)name_len;
+	if (ts < jd->min_time)
+		jd->min_time = ts;
+	if (ts > jd->max_time)
+		jd->max_time = ts;
+	return 0;
+}
+
+/* JIT_CODE_MOVE: the code of an earlier load (by code_index) at a new address, from ts on. */
+static int rec_move(struct walk *w, struct pfc_cursor *c, uint64_t pos, uint64_t total, uint64_t ts)
+{
+	struct pfc_jitdump *jd = w->jd;
+	struct pfc_error *err = w->err;
+	uint32_t rpid, from;
+	uint64_t new_addr, code_size, code_index;
+	struct pfc_jitdump_ent *e;
+
+	if (total - REC_HDR < MOVE_FIXED)
+		return CORRUPT(pos, "jitdump MOVE record of %llu bytes (at least %u)", (unsigned long long)total,
+			       REC_HDR + MOVE_FIXED);
+	rpid = pfc_cur_u32(c);
+	(void)pfc_cur_u32(c);	/* tid */
+	(void)pfc_cur_u64(c);	/* vma */
+	(void)pfc_cur_u64(c);	/* old_code_addr */
+	new_addr = pfc_cur_u64(c);
+	code_size = pfc_cur_u64(c);
+	code_index = pfc_cur_u64(c);
+	jd->nr_move++;
+	if (new_addr + code_size < new_addr)
+		return CORRUPT(pos, "jitdump MOVE record: code at 0x%llx of 0x%llx bytes wraps around",
+			       (unsigned long long)new_addr, (unsigned long long)code_size);
+	if (!idx_get(&w->idx, code_index, &from)) {
+		jd->nr_move_orphan++;
+		return 0;
+	}
+	if (!code_size)
+		return 0;
+	if (!(e = add_ent(jd)))
+		return NOMEM();
+	*e = jd->v[from];
+	e->start = new_addr;
+	e->end = new_addr + code_size;
+	e->time = ts;
+	e->seq = w->seq++;
+	e->pid = rpid;
+	e->moved = 1;
+	if (idx_put(&w->idx, code_index, (uint32_t)(jd->n - 1)) < 0)
+		return NOMEM();
+	return 0;
+}
+
+/* JIT_CODE_DEBUG_INFO: a line table, checked entry by entry and counted for the LOAD of its
+ * address that follows. */
+static int rec_debug(struct walk *w, struct pfc_cursor *c, uint64_t pos, uint64_t total)
+{
+	struct pfc_error *err = w->err;
+	uint64_t addr, nr, k;
+
+	if (total - REC_HDR < DEBUG_FIXED)
+		return CORRUPT(pos, "jitdump DEBUG_INFO record of %llu bytes (at least %u)", (unsigned long long)total,
+			       REC_HDR + DEBUG_FIXED);
+	addr = pfc_cur_u64(c);
+	nr = pfc_cur_u64(c);
+	/* each entry takes at least DEBUG_ENTRY + 1 bytes: reject a count the record cannot hold
+	 * before walking it */
+	if (nr > pfc_cur_left(c) / (DEBUG_ENTRY + 1))
+		return CORRUPT(pos, "jitdump DEBUG_INFO record: %llu entries do not fit in %llu bytes",
+			       (unsigned long long)nr, (unsigned long long)pfc_cur_left(c));
+	for (k = 0; k < nr; k++) {
+		size_t fl;
+		(void)pfc_cur_u64(c);	/* addr */
+		(void)pfc_cur_u32(c);	/* line */
+		(void)pfc_cur_u32(c);	/* discrim */
+		fl = strnlen((const char *)c->p, pfc_cur_left(c));
+		if (c->bad || fl == pfc_cur_left(c))
+			return CORRUPT(pos, "jitdump DEBUG_INFO record: entry %llu runs past the record",
+				       (unsigned long long)k);
+		c->p += fl + 1;
+	}
+	w->jd->nr_debug++;
+	w->pending_addr = addr;
+	w->pending_lines = nr > UINT32_MAX ? UINT32_MAX : (uint32_t)nr;
+	w->have_pending = 1;
+	return 0;
+}
+
+/* JIT_CODE_UNWINDING_INFO: its sizes checked against the record, counted. */
+static int rec_unwind(struct walk *w, struct pfc_cursor *c, uint64_t pos, uint64_t total)
+{
+	struct pfc_error *err = w->err;
+	uint64_t data_size, hdr_sz;
+
+	if (total - REC_HDR < UNWIND_FIXED)
+		return CORRUPT(pos, "jitdump UNWINDING_INFO record of %llu bytes (at least %u)",
+			       (unsigned long long)total, REC_HDR + UNWIND_FIXED);
+	data_size = pfc_cur_u64(c);
+	hdr_sz = pfc_cur_u64(c);
+	(void)pfc_cur_u64(c);	/* mapped_size */
+	if (data_size > pfc_cur_left(c) || hdr_sz > data_size)
+		return CORRUPT(pos, "jitdump UNWINDING_INFO record: %llu bytes of unwinding data "
+			       "(%llu of .eh_frame_hdr) in %llu bytes", (unsigned long long)data_size,
+			       (unsigned long long)hdr_sz, (unsigned long long)pfc_cur_left(c));
+	w->jd->nr_unwind++;
+	return 0;
+}
+
+/* The records from pos on, until the end, a CLOSE record or a record the writer had not
+ * finished (jd->truncated). */
+static int walk_records(struct walk *w, const uint8_t *buf, size_t len, uint64_t pos)
+{
+	struct pfc_jitdump *jd = w->jd;
+	struct pfc_error *err = w->err;
+	struct pfc_cursor c;
+
+	while (pos < len) {
+		uint64_t left = len - pos, total, ts;
 		uint32_t id;
 		const uint8_t *r = buf + pos;
+		int ret = 0;
 
-		if (left < REC_HDR) {	/* a record header being written */
-			jd->truncated = 1;
-			jd->truncated_at = pos;
+		if (left < REC_HDR)	/* a record header being written */
 			break;
-		}
 		id = pfc_ld32(r, jd->swap);
 		total = pfc_ld32(r + 4, jd->swap);
 		ts = pfc_ld64(r + 8, jd->swap);
-		if (total < REC_HDR) {
-			ret = CORRUPT(pos, "jitdump record %u of %llu bytes (the header alone is %u)", id,
-				      (unsigned long long)total, REC_HDR);
-			goto out;
-		}
-		if (total > left) {	/* the writer had not finished this record */
-			jd->truncated = 1;
-			jd->truncated_at = pos;
+		if (total < REC_HDR)
+			return CORRUPT(pos, "jitdump record %u of %llu bytes (the header alone is %u)", id,
+				       (unsigned long long)total, REC_HDR);
+		if (total > left)	/* the writer had not finished this record */
 			break;
-		}
-		body = total - REC_HDR;
-		pfc_cur_init(&c, r + REC_HDR, body, jd->swap);
+		pfc_cur_init(&c, r + REC_HDR, total - REC_HDR, jd->swap);
 		switch (id) {
-		case PFC_JIT_CODE_LOAD: {
-			uint32_t rpid;
-			uint64_t code_addr, code_size, code_index, name_max;
-			const char *name;
-			size_t name_len;
-			struct pfc_jitdump_ent *e;
-
-			if (body < LOAD_FIXED + 1) {
-				ret = CORRUPT(pos, "jitdump LOAD record of %llu bytes (at least %u)",
-					      (unsigned long long)total, REC_HDR + LOAD_FIXED + 1);
-				goto out;
-			}
-			rpid = pfc_cur_u32(&c);
-			(void)pfc_cur_u32(&c);	/* tid */
-			(void)pfc_cur_u64(&c);	/* vma */
-			code_addr = pfc_cur_u64(&c);
-			code_size = pfc_cur_u64(&c);
-			code_index = pfc_cur_u64(&c);
-			name = (const char *)c.p;
-			name_max = pfc_cur_left(&c);
-			name_len = strnlen(name, name_max);
-			if (name_len == name_max) {
-				ret = CORRUPT(pos, "jitdump LOAD record: the name has no terminating NUL");
-				goto out;
-			}
-			/* the code bytes are optional: CoreCLR leaves them out for stub blocks */
-			if (name_max - name_len - 1 < code_size)
-				jd->nr_no_code++;
-			if (code_addr + code_size < code_addr) {
-				ret = CORRUPT(pos, "jitdump LOAD record: code at 0x%llx of 0x%llx bytes wraps around",
-					      (unsigned long long)code_addr, (unsigned long long)code_size);
-				goto out;
-			}
-			jd->nr_load++;
-			if (!code_size) {
-				have_pending = 0;
-				break;
-			}
-			if (!(e = add_ent(jd)))
-				goto nomem;
-			e->start = code_addr;
-			e->end = code_addr + code_size;
-			e->time = ts;
-			e->code_index = code_index;
-			e->seq = seq++;
-			e->pid = rpid;
-			if (have_pending && pending_addr == code_addr)
-				e->nr_lines = pending_lines;
-			have_pending = 0;
-			if (add_name(jd, name, name_len, &e->name_off) < 0 ||
-			    idx_put(&idx, code_index, (uint32_t)(jd->n - 1)) < 0)
-				goto nomem;
-			e->name_len = (uint32_t)name_len;
-			if (ts < jd->min_time)
-				jd->min_time = ts;
-			if (ts > jd->max_time)
-				jd->max_time = ts;
+		case PFC_JIT_CODE_LOAD:
+			ret = rec_load(w, &c, pos, total, ts);
 			break;
-		}
-		case PFC_JIT_CODE_MOVE: {
-			uint32_t rpid, from;
-			uint64_t new_addr, code_size, code_index;
-			struct pfc_jitdump_ent *e;
-
-			if (body < MOVE_FIXED) {
-				ret = CORRUPT(pos, "jitdump MOVE record of %llu bytes (at least %u)",
-					      (unsigned long long)total, REC_HDR + MOVE_FIXED);
-				goto out;
-			}
-			rpid = pfc_cur_u32(&c);
-			(void)pfc_cur_u32(&c);	/* tid */
-			(void)pfc_cur_u64(&c);	/* vma */
-			(void)pfc_cur_u64(&c);	/* old_code_addr */
-			new_addr = pfc_cur_u64(&c);
-			code_size = pfc_cur_u64(&c);
-			code_index = pfc_cur_u64(&c);
-			jd->nr_move++;
-			if (new_addr + code_size < new_addr) {
-				ret = CORRUPT(pos, "jitdump MOVE record: code at 0x%llx of 0x%llx bytes wraps around",
-					      (unsigned long long)new_addr, (unsigned long long)code_size);
-				goto out;
-			}
-			if (!idx_get(&idx, code_index, &from)) {
-				jd->nr_move_orphan++;
-				break;
-			}
-			if (!code_size)
-				break;
-			if (!(e = add_ent(jd)))
-				goto nomem;
-			*e = jd->v[from];
-			e->start = new_addr;
-			e->end = new_addr + code_size;
-			e->time = ts;
-			e->seq = seq++;
-			e->pid = rpid;
-			e->moved = 1;
-			if (idx_put(&idx, code_index, (uint32_t)(jd->n - 1)) < 0)
-				goto nomem;
+		case PFC_JIT_CODE_MOVE:
+			ret = rec_move(w, &c, pos, total, ts);
 			break;
-		}
-		case PFC_JIT_CODE_DEBUG_INFO: {
-			uint64_t addr, nr, k;
-
-			if (body < DEBUG_FIXED) {
-				ret = CORRUPT(pos, "jitdump DEBUG_INFO record of %llu bytes (at least %u)",
-					      (unsigned long long)total, REC_HDR + DEBUG_FIXED);
-				goto out;
-			}
-			addr = pfc_cur_u64(&c);
-			nr = pfc_cur_u64(&c);
-			/* each entry takes at least DEBUG_ENTRY + 1 bytes: reject a count the
-			 * record cannot hold before walking it */
-			if (nr > pfc_cur_left(&c) / (DEBUG_ENTRY + 1)) {
-				ret = CORRUPT(pos, "jitdump DEBUG_INFO record: %llu entries do not fit in %llu bytes",
-					      (unsigned long long)nr, (unsigned long long)pfc_cur_left(&c));
-				goto out;
-			}
-			for (k = 0; k < nr; k++) {
-				size_t fl;
-				(void)pfc_cur_u64(&c);	/* addr */
-				(void)pfc_cur_u32(&c);	/* line */
-				(void)pfc_cur_u32(&c);	/* discrim */
-				fl = strnlen((const char *)c.p, pfc_cur_left(&c));
-				if (c.bad || fl == pfc_cur_left(&c)) {
-					ret = CORRUPT(pos, "jitdump DEBUG_INFO record: entry %llu runs past the record",
-						      (unsigned long long)k);
-					goto out;
-				}
-				c.p += fl + 1;
-			}
-			jd->nr_debug++;
-			/* the line table belongs to the LOAD of this address that follows */
-			pending_addr = addr;
-			pending_lines = nr > UINT32_MAX ? UINT32_MAX : (uint32_t)nr;
-			have_pending = 1;
+		case PFC_JIT_CODE_DEBUG_INFO:
+			ret = rec_debug(w, &c, pos, total);
 			break;
-		}
-		case PFC_JIT_CODE_UNWINDING_INFO: {
-			uint64_t data_size, hdr_sz, mapped;
-
-			if (body < UNWIND_FIXED) {
-				ret = CORRUPT(pos, "jitdump UNWINDING_INFO record of %llu bytes (at least %u)",
-					      (unsigned long long)total, REC_HDR + UNWIND_FIXED);
-				goto out;
-			}
-			data_size = pfc_cur_u64(&c);
-			hdr_sz = pfc_cur_u64(&c);
-			mapped = pfc_cur_u64(&c);
-			(void)mapped;
-			if (data_size > pfc_cur_left(&c) || hdr_sz > data_size) {
-				ret = CORRUPT(pos, "jitdump UNWINDING_INFO record: %llu bytes of unwinding data "
-					      "(%llu of .eh_frame_hdr) in %llu bytes", (unsigned long long)data_size,
-					      (unsigned long long)hdr_sz, (unsigned long long)pfc_cur_left(&c));
-				goto out;
-			}
-			jd->nr_unwind++;
+		case PFC_JIT_CODE_UNWINDING_INFO:
+			ret = rec_unwind(w, &c, pos, total);
 			break;
-		}
 		case PFC_JIT_CODE_CLOSE:
 			jd->nr_close++;
-			break;
+			return 0;	/* nothing of the writer's follows */
 		default:	/* newer record types are skipped by their size */
 			jd->nr_unknown++;
 			break;
 		}
-		if (id == PFC_JIT_CODE_CLOSE)
-			break;	/* nothing of the writer's follows */
+		if (ret < 0)
+			return ret;
 		pos += total;
 	}
+	if (pos < len) {
+		jd->truncated = 1;
+		jd->truncated_at = pos;
+	}
+	return 0;
+}
+
+int pfc_jitdump_parse(struct pfc_jitdump *jd, const uint8_t *buf, size_t len, struct pfc_error *err)
+{
+	struct walk w = { .jd = jd, .err = err };
+	uint64_t hdr_size = 0;
+	size_t i;
+	int ret;
+
+	memset(jd, 0, sizeof(*jd));
+	if ((ret = parse_header(jd, buf, len, &hdr_size, err)) < 0)
+		return ret;
+	jd->min_time = UINT64_MAX;
+	ret = walk_records(&w, buf, len, hdr_size);
+	free(w.idx.key);
+	free(w.idx.val);
+	if (ret < 0)
+		goto fail;
 	if (!jd->n)
 		jd->min_time = 0;
-	if (jd->n) {
-		size_t i;
+	if (jd->n) {	/* by address, for the range index */
 		qsort(jd->v, jd->n, sizeof(*jd->v), cmp_ent);
-		if (pfc_ivindex_init(&jd->ix, jd->n) < 0)
-			goto nomem;
+		if (pfc_ivindex_init(&jd->ix, jd->n) < 0) {
+			ret = NOMEM();
+			goto fail;
+		}
 		for (i = 0; i < jd->n; i++)
 			pfc_ivindex_set(&jd->ix, i, jd->v[i].start, jd->v[i].end);
 		pfc_ivindex_finish(&jd->ix);
 	}
-	goto out;
-nomem:
-	ret = PFC_FAIL_NOOFF(err, NOMEM, "jitdump");
-out:
-	free(idx.key);
-	free(idx.val);
-	if (ret < 0)
-		pfc_jitdump_free(jd);
+	return 0;
+fail:
+	pfc_jitdump_free(jd);
 	return ret;
 }
 

@@ -42,6 +42,7 @@ struct pfc_jitproc {
 	struct pfc_found *pm_found; /* its file: the jitdump may be next to it */
 	struct pfc_jitdump *jd;
 	char *jd_path;
+	struct pfc_found *jd_found; /* the jitdump's file (jd_tried: the one read, or NULL) */
 	char *jd_dir;               /* perf inject writes jitted-*.so next to the marker */
 	int jd_timed;
 	int jd_provisional;         /* none of its loads was old enough to be checked yet */
@@ -81,6 +82,7 @@ void pfc_jitsyms_exit(struct pfc_jitsyms *j)
 		free(p->ranges);
 		free(p->pm_found);
 		free(p->jd_path);
+		free(p->jd_found);
 		free(p->jd_dir);
 		free(p);
 	}
@@ -669,17 +671,19 @@ static void stale_warning(struct pfc_jitsyms *j, struct pfc_jitproc *p, const ch
 	     path, p->pid, (unsigned long long)checked);
 }
 
-/* Find, parse and check the jitdump of a process (once).  A corrupt one is an error. */
-static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t now, int have_time)
+/*
+ * The places the jitdump of a process may be, in the order they are tried: the map directory
+ * (the name the process mapped, jit-NSPID.dump, jit-PID.dump), the live process's own file
+ * system through /proc/PID/root (its mapped path, its /tmp), the path it mapped as this
+ * machine has it, next to its perf map, and /tmp.  The conversion and the writers that copy
+ * the file (trace.zip, packs) ask here, so that they take the same file.  load_perfmap: the
+ * perf map may be looked for first, for the place next to it.  Fills cand[8]; their number.
+ */
+static size_t jitdump_places(struct pfc_jitsyms *j, struct pfc_jitproc *p, struct cand *cand, int load_perfmap)
 {
-	struct cand cand[8];
-	size_t nc = 0, i;
-	struct tried t = { .len = 0 };
 	const char *base = p->marker ? strrchr(p->marker, '/') : NULL;
-	struct pfc_found f;
+	size_t nc = 0;
 
-	p->jd_tried = 1;
-	p->changes++;
 	settle_nspid(j, p);
 	base = base ? base + 1 : p->marker;
 	if (pfc_files_has(j->o.files, PFC_FILES_MAPDIR)) {
@@ -696,7 +700,7 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 	}
 	if (p->marker)	/* the path the process mapped */
 		cand_set(&cand[nc++], PFC_FILES_HOST, "%s", p->marker);
-	if (!p->pm_tried)
+	if (!p->pm_tried && load_perfmap)
 		pfc_jitsyms_perfmap(j, p->pid);
 	if (p->pm_found) {	/* next to the perf map: its place, its directory */
 		const char *s = strrchr(p->pm_found->rel, '/');
@@ -704,6 +708,20 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 			 p->pm_found->rel, p->nspid);
 	}
 	cand_set(&cand[nc++], PFC_FILES_TMP, "jit-%d.dump", p->pid);
+	return nc;
+}
+
+/* Find, parse and check the jitdump of a process (once).  A corrupt one is an error. */
+static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t now, int have_time)
+{
+	struct cand cand[8];
+	size_t nc, i;
+	struct tried t = { .len = 0 };
+	struct pfc_found f;
+
+	p->jd_tried = 1;
+	p->changes++;
+	nc = jitdump_places(j, p, cand, 1);
 	for (i = 0; i < nc; i++) {
 		struct pfc_jitdump *jd;
 		struct pfc_error e;
@@ -776,8 +794,9 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 		p->jd = jd;
 		p->jd_path = strdup(f.name);
 		p->jd_dir = dir_of(p->marker ? p->marker : f.name);
-		if (!p->jd_path || !p->jd_dir)
+		if (!p->jd_path || !p->jd_dir || !(p->jd_found = malloc(sizeof(f))))
 			return PFC_FAIL_NOOFF(j->err, NOMEM, "jitdump");
+		*p->jd_found = f;
 		{
 			char why[64];
 			snprintf(why, sizeof(why), "jitdump of pid %d", p->pid);
@@ -791,6 +810,33 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 	if (p->marker)
 		warn(j, "pid %d recorded a jitdump but none was found that belongs to it: looked for %s", p->pid, t.buf);
 	return 0;
+}
+
+int pfc_jitsyms_jitdump_find(struct pfc_jitsyms *j, int32_t pid, struct pfc_found *f)
+{
+	struct pfc_jitproc *p = proc_findnew(j, pid);
+	struct cand cand[8];
+	size_t nc, i, n;
+
+	if (!p)
+		return 0;
+	if (p->jd_tried) {	/* the conversion looked: the file it read, or none */
+		if (!p->jd_found)
+			return 0;
+		*f = *p->jd_found;
+	} else {
+		/* no JIT frame of the process asked (perf inject's jitted-*.so named them): the
+		 * first file in the places the conversion would have tried, without its perf map */
+		nc = jitdump_places(j, p, cand, 0);
+		for (i = 0; i < nc; i++)
+			if (cand[i].rel[0] && pfc_files_find(j->o.files, cand[i].base, cand[i].rel, 0, f))
+				break;
+		if (i == nc)
+			return 0;
+	}
+	/* a jitdump read from its .xz copy is no file a writer can copy as it is */
+	n = strlen(f->rel);
+	return !(n > 3 && !strcmp(f->rel + n - 3, ".xz"));
 }
 
 int pfc_jitsyms_settled(const struct pfc_jitsyms *j, int32_t pid)
@@ -870,6 +916,8 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 			pfc_jitdump_free(p->jd);
 			free(p->jd);
 			p->jd = NULL;
+			free(p->jd_found);	/* nor is it the file to copy */
+			p->jd_found = NULL;
 		}
 		p->jd_provisional = 0;
 	}

@@ -88,6 +88,12 @@ const char *pfc_jitsyms_perfmap_path(struct pfc_jitsyms *j, int32_t pid);
  * file), its name and its place; NULL as above. */
 const struct pfc_found *pfc_jitsyms_perfmap_found(struct pfc_jitsyms *j, int32_t pid);
 
+/* The jitdump of process pid for the writers that copy it (trace.zip, packs): the file the
+ * conversion read, or, when no JIT frame of the process needed it, the first one in the
+ * places the conversion tries, in its order.  1 with *f filled, 0 when there is none (or only
+ * an .xz copy). */
+int pfc_jitsyms_jitdump_find(struct pfc_jitsyms *j, int32_t pid, struct pfc_found *f);
+
 /* The pid inside the namespace of a process, read from a /proc/PID/status text: the last
  * field of its NStgid line; -1 when there is none.  Exposed for the unit tests. */
 int pfc_jitsyms_parse_nstgid(const char *status, size_t len);

@@ -17,6 +17,7 @@
 #include "converter/jit/pe.h"
 #include "converter/util/bytes.h"
 #include "converter/util/fileio.h"
+#include "converter/util/hex.h"
 #include "converter/jit/r2rmap.h"
 
 static const char *const status_str[PFC_R2R__MAX] = {
@@ -487,13 +488,6 @@ static void simple_name(const char *path, char *out, size_t size)
 	out[n] = 0;
 }
 
-static void hex16(const uint8_t *b, char *out)
-{
-	int i;
-	for (i = 0; i < 16; i++)
-		sprintf(out + 2 * i, "%02X", b[i]);
-}
-
 /*
  * A symbol server cache (dotnet-symbol, SSQP key "R2R PerfMap v1"):
  * <dir>/<name>/r2rmap-v1-<signature>/<name>, all lower case, under the map directory or
@@ -514,10 +508,10 @@ static int find_in_cache(const struct pfc_r2r_opts *o, const struct pfc_pe *pe, 
 				  pe->perfmap_name[i] - 'A' + 'a' : pe->perfmap_name[i]);
 	lname[i] = 0;
 	n = snprintf(key, sizeof(key), "%s/r2rmap-v1-", lname);
-	for (i = 0; i < 16 && n > 0 && (size_t)n + 2 < sizeof(key); i++)
-		n += snprintf(key + n, sizeof(key) - (size_t)n, "%02x", pe->perfmap_sig[i]);
-	if (n < 0 || (size_t)n + strlen(lname) + 2 > sizeof(key))
+	if (n < 0 || (size_t)n + 32 + strlen(lname) + 2 > sizeof(key))
 		return -1;
+	pfc_hex_format(key + n, pe->perfmap_sig, 16);
+	n += 32;
 	snprintf(key + n, sizeof(key) - (size_t)n, "/%s", lname);
 	for (i = 0; i < 2; i++) {
 		place_set(&root, roots[i], "/", i);	/* the map directory's top, the symfs root */
@@ -586,9 +580,8 @@ static int check_r2rmap(const struct pfc_pe *pe, const struct pfc_r2rmap *m, cha
 		return PFC_R2R_BAD_MAP;
 	}
 	if (memcmp(m->sig, pe->perfmap_sig, 16)) {
-		hex16(m->sig, a);
-		hex16(pe->perfmap_sig, b);
-		snprintf(why, size, "map signature %s, image %s", a, b);
+		snprintf(why, size, "map signature %s, image %s", pfc_hex_format_upper(a, m->sig, 16),
+			 pfc_hex_format_upper(b, pe->perfmap_sig, 16));
 		return PFC_R2R_MISMATCH;
 	}
 	if (m->arch >= 0)

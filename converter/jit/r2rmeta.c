@@ -18,6 +18,7 @@
 #include "converter/jit/ecma.h"
 #include "converter/jit/r2rmeta.h"
 #include "converter/util/fileio.h"
+#include "converter/util/hex.h"
 
 #define RTR_SIGNATURE 0x00525452
 #define COR_IL_LIBRARY 0x4
@@ -1024,9 +1025,8 @@ int pfc_r2rmeta_dump(struct pfc_r2rmeta *r, enum pfc_r2rmeta_style style, FILE *
 
 	if (style == PFC_R2RMETA_R2RMAP && r->pe.has_perfmap) {
 		int arch = 0;
-		fprintf(out, "FFFFFFFF 00 ");
-		for (i = 0; i < 16; i++)
-			fprintf(out, "%02X", r->pe.perfmap_sig[i]);
+		char sig[33];
+		fprintf(out, "FFFFFFFF 00 %s", pfc_hex_format_upper(sig, r->pe.perfmap_sig, 16));
 		for (i = 0; i < sizeof(arch_of_machine) / sizeof(arch_of_machine[0]); i++)
 			if (arch_of_machine[i][0] == r->pe.machine_plain)
 				arch = arch_of_machine[i][1];

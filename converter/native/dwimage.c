@@ -17,6 +17,7 @@
 
 #include "converter/native/dwimage.h"
 #include "converter/native/symtab.h"
+#include "converter/util/hex.h"
 
 uint64_t pfc_dwimg_fd_size(int fd)
 {
@@ -59,8 +60,7 @@ static int image_key(Elf *elf, uint64_t size, struct pfc_symcache_key *k)
 
 	if (n < 8 || n > 64 || !*exe)
 		return -ENOENT;
-	for (ssize_t i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	pfc_hex_format(hex, id, (size_t)n);
 	len = snprintf(text, sizeof(text), "dwarf exe=%s bid=%s:%llu", exe, hex, (unsigned long long)size);
 	if (len < 0 || (size_t)len >= sizeof(text))
 		return -ENOENT;

@@ -20,17 +20,16 @@
 #include <libelf.h>
 #include <lzma.h>
 
+#include "converter/native/buildid.h"
 #include "converter/native/debuginfod.h"
 #include "converter/native/symsrv.h"
 #include "converter/native/elfread.h"
 #include "converter/native/symcache.h"
 #include "converter/native/symtab.h"
+#include "converter/util/hex.h"
 
 #define PFC_PATH_MAX 4096
-#define BUILD_ID_MAX 20
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
+#define BUILD_ID_MAX PFC_BUILDID_MAX
 #ifndef STT_GNU_IFUNC
 #define STT_GNU_IFUNC 10
 #endif
@@ -65,18 +64,6 @@ enum cand_type {
 	CAND_MIXEDUP_UBUNTU_DEBUGINFO,
 	CAND_NR,
 };
-
-static void hex_id(char *out, const uint8_t *id, int len)
-{
-	static const char digits[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = digits[id[i] >> 4];
-		out[2 * i + 1] = digits[id[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
 
 /* perf's elf_section_by_name: the first section of that name, with its header and index */
 static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr, size_t *idx)
@@ -114,7 +101,7 @@ static int elf_build_id(Elf *elf, uint8_t *out, int *len)
 	static const char *const names[] = { ".note.gnu.build-id", ".notes", ".note" };
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
-	size_t i, pos = 0;
+	size_t i, n;
 
 	if (elf_kind(elf) != ELF_K_ELF)
 		return -EINVAL;
@@ -123,36 +110,10 @@ static int elf_build_id(Elf *elf, uint8_t *out, int *len)
 	if (!scn)
 		return -ENOENT;
 	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf)
+	if (!data || !data->d_buf || !(n = pfc_buildid_from_notes(data->d_buf, data->d_size, out, BUILD_ID_MAX)))
 		return -ENOENT;
-	while (data->d_size - pos >= sizeof(GElf_Nhdr)) {
-		GElf_Nhdr nh;
-		size_t namesz, descsz;
-		const char *name;
-
-		memcpy(&nh, (const char *)data->d_buf + pos, sizeof(nh));
-		pos += sizeof(nh);
-		namesz = ((size_t)nh.n_namesz + 3) & ~(size_t)3;
-		descsz = ((size_t)nh.n_descsz + 3) & ~(size_t)3;
-		if (namesz > data->d_size - pos)
-			break;
-		name = (const char *)data->d_buf + pos;
-		pos += namesz;
-		if (descsz > data->d_size - pos)
-			break;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
-			size_t n = descsz < BUILD_ID_MAX ? descsz : BUILD_ID_MAX;
-
-			memset(out, 0, BUILD_ID_MAX);
-			memcpy(out, (const char *)data->d_buf + pos, n);
-			if (descsz == 0)
-				return -ENOENT;
-			*len = (int)n;
-			return 0;
-		}
-		pos += descsz;
-	}
-	return -ENOENT;
+	*len = (int)n;
+	return 0;
 }
 
 int pfc_elf_build_id(const char *file, uint8_t *out, int *len)
@@ -345,7 +306,7 @@ static int cand_find(enum cand_type type, const struct pfc_symopts *o, const cha
 		/* not under symfs: the caller chooses the cache directory */
 		if (bid_len <= 0 || !pfc_files_has(f, PFC_FILES_BUILDID))
 			return 0;
-		hex_id(hex, bid, bid_len);
+		pfc_hex_format(hex, bid, (size_t)bid_len);
 		/* an old-style cache has the file itself as the link name */
 		return pfc_files_findf(f, PFC_FILES_BUILDID, flags, found, ".build-id/%.2s/%s", hex, hex + 2) ||
 		       pfc_files_findf(f, PFC_FILES_BUILDID, flags, found, ".build-id/%.2s/%s/%s", hex, hex + 2,
@@ -358,7 +319,7 @@ static int cand_find(enum cand_type type, const struct pfc_symopts *o, const cha
 	case CAND_BUILDID_DEBUGINFO:
 		if (bid_len <= 0)
 			return 0;
-		hex_id(hex, bid, bid_len);
+		pfc_hex_format(hex, bid, (size_t)bid_len);
 		return pfc_files_findf(f, PFC_FILES_ROOT, flags, found, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	case CAND_SYSTEM_PATH:
 		return pfc_files_find(f, PFC_FILES_ROOT, path, flags, found);
@@ -712,7 +673,7 @@ static int open_fetched(const struct pfc_symopts *o, const char *path, const uin
 	int have_key = pfc_symsrv_key(bid, bid_len, skey, sizeof(skey)) == 0;
 	struct pfc_found found;
 
-	hex_id(hex, bid, bid_len);
+	pfc_hex_format(hex, bid, (size_t)bid_len);
 	snprintf(drel, sizeof(drel), "%s/debuginfo", hex);
 	if (pfc_files_find(o->files, PFC_FILES_DEBUGINFOD, drel, PFC_FILES_VERIFIED, &found)) {
 		base = PFC_FILES_DEBUGINFOD;
@@ -754,12 +715,11 @@ static char own_hex[2 * BUILD_ID_MAX + 1];
 static void own_build_id_read(void)
 {
 	uint8_t b[BUILD_ID_MAX];
-	int n = 0, i;
+	int n = 0;
 
 	if (pfc_elf_build_id("/proc/self/exe", b, &n) != 0)
 		return;
-	for (i = 0; i < n; i++)
-		snprintf(own_hex + 2 * i, 3, "%02x", b[i]);
+	pfc_hex_format(own_hex, b, (size_t)n);
 }
 
 const char *pfc_own_build_id(void)
@@ -770,16 +730,16 @@ const char *pfc_own_build_id(void)
 	return own_hex;
 }
 
-static int hex_build_id(const struct symsrc *ss, char *hex, size_t size, uint64_t *bytes)
+/* hex holds 2 * BUILD_ID_MAX + 1 bytes */
+static int hex_build_id(const struct symsrc *ss, char *hex, uint64_t *bytes)
 {
 	uint8_t b[BUILD_ID_MAX];
 	struct stat st;
-	int n = 0, i;
+	int n = 0;
 
 	if (ss->image || ss->fd < 0 || fstat(ss->fd, &st) < 0 || elf_build_id(ss->elf, b, &n) != 0 || n < 8)
 		return -ENOENT;
-	for (i = 0; i < n && (size_t)(2 * i + 2) < size; i++)
-		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	pfc_hex_format(hex, b, (size_t)n);
 	*bytes = (uint64_t)st.st_size;
 	return 0;
 }
@@ -798,7 +758,7 @@ static int cache_key(const struct symsrc *syms, const struct symsrc *run, struct
 	uint64_t ssize, rsize;
 	int n;
 
-	if (hex_build_id(syms, sb, sizeof(sb), &ssize) < 0 || hex_build_id(run, rb, sizeof(rb), &rsize) < 0)
+	if (hex_build_id(syms, sb, &ssize) < 0 || hex_build_id(run, rb, &rsize) < 0)
 		return -ENOENT;
 	if (!*exe)
 		return -ENOENT;

@@ -25,7 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "converter/native/buildid.h"
 #include "converter/native/symcache.h"
+#include "converter/util/hex.h"
 
 #define MAGIC "PFCKSYM\n"
 #define VERSION 1u
@@ -68,38 +70,6 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	return got;
 }
 
-/* The GNU build-id note of the running kernel (/sys/kernel/notes), as hex; "" without one. */
-static void kernel_build_id(char *hex, size_t size)
-{
-	unsigned char notes[4096];
-	ssize_t n = read_small("/sys/kernel/notes", (char *)notes, sizeof(notes));
-	size_t pos = 0;
-
-	hex[0] = '\0';
-	while (n > 0 && pos + 12 <= (size_t)n) {
-		uint32_t namesz, descsz, type;
-		size_t name, desc;
-
-		memcpy(&namesz, notes + pos, 4);
-		memcpy(&descsz, notes + pos + 4, 4);
-		memcpy(&type, notes + pos + 8, 4);
-		name = pos + 12;
-		if (namesz > 4096 || descsz > 4096)
-			return;
-		desc = name + ((namesz + 3u) & ~3u);
-		if (desc + descsz > (size_t)n)
-			return;
-		if (type == 3 && namesz == 4 && memcmp(notes + name, "GNU", 4) == 0) {
-			size_t i;
-
-			for (i = 0; i < descsz && 2 * i + 2 < size; i++)
-				snprintf(hex + 2 * i, 3, "%02x", notes[desc + i]);
-			return;
-		}
-		pos = desc + ((descsz + 3u) & ~3u);
-	}
-}
-
 /* /proc/modules without the use counts: the names and load addresses of the modules, whose
  * symbols kallsyms lists (a module loaded since the entry was written changes the key) */
 static uint64_t modules_hash(void)
@@ -124,7 +94,8 @@ static uint64_t modules_hash(void)
 
 int pfc_symcache_key(struct pfc_symcache_key *k)
 {
-	char bid[2 * 64 + 1], boot[64], kptr[16];
+	char bid[2 * PFC_BUILDID_MAX + 1], boot[64], kptr[16];
+	uint8_t id[PFC_BUILDID_MAX];
 	uint64_t h;
 	ssize_t n;
 	int len;
@@ -137,7 +108,8 @@ int pfc_symcache_key(struct pfc_symcache_key *k)
 	if (read_small("/proc/sys/kernel/kptr_restrict", kptr, sizeof(kptr)) <= 0)
 		strcpy(kptr, "?");
 	kptr[strcspn(kptr, "\n")] = '\0';
-	kernel_build_id(bid, sizeof(bid));
+	/* the running kernel as session.c asks whether it is the recording's: the tests' stand-in too */
+	pfc_hex_format(bid, id, pfc_buildid_running_kernel(id, sizeof(id)));
 	/* what kallsyms shows depends on kptr_restrict and on who reads it (CAP_SYSLOG) */
 	len = snprintf(k->text, sizeof(k->text), "bid=%s boot=%s kptr=%s euid0=%d mods=%016llx", bid, boot,
 		       kptr, geteuid() == 0, (unsigned long long)modules_hash());
@@ -507,7 +479,7 @@ int pfc_symcache_store(const char *dir, const struct pfc_symcache_key *k, const 
 	return pfc_symcache_store_kind(dir, &pfc_symcache_kallsyms, k, t);
 }
 
-/* --- a pack writer's frames (converter/files/pack.c) ---------------------------------------- */
+/* --- a pack writer's frames (converter/files/packwrite.c) ----------------------------------- */
 
 static int frames_get(struct pfc_packw_frames *o, const char *text, const void **p, size_t *len)
 {

@@ -10,7 +10,7 @@
  * its MVID.  "kallsyms-text": /proc/kallsyms as read, under the kernel's key, for packs.
  * "dwarf": a debug file's compressed DWARF sections inflated into the ELF image a2l.c and
  * srcline.c read (dwimage.c), keyed by the file's build-id and size.  "pack": a pack member's
- * zstd frame (converter/files/pack.c), keyed by a hash of the tar bytes it compresses.  Which files may use it (the running kernel's, binaries whose build-ids prove what
+ * zstd frame (converter/files/packwrite.c), keyed by a hash of the tar bytes it compresses.  Which files may use it (the running kernel's, binaries whose build-ids prove what
  * they are) is the caller's decision; this module only keys, checks, reads, writes and
  * bounds entries.
  */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "converter/native/symsrv.h"
 #include "converter/native/symtab.h"
+#include "converter/util/hex.h"
 
 /* Debian's libcurl4 (OpenSSL), then the GnuTLS flavour libdebuginfod uses: the same ABI */
 static const char *const curl_sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
@@ -79,19 +80,15 @@ static int api_load(struct pfc_symsrv_api *a)
 
 int pfc_symsrv_key(const uint8_t *build_id, int len, char *key, size_t size)
 {
-	static const char hex[] = "0123456789abcdef";
+	uint8_t padded[20] = { 0 };
 	char id[41];
-	int i, n;
+	int n;
 
 	if (len <= 0 || len > 20)
 		return -1;
 	/* SSQP_Key_Conventions.md: bytes as lowercase hex, the build-id padded to 20 bytes */
-	for (i = 0; i < 20; i++) {
-		uint8_t b = i < len ? build_id[i] : 0;
-		id[2 * i] = hex[b >> 4];
-		id[2 * i + 1] = hex[b & 15];
-	}
-	id[40] = 0;
+	memcpy(padded, build_id, (size_t)len);
+	pfc_hex_format(id, padded, sizeof(padded));
 	n = snprintf(key, size, "_.debug/elf-buildid-sym-%s/_.debug", id);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
@@ -325,10 +322,8 @@ static enum fetched fetch_one(struct pfc_symsrv *s, size_t srv, const char *key,
 		if (s->log) {
 			fprintf(s->log, "perfconv: warning: symbol server '%s': the file sent for '%s' ", s->urls[srv], what);
 			if (have_len > 0) {
-				int i;
-				fputs("has build-id ", s->log);
-				for (i = 0; i < have_len; i++)
-					fprintf(s->log, "%02x", have[i]);
+				char hex[2 * sizeof(have) + 1];
+				fprintf(s->log, "has build-id %s", pfc_hex_format(hex, have, (size_t)have_len));
 			} else {
 				fputs("is not an ELF file with a build-id", s->log);
 			}

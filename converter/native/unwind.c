@@ -22,6 +22,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "converter/native/buildid.h"
 #include "converter/native/elfread.h"
 #include "converter/native/unwind.h"
 #include "converter/util/bytes.h"
@@ -268,18 +269,15 @@ int pfc_cfi_build_id(struct pfc_cfi *c, uint8_t *out, size_t max)
 
 	while ((scn = elf_nextscn(c->elf, scn)) != NULL) {
 		GElf_Shdr sh;
-		GElf_Nhdr nh;
 		Elf_Data *d;
-		size_t off = 0, name_off, desc_off;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+		size_t n;
+
+		/* notes aligned to 8 (ELF_T_NHDR8: .note.gnu.property) never hold a build-id */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)) ||
+		    !d->d_buf || d->d_type != ELF_T_NHDR)
 			continue;
-		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4)) {
-				size_t n = nh.n_descsz < max ? nh.n_descsz : max;
-				memcpy(out, (const char *)d->d_buf + desc_off, n);
-				return (int)n;
-			}
+		if ((n = pfc_buildid_from_notes(d->d_buf, d->d_size, out, max)) > 0)
+			return (int)n;
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "converter/perffile/hdrint.h"
+#include "converter/util/hex.h"
 
 /* ------------------------------------------------------------------ printing */
 
@@ -615,14 +616,13 @@ static void print_bpf_prog_info(FILE *out, const struct hdr_state *st)
 			uint64_t addr;
 			uint32_t len;
 			const char *short_name = NULL;
-			size_t sl = 0, n = 0, t;
+			size_t sl = 0, n = 0;
 
 			memcpy(&addr, b->data + p->data_off + ksyms + 8ull * i, 8);
 			memcpy(&len, b->data + p->data_off + lens + 4ull * i, 4);
 			n = (size_t)snprintf(name, sizeof(name), "bpf_prog_");
-			for (t = 0; t < 8; t++)
-				n += (size_t)snprintf(name + n, sizeof(name) - n, "%02x",
-						      b->data[p->data_off + tags + 8ull * i + t]);
+			pfc_hex_format(name + n, b->data + p->data_off + tags + 8ull * i, 8);	/* the tag */
+			n += 16;
 			if (btf) {
 				uint64_t fo = (uint64_t)i * rec_size + 4;
 				uint32_t type_id;

@@ -319,6 +319,16 @@ static int open_file_mode(struct pfc_reader *r)
 		return ret;
 	if ((ret = check_section(r, &r->data, "data", 40)) < 0)
 		return ret;
+	/* perf record writes this header twice: when it starts, with the attrs, an empty data
+	 * section and the bitmap of the features it means to write, and again when it ends.  A
+	 * perf killed in between (SIGKILL, the OOM killer, a container stopped) leaves the first:
+	 * the records it wrote run to the end of the file and no feature section exists, so
+	 * the bitmap's table would be read from inside the records. */
+	if (!r->data.size && r->data.offset >= hsize && r->data.offset < r->map_size) {
+		r->unfinished = 1;
+		r->data.size = r->map_size - r->data.offset;
+		memset(r->feat_bitmap, 0, sizeof(r->feat_bitmap));
+	}
 	if (r->attr_size < PERF_ATTR_SIZE_VER0 + 16 || r->attr_size > 65536)
 		return PFC_FAIL(r->err, BAD_HEADER, 16, "attr size %llu is invalid",
 				(unsigned long long)r->attr_size);
@@ -786,7 +796,7 @@ static int run_mapped(struct pfc_reader *r, uint64_t start, uint64_t end, pfc_re
 		if (end - pos > 1024)
 			__builtin_prefetch(p + 1024);
 		if (end - pos < 8) {
-			if (r->pipe_mode) {
+			if (r->pipe_mode || r->unfinished) {
 				warn_junk(r, pos, end - pos, "partial record header");
 				break;
 			}
@@ -809,7 +819,8 @@ static int run_mapped(struct pfc_reader *r, uint64_t start, uint64_t end, pfc_re
 		if (ret == 0 && extent > end - pos)
 			ret = -PFC_ERR_TRUNCATED;
 		if (ret != 0) {
-			if (r->pipe_mode && (looks_like_text(p, end - pos) || ret > 0 || ret == -PFC_ERR_TRUNCATED)) {
+			if ((r->pipe_mode && (looks_like_text(p, end - pos) || ret > 0 || ret == -PFC_ERR_TRUNCATED)) ||
+			    r->unfinished) {
 				memset(r->err, 0, sizeof(*r->err));
 				warn_junk(r, pos, end - pos, ret == -PFC_ERR_TRUNCATED || ret > 0 ?
 					  "a record cut short" : "not a record");
@@ -882,5 +893,10 @@ int pfc_reader_run(struct pfc_reader *r, pfc_rec_fn fn, void *ctx)
 		return run_stream(r, fn, ctx);
 	if (r->pipe_mode)
 		return run_mapped(r, 16, r->map_size, fn, ctx);
+	if (r->unfinished && r->warn)
+		fprintf(r->warn, "perfconv: warning: '%s': perf record did not finish (killed?): its header still "
+			"says the data section is empty; reading the %llu bytes of records after offset %llu to the "
+			"end of the file, without the feature sections perf writes last (build-ids, host, command line)\n",
+			r->path, (unsigned long long)r->data.size, (unsigned long long)r->data.offset);
 	return run_mapped(r, r->data.offset, r->data.offset + r->data.size, fn, ctx);
 }

@@ -41,6 +41,7 @@ struct pfc_reader {
 	struct pfc_file_section attrs, data, event_types;
 	uint64_t feat_offset;
 	uint64_t feat_bitmap[4];
+	int unfinished;         /* perf record never rewrote its header: records run to the end of the file */
 	struct pfc_blob feat[PFC_FEAT_BITS];
 	uint8_t *feat_owned[PFC_FEAT_BITS];     /* copies of pipe-mode feature payloads */
 	/* events */

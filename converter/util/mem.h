@@ -49,7 +49,7 @@ static inline void *pfc_mem_calloc(size_t nmemb, size_t size)
  * A zeroed table of which only a few entries are ever written (a cache indexed by hash, a
  * symbol table filled as lookups reach it): from PFC_MEM_SPARSE on, mapped on its own, so
  * that only the pages written are backed.  calloc would clear all of it whenever the heap has
- * room for it (heap_setup in cli/convert.c keeps room), and under huge pages clear 2 MiB for
+ * room for it (pfc_cli_heap_setup in cli/heap.c keeps room), and under huge pages clear 2 MiB for
  * each entry written.  Smaller ones come from calloc: clearing them costs less than a
  * mapping.  Free with pfc_mem_sparse_free(p, n), n as allocated.
  */

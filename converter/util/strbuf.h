@@ -100,6 +100,22 @@ static inline char *pfc_put_dec(char *d, unsigned long long v, int min_digits)
 	return d + n;
 }
 
+/* v in lowercase hexadecimal at d ("%llx"): the end of what was written, at most 16 bytes.
+ * Its length first, then the digits from the end, as pfc_put_dec. */
+static inline char *pfc_put_hex(char *d, unsigned long long v)
+{
+	int n = 1;
+	char *e;
+
+	while (n < 16 && v >> (4 * n))
+		n++;
+	e = d + n;
+	do
+		*--e = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	return d + n;
+}
+
 /* v in decimal, right-aligned in width columns ("%*llu"), negative when neg is set ("%*lld"
  * of -v). */
 static inline void pfc_sb_adddec(struct pfc_sb *b, unsigned long long v, int neg, size_t width)
@@ -116,12 +132,8 @@ static inline void pfc_sb_adddec(struct pfc_sb *b, unsigned long long v, int neg
 static inline void pfc_sb_addhex(struct pfc_sb *b, unsigned long long v, size_t width)
 {
 	char d[16];
-	size_t i = sizeof(d);
 
-	do
-		d[--i] = "0123456789abcdef"[v & 15];
-	while (v >>= 4);
-	pfc_sb_addpad(b, d + i, sizeof(d) - i, width);
+	pfc_sb_addpad(b, d, (size_t)(pfc_put_hex(d, v) - d), width);
 }
 
 static inline void pfc_sb_addf(struct pfc_sb *b, const char *fmt, ...)

@@ -1,5 +1,5 @@
 /*
- * test_pack.c - unit tests of the pack container (converter/files/pack.c): members written
+ * test_pack.c - unit tests of the pack container (converter/files/packwrite.c, packread.c): members written
  * with pfc_packw (an empty one, a 5 MB file read in chunks, names with spaces and UTF-8)
  * come back byte for byte, by name and in order, and the same members give the same bytes;
  * the writer refuses what the reader would.  Hostile packs, built here as raw tar in zstd,

@@ -8,6 +8,8 @@
  * table read from the file; a corrupt entry is reported, removed and written again; the
  * bound in bytes keeps the newest entries.  Byte entries (kallsyms-text) round-trip.  An
  * image read in place with damaged trees or records: every lookup ends, none reads outside.
+ * The build-id note walker (buildid.c) on notes of other kinds, empty, odd-sized and cut
+ * short, and the running kernel's key naming the build-id of the tests' stand-in kernel.
  * usage: test_symcache [FIXTURES_DIR]   (default "fixtures")
  */
 #include <dirent.h>
@@ -19,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "converter/native/buildid.h"
 #include "converter/native/symcache.h"
 #include "tests/unit/check.h"
 
@@ -371,6 +374,68 @@ static void damaged_in_place(const char *kallsyms)
 	pfc_symtab_free(&t);
 }
 
+/* a note in this machine's byte order at p: its size */
+static size_t note(uint8_t *p, uint32_t type, const char *name, const uint8_t *desc, uint32_t descsz)
+{
+	uint32_t namesz = (uint32_t)strlen(name) + 1, h[3] = { namesz, descsz, type };
+	size_t nsz = (namesz + 3u) & ~3u, dsz = (descsz + 3u) & ~3u;
+
+	memset(p, 0, 12 + nsz + dsz);
+	memcpy(p, h, 12);
+	memcpy(p + 12, name, namesz);
+	memcpy(p + 12 + nsz, desc, descsz);
+	return 12 + nsz + dsz;
+}
+
+static void notes_walk(void)
+{
+	static const uint8_t id[20] = { 0x6e, 0xcd, 0x6e, 0xc2, 0x1e, 0xc6, 0x94, 0x16, 0xe5, 0x0a,
+					0x8a, 0xa6, 0x73, 0x7e, 0x50, 0x09, 0x01, 0xdd, 0xb4, 0x7a };
+	uint8_t buf[256], out[20];
+	char dir[] = "/tmp/test_symcache.XXXXXX", path[300];
+	struct pfc_symcache_key k;
+	size_t n = 0, i;
+	FILE *f;
+
+	/* a Xen note, a GNU note of another type, then the build-id */
+	n += note(buf + n, 3, "Xen", id, 8);
+	n += note(buf + n, 1, "GNU", id, 16);
+	n += note(buf + n, 3, "GNU", id, 20);
+	memset(out, 0xff, sizeof(out));
+	check(pfc_buildid_from_notes(buf, n, out, sizeof(out)) == 20 && !memcmp(out, id, 20), "the third note's build-id");
+	for (i = 0; i < n; i++)
+		check(pfc_buildid_from_notes(buf, i, out, sizeof(out)) == 0, "notes cut at %zu bytes: no build-id", i);
+	/* perf's lengths: the descriptor rounded up to 4, at most max, the rest zeroed */
+	n = note(buf, 3, "GNU", id, 3);
+	memset(out, 0xff, sizeof(out));
+	check(pfc_buildid_from_notes(buf, n, out, sizeof(out)) == 4 && !memcmp(out, id, 3) && !out[3] && !out[19],
+	      "a 3-byte build-id: 4 bytes, zero-padded");
+	n = note(buf, 3, "GNU", id, 20);
+	check(pfc_buildid_from_notes(buf, n, out, 8) == 8 && !memcmp(out, id, 8), "at most max bytes");
+	n = note(buf, 3, "GNU", id, 0);
+	n += note(buf + n, 3, "GNU", id, 20);
+	check(pfc_buildid_from_notes(buf, n, out, sizeof(out)) == 0, "an empty first build-id: none");
+	n = note(buf, 3, "GNUX", id, 20);
+	check(pfc_buildid_from_notes(buf, n, out, sizeof(out)) == 0, "another name: none");
+
+	/* the running kernel's key names the stand-in's build-id, as session.c's check reads it */
+	n = note(buf, 3, "GNU", id, 20);
+	if (!mkdtemp(dir))
+		return;
+	snprintf(path, sizeof(path), "%s/notes", dir);
+	if ((f = fopen(path, "wb"))) {
+		fwrite(buf, 1, n, f);
+		fclose(f);
+	}
+	setenv("PERFCONV_RUNNING_KERNEL", dir, 1);
+	check(pfc_buildid_running_kernel(out, sizeof(out)) == 20 && !memcmp(out, id, 20), "the stand-in's build-id");
+	check(pfc_symcache_key(&k) != 0 || strstr(k.text, "bid=6ecd6ec21ec69416e50a8aa6737e500901ddb47a ") != NULL,
+	      "the running kernel's key names the stand-in's build-id: %s", k.text);
+	unsetenv("PERFCONV_RUNNING_KERNEL");
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const char *fx = argc > 1 ? argv[1] : "fixtures";
@@ -385,5 +450,6 @@ int main(int argc, char **argv)
 	on_disk(kallsyms);
 	damaged_in_place(kallsyms);
 	elf_kind(fx);
+	notes_walk();
 	return check_done("test_symcache");
 }

@@ -1,16 +1,12 @@
 /*
- * pack.c - a pack's container: pax-restricted tar in zstd, through libarchive.  The writer
- * streams members to a FILE* with fixed metadata, so that the same members give the same
- * bytes.  The reader checks the zstd frames and the tar stream and copies every member into
- * a memory file, within the limits of pack.h; what the members mean is files.c's business.
- * A failure is an error value naming the member and the offset in the compressed pack.
+ * packwrite.c - writing a pack: pax-restricted tar streamed to a FILE* with fixed metadata,
+ * so that the same members give the same bytes, one zstd frame a member, a frame reused from
+ * the symbol cache when the member's tar bytes hash the same, and the recording compressed on
+ * a thread of its own while it is converted.  Reading is packread.c's; which files go in and
+ * the MANIFEST are formats/perfpack.c's.
  */
-#include <archive.h>
-#include <archive_entry.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <locale.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,647 +18,14 @@
 #include <xxhash.h>
 #include <zstd.h>
 #include <zstd_errors.h>
-#include "converter/files/pack.h"
+#include "converter/files/packint.h"
 
-/*
- * libarchive, with the ICU and libxml2 it brings, takes longer to load than a small
- * conversion takes to run: it is loaded when a pack is read or written, not at start.
- */
-#define AR_SONAME "libarchive.so.13"
-#define AR_FUNCTIONS(X) \
-	X(archive_entry_copy_pathname) \
-	X(archive_entry_filetype) \
-	X(archive_entry_free) \
-	X(archive_entry_hardlink) \
-	X(archive_entry_new) \
-	X(archive_entry_pathname) \
-	X(archive_entry_set_filetype) \
-	X(archive_entry_set_gid) \
-	X(archive_entry_set_mtime) \
-	X(archive_entry_set_perm) \
-	X(archive_entry_set_size) \
-	X(archive_entry_set_uid) \
-	X(archive_entry_size) \
-	X(archive_entry_size_is_set) \
-	X(archive_entry_sparse_add_entry) \
-	X(archive_entry_sparse_count) \
-	X(archive_entry_symlink) \
-	X(archive_error_string) \
-	X(archive_filter_bytes) \
-	X(archive_filter_code) \
-	X(archive_filter_count) \
-	X(archive_read_data_block) \
-	X(archive_read_free) \
-	X(archive_read_new) \
-	X(archive_read_next_header) \
-	X(archive_read_open_memory) \
-	X(archive_read_support_filter_zstd) \
-	X(archive_read_support_format_tar) \
-	X(archive_set_error) \
-	X(archive_write_close) \
-	X(archive_write_data) \
-	X(archive_write_finish_entry) \
-	X(archive_write_free) \
-	X(archive_write_header) \
-	X(archive_write_new) \
-	X(archive_write_open2) \
-	X(archive_write_set_bytes_in_last_block) \
-	X(archive_write_set_bytes_per_block) \
-	X(archive_write_set_format_pax_restricted) \
-	X(archive_version_number)
-static struct {
-#define X(f) __typeof__(f) *f;
-	AR_FUNCTIONS(X)
-#undef X
-	int ok;
-	char why[160];
-} ar;
-
-static void ar_load_once(void)
-{
-	void *lib = dlopen(AR_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	const char *e;
-
-	if (!lib) {
-		e = dlerror();
-		snprintf(ar.why, sizeof(ar.why), "%s", e ? e : "not found");
-		return;
-	}
-#define X(f) \
-	if (!(*(void **)&ar.f = dlsym(lib, #f))) { \
-		snprintf(ar.why, sizeof(ar.why), "%s has no %s", AR_SONAME, #f); \
-		return; \
-	}
-	AR_FUNCTIONS(X)
-#undef X
-	ar.ok = 1;
-}
-
-/* 0 with ar's functions set, or an error naming what is missing. */
-static int ar_load(struct pfc_error *err)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	pthread_once(&once, ar_load_once);
-	return ar.ok ? 0 : PFC_FAIL_NOOFF(err, UNSUPPORTED, "packs need libarchive (Debian: libarchive13): %s", ar.why);
-}
-
-#define ZSTD_MAGIC "\x28\xb5\x2f\xfd"
-#define MAGIC_LEN (sizeof(PFC_PACK_MAGIC) - 1)
 #define CHUNK (1 << 20)                    /* add_file's reads */
-#define RATIO_GRACE ((uint64_t)64 << 20)   /* tar bytes the ratio limit lets through */
 /* On a 50 MB mix of perf.data and ELF files, on 2 cores: level 3 (zstd's default) writes
  * 360 MB/s at a ratio of 3.50, level 9 73 MB/s at 3.81, level 19 3 MB/s at 4.29.  On the
  * .NET fixture's pack (54 MB of files) level 1 takes a third of level 3's CPU (0.11 against
  * 0.33 s) for 8% more bytes: packing is to cost no more than twice a conversion. */
 #define DEFAULT_LEVEL 1
-#define STR(x) STR_(x)
-#define STR_(x) #x
-
-/* --- names ---------------------------------------------------------------------------------- */
-
-/* Why a member name is refused, or NULL: names are lookup keys, never paths, but a pack that
- * GNU tar would extract outside its directory, or whose names garble a terminal, is refused. */
-static const char *bad_name(const char *s)
-{
-	size_t n = strlen(s), i, comp = 0;
-
-	if (!n)
-		return "an empty name";
-	if (n > PFC_PACK_MAX_NAME)
-		return "a name longer than " STR(PFC_PACK_MAX_NAME) " bytes";
-	if (s[0] == '/')
-		return "an absolute name";
-	for (i = 0; i <= n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c && (c < 0x20 || c == 0x7f))
-			return "a control character in its name";
-		if (c == '/' || !c) {
-			if (i - comp == 2 && s[comp] == '.' && s[comp + 1] == '.')
-				return "a '..' component in its name";
-			comp = i + 1;
-		}
-	}
-	return NULL;
-}
-
-/* A name for a message: control bytes escaped (a hostile name must not drive the terminal),
- * cut at 120 bytes. */
-static const char *shown(const char *s, char out[160])
-{
-	size_t o = 0;
-
-	for (; s && *s && o < 120; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			o += (size_t)snprintf(out + o, 160 - o, "\\x%02x", c);
-		else
-			out[o++] = (char)c;
-	}
-	if (s && *s)
-		o += (size_t)snprintf(out + o, 160 - o, "...");
-	out[o] = 0;
-	return out;
-}
-
-/* libarchive converts names between the locale's charset and the UTF-8 of pax headers, and
- * perfconv runs in the C locale, where no name but an ASCII one converts: its calls that
- * convert run in C.UTF-8 on this thread.  Names must be UTF-8 (GNU tar warns on others). */
-static locale_t utf8_enter(locale_t *utf8)
-{
-	*utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-	return *utf8 ? uselocale(*utf8) : (locale_t)0;
-}
-
-static void utf8_leave(locale_t utf8, locale_t old)
-{
-	if (utf8) {
-		uselocale(old);
-		freelocale(utf8);
-	}
-}
-
-/* --- reading ------------------------------------------------------------------------------- */
-
-struct member {
-	char *name;
-	int fd;               /* memory file with the bytes */
-	uint64_t size;
-	uint64_t off;         /* compressed offset where its header was read, for messages */
-	void *map;            /* its bytes mapped, on the first pfc_pack_bytes (atomic) */
-};
-
-struct pfc_pack {
-	struct member *m;     /* in the pack's order */
-	size_t n, cap;
-	struct member **sorted;   /* by name, for bsearch */
-	char *path;           /* NULL: opened from memory */
-};
-
-struct rd {
-	struct pfc_pack *p;
-	struct archive *a;
-	struct pfc_error *err;
-	uint64_t total;       /* member bytes so far */
-	uint64_t mem;         /* RAM and swap: members live in memory */
-	uint64_t data_end;    /* tar stream offset after the last member's data */
-	uint64_t holes;       /* bytes of sparse members' holes, declared so far */
-	char buf[2][160];     /* for shown() */
-};
-
-static uint64_t rd_off(struct rd *r)
-{
-	la_int64_t o = ar.archive_filter_bytes(r->a, -1);
-	return o > 0 ? (uint64_t)o : 0;
-}
-
-/* The name of the member being read, for messages: libarchive's failures come between
- * members, then the last good one is named. */
-static const char *rd_where(struct rd *r, char *out, size_t len)
-{
-	if (!r->p->n)
-		snprintf(out, len, "at the first member");
-	else
-		snprintf(out, len, "after member '%s'", shown(r->p->m[r->p->n - 1].name, r->buf[1]));
-	return out;
-}
-
-/* An archive bomb: past the first RATIO_GRACE bytes of tar stream (headers count: special
- * headers of no member can be a bomb too), each compressed byte may give PFC_PACK_MAX_RATIO. */
-static int rd_ratio(struct rd *r, const char *name)
-{
-	la_int64_t in = ar.archive_filter_bytes(r->a, -1), out = ar.archive_filter_bytes(r->a, 0);
-
-	if (out > 0 && in >= 0 && (uint64_t)out > RATIO_GRACE &&
-	    ((uint64_t)out - RATIO_GRACE) / PFC_PACK_MAX_RATIO > (uint64_t)in)
-		return PFC_FAIL(r->err, UNSUPPORTED, rd_off(r),
-				"member '%s': %lld bytes from %lld compressed, over the limit of %d to 1 (an archive bomb)",
-				shown(name, r->buf[0]), (long long)out, (long long)in, PFC_PACK_MAX_RATIO);
-	return 0;
-}
-
-static int rd_member(struct rd *r, struct archive_entry *e)
-{
-	struct pfc_pack *p = r->p;
-	const char *name = ar.archive_entry_pathname(e), *why;
-	uint64_t off = rd_off(r), size, got = 0;
-	struct member *m;
-	int fd, sparse;
-
-	if (!name)
-		return PFC_FAIL(r->err, CORRUPT, off, "a member without a name %s",
-				rd_where(r, r->buf[0], sizeof(r->buf[0])));
-	if ((why = bad_name(name)))
-		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': %s", shown(name, r->buf[0]), why);
-	if (ar.archive_entry_filetype(e) != AE_IFREG || ar.archive_entry_hardlink(e) || ar.archive_entry_symlink(e))
-		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': not a regular file",
-				shown(name, r->buf[0]));
-	/* a sparse member (pax GNU.sparse 1.0): its holes are holes of the memory file */
-	sparse = ar.archive_entry_sparse_count(e) > 0;
-	if (!ar.archive_entry_size_is_set(e) || ar.archive_entry_size(e) < 0)
-		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': no size", shown(name, r->buf[0]));
-	size = (uint64_t)ar.archive_entry_size(e);
-	if (p->n >= PFC_PACK_MAX_MEMBERS)
-		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': more than %d members",
-				shown(name, r->buf[0]), PFC_PACK_MAX_MEMBERS);
-	if (size > PFC_PACK_MAX_TOTAL - r->total)
-		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': %llu bytes, over the limit of %llu for all members",
-				shown(name, r->buf[0]), (unsigned long long)size, (unsigned long long)PFC_PACK_MAX_TOTAL);
-	if (r->total + size > r->mem)
-		return PFC_FAIL(r->err, UNSUPPORTED, off, "member '%s': %llu bytes, more than this machine's memory holds",
-				shown(name, r->buf[0]), (unsigned long long)size);
-	/* holes cost no memory until read, and a reader may read them: like the bytes of the
-	 * tar stream, past RATIO_GRACE each compressed byte may declare PFC_PACK_MAX_RATIO */
-	if (sparse) {
-		la_int64_t in = ar.archive_filter_bytes(r->a, -1);
-		r->holes += size;
-		if (r->holes > RATIO_GRACE && (r->holes - RATIO_GRACE) / PFC_PACK_MAX_RATIO > (uint64_t)(in > 0 ? in : 0))
-			return PFC_FAIL(r->err, UNSUPPORTED, off,
-					"member '%s': sparse members of %llu bytes from %lld compressed, over the limit of %d to 1 (an archive bomb)",
-					shown(name, r->buf[0]), (unsigned long long)r->holes, (long long)in, PFC_PACK_MAX_RATIO);
-	}
-	if (!p->n && strcmp(name, PFC_PACK_MANIFEST))
-		return PFC_FAIL(r->err, CORRUPT, off, "member '%s': the first member must be %s",
-				shown(name, r->buf[0]), PFC_PACK_MANIFEST);
-
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct member *nm = realloc(p->m, cap * sizeof(*nm));
-		if (!nm)
-			return PFC_FAIL_NOOFF(r->err, NOMEM, "pack members");
-		p->m = nm;
-		p->cap = cap;
-	}
-	if ((fd = memfd_create("perfpack", MFD_CLOEXEC)) < 0)
-		return PFC_FAIL(r->err, IO, off, "member '%s': cannot create a memory file: %s%s",
-				shown(name, r->buf[0]), strerror(errno),
-				errno == EMFILE ? " (one open file a member: raise ulimit -n)" : "");
-	m = &p->m[p->n];
-	*m = (struct member){ .name = strdup(name), .fd = fd, .size = size, .off = off };
-	p->n++;	/* closed with the pack from here on */
-	if (!m->name)
-		return PFC_FAIL_NOOFF(r->err, NOMEM, "pack members");
-
-	for (;;) {
-		const void *buf;
-		size_t len;
-		la_int64_t at;
-		int ret = ar.archive_read_data_block(r->a, &buf, &len, &at);
-
-		if (ret == ARCHIVE_EOF)
-			break;
-		if (ret != ARCHIVE_OK)
-			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': %s",
-					shown(name, r->buf[0]), ar.archive_error_string(r->a));
-		/* in order, inside the size; a gap only in a sparse member */
-		if (at < 0 || (uint64_t)at < got || (uint64_t)at > size || len > size - (uint64_t)at ||
-		    ((uint64_t)at != got && !sparse))
-			return PFC_FAIL(r->err, CORRUPT, rd_off(r), "member '%s': data past its size, out of order or with holes",
-					shown(name, r->buf[0]));
-		got = (uint64_t)at;
-		for (size_t done = 0; done < len;) {
-			ssize_t w = pwrite(fd, (const char *)buf + done, len - done, (off_t)(got + done));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return PFC_FAIL(r->err, IO, rd_off(r), "member '%s': writing its memory file: %s",
-						shown(name, r->buf[0]), w < 0 ? strerror(errno) : "no progress");
-			done += (size_t)w;
-		}
-		got += len;
-		r->total += len;
-		if (rd_ratio(r, name) < 0)
-			return -r->err->code;
-	}
-	if (sparse && got < size && ftruncate(fd, (off_t)size) < 0)	/* a hole at the end */
-		return PFC_FAIL(r->err, IO, rd_off(r), "member '%s': sizing its memory file: %s",
-				shown(name, r->buf[0]), strerror(errno));
-	if (got != size && !sparse)
-		return PFC_FAIL(r->err, TRUNCATED, rd_off(r), "member '%s': %llu bytes of %llu",
-				shown(name, r->buf[0]), (unsigned long long)got, (unsigned long long)size);
-	r->data_end = (uint64_t)ar.archive_filter_bytes(r->a, 0);
-	if (p->n == 1) {
-		char head[MAGIC_LEN];
-		if (pread(fd, head, MAGIC_LEN, 0) != (ssize_t)MAGIC_LEN || memcmp(head, PFC_PACK_MAGIC, MAGIC_LEN))
-			return PFC_FAIL(r->err, CORRUPT, off, "member '%s': it does not start with '%.*s'",
-					PFC_PACK_MANIFEST, (int)MAGIC_LEN - 1, PFC_PACK_MAGIC);
-	}
-	return 0;
-}
-
-static int by_name(const void *a, const void *b)
-{
-	const struct member *x = *(const struct member *const *)a, *y = *(const struct member *const *)b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : x < y ? -1 : x > y;
-}
-
-/* The pack is whole zstd frames, and nothing after them: a pack cut short anywhere is an
- * error (libarchive accepts a tar stream that ends at a block boundary, and stops reading
- * at the end-of-archive blocks without looking at the rest of the frame). */
-static int check_frames(const unsigned char *buf, size_t len, struct pfc_error *err)
-{
-	size_t pos = 0;
-
-	if (len < 4 || memcmp(buf, ZSTD_MAGIC, 4))
-		return PFC_FAIL(err, CORRUPT, 0, "not a pack: no zstd frame");
-	while (pos < len) {
-		size_t n = ZSTD_findFrameCompressedSize(buf + pos, len - pos);
-		if (ZSTD_isError(n) && ZSTD_getErrorCode(n) == ZSTD_error_srcSize_wrong)
-			return PFC_FAIL(err, TRUNCATED, len, "the zstd frame at offset %zu is cut short", pos);
-		if (ZSTD_isError(n) && pos && ZSTD_getErrorCode(n) == ZSTD_error_prefix_unknown)
-			return PFC_FAIL(err, CORRUPT, pos, "%zu bytes after the last zstd frame", len - pos);
-		if (ZSTD_isError(n))
-			return PFC_FAIL(err, CORRUPT, pos, "the zstd frame at offset %zu: %s", pos, ZSTD_getErrorName(n));
-		pos += n;
-	}
-	return 0;
-}
-
-static int pack_read(struct pfc_pack *p, const void *buf, size_t len, struct pfc_error *err)
-{
-	struct rd r = { .p = p, .err = err, .mem = PFC_PACK_MAX_TOTAL };
-	struct archive_entry *e;
-	struct sysinfo si;
-	int ret;
-
-	if ((ret = check_frames(buf, len, err)) < 0)
-		return ret;
-	if (!sysinfo(&si))
-		r.mem = ((uint64_t)si.totalram + si.totalswap) * (si.mem_unit ? si.mem_unit : 1);
-	if ((ret = ar_load(err)) < 0)
-		return ret;
-	if (!(r.a = ar.archive_read_new()))
-		return PFC_FAIL_NOOFF(err, NOMEM, "libarchive");
-	/* zstd and tar only: never whatever else libarchive can detect */
-	if (ar.archive_read_support_filter_zstd(r.a) != ARCHIVE_OK || ar.archive_read_support_format_tar(r.a) != ARCHIVE_OK) {
-		ret = PFC_FAIL_NOOFF(err, UNSUPPORTED, "libarchive cannot read zstd and tar: %s", ar.archive_error_string(r.a));
-		goto out;
-	}
-	if (ar.archive_read_open_memory(r.a, buf, len) != ARCHIVE_OK) {
-		ret = PFC_FAIL(err, CORRUPT, rd_off(&r), "%s", ar.archive_error_string(r.a));
-		goto out;
-	}
-	while ((ret = ar.archive_read_next_header(r.a, &e)) == ARCHIVE_OK) {
-		if (ar.archive_filter_count(r.a) != 2 || ar.archive_filter_code(r.a, 0) != ARCHIVE_FILTER_ZSTD) {
-			ret = PFC_FAIL(err, CORRUPT, 0, "not a pack: not one zstd stream");
-			goto out;
-		}
-		if ((ret = rd_member(&r, e)) < 0 || (ret = rd_ratio(&r, ar.archive_entry_pathname(e))) < 0)
-			goto out;
-	}
-	if (ret != ARCHIVE_EOF) {
-		/* WARN and RETRY too: a pack of ours never makes libarchive warn */
-		char where[200];
-		ret = PFC_FAIL(err, CORRUPT, rd_off(&r), "%s: %s", rd_where(&r, where, sizeof(where)),
-			       ar.archive_error_string(r.a) ? ar.archive_error_string(r.a) : "libarchive failed");
-		goto out;
-	}
-	if (!p->n) {
-		ret = PFC_FAIL(err, CORRUPT, rd_off(&r), "no member: the first member must be %s", PFC_PACK_MANIFEST);
-		goto out;
-	}
-	/* libarchive ends a tar stream that stops at a block boundary as if it had its
-	 * end-of-archive blocks: it had them only if it read past the last member's data */
-	if ((uint64_t)ar.archive_filter_bytes(r.a, 0) < r.data_end + 512) {
-		ret = PFC_FAIL(err, TRUNCATED, rd_off(&r), "the tar stream ends after member '%s', without its end-of-archive blocks",
-			       shown(p->m[p->n - 1].name, r.buf[0]));
-		goto out;
-	}
-	if (!(p->sorted = malloc(p->n * sizeof(*p->sorted)))) {
-		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack members");
-		goto out;
-	}
-	for (size_t i = 0; i < p->n; i++)
-		p->sorted[i] = &p->m[i];
-	qsort(p->sorted, p->n, sizeof(*p->sorted), by_name);
-	ret = 0;
-	for (size_t i = 1; i < p->n; i++) {
-		if (!strcmp(p->sorted[i - 1]->name, p->sorted[i]->name)) {
-			ret = PFC_FAIL(err, CORRUPT, p->sorted[i]->off, "member '%s': a second member of that name",
-				       shown(p->sorted[i]->name, r.buf[0]));
-			break;
-		}
-	}
-out:
-	ar.archive_read_free(r.a);
-	return ret;
-}
-
-void pfc_pack_close(struct pfc_pack *p)
-{
-	if (!p)
-		return;
-	for (size_t i = 0; i < p->n; i++) {
-		if (p->m[i].map && p->m[i].size)
-			munmap(p->m[i].map, p->m[i].size);
-		close(p->m[i].fd);
-		free(p->m[i].name);
-	}
-	free(p->m);
-	free(p->sorted);
-	free(p->path);
-	free(p);
-}
-
-static int pack_open(struct pfc_pack **out, const void *buf, size_t len, const char *path, struct pfc_error *err)
-{
-	struct pfc_pack *p = calloc(1, sizeof(*p));
-	int had = err && err->code, ret;
-	locale_t utf8, old;
-
-	*out = NULL;
-	if (!p || (path && !(p->path = strdup(path)))) {
-		free(p);
-		return PFC_FAIL_NOOFF(err, NOMEM, "pack");
-	}
-	old = utf8_enter(&utf8);
-	ret = pack_read(p, buf, len, err);
-	utf8_leave(utf8, old);
-	if (ret < 0) {
-		if (err && !had && path)
-			snprintf(err->file, sizeof(err->file), "%s", path);
-		pfc_pack_close(p);
-		return ret;
-	}
-	*out = p;
-	return 0;
-}
-
-int pfc_pack_open_mem(struct pfc_pack **out, const void *buf, size_t len, struct pfc_error *err)
-{
-	return pack_open(out, buf, len, NULL, err);
-}
-
-int pfc_pack_open(struct pfc_pack **out, const char *path, struct pfc_error *err)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret, had = err && err->code;
-	struct stat st;
-	void *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	*out = NULL;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		ret = PFC_FAIL_NOOFF(err, OPEN, "%s", strerror(errno));
-		goto fail;
-	}
-	if (S_ISREG(st.st_mode) && st.st_size > 0) {
-		len = (size_t)st.st_size;
-		if ((buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
-			buf = NULL;
-			ret = PFC_FAIL_NOOFF(err, IO, "%s", strerror(errno));
-			goto fail;
-		}
-		close(fd);
-		ret = pack_open(out, buf, len, path, err);
-		munmap(buf, len);
-		return ret;
-	}
-	for (;;) {	/* a pipe, or an empty file: read it all */
-		ssize_t n;
-		if (len == cap) {
-			void *nb = cap < PFC_PACK_MAX_TOTAL ? realloc(buf, cap = cap ? cap * 2 : 1 << 16) : NULL;
-			if (!nb) {
-				ret = PFC_FAIL_NOOFF(err, NOMEM, "reading the pack");
-				goto fail;
-			}
-			buf = nb;
-		}
-		if ((n = read(fd, (char *)buf + len, cap - len)) < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = PFC_FAIL(err, IO, len, "%s", strerror(errno));
-			goto fail;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	ret = pack_open(out, buf, len, path, err);
-	free(buf);
-	return ret;
-fail:
-	if (err && !had)
-		snprintf(err->file, sizeof(err->file), "%s", path);
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return ret;
-}
-
-static int by_name_key(const void *key, const void *elem)
-{
-	return strcmp(key, (*(const struct member *const *)elem)->name);
-}
-
-static struct member *find(const struct pfc_pack *p, const char *name)
-{
-	struct member **m;
-
-	if (!p || !name)
-		return NULL;
-	m = bsearch(name, p->sorted, p->n, sizeof(*p->sorted), by_name_key);
-	return m ? *m : NULL;
-}
-
-size_t pfc_pack_count(const struct pfc_pack *p)
-{
-	return p ? p->n : 0;
-}
-
-const char *pfc_pack_name_at(const struct pfc_pack *p, size_t i)
-{
-	return p && i < p->n ? p->m[i].name : NULL;
-}
-
-const char *pfc_pack_path(const struct pfc_pack *p)
-{
-	return p && p->path ? p->path : "<memory>";
-}
-
-int pfc_pack_fd(const struct pfc_pack *p, const char *name, uint64_t *size)
-{
-	struct member *m = find(p, name);
-
-	if (!m)
-		return -1;
-	if (size)
-		*size = m->size;
-	return m->fd;
-}
-
-const void *pfc_pack_bytes(const struct pfc_pack *p, const char *name, uint64_t *size)
-{
-	static const char empty[1];
-	struct member *m = find(p, name);
-	void *map, *none = NULL;
-
-	if (!m)
-		return NULL;
-	if (size)
-		*size = m->size;
-	if (!m->size)
-		return empty;
-	if ((map = __atomic_load_n(&m->map, __ATOMIC_ACQUIRE)))
-		return map;
-	if (m->size > SIZE_MAX || (map = mmap(NULL, (size_t)m->size, PROT_READ, MAP_SHARED, m->fd, 0)) == MAP_FAILED)
-		return NULL;
-	/* two threads may map it at once: one mapping stays, the other goes */
-	if (!__atomic_compare_exchange_n(&m->map, &none, map, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		munmap(map, (size_t)m->size);
-		map = none;
-	}
-	return map;
-}
-
-/* --- detecting ------------------------------------------------------------------------------ */
-
-/* The start of the first frame only: the MANIFEST's tar header and its first line.  They are
- * in its first block, which can only be decoded whole: up to 128 KiB compressed. */
-#define DETECT_MAX ((128 << 10) + 64)
-
-int pfc_pack_detect_mem(const void *buf, size_t len)
-{
-	unsigned char out[512 + MAGIC_LEN];
-	ZSTD_inBuffer in = { buf, len < DETECT_MAX ? len : DETECT_MAX, 0 };
-	ZSTD_outBuffer o = { out, sizeof(out), 0 };
-	/* one decoder a thread, kept: its window is allocated once (a batch detects every
-	 * file it scans, a fuzzer every input) */
-	static __thread ZSTD_DCtx *d;
-
-	if (len < 4 || memcmp(buf, ZSTD_MAGIC, 4) || (!d && !(d = ZSTD_createDCtx())))
-		return 0;
-	ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-	while (o.pos < o.size && in.pos < in.size) {
-		size_t r = ZSTD_decompressStream(d, &o, &in);
-		if (ZSTD_isError(r) || !r)
-			break;
-	}
-	return o.pos == o.size && !memcmp(out, PFC_PACK_MANIFEST, sizeof(PFC_PACK_MANIFEST)) &&
-	       (out[156] == '0' || !out[156]) && !memcmp(out + 257, "ustar", 5) &&
-	       !memcmp(out + 512, PFC_PACK_MAGIC, MAGIC_LEN);
-}
-
-int pfc_pack_detect(const char *path)
-{
-	unsigned char *buf;
-	int fd, ret = 0;
-	ssize_t n;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		return 0;
-	if ((buf = malloc(DETECT_MAX))) {
-		n = pread(fd, buf, DETECT_MAX, 0);
-		ret = n > 0 && pfc_pack_detect_mem(buf, (size_t)n);
-		free(buf);
-	}
-	close(fd);
-	return ret;
-}
-
-/* --- writing -------------------------------------------------------------------------------- */
 
 /*
  * One zstd frame a member: its tar headers, data and padding (the end-of-archive blocks are a
@@ -735,7 +98,7 @@ struct pfc_packw {
 	uint64_t sum_member;  /* XXH3-64 of that member's name */
 	uint64_t synced;      /* bytes of fp whose writeback was started */
 	int no_sync;          /* fp is not a file whose writeback can be started */
-	char buf[2][160];     /* for shown() */
+	char buf[2][160];     /* for pfc_pack_shown() */
 };
 
 /*
@@ -1030,7 +393,7 @@ static la_ssize_t w_write(struct archive *a, void *cd, const void *buf, size_t l
 		goto fail;
 	return (la_ssize_t)len;
 fail:
-	ar.archive_set_error(a, w->werr, "%s", strerror(w->werr));
+	AR->archive_set_error(a, w->werr, "%s", strerror(w->werr));
 	return -1;
 }
 
@@ -1043,7 +406,7 @@ static int w_close(struct archive *a, void *cd)
 	errno = 0;
 	if (w_end(w) < 0 || fflush(w->fp) || ferror(w->fp)) {
 		w->werr = w->werr ? w->werr : errno ? errno : EIO;
-		ar.archive_set_error(a, w->werr, "%s", strerror(w->werr));
+		AR->archive_set_error(a, w->werr, "%s", strerror(w->werr));
 		return ARCHIVE_FATAL;
 	}
 	return ARCHIVE_OK;
@@ -1052,16 +415,16 @@ static int w_close(struct archive *a, void *cd)
 /* libarchive's failure as a WRITE error naming the output and the member */
 static int w_fail(struct pfc_packw *w, const char *member, struct pfc_error *err)
 {
-	const char *why = w->werr ? strerror(w->werr) : ar.archive_error_string(w->a);
+	const char *why = w->werr ? strerror(w->werr) : AR->archive_error_string(w->a);
 
-	return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': %s", w->name, shown(member, w->buf[0]),
+	return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': %s", w->name, pfc_pack_shown(member, w->buf[0]),
 			      why ? why : "libarchive failed");
 }
 
 /* The member's data is all given: libarchive writes its padding, and its frame ends. */
 static int w_finish(struct pfc_packw *w, const char *member, struct pfc_error *err)
 {
-	if (ar.archive_write_finish_entry(w->a) != ARCHIVE_OK || w_end(w) < 0)
+	if (AR->archive_write_finish_entry(w->a) != ARCHIVE_OK || w_end(w) < 0)
 		return w_fail(w, member, err);
 	return 0;
 }
@@ -1074,8 +437,8 @@ static void w_free(struct pfc_packw *w)
 	 * skips after a failure: close it here, whatever its state, writing nothing more */
 	w->discard = 1;
 	if (w->a) {
-		ar.archive_write_close(w->a);
-		ar.archive_write_free(w->a);
+		AR->archive_write_close(w->a);
+		AR->archive_write_free(w->a);
 	}
 	for (size_t i = 0; i < w->names_cap; i++)
 		free(w->names[i]);
@@ -1097,12 +460,12 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 	int th;
 
 	*out = NULL;
-	if ((th = ar_load(err)) < 0)
+	if ((th = pfc_pack_ar_load(err)) < 0)
 		return th;
 	if (level && (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel()))
 		return PFC_FAIL_NOOFF(err, USAGE, "zstd level %d: not between %d and %d", level, ZSTD_minCLevel(),
 				      ZSTD_maxCLevel());
-	if (!(w = calloc(1, sizeof(*w))) || !(w->name = strdup(name ? name : "<stdout>")) || !(w->a = ar.archive_write_new()) ||
+	if (!(w = calloc(1, sizeof(*w))) || !(w->name = strdup(name ? name : "<stdout>")) || !(w->a = AR->archive_write_new()) ||
 	    !(w->xxh = XXH3_createState())) {
 		w_free(w);
 		return PFC_FAIL_NOOFF(err, NOMEM, "pack writer");
@@ -1126,13 +489,13 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 	/* a libzstd built without threads refuses workers: it then compresses on this thread */
 	w->mt = !ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_nbWorkers, th));
 	w->threads = th;
-	if (ar.archive_write_set_format_pax_restricted(w->a) != ARCHIVE_OK ||
+	if (AR->archive_write_set_format_pax_restricted(w->a) != ARCHIVE_OK ||
 	    /* unbuffered: a member's bytes all come before its frame ends, and nothing is
 	     * written past the end-of-archive blocks */
-	    ar.archive_write_set_bytes_per_block(w->a, 0) != ARCHIVE_OK ||
-	    ar.archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
-	    ar.archive_write_open2(w->a, w, NULL, w_write, w_close, NULL) != ARCHIVE_OK) {
-		int ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", w->name, ar.archive_error_string(w->a));
+	    AR->archive_write_set_bytes_per_block(w->a, 0) != ARCHIVE_OK ||
+	    AR->archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
+	    AR->archive_write_open2(w->a, w, NULL, w_write, w_close, NULL) != ARCHIVE_OK) {
+		int ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", w->name, AR->archive_error_string(w->a));
 		w_free(w);
 		return ret;
 	}
@@ -1197,17 +560,17 @@ static int w_name(struct pfc_packw *w, const char *name)
  * same bytes.  NULL: out of memory. */
 static struct archive_entry *entry_new(const char *member, uint64_t size)
 {
-	struct archive_entry *e = ar.archive_entry_new();
+	struct archive_entry *e = AR->archive_entry_new();
 
 	if (!e)
 		return NULL;
-	ar.archive_entry_copy_pathname(e, member);
-	ar.archive_entry_set_filetype(e, AE_IFREG);
-	ar.archive_entry_set_perm(e, 0644);
-	ar.archive_entry_set_size(e, (la_int64_t)size);
-	ar.archive_entry_set_mtime(e, 0, 0);
-	ar.archive_entry_set_uid(e, 0);
-	ar.archive_entry_set_gid(e, 0);
+	AR->archive_entry_copy_pathname(e, member);
+	AR->archive_entry_set_filetype(e, AE_IFREG);
+	AR->archive_entry_set_perm(e, 0644);
+	AR->archive_entry_set_size(e, (la_int64_t)size);
+	AR->archive_entry_set_mtime(e, 0, 0);
+	AR->archive_entry_set_uid(e, 0);
+	AR->archive_entry_set_gid(e, 0);
 	return e;
 }
 
@@ -1216,7 +579,7 @@ static struct archive_entry *entry_new(const char *member, uint64_t size)
 static int w_check(struct pfc_packw *w, const char *member, uint64_t size, const void *head, size_t headlen,
 		   struct pfc_error *err)
 {
-	const char *why = bad_name(member);
+	const char *why = pfc_pack_bad_name(member);
 
 	if (!why && !w->n && (strcmp(member, PFC_PACK_MANIFEST) || headlen < MAGIC_LEN ||
 			      memcmp(head, PFC_PACK_MAGIC, MAGIC_LEN)))
@@ -1228,7 +591,7 @@ static int w_check(struct pfc_packw *w, const char *member, uint64_t size, const
 	if (!why && w_name(w, member) < 0)
 		why = errno == EEXIST ? "a second member of that name" : strerror(errno);
 	if (why)
-		return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': %s", w->name, shown(member, w->buf[0]), why);
+		return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': %s", w->name, pfc_pack_shown(member, w->buf[0]), why);
 	return 0;
 }
 
@@ -1263,7 +626,7 @@ static int w_header(struct pfc_packw *w, const char *member, uint64_t size, cons
 					re = en;
 				} else {
 					if (open_region)
-						ar.archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
+						AR->archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
 					rb = b;
 					re = en;
 					open_region = 1;
@@ -1273,17 +636,17 @@ static int w_header(struct pfc_packw *w, const char *member, uint64_t size, cons
 				at = holes[2 * i] + holes[2 * i + 1];
 		}
 		if (open_region)
-			ar.archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
+			AR->archive_entry_sparse_add_entry(e, (la_int64_t)rb, (la_int64_t)(re - rb));
 	}
 	/* every member's header is held; the recording's data is streamed (w_stream) */
 	if (w_begin(w) < 0) {
-		ar.archive_entry_free(e);
+		AR->archive_entry_free(e);
 		return w_fail(w, member, err);
 	}
-	old = utf8_enter(&utf8);
-	ret = ar.archive_write_header(w->a, e);
-	utf8_leave(utf8, old);
-	ar.archive_entry_free(e);
+	old = pfc_pack_utf8_enter(&utf8);
+	ret = AR->archive_write_header(w->a, e);
+	pfc_pack_utf8_leave(utf8, old);
+	AR->archive_entry_free(e);
 	if (ret != ARCHIVE_OK)
 		return w_fail(w, member, err);
 	w->n++;
@@ -1294,7 +657,7 @@ static int w_header(struct pfc_packw *w, const char *member, uint64_t size, cons
 static int w_data(struct pfc_packw *w, const char *member, const void *buf, size_t len, struct pfc_error *err)
 {
 	while (len) {
-		la_ssize_t n = ar.archive_write_data(w->a, buf, len);
+		la_ssize_t n = AR->archive_write_data(w->a, buf, len);
 		if (n <= 0)
 			return w_fail(w, member, err);
 		buf = (const char *)buf + n;
@@ -1341,7 +704,7 @@ int pfc_packw_add_holes(struct pfc_packw *w, const char *member, const void *buf
 		if (holes[2 * i] > len || holes[2 * i + 1] > len - holes[2 * i] || !holes[2 * i + 1] ||
 		    (i && holes[2 * i] < holes[2 * i - 2] + holes[2 * i - 1]))
 			return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': holes out of order", w->name,
-					      shown(member, w->buf[0]));
+					      pfc_pack_shown(member, w->buf[0]));
 	w->stable = buf;	/* there until the member's frame is made: held where it is */
 	w->stable_len = len;
 	ret = add_holes(w, member, buf, len, holes, n, err);
@@ -1362,7 +725,7 @@ static int add_holes(struct pfc_packw *w, const char *member, const char *b, siz
 		uint64_t hb = i < n ? holes[2 * i] : len, he = i < n ? hb + holes[2 * i + 1] : len;
 		if (hb > len || he > len || he < hb || hb < at)
 			return PFC_FAIL_NOOFF(err, WRITE, "'%s', member '%s': holes out of order", w->name,
-					      shown(member, w->buf[0]));
+					      pfc_pack_shown(member, w->buf[0]));
 		if (hb > at && (ret = w_data(w, member, b + at, (size_t)(hb - at), err)) < 0)
 			return ret;
 		for (at = hb; at < he;) {
@@ -1390,7 +753,7 @@ static int add_pseudo(struct pfc_packw *w, const char *member, const char *path,
 			if (!nb) {
 				free(buf);
 				return PFC_FAIL_NOOFF(err, NOMEM, "'%s', member '%s': reading '%s'", w->name,
-						      shown(member, w->buf[0]), shown(path, w->buf[1]));
+						      pfc_pack_shown(member, w->buf[0]), pfc_pack_shown(path, w->buf[1]));
 			}
 			buf = nb;
 		}
@@ -1398,7 +761,7 @@ static int add_pseudo(struct pfc_packw *w, const char *member, const char *path,
 			continue;
 		if (n < 0) {
 			ret = PFC_FAIL_NOOFF(err, IO, "'%s', member '%s': reading '%s': %s", w->name,
-					     shown(member, w->buf[0]), shown(path, w->buf[1]), strerror(errno));
+					     pfc_pack_shown(member, w->buf[0]), pfc_pack_shown(path, w->buf[1]), strerror(errno));
 			free(buf);
 			return ret;
 		}
@@ -1425,8 +788,8 @@ static int add_file(struct pfc_packw *w, const char *member, const char *path, s
 	else if (!S_ISREG(st.st_mode))
 		why = S_ISDIR(st.st_mode) ? "a directory" : "not a regular file";
 	if (why) {
-		ret = PFC_FAIL_NOOFF(err, OPEN, "'%s', member '%s': '%s': %s", w->name, shown(member, w->buf[0]),
-				     shown(path, w->buf[1]), why);
+		ret = PFC_FAIL_NOOFF(err, OPEN, "'%s', member '%s': '%s': %s", w->name, pfc_pack_shown(member, w->buf[0]),
+				     pfc_pack_shown(path, w->buf[1]), why);
 		goto out;
 	}
 	if (!st.st_size) {
@@ -1447,12 +810,12 @@ static int add_file(struct pfc_packw *w, const char *member, const char *path, s
 			continue;
 		if (n < 0) {
 			ret = PFC_FAIL_NOOFF(err, IO, "'%s', member '%s': reading '%s': %s", w->name,
-					     shown(member, w->buf[0]), shown(path, w->buf[1]), strerror(errno));
+					     pfc_pack_shown(member, w->buf[0]), pfc_pack_shown(path, w->buf[1]), strerror(errno));
 			goto out;
 		}
 		if ((!n && want) || (n && !want)) {
 			ret = PFC_FAIL_NOOFF(err, IO, "'%s', member '%s': '%s' changed size while it was read (%llu bytes, then %s)",
-					     w->name, shown(member, w->buf[0]), shown(path, w->buf[1]),
+					     w->name, pfc_pack_shown(member, w->buf[0]), pfc_pack_shown(path, w->buf[1]),
 					     (unsigned long long)size, n ? "more" : "fewer");
 			goto out;
 		}
@@ -1493,7 +856,7 @@ int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path
 static void sum_key(const struct pfc_packw *w, const char *id, const char *member, char key[PFC_PACKW_KEY_MAX])
 {
 	XXH128_hash_t h;
-	int sparse = sparse_ok(), version = ar.archive_version_number();
+	int sparse = sparse_ok(), version = AR->archive_version_number();
 
 	XXH3_128bits_reset(w->xxh);
 	XXH3_128bits_update(w->xxh, id, strlen(id) + 1);
@@ -1613,24 +976,24 @@ static la_ssize_t cap_write(struct archive *a, void *cd, const void *buf, size_t
 /* The tar header libarchive writes for member with size bytes, as the writer's. */
 static int head_bytes(const char *member, uint64_t size, unsigned char **out, size_t *len)
 {
-	struct archive *a = ar.archive_write_new();
+	struct archive *a = AR->archive_write_new();
 	struct archive_entry *e = NULL;
 	struct cap c = { .on = 1 };
 	locale_t utf8, old;
 	int ret = -1;
 
-	if (a && (e = entry_new(member, size)) && ar.archive_write_set_format_pax_restricted(a) == ARCHIVE_OK &&
-	    ar.archive_write_set_bytes_per_block(a, 0) == ARCHIVE_OK &&
-	    ar.archive_write_open2(a, &c, NULL, cap_write, NULL, NULL) == ARCHIVE_OK) {
-		old = utf8_enter(&utf8);
-		ret = ar.archive_write_header(a, e) == ARCHIVE_OK && c.len ? 0 : -1;
-		utf8_leave(utf8, old);
+	if (a && (e = entry_new(member, size)) && AR->archive_write_set_format_pax_restricted(a) == ARCHIVE_OK &&
+	    AR->archive_write_set_bytes_per_block(a, 0) == ARCHIVE_OK &&
+	    AR->archive_write_open2(a, &c, NULL, cap_write, NULL, NULL) == ARCHIVE_OK) {
+		old = pfc_pack_utf8_enter(&utf8);
+		ret = AR->archive_write_header(a, e) == ARCHIVE_OK && c.len ? 0 : -1;
+		pfc_pack_utf8_leave(utf8, old);
 	}
 	c.on = 0;
 	if (e)
-		ar.archive_entry_free(e);
+		AR->archive_entry_free(e);
 	if (a)
-		ar.archive_write_free(a);	/* its close fails at once: nothing more is written */
+		AR->archive_write_free(a);	/* its close fails at once: nothing more is written */
 	if (ret < 0) {
 		free(c.p);
 		return -1;
@@ -1650,7 +1013,7 @@ static void *pre_run(void *arg)
 	static const char pad[512];
 	int fd;
 
-	if (ar_load(&err) < 0 || (fd = open(p->path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (pfc_pack_ar_load(&err) < 0 || (fd = open(p->path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
 	/* a recording up to MEMBER_HOLD_MAX only: its frame is held until the pack is written, and
 	 * memory must not follow the recording's size (a larger one is streamed by the writer) */
@@ -1793,9 +1156,9 @@ int pfc_packw_close(struct pfc_packw *w, uint64_t *bytes, struct pfc_error *err)
 
 	if (!w)
 		return 0;
-	if (ar.archive_write_close(w->a) != ARCHIVE_OK)
+	if (AR->archive_write_close(w->a) != ARCHIVE_OK)
 		ret = PFC_FAIL_NOOFF(err, WRITE, "'%s': %s", w->name,
-				     w->werr ? strerror(w->werr) : ar.archive_error_string(w->a));
+				     w->werr ? strerror(w->werr) : AR->archive_error_string(w->a));
 	if (bytes)
 		*bytes = w->bytes;
 	w_free(w);
