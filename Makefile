@@ -182,7 +182,7 @@ fuzz-build:
 # The campaign of docs/fuzzing.md: each target until fuzz/runs.txt adds up to FUZZ_RUNS executions,
 # one after the other, from and back into the corpus kept in fuzz/corpus/.
 FUZZ_RUNS ?= 10000000
-FUZZ_CAMPAIGN ?= unwind jitdump pe r2rmap tpformat perfmap ecma kallsyms elf srcline reader pack
+FUZZ_CAMPAIGN ?= unwind jitdump pe r2rmap tpformat perfmap ecma kallsyms elf srcline reader pack nettrace
 fuzz-campaign: fuzz-build
 	$(Q)nice -n 19 fuzz/campaign.sh build-fuzz $(FUZZ_RUNS) $(FUZZ_CAMPAIGN)
 

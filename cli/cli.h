@@ -47,6 +47,10 @@ struct cli {
 /* --r2r-dump IMAGE [--r2r-dump-style runtime|r2rmap] (r2rdump.c); returns the exit status. */
 int pfc_cli_r2r_dump(const char *image, const char *style, const char *output, int quiet);
 
+/* --events FILE.nettrace (events.c): the runtime report of a .NET process's own events; the
+ * exit status. */
+int pfc_cli_events(const char *path, const char *output, int quiet);
+
 /* --enable-perfmap PID[:TYPE] (enable 1) or --disable-perfmap PID (perfmapctl.c): one request on
  * the process's .NET diagnostics socket, waiting timeout seconds for the reply; the exit status. */
 int pfc_cli_perfmap(const char *arg, int enable, double timeout, int quiet);

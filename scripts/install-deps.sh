@@ -5,6 +5,8 @@
 #   scripts/install-deps.sh --test     build + test dependencies (make check, make asan)
 #   scripts/install-deps.sh --bench    build + benchmark dependencies (make bench)
 #   scripts/install-deps.sh --fuzz     build + fuzzing dependencies (make fuzz)
+#   scripts/install-deps.sh --dotnet-trace   also Microsoft's dotnet-trace from NuGet, into build/tools/
+#                                      (DOTNET_TOOLS=DIR elsewhere): fixtures/bin-src/dotnet/record-events.sh
 #   scripts/install-deps.sh --list     print the packages that would be checked, install nothing
 #
 # When everything is installed this costs one dpkg-query call and prints nothing, so `make check` can
@@ -39,6 +41,10 @@ bench_pkgs=(linux-perf zip)
 # make fuzz builds the fuzz/ targets with clang's libFuzzer (-fsanitize=fuzzer), which Debian ships
 # apart from the compiler.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
+# fixtures/bin-src/dotnet/record-events.sh records the runtime's events with dotnet-trace, a .NET tool
+# on NuGet (not a Debian package): installed with the SDK's `dotnet tool install`, at a pinned version.
+dotnet_trace_version=10.0.750501
+dotnet_trace=0
 
 want=("${build_pkgs[@]}")
 list_only=0
@@ -47,9 +53,10 @@ for arg in "$@"; do
 	--test) want+=("${test_pkgs[@]}") ;;
 	--bench) want+=("${bench_pkgs[@]}") ;;
 	--fuzz) want+=("${fuzz_pkgs[@]}") ;;
+	--dotnet-trace) dotnet_trace=1 ;;
 	--list) list_only=1 ;;
 	-h | --help)
-		sed -n '2,13s/^# \{0,1\}//p' "$0"
+		sed -n '2,15s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	*)
@@ -58,6 +65,15 @@ for arg in "$@"; do
 		;;
 	esac
 done
+
+if [ "$dotnet_trace" = 1 ] && [ "$list_only" = 0 ]; then
+	tools=${DOTNET_TOOLS:-$(cd "$(dirname "$0")/.." && pwd)/build/tools}
+	if [ ! -x "$tools/dotnet-trace" ]; then
+		command -v dotnet >/dev/null 2>&1 || { echo "install-deps.sh: dotnet-trace needs the .NET SDK" >&2; exit 1; }
+		DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 \
+			dotnet tool install --tool-path "$tools" dotnet-trace --version "$dotnet_trace_version" >&2
+	fi
+fi
 
 if [ "$list_only" = 1 ]; then
 	printf '%s\n' "${want[@]}"

@@ -22,6 +22,7 @@ for dir in "$FIX"/dotnet-*/; do
 	name=dotnet-baseline/$fx
 	selected "$name" || continue
 	[ -f "$dir/PROVENANCE.txt" ] || continue
+	[ -d "$dir/expected" ] || continue	# dotnet-events: runtime events, no CPU profile of perf's to compare
 	if ! command -v python3 >/dev/null 2>&1; then
 		skip "$name" "python3 is needed (scripts/install-deps.sh --test)"
 		continue

@@ -3,7 +3,7 @@
 # file including project headers only from its own stage or an earlier one; cli/'s files calling
 # each other one way (perfconv.c -> batch.c -> convert.c), never back; and no test suite that the
 # driver does not run or that shadows a shared helper.
-#   layout/stages   util < files < perffile < machine < native < jit < converter/ (session) < formats < cli
+#   layout/stages   util < files < perffile < machine < native < jit < events < converter/ (session) < formats < cli
 #   layout/cli      convert.c includes neither batch.h nor perfconv.c's; batch.c not perfconv.c's
 #   layout/suites   every tests/*.sh is a suite tests/run.sh runs or one it lists as not a suite,
 #                   and every name it lists is there, once
@@ -19,11 +19,12 @@ stage() {
 	converter/machine/*) echo 3 ;;
 	converter/native/*) echo 4 ;;
 	converter/jit/*) echo 5 ;;
+	converter/events/*) echo 6 ;;
 	converter/*/*) echo 99 ;;     # a folder this test does not know: add it above
-	converter/*) echo 6 ;;
-	formats/*) echo 7 ;;
-	cli/*) echo 8 ;;
-	*) echo 9 ;;
+	converter/*) echo 7 ;;
+	formats/*) echo 8 ;;
+	cli/*) echo 9 ;;
+	*) echo 10 ;;
 	esac
 }
 
