@@ -5,6 +5,7 @@
  * hands metadata and events to callbacks in file order; payloads stay opaque (clrevents.c).
  */
 #include "converter/events/nettrace.h"
+#include "converter/util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -153,24 +154,6 @@ long pfc_nettrace_utf16(struct pfc_cursor *c, char *out, size_t cap)
 int pfc_nettrace_is(const uint8_t *buf, size_t len)
 {
 	return len >= 8 && memcmp(buf, "Nettrace", 8) == 0;
-}
-
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*v, ncap * size);
-	if (!n)
-		return -1;
-	*v = n;
-	*cap = ncap;
-	return 0;
 }
 
 static uint64_t idmap_hash(uint64_t k)
@@ -361,7 +344,7 @@ static int read_meta(struct nt_read *r, const uint8_t *p, uint32_t len, uint64_t
 		*slot = m;
 	} else {
 		if (nt->nr_metas >= UINT32_MAX - 1 ||
-		    grow((void **)&nt->metas, &nt->cap_metas, nt->nr_metas + 1, sizeof(*nt->metas)) < 0 ||
+		    !pfc_grow_at(&nt->metas, &nt->cap_metas, nt->nr_metas, sizeof(*nt->metas), 64) ||
 		    idmap_put(&nt->meta_ix, m.id, (uint32_t)nt->nr_metas) < 0) {
 			free(prov);
 			free(name);
@@ -390,7 +373,7 @@ static struct pfc_nettrace_thread_ent *thread_findnew(struct pfc_nettrace *nt, u
 	if (i >= 0)
 		return &nt->threads[i];
 	if (nt->nr_threads >= UINT32_MAX - 1 ||
-	    grow((void **)&nt->threads, &nt->cap_threads, nt->nr_threads + 1, sizeof(*nt->threads)) < 0 ||
+	    !pfc_grow_at(&nt->threads, &nt->cap_threads, nt->nr_threads, sizeof(*nt->threads), 64) ||
 	    idmap_put(&nt->thread_ix, tid, (uint32_t)nt->nr_threads) < 0)
 		return NULL;
 	nt->threads[nt->nr_threads].tid = tid;
@@ -550,7 +533,7 @@ static int read_stack_block(struct nt_read *r, const uint8_t *p, uint32_t len)
 	count = pfc_cur_u32(&c);
 	if (c.bad || count > len / 4)
 		return PFC_FAIL(r->err, CORRUPT, off_of(r, p), "nettrace stack block header");
-	if (grow((void **)&nt->stacks, &nt->cap_stacks, nt->nr_stacks + count, sizeof(*nt->stacks)) < 0)
+	if (count && !pfc_grow_at(&nt->stacks, &nt->cap_stacks, nt->nr_stacks + count - 1, sizeof(*nt->stacks), 64))
 		return PFC_FAIL_NOOFF(r->err, NOMEM, "nettrace stacks");
 	for (i = 0; i < count; i++) {
 		struct pfc_nettrace_stack_ent s;

@@ -5,6 +5,7 @@
  * method's MethodJittingStarted to its MethodLoadVerbose on the same thread.
  */
 #include "converter/events/runtime.h"
+#include "converter/util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,24 +28,6 @@ const char *pfc_runtime_gc_reason(uint32_t reason)
 	return reason < sizeof(reasons) / sizeof(reasons[0]) ? reasons[reason] : NULL;
 }
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 32;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*v, ncap * size);
-	if (!n)
-		return -1;
-	*v = n;
-	*cap = ncap;
-	return 0;
-}
-
 /* add n and bytes to name's entry; a handful of names in practice, so a linear search */
 static int names_add(struct pfc_rt_names *t, const char *name, uint64_t bytes)
 {
@@ -54,7 +37,7 @@ static int names_add(struct pfc_rt_names *t, const char *name, uint64_t bytes)
 		if (strcmp(t->v[i].name, name) == 0)
 			break;
 	if (i == t->n) {
-		if (grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0)
+		if (!pfc_grow_at(&t->v, &t->cap, t->n, sizeof(*t->v), 32))
 			return -PFC_ERR_NOMEM;
 		t->v[i].name = strdup(name);
 		if (!t->v[i].name)
@@ -115,7 +98,7 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 	case PFC_CLR_GC_RESTART_END:
 		if (rt->suspend_ts && ev->timestamp >= rt->suspend_ts) {
 			uint64_t d = ev->timestamp - rt->suspend_ts;
-			if (grow((void **)&rt->pauses, &rt->cap_pauses, rt->nr_pauses + 1, sizeof(*rt->pauses)) < 0)
+			if (!pfc_grow_at(&rt->pauses, &rt->cap_pauses, rt->nr_pauses, sizeof(*rt->pauses), 32))
 				return -PFC_ERR_NOMEM;
 			rt->pauses[rt->nr_pauses++] = d;
 			rt->pause_total += d;
@@ -151,8 +134,7 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 	case PFC_CLR_JIT_START:
 		rt->jit_methods++;
 		if (rt->nr_jit_pending < RT_MAX_JIT_PENDING) {
-			if (grow((void **)&rt->jit_pending, &rt->cap_jit_pending, rt->nr_jit_pending + 1,
-				 sizeof(*rt->jit_pending)) < 0)
+			if (!pfc_grow_at(&rt->jit_pending, &rt->cap_jit_pending, rt->nr_jit_pending, sizeof(*rt->jit_pending), 32))
 				return -PFC_ERR_NOMEM;
 			rt->jit_pending[rt->nr_jit_pending].thread = ev->thread_id;
 			rt->jit_pending[rt->nr_jit_pending].method_id = e->method_id;
