@@ -367,7 +367,9 @@ if selected record/target-exits; then
 		wait "$rec"
 		echo $? >"$TMP/exits.rc"
 		if check_pack record/target-exits exits "$app"; then
-			if grep -q warning "$TMP/exits.err"; then
+			# a runtime killed while it wrote its jitdump leaves its last record incomplete: that
+			# warning is the conversion's truth about the dump, any other is the recording's fault
+			if grep warning "$TMP/exits.err" | grep -qv "jit-$app\.dump': the last record, at offset [0-9]*, is incomplete"; then
 				fail record/target-exits "a warning" "$TMP/exits.err"
 			else
 				pass "record/target-exits (packed what was recorded: $(sed -n "s/^perfconv: '[^']*': \([0-9]*\) samples read.*/\1/p" "$TMP/exits.err") samples)"
