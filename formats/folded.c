@@ -533,7 +533,6 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 	for (i = 0; i < s->stacks.nr_stacks; i++) {
 		const struct pfc_stack *st = &s->stacks.stacks[i];
 		const char *pid, *tid, *per, *ev;
-		char pidbuf[16];
 		size_t comm_len, pid_len, tid_len, per_len, ev_len, k, p, nr = 0;
 		uint64_t weight = st->count, avg = st->period / (st->count ? st->count : 1);
 		int java;
@@ -571,19 +570,12 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 			}
 		}
 		last.keep = 1;
-		/* tid "0" or none: the script takes the number as the tid and "?" as the pid, as
-		 * perf script prints no pid by default; perfconv knows it, and says it unless asked
-		 * for perf's output exactly */
+		/* tid "0" or none: the script takes the number as the tid and "?" as the pid */
 		if (!tid || (tid_len == 1 && tid[0] == '0')) {
 			tid = pid;
 			tid_len = pid_len;
-			if (s->opts->perf_compat || st->pid < 0) {
-				pid = "?";
-				pid_len = 1;
-			} else {
-				pid_len = (size_t)snprintf(pidbuf, sizeof(pidbuf), "%d", (int)st->pid);
-				pid = pidbuf;
-			}
+			pid = "?";
+			pid_len = 1;
 		}
 		pfc_sb_reset(&pname);
 		pfc_sb_add(&pname, hdr.buf, comm_len);

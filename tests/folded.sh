@@ -125,23 +125,6 @@ textcmp() {
 
 # ---------------------------------------------------------------------------------------------------
 # Each fixture with each option, byte for byte against perf 6.1 + stackcollapse-perf.pl.
-# pids_unknown FOLDED: the stacks of a --pid or --tid file with each pid made '?' again (perf
-# script's default has none) and the lines that then read the same added up, in perf's order;
-# it fails on a 'comm-?' in the file, which only --perf-compat may print.
-pids_unknown() {
-	python3 - "$1" "$compat" <<'PY'
-import re, sys
-w = {}
-for line in open(sys.argv[1], encoding="utf-8", errors="surrogateescape"):
-    stack, n = line.rstrip("\n").rsplit(" ", 1)
-    if sys.argv[2] != "1" and re.match(r"^[^;]*-\?[;/]", stack):
-        sys.exit("a process is named comm-? by default, not by its pid: " + stack[:80])
-    stack = re.sub(r"^([^;]*)-[0-9]+(?=[;/])", r"\1-?", stack, count=1)
-    w[stack] = w.get(stack, 0) + int(n)
-sys.stdout.write("".join("%s %d\n" % (k, w[k]) for k in sorted(w, key=lambda k: k.encode("utf-8", "surrogateescape"))))
-PY
-}
-
 for dir in "$FIX"/*/; do
 	dir=${dir%/}
 	# fx, exp, in (node-jitdump's expected files come from the injected perf.jit.data) and args
@@ -167,18 +150,9 @@ for dir in "$FIX"/*/; do
 		variants=0
 		selected "$fx/folded-" && skip "$fx/folded-{pid,tid,kernel,addrs,all}" "VARIANTS=${VARIANTS:-1}: on one fixture in ${VARIANTS:-1}"
 	fi
-	for opt in kernel addrs; do
+	for opt in pid tid kernel addrs; do
 		[ "$variants" = 1 ] || continue
 		golden "$fx/folded-$opt" "$exp/folded-$opt.txt" "${args[@]}" "--$opt"
-	done
-	# perf script prints no pid by default, so stackcollapse-perf.pl's --pid and --tid say
-	# 'comm-?'; perfconv says the pid, and '?' only with --perf-compat.  Its stacks must be perf's
-	# once each pid is made '?' again and the lines that then read the same are added up.
-	compat=0
-	[[ " ${args[*]} " == *" --perf-compat "* ]] && compat=1
-	for opt in pid tid; do
-		[ "$variants" = 1 ] || continue
-		GOLDEN_FILTER=pids_unknown golden "$fx/folded-$opt" "$exp/folded-$opt.txt" "${args[@]}" "--$opt"
 	done
 	jref=$exp/folded.txt
 	# --jit where perf made a file for it (dotnet-aspnet's is compressed, folded-jit.txt.xz)

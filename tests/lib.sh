@@ -135,8 +135,6 @@ run_pc() {
 
 # golden NAME EXPECTED ARGS...: perfconv -q ARGS to a .folded file, which must equal EXPECTED (or
 # its .xz) byte for byte.  EXPECTED missing fails the case: the fixtures are committed with theirs.
-# With GOLDEN_FILTER set, the output is what that command prints of the file first (a failing
-# filter fails the case: its stderr goes to the case's).
 golden() {
 	local name=$1 exp=$2 d=$TMP/case
 	shift 2
@@ -146,10 +144,6 @@ golden() {
 		return
 	fi
 	run_pc "$d" -q "$@" -o "$d/out.folded"
-	if [ "$rc" = 0 ] && [ -f "$d/out.folded" ] && [ -n "${GOLDEN_FILTER-}" ]; then
-		"$GOLDEN_FILTER" "$d/out.folded" >"$d/filtered" 2>>"$d/err" || rc=$?
-		mv "$d/filtered" "$d/out.folded"
-	fi
 	if [ "$rc" != 0 ] || [ ! -f "$d/out.folded" ]; then
 		fail "$name" "exit status $rc, output $([ -f "$d/out.folded" ] && echo written || echo missing)" "$d/err"
 	elif cmp -s "$TMP/expected" "$d/out.folded"; then
