@@ -397,7 +397,7 @@ static int work_one(struct batch *b, struct input *in, int fd)
 	const char *outs[16];
 	struct pfc_job_result res;
 	struct pfc_filter filter = b->c->filter;
-	const char *crash = getenv("PERFCONV_TEST_CRASH");	/* tests: a worker that crashes */
+	const char *crash = b->c->env.test_crash;	/* tests: a worker that crashes */
 	size_t k, n = 0;
 
 	memset(&res, 0, sizeof(res));

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "cli/env.h"
 #include "converter/machine/filter.h"
 #include "converter/session.h"
 #include "formats/writer.h"
@@ -23,6 +24,7 @@ enum {
 #define PFC_CLI_MAX_PID_MAP 256
 
 struct cli {
+	struct pfc_cli_env env;      /* the PERFCONV_* variables, read once; opts.tuning points into it */
 	struct pfc_opts opts;
 	struct pfc_pidmap pid_map[PFC_CLI_MAX_PID_MAP];	/* --pid-map HOST=NS, pointed to by opts */
 	struct pfc_wopts wopts;

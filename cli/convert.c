@@ -183,7 +183,7 @@ static int conv_start(struct conv *cv, const struct timespec *t0, const struct p
 			o->record_files = 1;
 	}
 	cv->log_to = c->opts.log;
-	if (c->progress && n > 0 && (cv->logf = pfc_cli_progress_start(&cv->prog, c->verbose, t0, o)))
+	if (c->progress && n > 0 && (cv->logf = pfc_cli_progress_start(&cv->prog, c->verbose, c->env.progress_delay, t0, o)))
 		cv->log_to = cv->logf;
 	if ((need_log && !(cv->cmdline = command_line(c->argc, c->argv))) ||
 	    ((need_log || (!cv->single && o->log)) && capture_start(&cv->wc, o) < 0))
@@ -326,7 +326,7 @@ int pfc_cli_convert(struct cli *c, const char *input, const struct pfc_writer *c
 	cv.c = c;
 	cv.input = input;
 	cv.single = !c->outdir;
-	pfc_cli_heap_setup();
+	pfc_cli_heap_setup(c->env.no_heap_setup);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++)
 		if ((ret = pfc_cli_output_check(outs[i], &cv.err)) < 0) {

@@ -23,18 +23,18 @@
  * no room left for them (mem.h gives the large arrays huge pages itself), so that what a large
  * recording frees goes back to the system.  While it has room, a block of any size comes from
  * the heap, and calloc then clears all of it: a table of which few entries are written is
- * mapped apart (pfc_mem_sparse).  Done once a process; PERFCONV_NO_HEAP_SETUP=1 leaves
+ * mapped apart (pfc_mem_sparse).  Done once a process; SKIP (PERFCONV_NO_HEAP_SETUP) leaves
  * glibc's defaults, to measure against.
  */
 #define HEAP_PAD ((size_t)64 << 20)
 #define HEAP_MMAP ((size_t)4 << 20)
-void pfc_cli_heap_setup(void)
+void pfc_cli_heap_setup(int skip)
 {
 	static int done;
 	uintptr_t lo, hi;
 	void *p;
 
-	if (done || getenv("PERFCONV_NO_HEAP_SETUP"))
+	if (done || skip)
 		return;
 	done = 1;
 	if (!mallopt(M_ARENA_MAX, 1) || !mallopt(M_MMAP_THRESHOLD, (int)HEAP_MMAP) ||

@@ -5,8 +5,8 @@
 #ifndef PFC_CLI_HEAP_H
 #define PFC_CLI_HEAP_H
 
-/* Once a process, before the first conversion; PERFCONV_NO_HEAP_SETUP=1 leaves glibc's
- * defaults. */
-void pfc_cli_heap_setup(void);
+/* Once a process, before the first conversion; SKIP (PERFCONV_NO_HEAP_SETUP, env.c) leaves
+ * glibc's defaults. */
+void pfc_cli_heap_setup(int skip);
 
 #endif

@@ -18,7 +18,7 @@ struct pfc_packw_pre *pfc_cli_pack_pre_start(const char *input, const struct pfc
 	/* a regular file only (a pipe's bytes are the conversion's), not a pack */
 	if (o->record_files && strcmp(input, "-") && !stat(input, &st) && S_ISREG(st.st_mode) &&
 	    !pfc_pack_detect(input))
-		return pfc_packw_pre_start(input, PFC_PACK_RECORDING);
+		return pfc_packw_pre_start(input, PFC_PACK_RECORDING, o->tuning);
 	return NULL;
 }
 

@@ -664,12 +664,12 @@ static int settle_options(struct cli *c, struct args *a)
 	if (!c->opts.debuginfod_urls && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
 		c->opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	/* symbol servers too; their files are kept in $XDG_CACHE_HOME/perfconv-symbols, by key */
-	if (!c->opts.symsrv_urls && getenv("PERFCONV_SYMBOL_SERVERS") && *getenv("PERFCONV_SYMBOL_SERVERS"))
-		c->opts.symsrv_urls = getenv("PERFCONV_SYMBOL_SERVERS");
+	if (!c->opts.symsrv_urls && c->env.symbol_servers)
+		c->opts.symsrv_urls = c->env.symbol_servers;
 	if (c->opts.symsrv_urls)
 		c->opts.symsrv_cache = cache_path(a->srvcache, sizeof(a->srvcache), "perfconv-symbols");
 	/* the running kernel's symbols, and ELF files' tables, are kept in $XDG_CACHE_HOME/perfconv (symcache.c) */
-	if (!a->no_cache && !(getenv("PERFCONV_CACHE") && strcmp(getenv("PERFCONV_CACHE"), "0") == 0))
+	if (!a->no_cache && !c->env.no_cache)
 		c->opts.cache_dir = cache_path(a->symcache, sizeof(a->symcache), "perfconv");
 	c->progress = !c->quiet && isatty(STDERR_FILENO);
 	if (!c->opts.buildid_dir) {
@@ -834,6 +834,8 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	memset(&a, 0, sizeof(a));
+	pfc_cli_env_read(&c.env);
+	c.opts.tuning = &c.env.tuning;
 	raise_file_limit();
 	/* perfconv record ...: a sub-command with options of its own (record.c) */
 	if (argc > 1 && !strcmp(argv[1], "record"))

@@ -73,18 +73,19 @@ void pfc_cli_progress_end(struct pfc_cli_progress *p)
 	}
 }
 
-/* A terminal's progress line for a conversion that started at START: O's progress callback
+/* A terminal's progress line for a conversion that started at START, shown after DELAY seconds
+ * (PERFCONV_PROGRESS_DELAY, env.c): O's progress callback
  * set, and its log (if any) sent through a stream that erases the line before a warning.
  * Returns that stream, for the caller to close after the conversion, or NULL. */
-FILE *pfc_cli_progress_start(struct pfc_cli_progress *p, int verbose, const struct timespec *start, struct pfc_opts *o)
+FILE *pfc_cli_progress_start(struct pfc_cli_progress *p, int verbose, double delay, const struct timespec *start,
+			     struct pfc_opts *o)
 {
 	cookie_io_functions_t io = { .write = log_write };
-	const char *d = getenv("PERFCONV_PROGRESS_DELAY");
 	FILE *logf = NULL;
 
 	p->verbose = verbose;
 	p->start = *start;
-	p->delay = d && *d ? strtod(d, NULL) : 0.5;
+	p->delay = delay;
 	o->progress = progress_cb;
 	o->progress_arg = p;
 	if (o->log && (logf = fopencookie(p, "w", io)))

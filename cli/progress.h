@@ -15,7 +15,7 @@ struct pfc_cli_progress {
 	int shown;
 };
 
-FILE *pfc_cli_progress_start(struct pfc_cli_progress *p, int verbose, const struct timespec *start,
+FILE *pfc_cli_progress_start(struct pfc_cli_progress *p, int verbose, double delay, const struct timespec *start,
 			     struct pfc_opts *o);
 /* Erases the line, if one is shown; a zeroed P that never started is fine. */
 void pfc_cli_progress_end(struct pfc_cli_progress *p);

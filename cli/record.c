@@ -598,6 +598,8 @@ static int pack(struct rec *r)
 	int ret;
 
 	memset(&c, 0, sizeof(c));
+	pfc_cli_env_read(&c.env);
+	c.opts.tuning = &c.env.tuning;
 	c.opts.input = r->data;
 	c.opts.max_stack = 127;
 	c.jobs = 1;
@@ -612,7 +614,7 @@ static int pack(struct rec *r)
 	c.opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
 	if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
 		c.opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
-	if (!(getenv("PERFCONV_CACHE") && !strcmp(getenv("PERFCONV_CACHE"), "0"))) {
+	if (!c.env.no_cache) {
 		if (xdg && xdg[0] == '/')
 			snprintf(symcache, sizeof(symcache), "%s/perfconv", xdg);
 		else if (home && *home)

@@ -22,11 +22,11 @@
 /* ---- is the recorded kernel the running one ---- */
 
 /* This machine's kernel files: /proc/kallsyms, /sys/kernel/notes, and its release (uname),
- * or the files kallsyms, notes and osrelease of PERFCONV_RUNNING_KERNEL, a directory that
- * stands for the running kernel in the tests. */
+ * or the files kallsyms, notes and osrelease of the tuning's running_kernel, a directory
+ * that stands for the running kernel in the tests (PERFCONV_RUNNING_KERNEL). */
 static const char *running_file(struct pfc_session *s, const char *name)
 {
-	const char *dir = getenv("PERFCONV_RUNNING_KERNEL");
+	const char *dir = s->tuning->running_kernel;
 	int i;
 
 	if (!dir || !*dir)
@@ -59,9 +59,9 @@ static int recorded_kernel_build_id(const struct pfc_session *s, uint8_t *out)
 
 /* The running kernel's build-id, from /sys/kernel/notes (perf's sysfs__read_build_id) or the
  * tests' stand-in, as the symbol cache keys it: its length, 0 when it cannot be read. */
-static int running_kernel_build_id(uint8_t *out)
+static int running_kernel_build_id(const struct pfc_session *s, uint8_t *out)
 {
-	return (int)pfc_buildid_running_kernel(out, 20);
+	return (int)pfc_buildid_running_kernel(s->tuning->running_kernel, out, 20);
 }
 
 enum { KERNEL_IS_RUNNING, KERNEL_OTHER_BUILD_ID, KERNEL_OTHER_RELEASE, KERNEL_NO_RELEASE, KERNEL_SYMFS };
@@ -92,7 +92,7 @@ static int kernel_matches_running(struct pfc_session *s)
 		s->kernel.why = KERNEL_SYMFS;
 		return 0;
 	}
-	if (rlen > 0 && (nlen = running_kernel_build_id(run)) > 0) {
+	if (rlen > 0 && (nlen = running_kernel_build_id(s, run)) > 0) {
 		if (nlen == rlen && !memcmp(rec, run, (size_t)rlen))
 			return 1;
 		s->kernel.why = KERNEL_OTHER_BUILD_ID;
@@ -128,13 +128,14 @@ enum { SYMCACHE_OFF, SYMCACHE_HIT, SYMCACHE_MISS, SYMCACHE_CORRUPT };
 /* Kernel symbols from PATH, or from the cache when the file is the running kernel's
  * kallsyms (cache_dir set only then): a hit reads the finished table, a miss reads the
  * file and writes the entry for the next conversion on this boot.  Sets *cache. */
-static int kernel_syms_load(const char *path, const char *cache_dir, struct pfc_symtab *t, int *cache)
+static int kernel_syms_load(const char *path, const char *cache_dir, const char *running_kernel, struct pfc_symtab *t,
+			    int *cache)
 {
 	struct pfc_symcache_key key;
 	int ret;
 
 	*cache = SYMCACHE_OFF;
-	if (!cache_dir || pfc_symcache_key(&key) < 0)
+	if (!cache_dir || pfc_symcache_key(&key, running_kernel) < 0)
 		return pfc_kallsyms_load(path, t);
 	ret = pfc_symcache_load(cache_dir, &key, t);
 	if (ret == 1) {
@@ -210,16 +211,17 @@ struct pfc_kernel_preload {
 	int ret;
 	int cache;                   /* SYMCACHE_* of the load */
 	int done;                    /* set by the thread when t is complete */
+	const char *running_kernel;  /* the tuning's, for the cache's key */
+	unsigned long delay_ms;      /* the tuning's preload_delay_ms */
 };
 
 static void *preload_main(void *arg)
 {
 	struct pfc_kernel_preload *k = arg;
-	const char *delay = getenv("PERFCONV_PRELOAD_DELAY_MS");	/* for the tests of the retry */
 
-	if (delay && *delay)
-		usleep((useconds_t)strtoul(delay, NULL, 10) * 1000);
-	k->ret = kernel_syms_load(k->path, k->cache_dir, k->t, &k->cache);
+	if (k->delay_ms)	/* for the tests of the retry */
+		usleep((useconds_t)k->delay_ms * 1000);
+	k->ret = kernel_syms_load(k->path, k->cache_dir, k->running_kernel, k->t, &k->cache);
 	__atomic_store_n(&k->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -243,6 +245,8 @@ static void preload_start(struct pfc_session *s)
 		return;
 	}
 	k->cache_dir = pfc_session_kernel_cache_dir(s, &k->found);
+	k->running_kernel = s->tuning->running_kernel;
+	k->delay_ms = s->tuning->preload_delay_ms;
 	k->t = calloc(1, sizeof(*k->t));
 	if (!k->t || pthread_create(&k->thread, NULL, preload_main, k) != 0) {
 		free(k->t);
@@ -289,7 +293,7 @@ int pfc_kernel_syms_read(struct pfc_session *s, struct pfc_symtab **t)
 			ret = kernel_reloc(s, kf.path, *t);
 	} else if (kernel_syms_path(s, &kf)) {
 		int cache;
-		ret = kernel_syms_load(kf.path, pfc_session_kernel_cache_dir(s, &kf), *t, &cache);
+		ret = kernel_syms_load(kf.path, pfc_session_kernel_cache_dir(s, &kf), s->tuning->running_kernel, *t, &cache);
 		symcache_count(s, cache);
 		if (ret >= 0)
 			ret = kernel_reloc(s, kf.path, *t);
@@ -433,10 +437,8 @@ const struct pfc_symtab *pfc_session_kernel_syms(struct pfc_session *s)
 
 void pfc_kernel_init(struct pfc_session *s)
 {
-	const char *env = getenv("PERFCONV_PRELOAD");
-
 	/* a pipe stream's OSRELEASE comes later, as a record: that one loads when needed */
-	if (s->opts->preload_kernel && !s->rd.pipe_mode && !(env && !strcmp(env, "0")))
+	if (s->opts->preload_kernel && !s->rd.pipe_mode && !s->tuning->no_preload)
 		s->kernel.preload_wanted = 1;
 }
 

@@ -122,7 +122,6 @@ static inline void prefetch_entry(const struct pfc_session *s, const struct pfc_
 
 int pfc_pipeline_run(struct pfc_session *s, int *ret)
 {
-	const char *env = getenv("PERFCONV_PIPELINE");
 	struct pfc_chan chan;
 	pthread_t th;
 	const struct pfc_chan_item *items;
@@ -130,7 +129,7 @@ int pfc_pipeline_run(struct pfc_session *s, int *ret)
 	int cret = 0;
 	uint64_t nrec = 0;
 
-	if (s->rd.streaming || (env && !strcmp(env, "0")))
+	if (s->rd.streaming || s->tuning->no_pipeline)
 		return 0;
 	if (pfc_chan_init(&chan, PFC_PIPELINE_RING, PFC_PIPELINE_BATCH) < 0)
 		return 0;

@@ -62,10 +62,12 @@ static void load_build_ids(struct pfc_session *s, const uint8_t *p, uint64_t len
 
 int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc_error *err)
 {
+	static const struct pfc_tuning no_tuning;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
 	s->opts = o;
+	s->tuning = o->tuning ? o->tuning : &no_tuning;
 	s->err = err;
 	s->unwind.arch = -1;
 	if (pfc_intern_init(&s->strings) < 0 || pfc_machine_init(&s->machine, &s->strings) < 0 ||
@@ -73,11 +75,8 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
 	pfc_order_init(&s->order, deliver, s);
 	pfc_stream_init(&s->stream);
-	{	/* tests: spill the stream to its temporary file from this size on */
-		const char *lim = getenv("PERFCONV_STREAM_MEM");
-		if (lim && *lim)
-			s->stream.mem_limit = (size_t)strtoull(lim, NULL, 10);
-	}
+	if (s->tuning->stream_mem_set)	/* tests: spill the stream to its temporary file from this size on */
+		s->stream.mem_limit = s->tuning->stream_mem;
 	if (strcmp(o->input, "-") && pfc_pack_detect(o->input) == 1) {
 		/* a pack: its recording is read in place, its members answer first */
 		if ((ret = pfc_pack_open(&s->pack, o->input, err)) < 0)
@@ -97,8 +96,8 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 			.symfs = o->symfs, .buildid_dir = o->buildid_dir, .buildid_dir_given = o->buildid_dir_given,
 			.map_dir = o->map_dir,
 			.kallsyms = o->kallsyms,
-			.proc = getenv("PERFCONV_PROC"), .tmp = getenv("PERFCONV_TMP"), .record = o->record_files,
-			.debug_dir = getenv("PERFCONV_DEBUG_DIR"),
+			.proc = s->tuning->proc, .tmp = s->tuning->tmp, .record = o->record_files,
+			.debug_dir = s->tuning->debug_dir,
 		};
 		if (!(s->files = pfc_files_new(&fo, s->pack)))
 			return PFC_FAIL_NOOFF(err, NOMEM, "session");

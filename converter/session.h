@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include "converter/perffile/chan.h"
 #include "converter/util/error.h"
+#include "converter/util/tuning.h"
 #include "converter/machine/filter.h"
 #include "converter/machine/intern.h"
 #include "converter/jit/jitsym.h"
@@ -38,6 +39,7 @@ struct pfc_session;
 
 struct pfc_opts {
 	const char *input;
+	const struct pfc_tuning *tuning;  /* the tests' PERFCONV_* settings (cli/env.c); NULL: none */
 	const char *symfs;
 	const char *kallsyms;
 	const char *buildid_dir;     /* NULL: $HOME/.debug */
@@ -117,6 +119,7 @@ struct pfc_session_stats {
  */
 struct pfc_session {
 	const struct pfc_opts *opts;
+	const struct pfc_tuning *tuning;  /* opts->tuning, or one with nothing set */
 	struct pfc_error *err;
 	struct pfc_reader rd;
 	struct pfc_intern strings;

@@ -331,10 +331,8 @@ int pfc_unwind_user(struct pfc_session *s, struct pfc_thread *th, const struct p
 	 * with fewer than a quarter of hits turns it off for the next STACK_CACHE_OFF stacks.  The
 	 * output is the same either way.
 	 */
-	if (!s->unwind.cache_window) {
-		const char *w = getenv("PERFCONV_UC_WINDOW");
-		s->unwind.cache_window = w && atoi(w) > 0 ? (uint32_t)atoi(w) : STACK_CACHE_WINDOW;
-	}
+	if (!s->unwind.cache_window)
+		s->unwind.cache_window = s->tuning->uc_window ? s->tuning->uc_window : STACK_CACHE_WINDOW;
 	if (s->unwind.cache_off) {
 		s->unwind.cache_off--;
 		e = NULL;

@@ -218,7 +218,7 @@ static const char *kallsyms_text_key(struct pfc_session *s, const struct pfc_fil
 	memset(&f, 0, sizeof(f));
 	f.base = e->base;
 	snprintf(f.path, sizeof(f.path), "%s", e->local);
-	if (!(dir = pfc_session_kernel_cache_dir(s, &f)) || pfc_symcache_key(key) < 0)
+	if (!(dir = pfc_session_kernel_cache_dir(s, &f)) || pfc_symcache_key(key, s->tuning->running_kernel) < 0)
 		return NULL;
 	return dir;
 }
@@ -562,7 +562,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	m.kept = calloc(n + 1, sizeof(*m.kept));
 	m.peek_crc = calloc(n + 1, sizeof(*m.peek_crc));
 	m.peeked = calloc(n + 1, sizeof(*m.peeked));
-	m.no_zero = getenv("PERFCONV_PACK_WHOLE") && !strcmp(getenv("PERFCONV_PACK_WHOLE"), "1");
+	m.no_zero = s->tuning->pack_whole;
 	if (!m.member_of || !m.sizes || !m.bytes || !m.kept || !m.peek_crc || !m.peeked) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "pack");
 		goto out;
@@ -575,7 +575,7 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	}
 	if ((ret = plan_manifest(s, o, &m, &mf, err)) < 0)
 		goto out;
-	if ((ret = pfc_packw_open(&w, out, o->output, 0, err)) < 0)
+	if ((ret = pfc_packw_open(&w, out, o->output, 0, s->tuning, err)) < 0)
 		goto out;
 	/* the members' frames come from the symbol cache, and go there (--no-cache: neither) */
 	if (m.frames) {

@@ -780,7 +780,7 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		goto out;
 	}
 	if ((ret = pfc_zip_open(&p.zip, out, o->output && strcmp(o->output, "-") ? o->output : "<stdout>", p.dir,
-				err)) < 0)
+				s->tuning, err)) < 0)
 		goto out;
 	/* the archive is written without payloads it cannot have (p.tp_why goes to the log),
 	 * even when the tracing data is malformed; only running out of memory stops it */

@@ -279,17 +279,15 @@ static int dfl_start(struct pfc_zipdfl *d)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int i, n = ncpu > 4 ? 4 : ncpu < 1 ? 1 : (int)ncpu;
+	const struct pfc_tuning *t = d->zip->tuning;	/* the tests' sizes; 0: the default */
 
-	const char *cb = getenv("PERFCONV_TEXT_CHUNK"), *ob = getenv("PERFCONV_DEFLATE_OUT");
-	const char *pb = getenv("PERFCONV_TEXT_PIECE");
-
-	d->chunk_bytes = cb && *cb ? strtoull(cb, NULL, 10) : TEXT_CHUNK;
+	d->chunk_bytes = t->text_chunk;
 	if (!d->chunk_bytes || d->chunk_bytes > TEXT_CHUNK)
 		d->chunk_bytes = TEXT_CHUNK;
-	d->piece_bytes = pb && *pb ? strtoull(pb, NULL, 10) : PIECE;
+	d->piece_bytes = t->text_piece;
 	if (!d->piece_bytes || d->piece_bytes > PIECE)
 		d->piece_bytes = PIECE;
-	d->out_first = ob && *ob ? strtoull(ob, NULL, 10) : 0;
+	d->out_first = t->deflate_out;
 	if (d->out_first > TEXT_CHUNK)
 		d->out_first = 0;
 	d->crc = crc32(0, NULL, 0);

@@ -288,14 +288,16 @@ void pfc_zip_set_time(struct pfc_zip *z, const time_t *t)
 	z->dos_time = ((mday + 32 * (mon + 1) + 512 * year) << 16) | (sec / 2 + 32 * min + 2048 * hour);
 }
 
-int pfc_zip_open(struct pfc_zip *z, FILE *out, const char *outname, const char *prefix, struct pfc_error *err)
+int pfc_zip_open(struct pfc_zip *z, FILE *out, const char *outname, const char *prefix,
+		 const struct pfc_tuning *tuning, struct pfc_error *err)
 {
-	const char *e = getenv("PERFCONV_WRITEBACK_STEP");
+	static const struct pfc_tuning no_tuning;
 	off_t at = 0;
 	int seekable;
 
 	memset(z, 0, sizeof(*z));
 	z->err = err;
+	z->tuning = tuning ? tuning : &no_tuning;
 	z->outname = outname;
 	z->prefix = prefix ? prefix : "";
 	z->out = out;
@@ -307,7 +309,7 @@ int pfc_zip_open(struct pfc_zip *z, FILE *out, const char *outname, const char *
 	z->pos = seekable ? (uint64_t)at : 0;
 	z->synced = z->pos;
 	z->sync_fd = -1;
-	z->sync_step = e && *e && strtoull(e, NULL, 10) ? strtoull(e, NULL, 10) : WRITEBACK_STEP;
+	z->sync_step = z->tuning->writeback_step ? z->tuning->writeback_step : WRITEBACK_STEP;
 	if (seekable) {
 		struct stat sb;
 		int fd = fileno(out);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <time.h>
 #include "converter/util/error.h"
+#include "converter/util/tuning.h"
 
 #ifndef PFC_ZIP64_FROM                          /* entries this large (or larger) get zip64 fields */
 #define PFC_ZIP64_FROM 0xF0000000ull            /* (a build with a small value tests them) */
@@ -20,6 +21,7 @@ struct pfc_zip_ent;
 
 struct pfc_zip {
 	struct pfc_error *err;
+	const struct pfc_tuning *tuning;  /* the tests' sizes of writeback and deflate; never NULL */
 	const char *outname;          /* for messages */
 	const char *prefix;           /* every entry's name starts with it ("NAME.trace/") */
 	FILE *out;                    /* the caller's stream */
@@ -49,8 +51,10 @@ struct pfc_zip_out {
 
 /* Start an archive written to OUT (OUTNAME in messages), every entry's name starting with
  * PREFIX, which must outlive it.  The local headers are completed in place: a stream that
- * cannot seek (a pipe) gets the archive from a temporary file, at pfc_zip_finish. */
-int pfc_zip_open(struct pfc_zip *z, FILE *out, const char *outname, const char *prefix, struct pfc_error *err);
+ * cannot seek (a pipe) gets the archive from a temporary file, at pfc_zip_finish.  TUNING
+ * (NULL: none) must outlive it too. */
+int pfc_zip_open(struct pfc_zip *z, FILE *out, const char *outname, const char *prefix,
+		 const struct pfc_tuning *tuning, struct pfc_error *err);
 /* Entry times from T (the recording's time, UTC); NULL, or outside 1980-2107: 1980-01-01. */
 void pfc_zip_set_time(struct pfc_zip *z, const time_t *t);
 /* The central directory and its end records, and the archive copied to OUT if it was not

@@ -32,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char ksyms[32], rk[] = "/tmp/pfc-fuzz-kernel-XXXXXX", rkfile[64];
 	static const char ksyms_text[] =
 		"ffffffff81000000 T _stext\nffffffff81001000 T do_syscall_64\nffffffff81002000 t schedule\n";
+	static struct pfc_tuning tn;	/* what PERFCONV_RUNNING_KERNEL and PERFCONV_PIPELINE give */
 	struct pfc_opts o;
 	struct pfc_session s;
 	struct pfc_error err;
@@ -51,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(rkfile, sizeof(rkfile), "%s/kallsyms", rk);
 		if (symlink(ksyms, rkfile) < 0)
 			abort();
-		setenv("PERFCONV_RUNNING_KERNEL", rk, 1);
+		tn.running_kernel = rk;
 	}
 	if (pfc_fuzz_file(data, size, path) < 0)
 		return 0;
@@ -68,10 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.thread_time = (size >> 1) % 3 == 2;
 	o.perf_compat = (size >> 6) & 1;	/* perf's own rules: the running kernel's map, no foreign unwinding */
 	wo.kernel = wo.jit = wo.addrs = 1;
-	if ((size >> 3) % 8 == 0)
-		unsetenv("PERFCONV_PIPELINE");
-	else
-		setenv("PERFCONV_PIPELINE", "0", 1);
+	tn.no_pipeline = (size >> 3) % 8 != 0;
+	o.tuning = &tn;
 	if (pfc_session_open(&s, &o, &err) == 0) {
 		if (pfc_session_process(&s) == 0 && pfc_session_symbolize(&s) == 0)
 			pfc_writer_folded.write(null, &s, &wo, &err);

@@ -8,6 +8,7 @@
 #   layout/suites   every tests/*.sh is a suite tests/run.sh runs or one it lists as not a suite,
 #                   and every name it lists is there, once
 #   layout/helpers  no suite defines a function under the name of one of tests/lib.sh's helpers
+#   layout/env      no getenv("PERFCONV_...") outside cli/env.c, which reads them all once
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" layout
 
@@ -134,5 +135,25 @@ if selected layout/docs; then
 		fail layout/docs "the check misses a file that docs/architecture.md does not name"
 	else
 		pass layout/docs
+	fi
+fi
+
+# The PERFCONV_* variables are read in one place (cli/env.c) and handed down, so that the
+# conversion below cli/ has no setting it did not get from its caller.  env_readers DIR...: one
+# line per getenv("PERFCONV_ in the sources under DIR but outside cli/env.c; checked on a planted
+# file that reads one, so that it can fail.
+env_readers() {
+	grep -rnF --include='*.[ch]' 'getenv("PERFCONV_' "$@" | grep -v '^cli/env\.c:'
+}
+if selected layout/env; then
+	env_readers converter formats cli tests/unit fuzz >"$TMP/bad"
+	mkdir -p "$TMP/envtree/converter"
+	printf 'static const char *x(void) { return getenv("PERFCONV_X"); }\n' >"$TMP/envtree/converter/x.c"
+	if [ -s "$TMP/bad" ]; then
+		fail layout/env "PERFCONV_* variables read outside cli/env.c" "$TMP/bad"
+	elif [ "$(cd "$TMP/envtree" && env_readers converter | wc -l)" != 1 ]; then
+		fail layout/env "the check misses a getenv(\"PERFCONV_ outside cli/env.c"
+	else
+		pass layout/env
 	fi
 fi

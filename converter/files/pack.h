@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "converter/util/error.h"
+#include "converter/util/tuning.h"
 
 #define PFC_PACK_MANIFEST "MANIFEST"     /* the first member */
 #define PFC_PACK_RECORDING "perf.data"   /* the recording, unchanged */
@@ -49,8 +50,10 @@ const char *pfc_pack_path(const struct pfc_pack *p);
 
 /* Writing, as a stream (stdout works): members in the order added. */
 struct pfc_packw;
-/* level: zstd's, 0 for the default.  name is the output's name, for messages. */
-int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level, struct pfc_error *err);
+/* level: zstd's, 0 for the default.  name is the output's name, for messages.  tuning: the
+ * tests' settings (pack_no_sparse), or NULL. */
+int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level, const struct pfc_tuning *tuning,
+		   struct pfc_error *err);
 int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf, size_t len, struct pfc_error *err);
 /* buf[0, len) with the ranges holes[2i], size holes[2i + 1] (sorted, apart) written as
  * zeros: the member has len bytes, and buf is read only outside the holes. */
@@ -61,7 +64,7 @@ int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path
 /* The recording's frame made on a thread of its own, while the conversion runs (NULL: it could
  * not start; the writer then makes it).  Free it after the writer, or instead of using it. */
 struct pfc_packw_pre;
-struct pfc_packw_pre *pfc_packw_pre_start(const char *path, const char *member);
+struct pfc_packw_pre *pfc_packw_pre_start(const char *path, const char *member, const struct pfc_tuning *tuning);
 void pfc_packw_pre_free(struct pfc_packw_pre *p);
 /* The recording: as add_file, but its frame is never the cache's (no other pack has it), and
  * is compressed at a faster level unless open was given one; pre's frame when it is this

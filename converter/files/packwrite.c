@@ -64,6 +64,7 @@ struct pfc_packw {
 	char zout[1 << 17];
 	FILE *fp;
 	char *name;           /* the output's, for messages */
+	int sparse;           /* holes as sparse members (not the tuning's pack_no_sparse) */
 	uint64_t bytes;       /* compressed bytes written to fp */
 	int werr;             /* errno of a failed write to fp */
 	int discard;          /* abandoned: nothing more goes to fp */
@@ -453,7 +454,8 @@ static void w_free(struct pfc_packw *w)
 	free(w);
 }
 
-int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level, struct pfc_error *err)
+int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level, const struct pfc_tuning *tuning,
+		   struct pfc_error *err)
 {
 	struct pfc_packw *w;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -471,6 +473,7 @@ int pfc_packw_open(struct pfc_packw **out, FILE *fp, const char *name, int level
 		return PFC_FAIL_NOOFF(err, NOMEM, "pack writer");
 	}
 	w->fp = fp;
+	w->sparse = !(tuning && tuning->pack_no_sparse);
 	w->level = level ? level : DEFAULT_LEVEL;
 	w->user_level = level != 0;
 	w->streaming = 1;
@@ -682,14 +685,8 @@ int pfc_packw_add_bytes(struct pfc_packw *w, const char *member, const void *buf
 	return 0;
 }
 
-/* tests and measurements: PERFCONV_PACK_SPARSE=0 writes holes as runs of zeros (the packs
- * of perfconv before sparse members, which any tar reader reads as plain files) */
-static int sparse_ok(void)
-{
-	const char *v = getenv("PERFCONV_PACK_SPARSE");
-
-	return !v || strcmp(v, "0");
-}
+/* tests and measurements: w->sparse 0 (PERFCONV_PACK_SPARSE=0) writes holes as runs of zeros
+ * (the packs of perfconv before sparse members, which any tar reader reads as plain files) */
 
 static int add_holes(struct pfc_packw *w, const char *member, const char *b, size_t len, const uint64_t *holes,
 		     size_t n, struct pfc_error *err);
@@ -719,7 +716,7 @@ static int add_holes(struct pfc_packw *w, const char *member, const char *b, siz
 	size_t i;
 	int ret;
 
-	if ((ret = w_header(w, member, len, b, len, sparse_ok() ? holes : NULL, sparse_ok() ? n : 0, err)) < 0)
+	if ((ret = w_header(w, member, len, b, len, w->sparse ? holes : NULL, w->sparse ? n : 0, err)) < 0)
 		return ret;
 	for (i = 0; i <= n; i++) {
 		uint64_t hb = i < n ? holes[2 * i] : len, he = i < n ? hb + holes[2 * i + 1] : len;
@@ -856,7 +853,7 @@ int pfc_packw_add_file(struct pfc_packw *w, const char *member, const char *path
 static void sum_key(const struct pfc_packw *w, const char *id, const char *member, char key[PFC_PACKW_KEY_MAX])
 {
 	XXH128_hash_t h;
-	int sparse = sparse_ok(), version = AR->archive_version_number();
+	int sparse = w->sparse, version = AR->archive_version_number();
 
 	XXH3_128bits_reset(w->xxh);
 	XXH3_128bits_update(w->xxh, id, strlen(id) + 1);
@@ -1070,12 +1067,11 @@ out:
 	return NULL;
 }
 
-struct pfc_packw_pre *pfc_packw_pre_start(const char *path, const char *member)
+struct pfc_packw_pre *pfc_packw_pre_start(const char *path, const char *member, const struct pfc_tuning *tuning)
 {
 	struct pfc_packw_pre *p;
-	const char *v = getenv("PERFCONV_PACK_PRE");
 
-	if ((v && !strcmp(v, "0")) || !(p = calloc(1, sizeof(*p))))
+	if ((tuning && tuning->pack_no_pre) || !(p = calloc(1, sizeof(*p))))
 		return NULL;
 	if (!(p->path = strdup(path)) || !(p->member = strdup(member)) || pthread_create(&p->th, NULL, pre_run, p)) {
 		free(p->path);

@@ -68,9 +68,8 @@ size_t pfc_buildid_read_notes(const char *path, uint8_t *out, size_t max)
 	return pfc_buildid_from_notes(buf, got, out, max);
 }
 
-size_t pfc_buildid_running_kernel(uint8_t *out, size_t max)
+size_t pfc_buildid_running_kernel(const char *dir, uint8_t *out, size_t max)
 {
-	const char *dir = getenv("PERFCONV_RUNNING_KERNEL");
 	char path[4096];
 
 	if (!dir || !*dir)

@@ -26,10 +26,11 @@ size_t pfc_buildid_read_notes(const char *path, uint8_t *out, size_t max);
 
 /*
  * The running kernel's build-id: from /sys/kernel/notes, or from the notes file of the
- * directory PERFCONV_RUNNING_KERNEL names, which stands for the running kernel in the tests.
+ * directory DIR (the tuning's running_kernel, PERFCONV_RUNNING_KERNEL; NULL or empty: none),
+ * which stands for the running kernel in the tests.
  * Whoever asks whether the running kernel is the recording's and whoever keys its symbols in
  * the cache read it here, so that both speak of the same kernel.
  */
-size_t pfc_buildid_running_kernel(uint8_t *out, size_t max);
+size_t pfc_buildid_running_kernel(const char *dir, uint8_t *out, size_t max);
 
 #endif

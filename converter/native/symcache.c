@@ -92,7 +92,7 @@ static uint64_t modules_hash(void)
 	return h;
 }
 
-int pfc_symcache_key(struct pfc_symcache_key *k)
+int pfc_symcache_key(struct pfc_symcache_key *k, const char *running_kernel)
 {
 	char bid[2 * PFC_BUILDID_MAX + 1], boot[64], kptr[16];
 	uint8_t id[PFC_BUILDID_MAX];
@@ -109,7 +109,7 @@ int pfc_symcache_key(struct pfc_symcache_key *k)
 		strcpy(kptr, "?");
 	kptr[strcspn(kptr, "\n")] = '\0';
 	/* the running kernel as session.c asks whether it is the recording's: the tests' stand-in too */
-	pfc_hex_format(bid, id, pfc_buildid_running_kernel(id, sizeof(id)));
+	pfc_hex_format(bid, id, pfc_buildid_running_kernel(running_kernel, id, sizeof(id)));
 	/* what kallsyms shows depends on kptr_restrict and on who reads it (CAP_SYSLOG) */
 	len = snprintf(k->text, sizeof(k->text), "bid=%s boot=%s kptr=%s euid0=%d mods=%016llx", bid, boot,
 		       kptr, geteuid() == 0, (unsigned long long)modules_hash());

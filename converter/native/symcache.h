@@ -46,7 +46,7 @@ struct pfc_symcache_key {
 };
 
 /* The running kernel's key; 0, or a negative errno when it cannot be told (no boot id). */
-int pfc_symcache_key(struct pfc_symcache_key *k);
+int pfc_symcache_key(struct pfc_symcache_key *k, const char *running_kernel);
 /* Any other key: text (at most PFC_SYMCACHE_KEY_MAX - 1 bytes) and its entry's name.  0 or
  * -ENAMETOOLONG. */
 int pfc_symcache_key_text(struct pfc_symcache_key *k, const char *text);

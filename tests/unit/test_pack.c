@@ -38,7 +38,7 @@ static int w_open(struct mem *m, struct pfc_packw **w)
 	struct pfc_error err = { 0 };
 
 	memset(m, 0, sizeof(*m));
-	return (m->fp = open_memstream(&m->buf, &m->len)) ? pfc_packw_open(w, m->fp, "mem.perfpack", 0, &err) : -1;
+	return (m->fp = open_memstream(&m->buf, &m->len)) ? pfc_packw_open(w, m->fp, "mem.perfpack", 0, NULL, &err) : -1;
 }
 
 /* close the writer and the stream: the pack's bytes are m->buf, m->len */
@@ -115,7 +115,7 @@ static void test_round_trip(void)
 		check(0, "round trip: cannot write temporary files in %s", tmpdir);
 		return;
 	}
-	check(pfc_packw_open(&w, fp, path, 0, &err) == 0, "round trip: open the writer: %s", err.detail);
+	check(pfc_packw_open(&w, fp, path, 0, NULL, &err) == 0, "round trip: open the writer: %s", err.detail);
 	check(pfc_packw_add_bytes(w, names[0], MANIFEST_TEXT, strlen(MANIFEST_TEXT), &err) == 0, "add MANIFEST: %s", err.detail);
 	check(pfc_packw_add_bytes(w, names[1], NULL, 0, &err) == 0, "add an empty member: %s", err.detail);
 	check(pfc_packw_add_file(w, names[2], big, &err) == 0, "add a 5 MB file: %s", err.detail);
@@ -187,7 +187,7 @@ static void test_writer_refuses(void)
 	struct pfc_error err = { 0 };
 	struct mem m;
 
-	check(pfc_packw_open(&w, stdout, "x", 99, &err) < 0 && err.code == PFC_ERR_USAGE, "writer: level 99 is refused");
+	check(pfc_packw_open(&w, stdout, "x", 99, NULL, &err) < 0 && err.code == PFC_ERR_USAGE, "writer: level 99 is refused");
 	memset(&err, 0, sizeof(err));
 	if (w_open(&m, &w) < 0) {
 		check(0, "writer: open");

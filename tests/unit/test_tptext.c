@@ -108,6 +108,8 @@ int main(int argc, char **argv)
 {
 	const char *fx = argc > 1 ? argv[1] : getenv("FIXTURES") ? getenv("FIXTURES") : "fixtures";
 	char in[4096];
+	/* not this machine's /usr/lib/debug: what tests/lib.sh's PERFCONV_DEBUG_DIR gives the suites */
+	static const struct pfc_tuning tn = { .debug_dir = "/nonexistent" };
 	struct pfc_opts o;
 	struct pfc_session s;
 	struct pfc_error err;
@@ -131,6 +133,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	memset(&err, 0, sizeof(err));
 	o.input = in;
+	o.tuning = &tn;
 	o.max_stack = 127;
 	o.keep_stream = 1;
 	if (pfc_session_open(&s, &o, &err) < 0 || pfc_session_process(&s) < 0) {
