@@ -5,6 +5,7 @@
  * than allowed.  The comparison itself (two profiles side by side, per-function totals) is
  * formats/diff.c's; the exit code is perfconv.c's and batch.c's.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,9 +81,150 @@ static void gate_line(const struct cli *c, const char *line, char *hints, size_t
 	}
 }
 
-/* --fail-if-grown PCT: the functions whose total share grew by more than PCT points, on
- * stderr (a single conversion, unless -q) or in the hints the batch parent prints under the
- * file's line; returns how many, or a negative error code. */
+/* Frames whose samples say nothing of the code under test: a thread that spins or idles
+ * (a thread pool's workers yielding between work items take more or less CPU from one run of
+ * the same build to the next), anywhere in the stack... */
+static const char *const spin_frames[] = {
+	"do_sched_yield", "__x64_sys_sched_yield", "__arm64_sys_sched_yield", "sched_yield",
+	"__sched_yield", "do_idle", "cpu_idle", "cpu_startup_entry", "default_idle_call",
+	"cpuidle_enter", "native_safe_halt", "pv_native_safe_halt", "acpi_idle_enter",
+	"System.Threading.SpinWait.SpinOnce", "System.Threading.SpinWait.SpinOnceCore",
+	"System.Threading.Thread.SpinWait", "System.Threading.Thread.Yield",
+	"System.Threading.PortableThreadPool+WorkerThread.WorkerThreadStart",
+	"System.Threading.LowLevelSpinWaiter.SpinWaitForCondition",
+};
+
+/* ... and, as the leaf only, where a clock sample lands when interrupts were off: a
+ * cpu-clock sample waits for them to be enabled again, so these functions' self time is the
+ * skew of the time before them, which varies with scheduling, not their own cost. */
+static const char *const skew_leaves[] = {
+	"pvm_irq_enable", "native_irq_enable", "arch_local_irq_enable", "_raw_spin_unlock_irqrestore",
+	"_raw_spin_unlock_irq", "finish_task_switch", "finish_task_switch.isra.0", "__softirqentry_text_start",
+	"pv_native_irq_enable", "__do_softirq",
+};
+
+static int name_in(const char *t, size_t len, const char *const *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strlen(v[i]) == len && !memcmp(v[i], t, len))
+			return 1;
+	return 0;
+}
+
+/* A folded line of spin or idle, or one that ends in interrupt-enable skew. */
+static int set_apart(void *arg, const char *t, size_t len)
+{
+	size_t a = 0, b;
+
+	(void)arg;
+	while (a < len && t[a] != ';')
+		a++;
+	while (a < len) {
+		a++;
+		for (b = a; b < len && t[b] != ';'; b++)
+			;
+		if (name_in(t + a, b - a, spin_frames, sizeof(spin_frames) / sizeof(*spin_frames)))
+			return 1;
+		if (b == len && name_in(t + a, b - a, skew_leaves, sizeof(skew_leaves) / sizeof(*skew_leaves)))
+			return 1;
+		a = b;
+	}
+	return 0;
+}
+
+/* The scale from the base's sample counts to the new's for code that did not change: the
+ * median, over the stacks both profiles have at least GATE_MIN_SAMPLES of, of their count in
+ * the new profile over their count in the base (the median-of-ratios normalization of count
+ * data).  Shares alone would call every other function grown when one got faster (what it
+ * gave up is shared out among the rest), and a build that does more requests in the same time
+ * has more of everything; the stacks of code that changed are few against those of code that
+ * did not, so the median is the latter's.  With too few such stacks: the ratio of the totals. */
+#define GATE_MIN_SAMPLES 8
+#define GATE_MIN_STACKS 5
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double scale_of(const struct pfc_diff *d, const uint64_t n[2], size_t *used)
+{
+	double *r = malloc((d->n ? d->n : 1) * sizeof(*r)), s;
+	size_t i, k = 0;
+
+	*used = 0;
+	if (r)
+		for (i = 0; i < d->n; i++) {
+			uint32_t id = d->order[i];
+			if ((d->apart && d->apart[id]) || d->cnt[0][id] < GATE_MIN_SAMPLES || d->cnt[1][id] < GATE_MIN_SAMPLES)
+				continue;
+			r[k++] = (double)d->cnt[1][id] / (double)d->cnt[0][id];
+		}
+	if (k < GATE_MIN_STACKS) {
+		free(r);
+		return n[0] ? (double)n[1] / (double)n[0] : 1.0;
+	}
+	qsort(r, k, sizeof(*r), cmp_dbl);
+	s = k % 2 ? r[k / 2] : (r[k / 2 - 1] + r[k / 2]) / 2;
+	free(r);
+	*used = k;
+	return s;
+}
+
+/* How far x2 new samples are above s * x1 expected from the base: in points of the new
+ * profile's n2 samples, and in standard errors of sampling (both counts taken as Poisson). */
+static double excess_points(uint64_t x1, uint64_t x2, double s, uint64_t n2)
+{
+	return n2 ? 100.0 * ((double)x2 - s * (double)x1) / (double)n2 : 0.0;
+}
+
+static double excess_z(uint64_t x1, uint64_t x2, double s)
+{
+	double var = (double)x2 + s * s * (double)x1;
+	return ((double)x2 - s * (double)x1) / sqrt(var > 1 ? var : 1);
+}
+
+/* A change this many standard errors of sampling or more is not sampling noise.  Samples of
+ * one thread are not independent (a function runs for several in a row), so the bar is
+ * higher than a p-value table would put it. */
+#define GATE_Z 4.0
+
+/* The share of the lines with the JIT compiler's library in them. */
+static void jit_share(const struct pfc_diff *d, double share[2])
+{
+	uint64_t w[2] = { 0, 0 };
+	size_t i, len, k;
+
+	for (i = 0; i < d->n; i++) {
+		const char *t = pfc_diff_text(d, i, &len);
+		if (!memmem(t, len, "libclrjit.so", 12))
+			continue;
+		for (k = 0; k < 2; k++)
+			w[k] += d->w[k][d->order[i]];
+	}
+	for (k = 0; k < 2; k++)
+		share[k] = pfc_diff_share(w[k], d->sum[k]);
+}
+
+static int is_clock(const struct pfc_session *s, uint32_t evsel)
+{
+	const struct pfc_evsel *ev;
+
+	if (evsel >= s->rd.nr_evsels)
+		return 0;
+	ev = s->rd.evsels[evsel];
+	return ev->attr.type == PERF_TYPE_SOFTWARE &&
+	       (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* --fail-if-grown PCT: the functions whose total or self share grew by more than PCT points
+ * against the base scaled to the new (scale_of) and by more than sampling explains, with
+ * spinning and idle threads and interrupt-enable skew set apart from both profiles, on stderr
+ * (a single conversion, unless -q) or in the hints the batch parent prints under the file's
+ * line; returns how many, or a negative error code. */
 int pfc_cli_gate(struct cli *c, struct pfc_session *s, const char *input, char *hints, size_t size,
 		 struct pfc_error *err)
 {
@@ -90,31 +232,80 @@ int pfc_cli_gate(struct cli *c, struct pfc_session *s, const char *input, char *
 	struct pfc_diff d;
 	struct pfc_funcs f;
 	size_t i, used = strlen(hints);
+	uint64_t n[2];
+	unsigned noise = 0;
+	long apart = 0;
+	double scale;
+	size_t stacks;
 	int ret, grown = 0;
+	double jit[2];
+	char line[640];
 
 	memset(&f, 0, sizeof(f));
 	wo.diff_base = c->base;
 	ret = pfc_diff_build(&d, s, &wo, err);
+	if (ret == 0 && (apart = pfc_diff_set_apart(&d, set_apart, NULL)) < 0)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "diff");
 	if (ret == 0)
 		ret = pfc_funcs_build(&f, &d, err);
-	if (ret == 0) {
-		pfc_funcs_sort(&f, 0, 1);
-		for (i = 0; i < f.n; i++) {
-			const struct pfc_func *fn = &f.v[i];
-			char line[512];
-			if (!(fn->dtotal > c->fail_if_grown))
-				continue;
-			if (!grown++) {
-				snprintf(line, sizeof(line), "perfconv: '%s': grew by more than %g points of total share "
-					 "against '%s' (--fail-if-grown):\n", input, c->fail_if_grown, c->diff);
-				gate_line(c, line, hints, size, &used);
-			}
-			snprintf(line, sizeof(line), "  %+.2f  %6.2f%% -> %6.2f%%  %.*s\n", fn->dtotal,
-				 pfc_diff_share(fn->total[0], d.sum[0]), pfc_diff_share(fn->total[1], d.sum[1]),
-				 (int)(fn->len < 400 ? fn->len : 400), fn->name);
+	if (ret < 0)
+		goto out;
+	n[0] = d.count[0] - d.apart_n[0];
+	n[1] = d.count[1] - d.apart_n[1];
+	scale = scale_of(&d, n, &stacks);
+	pfc_funcs_sort(&f, 0, 1);
+	for (i = 0; i < f.n; i++) {
+		const struct pfc_func *fn = &f.v[i];
+		double pt = excess_points(fn->ntotal[0], fn->ntotal[1], scale, n[1]);
+		double ps = excess_points(fn->nself[0], fn->nself[1], scale, n[1]);
+		double zt = excess_z(fn->ntotal[0], fn->ntotal[1], scale);
+		double zs = excess_z(fn->nself[0], fn->nself[1], scale);
+		int by_total = pt > c->fail_if_grown, by_self = ps > c->fail_if_grown;
+
+		if (!by_total && !by_self)
+			continue;
+		if (!((by_total && zt >= GATE_Z) || (by_self && zs >= GATE_Z))) {
+			noise++;
+			continue;
+		}
+		if (!grown++) {
+			snprintf(line, sizeof(line), "perfconv: '%s': grew by more than %g points of total or self share "
+				 "against '%s' (--fail-if-grown):\n", input, c->fail_if_grown, c->diff);
 			gate_line(c, line, hints, size, &used);
 		}
+		snprintf(line, sizeof(line), "  %+.2f  %6.2f%% -> %6.2f%%  self %+.2f  grown %+.2f %s, z %.1f  %.*s\n",
+			 fn->dtotal, pfc_diff_share(fn->total[0], d.sum[0] - d.apart_w[0]),
+			 pfc_diff_share(fn->total[1], d.sum[1] - d.apart_w[1]), fn->dself, by_total ? pt : ps,
+			 by_total ? "total" : "self", by_total ? zt : zs, (int)(fn->len < 400 ? fn->len : 400), fn->name);
+		gate_line(c, line, hints, size, &used);
 	}
+	if (grown || noise) {
+		char how[96];
+		if (stacks)
+			snprintf(how, sizeof(how), "the median ratio of the %zu stacks both have", stacks);
+		else
+			snprintf(how, sizeof(how), "the ratio of the totals");
+		snprintf(line, sizeof(line), "  (grown: samples above the base's scaled by %.3f, %s, in points of the "
+			 "new profile; counted when %.0f standard errors of sampling or more, %u within that; set "
+			 "apart: %.1f%% and %.1f%% of the samples, spinning or idle threads and interrupt-enable skew)\n",
+			 scale, how, GATE_Z, noise, pfc_diff_share(d.apart_n[0], d.count[0]),
+			 pfc_diff_share(d.apart_n[1], d.count[1]));
+		gate_line(c, line, hints, size, &used);
+	}
+	if (grown && is_clock(s, d.evsel[1])) {
+		uint64_t t0 = d.total[0], t1 = d.total[1];
+		snprintf(line, sizeof(line), "  CPU time %.3f s -> %.3f s (%+.1f%%)\n", (double)t0 / 1e9, (double)t1 / 1e9,
+			 t0 ? 100.0 * ((double)t1 - (double)t0) / (double)t0 : 0.0);
+		gate_line(c, line, hints, size, &used);
+	}
+	jit_share(&d, jit);
+	if (fabs(jit[1] - jit[0]) >= 2.0) {
+		snprintf(line, sizeof(line), "perfconv: '%s': the JIT compiler's share differs, %.1f%% against %.1f%% "
+			 "in the base: one recording caught the runtime still compiling (record after warm-up)\n",
+			 input, jit[1], jit[0]);
+		gate_line(c, line, hints, size, &used);
+	}
+out:
 	pfc_funcs_free(&f);
 	pfc_diff_free(&d);
 	return ret < 0 ? ret : grown;

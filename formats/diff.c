@@ -28,12 +28,16 @@ static int grow(struct pfc_diff *d, uint32_t id)
 	while (cap <= id)
 		cap *= 2;
 	for (k = 0; k < 2; k++) {
-		uint64_t *nw = realloc(d->w[k], cap * sizeof(*nw));
+		uint64_t *nw = realloc(d->w[k], cap * sizeof(*nw)), *nn;
 		if (!nw)
 			return -1;
 		for (z = d->cap; z < cap; z++)
 			nw[z] = UINT64_MAX;	/* not a line of this profile */
 		d->w[k] = nw;
+		if (!(nn = realloc(d->cnt[k], cap * sizeof(*nn))))
+			return -1;
+		memset(nn + d->cap, 0, (cap - d->cap) * sizeof(*nn));
+		d->cnt[k] = nn;
 	}
 	d->cap = cap;
 	return 0;
@@ -47,7 +51,6 @@ static int add_line(void *arg, const struct pfc_stack *st, const char *pname, si
 	size_t k;
 	uint32_t id;
 
-	(void)st;
 	pfc_sb_reset(&W->line);
 	pfc_sb_add(&W->line, pname, pname_len);
 	for (k = 0; k < nr; k++) {
@@ -59,6 +62,8 @@ static int add_line(void *arg, const struct pfc_stack *st, const char *pname, si
 	if (d->w[W->side][id] == UINT64_MAX)
 		d->w[W->side][id] = 0;
 	d->w[W->side][id] += weight;
+	d->cnt[W->side][id] += st->count;
+	d->evsel[W->side] = st->evsel;
 	d->total[W->side] += weight;
 	return 0;
 }
@@ -122,6 +127,8 @@ int pfc_diff_build(struct pfc_diff *d, struct pfc_session *s, const struct pfc_w
 			d->w[0][id] = pfc_diff_scale(d->w[0][id], d->total[1], d->total[0]);
 		d->sum[0] += d->w[0][id];
 		d->sum[1] += d->w[1][id];
+		d->count[0] += d->cnt[0][id];
+		d->count[1] += d->cnt[1][id];
 	}
 	pfc_intern_sort(&d->lines, d->order, d->n);
 out:
@@ -133,9 +140,35 @@ void pfc_diff_free(struct pfc_diff *d)
 {
 	free(d->w[0]);
 	free(d->w[1]);
+	free(d->cnt[0]);
+	free(d->cnt[1]);
+	free(d->apart);
 	free(d->order);
 	pfc_intern_exit(&d->lines);
 	memset(d, 0, sizeof(*d));
+}
+
+long pfc_diff_set_apart(struct pfc_diff *d, int (*fn)(void *arg, const char *text, size_t len), void *arg)
+{
+	size_t i, k;
+	long n = 0;
+
+	if (!d->apart && !(d->apart = calloc(d->cap ? d->cap : 1, 1)))
+		return -1;
+	for (i = 0; i < d->n; i++) {
+		uint32_t id = d->order[i];
+		size_t len;
+		const char *t = pfc_diff_text(d, i, &len);
+		if (d->apart[id] || !fn(arg, t, len))
+			continue;
+		d->apart[id] = 1;
+		for (k = 0; k < 2; k++) {
+			d->apart_w[k] += d->w[k][id];
+			d->apart_n[k] += d->cnt[k][id];
+		}
+		n++;
+	}
+	return n;
 }
 
 double pfc_diff_share(uint64_t v, uint64_t total)
@@ -145,10 +178,41 @@ double pfc_diff_share(uint64_t v, uint64_t total)
 
 /* ---- functions ---- */
 
+/* name without the number of a JIT dynamic method (lambda_method12 -> lambda_method): each
+ * process numbers them in the order it compiles them, so the same lambda has a different
+ * number in each recording.  Returns name, or buf holding the shortened copy. */
+static const char *unnumbered(const char *name, size_t *len, char *buf, size_t cap)
+{
+	static const char key[] = "lambda_method";
+	size_t n = *len, i, o = 0, kl = sizeof(key) - 1;
+	int found = 0;
+
+	if (n >= cap)
+		return name;
+	for (i = 0; i < n; ) {
+		if (n - i > kl && !memcmp(name + i, key, kl) && name[i + kl] >= '0' && name[i + kl] <= '9') {
+			memcpy(buf + o, key, kl);
+			o += kl;
+			i += kl;
+			while (i < n && name[i] >= '0' && name[i] <= '9')
+				i++;
+			found = 1;
+			continue;
+		}
+		buf[o++] = name[i++];
+	}
+	if (!found)
+		return name;
+	*len = o;
+	return buf;
+}
+
 int pfc_funcs_build(struct pfc_funcs *f, const struct pfc_diff *d, struct pfc_error *err)
 {
 	uint32_t *seen = NULL, *ids = NULL;	/* name id -> the line that last counted it */
 	size_t cap = 0, cap_ids = 0, i, k;
+	uint64_t sum[2];
+	char nbuf[1024];
 	int ret = 0;
 
 	memset(f, 0, sizeof(*f));
@@ -159,6 +223,8 @@ int pfc_funcs_build(struct pfc_funcs *f, const struct pfc_diff *d, struct pfc_er
 		const char *t = pfc_diff_text(d, i, &len);
 		uint32_t id = d->order[i];
 
+		if (d->apart && d->apart[id])
+			continue;
 		/* the first name is the process's: the functions follow it */
 		for (a = 0; a < len && t[a] != ';'; a++)
 			;
@@ -167,7 +233,11 @@ int pfc_funcs_build(struct pfc_funcs *f, const struct pfc_diff *d, struct pfc_er
 			a++;
 			for (b = a; b < len && t[b] != ';'; b++)
 				;
-			nid = pfc_intern(&f->names, t + a, b - a);
+			{
+				size_t nlen = b - a;
+				const char *name = unnumbered(t + a, &nlen, nbuf, sizeof(nbuf));
+				nid = pfc_intern(&f->names, name, nlen);
+			}
 			if (nid == UINT32_MAX)
 				goto oom;
 			if (nid >= cap) {
@@ -192,8 +262,10 @@ int pfc_funcs_build(struct pfc_funcs *f, const struct pfc_diff *d, struct pfc_er
 				f->n = nid + 1;
 			if (seen[nid] != (uint32_t)i) {	/* a recursion counts once in the total */
 				seen[nid] = (uint32_t)i;
-				for (k = 0; k < 2; k++)
+				for (k = 0; k < 2; k++) {
 					f->v[nid].total[k] += d->w[k][id];
+					f->v[nid].ntotal[k] += d->cnt[k][id];
+				}
 			}
 			if (nr == cap_ids) {
 				size_t nc = cap_ids ? cap_ids * 2 : 64;
@@ -207,15 +279,19 @@ int pfc_funcs_build(struct pfc_funcs *f, const struct pfc_diff *d, struct pfc_er
 			a = b;
 		}
 		if (nr)
-			for (k = 0; k < 2; k++)
+			for (k = 0; k < 2; k++) {
 				f->v[ids[nr - 1]].self[k] += d->w[k][id];
+				f->v[ids[nr - 1]].nself[k] += d->cnt[k][id];
+			}
 	}
+	for (k = 0; k < 2; k++)
+		sum[k] = d->sum[k] - d->apart_w[k];
 	for (i = 0; i < f->n; i++) {
 		struct pfc_func *fn = &f->v[i];
 		fn->name = pfc_intern_str(&f->names, (uint32_t)i);
 		fn->len = pfc_intern_len(&f->names, (uint32_t)i);
-		fn->dself = pfc_diff_share(fn->self[1], d->sum[1]) - pfc_diff_share(fn->self[0], d->sum[0]);
-		fn->dtotal = pfc_diff_share(fn->total[1], d->sum[1]) - pfc_diff_share(fn->total[0], d->sum[0]);
+		fn->dself = pfc_diff_share(fn->self[1], sum[1]) - pfc_diff_share(fn->self[0], sum[0]);
+		fn->dtotal = pfc_diff_share(fn->total[1], sum[1]) - pfc_diff_share(fn->total[0], sum[0]);
 	}
 	/* id 0 is the empty name, a function only when a line had one */
 	if (f->n && !f->v[0].total[0] && !f->v[0].total[1]) {

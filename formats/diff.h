@@ -16,11 +16,16 @@
 struct pfc_diff {
 	struct pfc_intern lines;      /* the folded stacks' texts */
 	uint64_t *w[2];               /* line id -> weight in the base [0] and the new [1] profile */
+	uint64_t *cnt[2];             /* line id -> samples (the weights' count, never normalized) */
+	uint8_t *apart;               /* line id -> set apart from the functions (pfc_diff_set_apart) */
 	size_t cap;
 	uint32_t *order;              /* the line ids, sorted */
 	size_t n;
 	uint64_t total[2];            /* each profile's weight, as read (before normalizing) */
 	uint64_t sum[2];              /* the weights of the lines (the base's once normalized) */
+	uint64_t count[2];            /* the samples of the lines */
+	uint32_t evsel[2];            /* the event each profile's lines are of (the folded walk's) */
+	uint64_t apart_w[2], apart_n[2];  /* the weights and samples of the lines set apart */
 	int have_base;
 	int normalized;               /* base weights scaled to the new total (difffolded.pl -n) */
 };
@@ -29,6 +34,9 @@ struct pfc_diff {
  * the folded writer walks them, with the same options, so a line is a folded line. */
 int pfc_diff_build(struct pfc_diff *d, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err);
 void pfc_diff_free(struct pfc_diff *d);
+/* Sets apart the lines fn says yes to (a line's text, process name first): pfc_funcs_build
+ * then leaves them out, and shares are of what is left.  Returns how many, or -1 on no memory. */
+long pfc_diff_set_apart(struct pfc_diff *d, int (*fn)(void *arg, const char *text, size_t len), void *arg);
 static inline const char *pfc_diff_text(const struct pfc_diff *d, size_t i, size_t *len)
 {
 	*len = pfc_intern_len(&d->lines, d->order[i]);
@@ -41,6 +49,7 @@ struct pfc_func {
 	const char *name;
 	size_t len;
 	uint64_t self[2], total[2];
+	uint64_t nself[2], ntotal[2]; /* the same in samples */
 	double dself, dtotal;         /* new share - base share, in percentage points */
 };
 
@@ -50,8 +59,10 @@ struct pfc_funcs {
 	size_t n;
 };
 
-/* The functions of d (the frames after the process name, compared by name).  Returns 0 or
- * a negative error code. */
+/* The functions of d (the frames after the process name, compared by name; the numbered
+ * names the JIT gives dynamic methods, dynamicClass::lambda_method12, compared without their
+ * number, which differs from one process to the next).  Lines set apart are left out.
+ * Returns 0 or a negative error code. */
 int pfc_funcs_build(struct pfc_funcs *f, const struct pfc_diff *d, struct pfc_error *err);
 void pfc_funcs_free(struct pfc_funcs *f);
 /* Sorts them: by self (by_total 0) or total weight of the new profile, or with a base by the
