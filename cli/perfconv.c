@@ -121,7 +121,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_DIFF_NORMALIZE, "diff-normalize", 0, 0, NULL, "--diff: scale the base to the new profile's total, as difffolded.pl -n" },
 	{ OPT_NEGATE, "negate", 0, 0, NULL, "svg with --diff: switch the hues, red where a frame shrank (flamegraph.pl --negate)" },
 	{ OPT_TOP, "top", 0, 1, "N", "top: how many functions to list (default: 20)" },
-	{ OPT_FAIL_IF_GROWN, "fail-if-grown", 0, 1, "PCT", "--diff: exit with status 3, and list them, when a function's total share grew by more than PCT percentage points" },
+	{ OPT_FAIL_IF_GROWN, "fail-if-grown", 0, 1, "PCT", "--diff: exit with status 3, and list them, when a function's total or self samples grew beyond noise by more than PCT percentage points" },
 	{ OPT_EVENT, "event", 0, 1, "NAME", "use samples of this event (default: the first event sampled)" },
 	{ OPT_SYMFS, "symfs", 0, 1, "DIR", "look for binaries and debug files under DIR, like perf --symfs" },
 	{ OPT_KALLSYMS, "kallsyms", 0, 1, "FILE", "kernel symbols from FILE (default: /proc/kallsyms when the kernel matches)" },
