@@ -81,17 +81,22 @@ static void gate_line(const struct cli *c, const char *line, char *hints, size_t
 	}
 }
 
-/* Frames whose samples say nothing of the code under test: a thread that spins or idles
+/* Frames whose samples say nothing of the code under test: a thread that spins or idles, the JIT,
  * (a thread pool's workers yielding between work items take more or less CPU from one run of
  * the same build to the next), anywhere in the stack... */
 static const char *const spin_frames[] = {
 	"do_sched_yield", "__x64_sys_sched_yield", "__arm64_sys_sched_yield", "sched_yield",
 	"__sched_yield", "do_idle", "cpu_idle", "cpu_startup_entry", "default_idle_call",
 	"cpuidle_enter", "native_safe_halt", "pv_native_safe_halt", "acpi_idle_enter",
-	"System.Threading.SpinWait.SpinOnce", "System.Threading.SpinWait.SpinOnceCore",
-	"System.Threading.Thread.SpinWait", "System.Threading.Thread.Yield",
-	"System.Threading.PortableThreadPool+WorkerThread.WorkerThreadStart",
-	"System.Threading.LowLevelSpinWaiter.SpinWaitForCondition",
+	/* .NET (after the module's "Assembly!"): spinning before blocking, and a thread-pool
+	 * worker's wait for work, which spins first */
+	"System.Threading.SpinWait::SpinOnce", "System.Threading.SpinWait::SpinOnceCore",
+	"System.Threading.Thread::SpinWait", "System.Threading.Thread::Yield",
+	"System.Threading.LowLevelSpinWaiter::SpinWaitForCondition",
+	"System.Threading.LowLevelLifoSemaphore::Wait",
+	/* the JIT compiler: the runtime warming up or re-compiling hot methods at a higher tier,
+	 * which one recording catches and the next does not; reported beside the gate */
+	"[libclrjit.so]", "CILJit::compileMethod", "jitNativeCode",
 };
 
 /* ... and, as the leaf only, where a clock sample lands when interrupts were off: a
@@ -105,8 +110,13 @@ static const char *const skew_leaves[] = {
 
 static int name_in(const char *t, size_t len, const char *const *v, size_t n)
 {
+	const char *bang = memchr(t, '!', len);
 	size_t i;
 
+	if (bang) {		/* a .NET frame: Assembly!Namespace.Type::Method */
+		len -= (size_t)(bang + 1 - t);
+		t = bang + 1;
+	}
 	for (i = 0; i < n; i++)
 		if (strlen(v[i]) == len && !memcmp(v[i], t, len))
 			return 1;
@@ -134,46 +144,6 @@ static int set_apart(void *arg, const char *t, size_t len)
 	return 0;
 }
 
-/* The scale from the base's sample counts to the new's for code that did not change: the
- * median, over the stacks both profiles have at least GATE_MIN_SAMPLES of, of their count in
- * the new profile over their count in the base (the median-of-ratios normalization of count
- * data).  Shares alone would call every other function grown when one got faster (what it
- * gave up is shared out among the rest), and a build that does more requests in the same time
- * has more of everything; the stacks of code that changed are few against those of code that
- * did not, so the median is the latter's.  With too few such stacks: the ratio of the totals. */
-#define GATE_MIN_SAMPLES 8
-#define GATE_MIN_STACKS 5
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double scale_of(const struct pfc_diff *d, const uint64_t n[2], size_t *used)
-{
-	double *r = malloc((d->n ? d->n : 1) * sizeof(*r)), s;
-	size_t i, k = 0;
-
-	*used = 0;
-	if (r)
-		for (i = 0; i < d->n; i++) {
-			uint32_t id = d->order[i];
-			if ((d->apart && d->apart[id]) || d->cnt[0][id] < GATE_MIN_SAMPLES || d->cnt[1][id] < GATE_MIN_SAMPLES)
-				continue;
-			r[k++] = (double)d->cnt[1][id] / (double)d->cnt[0][id];
-		}
-	if (k < GATE_MIN_STACKS) {
-		free(r);
-		return n[0] ? (double)n[1] / (double)n[0] : 1.0;
-	}
-	qsort(r, k, sizeof(*r), cmp_dbl);
-	s = k % 2 ? r[k / 2] : (r[k / 2 - 1] + r[k / 2]) / 2;
-	free(r);
-	*used = k;
-	return s;
-}
-
 /* How far x2 new samples are above s * x1 expected from the base: in points of the new
  * profile's n2 samples, and in standard errors of sampling (both counts taken as Poisson). */
 static double excess_points(uint64_t x1, uint64_t x2, double s, uint64_t n2)
@@ -191,6 +161,54 @@ static double excess_z(uint64_t x1, uint64_t x2, double s)
  * one thread are not independent (a function runs for several in a row), so the bar is
  * higher than a p-value table would put it. */
 #define GATE_Z 4.0
+
+/* The scale from the base's samples to the new's for the code that did not change: of the
+ * ratios new / base of the functions' self samples (each function with GATE_MIN_SAMPLES or
+ * more on both sides offers its own, and the totals theirs), the one under which the fewest
+ * functions' self samples changed beyond noise; a tie goes to the smaller sum of the changes'
+ * sizes.  Shares alone would call every other function grown when one got faster (what it gave
+ * up is shared out among the rest), and a service that answers more requests in the same time
+ * has more samples of everything each request does: which scale is right is told by the
+ * functions that agree on it, and those whose cost changed are the fewer. */
+#define GATE_MIN_SAMPLES 8
+
+static double scale_of(const struct pfc_funcs *f, const uint64_t n[2], size_t *changed, size_t *of)
+{
+	double best = n[0] ? (double)n[1] / (double)n[0] : 1.0, best_sum = 0;
+	size_t i, j, best_n = SIZE_MAX, m = 0;
+
+	for (j = 0; j <= f->n; j++) {
+		double s, sum = 0;
+		size_t k = 0;
+		if (j < f->n) {
+			if (f->v[j].nself[0] < GATE_MIN_SAMPLES || f->v[j].nself[1] < GATE_MIN_SAMPLES)
+				continue;
+			s = (double)f->v[j].nself[1] / (double)f->v[j].nself[0];
+		} else {
+			s = n[0] ? (double)n[1] / (double)n[0] : 1.0;
+		}
+		m = 0;
+		for (i = 0; i < f->n; i++) {
+			double z;
+			if (!f->v[i].nself[0] && !f->v[i].nself[1])
+				continue;
+			m++;
+			z = fabs(excess_z(f->v[i].nself[0], f->v[i].nself[1], s));
+			if (z >= GATE_Z) {
+				k++;
+				sum += z;
+			}
+		}
+		if (k < best_n || (k == best_n && sum < best_sum)) {
+			best = s;
+			best_n = k;
+			best_sum = sum;
+		}
+	}
+	*changed = best_n == SIZE_MAX ? 0 : best_n;
+	*of = m;
+	return best;
+}
 
 /* The share of the lines with the JIT compiler's library in them. */
 static void jit_share(const struct pfc_diff *d, double share[2])
@@ -220,6 +238,33 @@ static int is_clock(const struct pfc_session *s, uint32_t evsel)
 	       (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
+/* A function the gate lists: grown by its own samples (self), else by its total. */
+struct grown {
+	const struct pfc_func *fn;
+	int self;
+	double points, z;
+};
+
+/* the functions grown by their own samples first, then by their totals (their callers), each
+ * largest first; ties by name */
+static int cmp_grown(const void *a, const void *b)
+{
+	const struct grown *x = a, *y = b;
+	size_t l;
+	int r;
+
+	if (x->self != y->self)
+		return x->self ? -1 : 1;
+	if (x->points != y->points)
+		return x->points > y->points ? -1 : 1;
+	l = x->fn->len < y->fn->len ? x->fn->len : y->fn->len;
+	r = memcmp(x->fn->name, y->fn->name, l);
+	return r ? r : x->fn->len < y->fn->len ? -1 : x->fn->len > y->fn->len;
+}
+
+/* the list stops after this many: the rest are the callers of those above */
+#define GATE_LIST 12
+
 /* --fail-if-grown PCT: the functions whose total or self share grew by more than PCT points
  * against the base scaled to the new (scale_of) and by more than sampling explains, with
  * spinning and idle threads and interrupt-enable skew set apart from both profiles, on stderr
@@ -236,7 +281,8 @@ int pfc_cli_gate(struct cli *c, struct pfc_session *s, const char *input, char *
 	unsigned noise = 0;
 	long apart = 0;
 	double scale;
-	size_t stacks;
+	size_t changed, leaves;
+	struct grown *g = NULL;
 	int ret, grown = 0;
 	double jit[2];
 	char line[640];
@@ -252,43 +298,54 @@ int pfc_cli_gate(struct cli *c, struct pfc_session *s, const char *input, char *
 		goto out;
 	n[0] = d.count[0] - d.apart_n[0];
 	n[1] = d.count[1] - d.apart_n[1];
-	scale = scale_of(&d, n, &stacks);
-	pfc_funcs_sort(&f, 0, 1);
+	scale = scale_of(&f, n, &changed, &leaves);
+	if (!(g = calloc(f.n ? f.n : 1, sizeof(*g)))) {
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "diff");
+		goto out;
+	}
 	for (i = 0; i < f.n; i++) {
 		const struct pfc_func *fn = &f.v[i];
+		struct grown *x = &g[grown];
 		double pt = excess_points(fn->ntotal[0], fn->ntotal[1], scale, n[1]);
 		double ps = excess_points(fn->nself[0], fn->nself[1], scale, n[1]);
-		double zt = excess_z(fn->ntotal[0], fn->ntotal[1], scale);
-		double zs = excess_z(fn->nself[0], fn->nself[1], scale);
 		int by_total = pt > c->fail_if_grown, by_self = ps > c->fail_if_grown;
 
 		if (!by_total && !by_self)
 			continue;
-		if (!((by_total && zt >= GATE_Z) || (by_self && zs >= GATE_Z))) {
+		x->fn = fn;
+		x->self = by_self && excess_z(fn->nself[0], fn->nself[1], scale) >= GATE_Z;
+		x->points = x->self ? ps : pt;
+		x->z = x->self ? excess_z(fn->nself[0], fn->nself[1], scale) : excess_z(fn->ntotal[0], fn->ntotal[1], scale);
+		if (!x->self && !(by_total && x->z >= GATE_Z)) {
 			noise++;
 			continue;
 		}
-		if (!grown++) {
-			snprintf(line, sizeof(line), "perfconv: '%s': grew by more than %g points of total or self share "
-				 "against '%s' (--fail-if-grown):\n", input, c->fail_if_grown, c->diff);
+		grown++;
+	}
+	qsort(g, grown, sizeof(*g), cmp_grown);
+	for (i = 0; i < (size_t)grown && i < GATE_LIST; i++) {
+		const struct pfc_func *fn = g[i].fn;
+		if (!i) {
+			snprintf(line, sizeof(line), "perfconv: '%s': grew by more than %g points against '%s' "
+				 "(--fail-if-grown):\n", input, c->fail_if_grown, c->diff);
 			gate_line(c, line, hints, size, &used);
 		}
 		snprintf(line, sizeof(line), "  %+.2f  %6.2f%% -> %6.2f%%  self %+.2f  grown %+.2f %s, z %.1f  %.*s\n",
 			 fn->dtotal, pfc_diff_share(fn->total[0], d.sum[0] - d.apart_w[0]),
-			 pfc_diff_share(fn->total[1], d.sum[1] - d.apart_w[1]), fn->dself, by_total ? pt : ps,
-			 by_total ? "total" : "self", by_total ? zt : zs, (int)(fn->len < 400 ? fn->len : 400), fn->name);
+			 pfc_diff_share(fn->total[1], d.sum[1] - d.apart_w[1]), fn->dself, g[i].points,
+			 g[i].self ? "self" : "total", g[i].z, (int)(fn->len < 400 ? fn->len : 400), fn->name);
+		gate_line(c, line, hints, size, &used);
+	}
+	if (grown > GATE_LIST) {
+		snprintf(line, sizeof(line), "  and %d more, by their totals: callers of those above\n", grown - GATE_LIST);
 		gate_line(c, line, hints, size, &used);
 	}
 	if (grown || noise) {
-		char how[96];
-		if (stacks)
-			snprintf(how, sizeof(how), "the median ratio of the %zu stacks both have", stacks);
-		else
-			snprintf(how, sizeof(how), "the ratio of the totals");
-		snprintf(line, sizeof(line), "  (grown: samples above the base's scaled by %.3f, %s, in points of the "
-			 "new profile; counted when %.0f standard errors of sampling or more, %u within that; set "
-			 "apart: %.1f%% and %.1f%% of the samples, spinning or idle threads and interrupt-enable skew)\n",
-			 scale, how, GATE_Z, noise, pfc_diff_share(d.apart_n[0], d.count[0]),
+		snprintf(line, sizeof(line), "  (grown: samples above the base's times %.3f, the scale under which "
+			 "the fewest functions' self samples changed, %zu of %zu, in points of the new profile; counted "
+			 "when %.0f standard errors of sampling or more, %u within that; set apart: %.1f%% and %.1f%% of "
+			 "the samples, spinning or idle threads, the JIT compiler and interrupt-enable skew)\n",
+			 scale, changed, leaves, GATE_Z, noise, pfc_diff_share(d.apart_n[0], d.count[0]),
 			 pfc_diff_share(d.apart_n[1], d.count[1]));
 		gate_line(c, line, hints, size, &used);
 	}
@@ -299,13 +356,15 @@ int pfc_cli_gate(struct cli *c, struct pfc_session *s, const char *input, char *
 		gate_line(c, line, hints, size, &used);
 	}
 	jit_share(&d, jit);
-	if (fabs(jit[1] - jit[0]) >= 2.0) {
-		snprintf(line, sizeof(line), "perfconv: '%s': the JIT compiler's share differs, %.1f%% against %.1f%% "
-			 "in the base: one recording caught the runtime still compiling (record after warm-up)\n",
-			 input, jit[1], jit[0]);
+	if (fabs(jit[1] - jit[0]) >= 2.0 || jit[0] >= 10.0 || jit[1] >= 10.0) {
+		snprintf(line, sizeof(line), "perfconv: '%s': the JIT compiler took %.1f%% of the samples, against %.1f%% "
+			 "in the base: %s was still compiling, and a comparison with it compares warm-up, not code "
+			 "(record after warm-up)\n", input, jit[1], jit[0],
+			 jit[1] >= jit[0] ? "the runtime of the input" : "the runtime of the base");
 		gate_line(c, line, hints, size, &used);
 	}
 out:
+	free(g);
 	pfc_funcs_free(&f);
 	pfc_diff_free(&d);
 	return ret < 0 ? ret : grown;
