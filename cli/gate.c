@@ -262,6 +262,45 @@ static int cmp_grown(const void *a, const void *b)
 	return r ? r : x->fn->len < y->fn->len ? -1 : x->fn->len > y->fn->len;
 }
 
+/* Of the functions grown by their totals, keeps those whose work grew: the stacks through
+ * each, with all of their frames taken out, must have grown too (pfc_diff_contracted), else
+ * they only appeared as frames (counted in *dropped).  Returns 0 or -1 on no memory. */
+static int drop_frames_only(const struct pfc_diff *d, struct grown *g, int *nr, double scale, uint64_t n1,
+			    double pct, unsigned *dropped)
+{
+	const struct pfc_func **fns = malloc((size_t)(*nr ? *nr : 1) * sizeof(*fns));
+	uint64_t *w = malloc((size_t)(*nr ? *nr : 1) * 2 * sizeof(*w));
+	int i, k = 0, kept = 0, ret = 0;
+
+	if (!fns || !w) {
+		ret = -1;
+		goto out;
+	}
+	for (i = 0; i < *nr; i++)
+		if (!g[i].self)
+			fns[k++] = g[i].fn;
+	if (k && pfc_diff_contracted(d, fns, (size_t)k, w) < 0) {
+		ret = -1;
+		goto out;
+	}
+	for (i = 0, k = 0; i < *nr; i++) {
+		if (!g[i].self) {
+			uint64_t x0 = w[2 * k], x1 = w[2 * k + 1];
+			k++;
+			if (!(excess_points(x0, x1, scale, n1) > pct && excess_z(x0, x1, scale) >= GATE_Z)) {
+				(*dropped)++;
+				continue;
+			}
+		}
+		g[kept++] = g[i];
+	}
+	*nr = kept;
+out:
+	free(fns);
+	free(w);
+	return ret;
+}
+
 /* the list stops after this many: the rest are the callers of those above */
 #define GATE_LIST 12
 
@@ -278,7 +317,7 @@ int pfc_cli_gate(struct cli *c, struct pfc_session *s, const char *input, char *
 	struct pfc_funcs f;
 	size_t i, used = strlen(hints);
 	uint64_t n[2];
-	unsigned noise = 0;
+	unsigned noise = 0, inlined = 0;
 	long apart = 0;
 	double scale;
 	size_t changed, leaves;
@@ -322,6 +361,10 @@ int pfc_cli_gate(struct cli *c, struct pfc_session *s, const char *input, char *
 		}
 		grown++;
 	}
+	if ((ret = drop_frames_only(&d, g, &grown, scale, n[1], c->fail_if_grown, &inlined)) < 0) {
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "diff");
+		goto out;
+	}
 	qsort(g, grown, sizeof(*g), cmp_grown);
 	for (i = 0; i < (size_t)grown && i < GATE_LIST; i++) {
 		const struct pfc_func *fn = g[i].fn;
@@ -340,12 +383,13 @@ int pfc_cli_gate(struct cli *c, struct pfc_session *s, const char *input, char *
 		snprintf(line, sizeof(line), "  and %d more, by their totals: callers of those above\n", grown - GATE_LIST);
 		gate_line(c, line, hints, size, &used);
 	}
-	if (grown || noise) {
+	if (grown || noise || inlined) {
 		snprintf(line, sizeof(line), "  (grown: samples above the base's times %.3f, the scale under which "
 			 "the fewest functions' self samples changed, %zu of %zu, in points of the new profile; counted "
-			 "when %.0f standard errors of sampling or more, %u within that; set apart: %.1f%% and %.1f%% of "
-			 "the samples, spinning or idle threads, the JIT compiler and interrupt-enable skew)\n",
-			 scale, changed, leaves, GATE_Z, noise, pfc_diff_share(d.apart_n[0], d.count[0]),
+			 "when %.0f standard errors of sampling or more, %u within that, %u only more often a frame "
+			 "(inlined in one recording, not in the other, with the work below it the same); set apart: %.1f%% and %.1f%% of the samples, "
+			 "spinning or idle threads, the JIT compiler and interrupt-enable skew)\n",
+			 scale, changed, leaves, GATE_Z, noise, inlined, pfc_diff_share(d.apart_n[0], d.count[0]),
 			 pfc_diff_share(d.apart_n[1], d.count[1]));
 		gate_line(c, line, hints, size, &used);
 	}

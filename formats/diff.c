@@ -306,6 +306,82 @@ out:
 	return ret;
 }
 
+/* FNV-1a of a line with every frame of the functions fns taken out (the frames compared as
+ * pfc_funcs_build compares them); has[k] says whether the line had fns[k]. */
+static uint64_t hash_without(const char *t, size_t len, const struct pfc_func *const *fns, size_t nr, char *has)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t a = 0, b, k;
+	char nbuf[1024];
+
+	memset(has, 0, nr);
+	while (a <= len) {
+		size_t fl, out = nr;
+		const char *fr;
+		for (b = a; b < len && t[b] != ';'; b++)
+			;
+		fl = b - a;
+		fr = a ? unnumbered(t + a, &fl, nbuf, sizeof(nbuf)) : t;	/* the process name stays */
+		for (k = 0; a && k < nr; k++)
+			if (fl == fns[k]->len && !memcmp(fr, fns[k]->name, fl)) {
+				has[k] = 1;
+				out = k;
+			}
+		if (out == nr) {
+			for (k = 0; k < fl; k++)
+				h = (h ^ (uint8_t)fr[k]) * 0x100000001b3ull;
+			h = (h ^ ';') * 0x100000001b3ull;
+		}
+		a = b + 1;
+	}
+	return h;
+}
+
+static int cmp_u64_asc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int pfc_diff_contracted(const struct pfc_diff *d, const struct pfc_func *const *fns, size_t nr, uint64_t *out)
+{
+	size_t n = d->n ? d->n : 1, i, j, k;
+	uint64_t *h = malloc(n * sizeof(*h)), *set = malloc(n * sizeof(*set));
+	char *has = malloc(n * (nr ? nr : 1));
+	int ret = 0;
+
+	memset(out, 0, 2 * nr * sizeof(*out));
+	if (!h || !set || !has) {
+		ret = -1;
+		goto out;
+	}
+	for (i = 0; i < d->n; i++) {
+		size_t len;
+		const char *t = pfc_diff_text(d, i, &len);
+		h[i] = hash_without(t, len, fns, nr, has + i * nr);
+	}
+	for (j = 0; j < nr; j++) {
+		for (i = k = 0; i < d->n; i++)
+			if (has[i * nr + j] && !(d->apart && d->apart[d->order[i]]))
+				set[k++] = h[i];
+		if (!k)
+			continue;
+		qsort(set, k, sizeof(*set), cmp_u64_asc);
+		for (i = 0; i < d->n; i++) {
+			uint32_t id = d->order[i];
+			if ((d->apart && d->apart[id]) || !bsearch(&h[i], set, k, sizeof(*set), cmp_u64_asc))
+				continue;
+			out[2 * j] += d->cnt[0][id];
+			out[2 * j + 1] += d->cnt[1][id];
+		}
+	}
+out:
+	free(h);
+	free(set);
+	free(has);
+	return ret;
+}
+
 void pfc_funcs_free(struct pfc_funcs *f)
 {
 	free(f->v);

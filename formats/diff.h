@@ -65,6 +65,13 @@ struct pfc_funcs {
  * Returns 0 or a negative error code. */
 int pfc_funcs_build(struct pfc_funcs *f, const struct pfc_diff *d, struct pfc_error *err);
 void pfc_funcs_free(struct pfc_funcs *f);
+/* For each of the functions fns: the samples of the base (out[2k]) and the new profile
+ * (out[2k+1]) whose stacks, once the frames of all of fns are taken out, are those through
+ * fns[k] with them taken out: the same work whether or not those functions are frames in it.
+ * When a function's total grew but this did not, it only appeared as a frame (the JIT inlined
+ * it, or the async machinery around it, in one recording and not in the other) and no work
+ * grew.  Lines set apart are left out.  0, or -1 on no memory. */
+int pfc_diff_contracted(const struct pfc_diff *d, const struct pfc_func *const *fns, size_t nr, uint64_t *out);
 /* Sorts them: by self (by_total 0) or total weight of the new profile, or with a base by the
  * size of the change in total share, largest first; ties by name. */
 void pfc_funcs_sort(struct pfc_funcs *f, int by_total, int by_change);
