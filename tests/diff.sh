@@ -6,7 +6,8 @@
 #   diff/folded          the folded diff equals difffolded.pl's output (as a set of lines), with -n too
 #   diff/magnitude       the changed paths by the right factors, and top --diff lists them first
 #   diff/gate-noise      the same work recorded twice passes --fail-if-grown 5
-#   diff/gate-changed    the changed pair exits 3 and lists the grown function, only it
+#   diff/gate-changed    the changed pair exits 3 and lists the grown function, only it, then how the
+#                        gate counted and the CPU time of both
 #   diff/top             -f top alone (and NAME.top.txt): the hottest functions by self and total
 #   diff/pprof           go tool pprof -diff_base on the two pprof files: the same top changes; -f pprof
 #                        --diff: one profile that go tool pprof -top reads as -diff_base's, and with
@@ -103,6 +104,9 @@ if selected diff/gate-changed; then
 		fail diff/gate-changed "path_grow grew by 30 points: exit status $rc, expected 3" "$C/err"
 	elif ! grep -q "^  +30\.[0-9][0-9] .*path_grow$" "$C/err" || grep -q 'path_shrink\|path_steady' "$C/err"; then
 		fail diff/gate-changed "path_grow, and only it, must be listed" "$C/err"
+	elif ! grep -q "^  (grown: samples above the base's times [0-9.]*, .*standard errors" "$C/err" ||
+		! grep -q "^  CPU time 1\.714 s -> 1\.996 s" "$C/err"; then
+		fail diff/gate-changed "the list must end with how the gate counted and the CPU time of both" "$C/err"
 	elif [ ! -s "$C/c.folded" ]; then
 		fail diff/gate-changed "the output was not written" "$C/err"
 	else
