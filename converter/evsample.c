@@ -1,5 +1,6 @@
 /*
- * evsample.c - the .NET runtime's events in the conversion: the streams loaded once (--events), each stream's process found in the recording, --during gc's choice of samples
+ * evsample.c - the .NET runtime's events in the conversion: the streams loaded once (--events
+ * or a pack's), each stream's process found in the recording, --during gc's choice of samples
  * (those taken while their process was paused for a GC), and --alloc's allocation events fed
  * in as samples, in time order between perf's records, so that their stacks are looked up in
  * the maps, perf maps and jitdumps of their process as they were then.  The streams' contents
@@ -11,6 +12,7 @@
 #include <time.h>
 #include "converter/evsample.h"
 #include "converter/session.h"
+#include "converter/files/pack.h"
 #include "converter/util/bytes.h"
 #include "converter/util/grow.h"
 
@@ -29,6 +31,16 @@ int pfc_evsample_open(struct pfc_session *s)
 		for (i = 0; i < o->nr_events; i++)
 			if ((ret = pfc_events_add(&v->events, o->events[i], NULL, NULL, 0, want, s->err)) < 0)
 				return ret;
+	} else if (s->pack) {	/* a pack made with --events carries its streams */
+		const char *member, *name;
+		for (i = 0; (member = pfc_files_pack_events(s->files, i, &name)); i++) {
+			uint64_t size;
+			const void *b = pfc_pack_bytes(s->pack, member, &size);
+			if (!b)
+				return PFC_FAIL_NOOFF(s->err, CORRUPT, "the pack has no member '%s'", member);
+			if ((ret = pfc_events_add(&v->events, member, name, b, (size_t)size, want, s->err)) < 0)
+				return ret;
+		}
 	}
 	if ((o->alloc || o->during_gc) && !v->events.n)
 		return PFC_FAIL_NOOFF(s->err, USAGE, "%s reads the .NET runtime's events: give them with --events "

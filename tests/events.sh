@@ -19,6 +19,8 @@
 #                               kernel) far more often than those outside; refused without perf record -k mono
 #   events/convert/alloc        --alloc: the allocated types at the leaves, the two sites' bytes 3:1 within 10%,
 #                               in every format, --diff too; refused without --events
+#   events/convert/pack         a pack made with --events converts to the same runtime, --alloc and --during gc
+#                               outputs without --events, elsewhere (isolated: no fixtures, /tmp, HOME)
 #   events/convert/errors       a corrupt stream or one of another process: the file and offset named, nothing
 #                               written; a warning for a process the recording does not have
 #
@@ -141,6 +143,37 @@ convert_cases() {
 		else
 			cat "$TMP/leaves" >>"$TMP/alloc.log" 2>/dev/null
 			fail events/convert/alloc "--alloc does not give the workload's allocations" "$TMP/alloc.log"
+		fi
+	fi
+	if selected events/convert/pack; then
+		(
+			mkdir -p "$TMP/pk" "$TMP/pk/home" "$TMP/pk/tmp"
+			cp "$P" "$E" "$TMP/pk/" || exit 1
+			cd "$TMP/pk" || exit 1
+			"$PERFCONV" -q -i perf.data --events app.nettrace -o ev.perfpack || exit 1
+			for a in "-f runtime" "--alloc -f folded" "--during gc -f folded" "-f folded"; do
+				n=$(echo "$a" | tr -d ' -')
+				# shellcheck disable=SC2086
+				"$PERFCONV" -q -i perf.data --events app.nettrace $a -o "direct.$n" || exit 1
+			done
+			rm perf.data app.nettrace
+			# elsewhere: another HOME and TMPDIR, and where root may, a namespace without the fixtures,
+			# /tmp or the .NET install
+			run=(env HOME="$TMP/pk/home" TMPDIR="$TMP/pk/tmp")
+			"$top/tests/tools/isolate.sh" -k "$TMP/pk" -k "$(dirname "$PERFCONV")" -x "$(cd "$top/$FIX" && pwd)" -- true 2>/dev/null &&
+				run=("$top/tests/tools/isolate.sh" -k "$TMP/pk" -k "$(dirname "$PERFCONV")" -x "$(cd "$top/$FIX" && pwd)" -- "${run[@]}")
+			for a in "-f runtime" "--alloc -f folded" "--during gc -f folded" "-f folded"; do
+				n=$(echo "$a" | tr -d ' -')
+				# shellcheck disable=SC2086
+				"${run[@]}" "$PERFCONV" -q -i ev.perfpack $a -o "pack.$n" || exit 1
+				cmp "direct.$n" "pack.$n" || exit 1
+			done
+			echo "${#run[@]}"
+		) >"$TMP/pack.log" 2>&1
+		if [ $? = 0 ]; then
+			pass "events/convert/pack ($( [ "$(tail -1 "$TMP/pack.log")" -gt 3 ] && echo isolated || echo 'HOME and TMPDIR elsewhere'))"
+		else
+			fail events/convert/pack "the pack does not convert as the recording with --events does" "$TMP/pack.log"
 		fi
 	fi
 	if selected events/convert/errors; then
