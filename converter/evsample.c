@@ -72,6 +72,7 @@ int pfc_evsample_start(struct pfc_session *s)
 	size_t i;
 	int sampled = 0;
 
+	v->started = 1;
 	/* every event that samples stamps its samples with CLOCK_MONOTONIC: perf record -k mono */
 	v->mono = s->rd.nr_evsels > 0;
 	for (i = 0; i < s->rd.nr_evsels; i++) {
@@ -216,6 +217,8 @@ int pfc_evsample_finish(struct pfc_session *s)
 	size_t i;
 	int ret;
 
+	if (!v->started && v->events.n && (ret = pfc_evsample_start(s)) < 0)
+		return ret;
 	if ((ret = pfc_evsample_until(s, UINT64_MAX)) < 0)
 		return ret;
 	for (i = 0; i < v->events.n && s->opts->log; i++) {

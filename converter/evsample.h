@@ -37,13 +37,15 @@ struct pfc_evsample {
 	size_t nr_throws, cap_throws;
 	int filtering;               /* --alloc or --during gc: perf's samples are not all kept */
 	int mono;                    /* the samples' times are on CLOCK_MONOTONIC (perf record -k mono) */
+	int started;                 /* pfc_evsample_start ran (a pipe's events come as records) */
 	struct pfc_evsel *ev;        /* the event allocations are counted as */
 };
 
 /* Load the streams (opts->events, else the pack's) once the input is open.  An unreadable
  * stream is an error naming it. */
 int pfc_evsample_open(struct pfc_session *s);
-/* Before the records: the clock check (--during gc needs perf record -k mono). */
+/* Once the events are known, before the first record they concern (a file's at once, a pipe's
+ * at its first record after them): the clock check (--during gc needs perf record -k mono). */
 int pfc_evsample_start(struct pfc_session *s);
 /* --alloc: feed the allocations before time t (a record's), and all the rest at the end
  * (t = UINT64_MAX), then warn about streams whose process the recording does not have. */

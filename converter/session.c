@@ -367,6 +367,11 @@ int pfc_session_record(struct pfc_session *s, const uint8_t *data, uint32_t size
 {
 	/* --alloc: the runtime's allocations up to this record's time go first, so that their
 	 * stacks meet the maps as they were then */
+	if (!s->evs.started && s->evs.events.n && s->rd.nr_evsels && pfc_ld32(data, s->rd.swap) < PFC_RECORD_KERNEL_MAX) {
+		int ret = pfc_evsample_start(s);
+		if (ret < 0)
+			return ret;
+	}
 	if (s->evs.feeding) {
 		struct pfc_rec rec = { .type = pfc_ld32(data, s->rd.swap), .size = size, .data = data, .offset = off };
 		uint64_t t = rec.type < PFC_RECORD_KERNEL_MAX ? record_time(s, &rec) : 0;
@@ -495,7 +500,7 @@ int pfc_session_process(struct pfc_session *s)
 	if (pfc_sample_evsels(s, s->rd.nr_evsels) < 0)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "evsels");
 	s->ordered = !s->opts->no_sort && s->rd.nr_evsels && s->rd.sample_id_all;
-	if ((ret = pfc_evsample_start(s)) < 0)
+	if (s->rd.nr_evsels && s->evs.events.n && (ret = pfc_evsample_start(s)) < 0)
 		return ret;
 	if (!s->ordered && s->rd.nr_evsels && !s->rd.sample_id_all && s->opts->log && s->opts->verbose)
 		fprintf(s->opts->log, "perfconv: '%s': no sample_id_all, processing records in file order\n",

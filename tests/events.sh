@@ -128,8 +128,12 @@ convert_cases() {
 				"$PERFCONV" -q -i "$P" --events "$E" --alloc -f "$f" -o "$TMP/alloc.$f" && [ -s "$TMP/alloc.$f" ] || exit 1
 			done
 			grep -q 'System\.Int32\[\]' "$TMP/alloc.top" && grep -q 'System.Int32\[\]' "$TMP/alloc.svg" || exit 1
-			"$PERFCONV" -q -i "$P" --events "$E" --alloc --diff "$P" -f top -o "$TMP/alloc.diff.top" || exit 1
+			# --diff compares with a base that brings its own events: a pack made with --events
+			"$PERFCONV" -q -i "$P" --events "$E" -o "$TMP/base.perfpack" || exit 1
+			"$PERFCONV" -q -i "$P" --events "$E" --alloc --diff "$TMP/base.perfpack" -f top -o "$TMP/alloc.diff.top" || exit 1
 			grep -q 'System\.Int32\[\]' "$TMP/alloc.diff.top" || exit 1
+			"$PERFCONV" -q -i "$P" --events "$E" --alloc --diff "$P" -f top -o "$TMP/alloc.diff2.top" 2>"$TMP/diff.err"
+			[ $? = 1 ] && grep -q -- "--alloc reads the .NET runtime's events" "$TMP/diff.err" || exit 1
 			# the allocation samples of .NET 10 weigh 100 KiB each
 			"$PERFCONV" -q -i "$P" --events "$D/sampled.nettrace" --alloc -o "$TMP/sampled.folded" 2>/dev/null || exit 1
 			leaf_bytes <"$TMP/sampled.folded" | head -1 | grep -q ' System\.Int32\[\]$' || exit 1
