@@ -1,10 +1,9 @@
 /*
  * evsample.c - the .NET runtime's events in the conversion: the streams loaded once (--events
- * or a pack's), each stream's process found in the recording, --during gc's choice of samples
- * (those taken while their process was paused for a GC), and --alloc's allocation events fed
- * in as samples, in time order between perf's records, so that their stacks are looked up in
- * the maps, perf maps and jitdumps of their process as they were then.  The streams' contents
- * are converter/events/'s; the frames callchain.c's.
+ * or a pack's) and laid on their processes, --during gc's samples (those taken in a GC pause),
+ * and --alloc's allocations and -f runtime's exceptions fed in time order between perf's
+ * records, so that their stacks meet their process's maps as they were then.  The streams'
+ * contents are converter/events/'s; the frames callchain.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
