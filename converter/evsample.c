@@ -47,7 +47,8 @@ int pfc_evsample_open(struct pfc_session *s)
 				      o->alloc ? "--alloc" : "--during gc");
 	if (v->events.n && (!(v->pids = calloc(v->events.n, sizeof(*v->pids))) ||
 			    !(v->next = calloc(v->events.n, sizeof(*v->next))) ||
-			    !(v->next_throw = calloc(v->events.n, sizeof(*v->next_throw)))))
+			    !(v->next_throw = calloc(v->events.n, sizeof(*v->next_throw))) ||
+			    !(v->procs = calloc(v->events.n, sizeof(*v->procs)))))
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "events");
 	/* a stream names its process by the pid it had in its own namespace; --pid-map says
 	 * which process of the recording (host pids) that is */
@@ -60,6 +61,7 @@ int pfc_evsample_open(struct pfc_session *s)
 			}
 	}
 	v->throwing = o->throw_frames && v->events.n;
+	v->counting = v->throwing;
 	v->feeding = o->alloc || v->throwing;
 	v->filtering = o->alloc || o->during_gc;
 	return 0;
@@ -231,6 +233,27 @@ int pfc_evsample_finish(struct pfc_session *s)
 	return 0;
 }
 
+void pfc_evsample_count(struct pfc_session *s, const struct pfc_sample *smp)
+{
+	struct pfc_evsample *v = &s->evs;
+	size_t i;
+
+	for (i = 0; i < v->events.n; i++) {
+		struct pfc_evsample_proc *p = &v->procs[i];
+		if ((uint32_t)v->pids[i] != smp->pid)
+			continue;
+		p->samples++;
+		if (!(smp->flags & PFC_S_HAS_TIME))
+			continue;
+		if (!p->first || smp->time < p->first)
+			p->first = smp->time;
+		if (smp->time > p->last)
+			p->last = smp->time;
+		if (v->mono && pfc_events_paused(&v->events.v[i], smp->time))
+			p->paused++;
+	}
+}
+
 int pfc_evsample_keep(struct pfc_session *s, const struct pfc_sample *smp)
 {
 	struct pfc_evsample *v = &s->evs;
@@ -254,5 +277,6 @@ void pfc_evsample_exit(struct pfc_session *s)
 	free(s->evs.next);
 	free(s->evs.next_throw);
 	free(s->evs.throws);
+	free(s->evs.procs);
 	memset(&s->evs, 0, sizeof(s->evs));
 }

@@ -26,6 +26,12 @@ struct pfc_evsample_throw {
 	uint32_t frames[PFC_EVS_THROW_FRAMES];
 };
 
+/* What the recording holds of a stream's process (-f runtime): its samples, those taken in a
+ * GC pause, the first and last sample's time. */
+struct pfc_evsample_proc {
+	uint64_t samples, paused, first, last;
+};
+
 struct pfc_evsample {
 	struct pfc_events events;    /* the streams, one a process */
 	int32_t *pids;               /* each stream's process in the recording (--pid-map applied) */
@@ -33,6 +39,8 @@ struct pfc_evsample {
 	size_t *next_throw;          /* -f runtime: each stream's next exception to look up */
 	int feeding;                 /* --alloc, -f runtime: events wait to be fed in time order */
 	int throwing;                /* -f runtime: the frames that throw, in throws */
+	int counting;                /* -f runtime: each process's samples, in procs */
+	struct pfc_evsample_proc *procs;  /* one a stream */
 	struct pfc_evsample_throw *throws;
 	size_t nr_throws, cap_throws;
 	int filtering;               /* --alloc or --during gc: perf's samples are not all kept */
@@ -51,6 +59,8 @@ int pfc_evsample_start(struct pfc_session *s);
  * (t = UINT64_MAX), then warn about streams whose process the recording does not have. */
 int pfc_evsample_until(struct pfc_session *s, uint64_t t);
 int pfc_evsample_finish(struct pfc_session *s);
+/* -f runtime: count perf's sample smp for its process's stream, if it has one. */
+void pfc_evsample_count(struct pfc_session *s, const struct pfc_sample *smp);
 /* Whether perf's sample smp stays (--alloc drops them all, --during gc those outside a pause). */
 int pfc_evsample_keep(struct pfc_session *s, const struct pfc_sample *smp);
 void pfc_evsample_exit(struct pfc_session *s);

@@ -202,7 +202,10 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const str
 			s->st.nr_samples_filtered++;
 		return ret;
 	}
-	/* --alloc and --during gc: the runtime's events say which samples stay (evsample.c) */
+	/* --alloc and --during gc: the runtime's events say which samples stay (evsample.c);
+	 * -f runtime counts them beside the events first */
+	if (s->evs.counting)
+		pfc_evsample_count(s, smp);
 	if (s->evs.filtering && !pfc_evsample_keep(s, smp)) {
 		s->st.nr_samples_filtered++;
 		return 0;

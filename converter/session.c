@@ -380,7 +380,7 @@ int pfc_session_record(struct pfc_session *s, const uint8_t *data, uint32_t size
 			return ret;
 	}
 	if (pfc_ld32(data, s->rd.swap) == PERF_RECORD_SAMPLE && !s->opts->filter && !s->offcpu && !s->opts->keep_stream &&
-	    !s->evs.filtering) {
+	    !s->evs.filtering && !s->evs.counting) {
 		struct pfc_rec rec = { .type = PERF_RECORD_SAMPLE, .size = size, .data = data, .offset = off };
 		struct pfc_evsel *ev = pfc_reader_evsel_of(&s->rd, &rec);
 		int ret;

@@ -308,6 +308,35 @@ static int throwers(const struct pfc_session *s, uint32_t i, const struct pfc_wo
 	return 0;
 }
 
+/* What the recording holds of stream i's process: its samples, those in the GC pauses, and the
+ * pauses' share of the time between its first and last sample (on one clock only: -k mono) */
+static void recording_line(const struct pfc_session *s, size_t i, struct pfc_sb *b)
+{
+	const struct pfc_evsample_proc *p = &s->evs.procs[i];
+	const struct pfc_events_file *f = &s->evs.events.v[i];
+	uint64_t paused = 0, span = p->last > p->first ? p->last - p->first : 0;
+	size_t j;
+
+	pfc_sb_addf(b, "recording     %" PRIu64 " samples of process %d", p->samples, (int)s->evs.pids[i]);
+	if (!p->samples) {
+		pfc_sb_adds(b, "\n");
+		return;
+	}
+	pfc_sb_addf(b, " in %.3f s", (double)span / 1e9);
+	if (!s->evs.mono) {
+		pfc_sb_adds(b, ", on another clock than the events' (record with perf record -k mono)\n");
+		return;
+	}
+	for (j = 0; j < f->nr_pauses; j++) {
+		uint64_t a = f->pauses[j].begin > p->first ? f->pauses[j].begin : p->first;
+		uint64_t e = f->pauses[j].end < p->last ? f->pauses[j].end : p->last;
+		if (e > a)
+			paused += e - a;
+	}
+	pfc_sb_addf(b, ", %" PRIu64 " (%.2f%%) in GC pauses, which are %.2f%% of that time\n", p->paused,
+		    100.0 * (double)p->paused / (double)p->samples, span ? 100.0 * (double)paused / (double)span : 0.0);
+}
+
 /* -f runtime: the report of each event stream of the conversion, one process after another */
 static int write_runtime(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
@@ -332,11 +361,15 @@ static int write_runtime(FILE *out, struct pfc_session *s, const struct pfc_wopt
 		else if (throwers(s, (uint32_t)i, o, &thr, &nr_thr) < 0 ||
 			 pfc_runtime_text(rt, f->name, thr, nr_thr, &sb) < 0)
 			ret = PFC_FAIL_NOOFF(err, NOMEM, "runtime report");
+		else if (s->evs.procs)
+			recording_line(s, i, &sb);
 		for (j = 0; j < nr_thr; j++)
 			free((char *)thr[j].frame);
 		free(thr);
 		pfc_runtime_free(rt);
 	}
+	if (ret == 0 && sb.oom)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "runtime report");
 	if (ret == 0 && (fwrite(sb.buf, 1, sb.len, out) != sb.len || ferror(out)))
 		ret = PFC_FAIL_NOOFF(err, WRITE, "runtime report");
 	free(sb.buf);

@@ -71,8 +71,12 @@ convert_cases() {
 			# each exception type's throwing frames add up to its count
 			[ "$(awk '/^exceptions/ { on = 1; next } on && /^    [0-9]+  thrown in / { n += $1 } END { print n + 0 }' "$r")" = \
 				$(($(t 'exceptions System.InvalidOperationException') + $(t 'exceptions System.ArgumentException'))) ] || exit 1
+			# the recording's samples of the process, and those in the pauses, as --during gc keeps them
+			n=$("$PERFCONV" -q -i "$P" -f perf-script --fields pid | awk -v p="$(t pid)" '$1 == p { n++ } END { print n + 0 }')
+			g=$("$PERFCONV" -q -i "$P" --events "$E" --during gc -f perf-script | grep -c '^[^ 	]')
+			grep -Eq "^recording +$n samples of process $(t pid) in [0-9.]+ s, $g \([0-9.]+%\) in GC pauses, which are [0-9.]+% of that time\$" "$r" || exit 1
 			# the report of the conversion is the report of --events alone, and the frames that throw
-			"$PERFCONV" -q --events "$E" | cmp -s - <(grep -v '^    [0-9]*  thrown in ' "$r") || exit 1
+			"$PERFCONV" -q --events "$E" | cmp -s - <(grep -v '^    [0-9]*  thrown in \|^recording ' "$r") || exit 1
 		) >"$TMP/crt.log" 2>&1
 		if [ $? = 0 ]; then
 			pass events/convert/runtime
