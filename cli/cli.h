@@ -22,11 +22,13 @@ enum {
 };
 
 #define PFC_CLI_MAX_PID_MAP 256
+#define PFC_CLI_MAX_EVENTS 64
 
 struct cli {
 	struct pfc_cli_env env;      /* the PERFCONV_* variables, read once; opts.tuning points into it */
 	struct pfc_opts opts;
 	struct pfc_pidmap pid_map[PFC_CLI_MAX_PID_MAP];	/* --pid-map HOST=NS, pointed to by opts */
+	const char *events[PFC_CLI_MAX_EVENTS];  /* --events FILE.nettrace, pointed to by opts */
 	struct pfc_wopts wopts;
 	struct pfc_filter filter;
 	const char *output;          /* -o */

@@ -28,6 +28,11 @@ int pfc_cli_base_open(struct cli *c, char *msg, size_t size)
 	 * in percent is resolved against the base's own samples */
 	c->base_opts = c->opts;
 	c->base_opts.input = c->diff;
+	/* --events are the new recording's streams: a base that --alloc or --during gc compares
+	 * brings its own, as a pack made with --events */
+	c->base_opts.events = NULL;
+	c->base_opts.nr_events = 0;
+	c->base_opts.throw_frames = 0;
 	c->base_opts.keep_stream = 0;
 	c->base_opts.record_files = 0;
 	c->base_opts.progress = NULL;

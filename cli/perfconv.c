@@ -78,6 +78,8 @@ enum {
 	OPT_TOP,
 	OPT_FAIL_IF_GROWN,
 	OPT_NO_CACHE,
+	OPT_ALLOC,
+	OPT_DURING,
 };
 
 struct opt_doc {
@@ -93,7 +95,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView), pprof, pack (the recording and its files), top (the hottest functions as text); with -O a list: folded,svg" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView), pprof, pack (the recording and its files), top (the hottest functions as text), runtime (the report of --events); with -O a list: folded,svg" },
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
@@ -135,7 +137,9 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
-	{ OPT_EVENTS, "events", 0, 1, "FILE", "print the runtime report of a .NET process's own events (GCs, pauses, allocations, JIT, exceptions) from the .nettrace dotnet-trace wrote" },
+	{ OPT_EVENTS, "events", 0, 1, "FILE", "a .NET process's own events (GCs, pauses, allocations, JIT, exceptions), the .nettrace dotnet-trace wrote, into the conversion (repeatable, one a process); without -i, -f or an output format: print its runtime report" },
+	{ OPT_ALLOC, "alloc", 0, 0, NULL, "with --events: an allocation profile in bytes, from the runtime's allocation events, the allocated type as the leaf frame, instead of the CPU samples" },
+	{ OPT_DURING, "during", 0, 1, "gc", "with --events: keep only the samples taken while their process was paused for a GC (needs perf record -k mono)" },
 	{ OPT_R2R_DUMP, "r2r-dump", 0, 1, "IMAGE", "print the methods of a ReadyToRun image with their names from its metadata, as 'RVA LENGTH name' lines" },
 	{ OPT_R2R_DUMP_STYLE, "r2r-dump-style", 0, 1, "STYLE", "--r2r-dump names: runtime (default, as in the runtime's perf map) or r2rmap (as crossgen2 writes them)" },
 	{ OPT_ENABLE_PERFMAP, "enable-perfmap", 0, 1, "PID[:TYPE]", "ask the running .NET 8+ process PID to write its perf map and jitdump (TYPE: all, the default; perfmap; jitdump), then exit" },
@@ -396,7 +400,7 @@ static int parse_seconds(const char *arg, double max, double *seconds)
  * worked out from the environment, for as long as main runs. */
 struct args {
 	const char *r2r_dump, *r2r_dump_style;
-	const char *events;          /* --events FILE.nettrace */
+	int input_given;             /* -i: --events converts, and prints no report */
 	const char *perfmap_pid;     /* --enable-perfmap or --disable-perfmap */
 	int perfmap_enable;
 	int want_resolve;            /* --resolve-jit or --pid-map, which --perf-compat refuses */
@@ -440,7 +444,18 @@ static int parse_symbol_option(struct cli *c, struct args *a, int opt, const cha
 	case OPT_MINIDEBUGINFO: c->opts.minidebuginfo = 1; break;
 	case OPT_R2R_RVA: c->opts.r2r_funcs = 1; break;
 	case OPT_R2R_DUMP: a->r2r_dump = arg; break;
-	case OPT_EVENTS: a->events = arg; break;
+	case OPT_EVENTS:
+		if (c->opts.nr_events == PFC_CLI_MAX_EVENTS)
+			return usage_error("--events '%s': too many files (one a process)", arg);
+		c->events[c->opts.nr_events++] = arg;
+		c->opts.events = c->events;
+		break;
+	case OPT_ALLOC: c->opts.alloc = 1; break;
+	case OPT_DURING:
+		if (strcmp(arg, "gc"))
+			return usage_error("--during '%s': the only value is 'gc'", arg);
+		c->opts.during_gc = 1;
+		break;
 	case OPT_ENABLE_PERFMAP:
 	case OPT_DISABLE_PERFMAP:
 		if (a->perfmap_pid)
@@ -483,7 +498,7 @@ static int parse_option(struct cli *c, struct args *a, int opt, const char *arg)
 
 	memset(&err, 0, sizeof(err));
 	switch (opt) {
-	case 'i': c->opts.input = arg; break;
+	case 'i': c->opts.input = arg; a->input_given = 1; break;
 	case 'o': c->output = arg; break;
 	case 'f': c->format = arg; break;
 	case 'O': c->outdir = arg; break;
@@ -587,6 +602,31 @@ static int parse_option(struct cli *c, struct args *a, int opt, const char *arg)
 	default:
 		return parse_symbol_option(c, a, opt, arg);
 	}
+	return -1;
+}
+
+/* --events FILE alone (no -i, no -f, no output in a format, nothing asked of the events but
+ * their report): the runtime report, on stdout or in -o, as before --events joined conversions. */
+static int report_only(const struct cli *c, const struct args *a)
+{
+	int gz;
+
+	return c->opts.nr_events == 1 && !a->input_given && !c->format && !c->opts.alloc && !c->opts.during_gc &&
+	       !c->outdir && (!c->output || !strcmp(c->output, "-") || !pfc_writer_by_filename(c->output, &gz));
+}
+
+/* --alloc and --during gc read the runtime's events and change what the samples are: one at
+ * a time, and not with an off-CPU profile, which weighs sched_switch samples by time. */
+static int events_check(const struct cli *c)
+{
+	if (c->opts.alloc && c->opts.during_gc)
+		return usage_error("%s profiles allocations, --during gc CPU samples: one at a time", "--alloc");
+	if ((c->opts.alloc || c->opts.during_gc) && (c->opts.offcpu || c->opts.thread_time))
+		return usage_error(c->opts.thread_time ? "%s cannot be used with --thread-time" : "%s cannot be used with --off-cpu",
+				   c->opts.alloc ? "--alloc" : "--during gc");
+	if (c->opts.nr_events && c->outdir)
+		return usage_error("--events '%s' names the streams of one recording's processes: not with -O (a pack "
+				   "made with --events carries them)", c->events[0]);
 	return -1;
 }
 
@@ -856,11 +896,11 @@ int main(int argc, char **argv)
 	}
 	if (a.r2r_dump)
 		return pfc_cli_r2r_dump(a.r2r_dump, a.r2r_dump_style, c.output, c.quiet);
-	if (a.events)
-		return pfc_cli_events(a.events, c.output, c.quiet);
+	if (report_only(&c, &a))
+		return pfc_cli_events(c.events[0], c.output, c.quiet);
 	if (optind < argc && !c.outdir)
 		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
-	if ((ret = settle_options(&c, &a)) >= 0)
+	if ((ret = settle_options(&c, &a)) >= 0 || (ret = events_check(&c)) >= 0)
 		return ret;
 	return c.outdir ? run_batch(&c, argv + optind, argc - optind) : run_single(&c);
 }

@@ -202,6 +202,14 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const str
 			s->st.nr_samples_filtered++;
 		return ret;
 	}
+	/* --alloc and --during gc: the runtime's events say which samples stay (evsample.c);
+	 * -f runtime counts them beside the events first */
+	if (s->evs.counting)
+		pfc_evsample_count(s, smp);
+	if (s->evs.filtering && !pfc_evsample_keep(s, smp)) {
+		s->st.nr_samples_filtered++;
+		return 0;
+	}
 	count_order(s, ev);
 	/* without PERF_SAMPLE_PERIOD (perf record -c N) every sample stands for the fixed period,
 	 * which perf script prints and stackcollapse-perf.pl sums */
@@ -250,6 +258,34 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const str
 	}
 	if (oc_start && (ret = pfc_offcpu_start(s, smp, stack, oc_start)) < 0)
 		return ret;
+	return s->opts->keep_stream ? keep_sample(s, smp, stack) : 0;
+}
+
+/*
+ * A sample that perf did not record: an allocation event of the runtime (evsample.c), with
+ * leaf, a frame that names what it stands for, below it the frames of smp's callchain, looked
+ * up in th's maps at smp's time as a perf sample's are.  Weighted by smp's period.
+ */
+int pfc_sample_synthetic(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_thread *th,
+			 const struct pfc_sample *smp, uint32_t leaf)
+{
+	uint32_t n = 0, stack;
+	int ret;
+
+	s->st.nr_samples++;
+	ev->nr_samples++;
+	count_order(s, ev);
+	s->callchain.time = smp->time;
+	s->callchain.have_time = 1;
+	s->callchain.timed = 0;
+	if ((ret = pfc_callchain_push(s, &n, leaf)) < 0 || (ret = pfc_callchain_sample(s, ev, th, smp, 0, &n)) < 0)
+		return ret;
+	s->st.nr_frames += n;
+	ev->period_total += smp->period;
+	stack = pfc_stacks_add(&s->stacks, (uint32_t)ev->idx, th->comm, (int32_t)smp->pid, (int32_t)smp->tid,
+			       s->callchain.frames, n, smp->period);
+	if (stack == UINT32_MAX)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "stack table");
 	return s->opts->keep_stream ? keep_sample(s, smp, stack) : 0;
 }
 

@@ -31,6 +31,12 @@ int pfc_sample_process(struct pfc_session *s, struct pfc_evsel *ev, const uint8_
  * decoding it (only when no filter, off-CPU time or stream needs the sample), 0 when it
  * must go through pfc_sample_process, < 0 on error. */
 int pfc_sample_cached(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t *data, uint32_t size);
+/* A sample perf did not record (a runtime event's, evsample.c) of thread th into the
+ * aggregate and the stream: the frame leaf, then smp's callchain, weighted smp->period. */
+struct pfc_thread;
+struct pfc_sample;
+int pfc_sample_synthetic(struct pfc_session *s, struct pfc_evsel *ev, struct pfc_thread *th,
+			 const struct pfc_sample *smp, uint32_t leaf);
 /* Room for nr events' first-sample order (a header can add events).  -1 without memory. */
 int pfc_sample_evsels(struct pfc_session *s, size_t nr);
 void pfc_sample_exit(struct pfc_session *s);

@@ -18,6 +18,7 @@
 #include "converter/util/bytes.h"
 
 static int deliver(void *ctx, const struct pfc_qev *ev);
+static inline __attribute__((always_inline)) uint64_t record_time(struct pfc_session *s, const struct pfc_rec *r);
 
 static int bad_record(struct pfc_session *s, uint64_t off, uint32_t type, const char *what)
 {
@@ -125,6 +126,8 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 		pfc_jitsyms_init(&s->jit, &jo, &s->machine, &s->rd, err);
 	}
 	s->rd.warn = o->log;
+	if ((ret = pfc_evsample_open(s)) < 0)
+		return ret;
 	if ((o->offcpu || o->thread_time) &&
 	    !(s->offcpu = pfc_offcpu_new(o->offcpu == PFC_OFFCPU_ALL ? PFC_OFFCPU_ALL : PFC_OFFCPU_BLOCKED, o->thread_time)))
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
@@ -151,6 +154,7 @@ void pfc_session_close(struct pfc_session *s)
 	pfc_symsrv_close(&s->ssrv);
 	pfc_jitsyms_exit(&s->jit);
 	pfc_offcpu_free(s->offcpu);
+	pfc_evsample_exit(s);
 	pfc_unwind_exit(s);
 	pfc_inline_exit(s);
 	pfc_sample_exit(s);
@@ -361,7 +365,22 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
  * process_record's frame, the rest through process_record. */
 int pfc_session_record(struct pfc_session *s, const uint8_t *data, uint32_t size, uint64_t off)
 {
-	if (pfc_ld32(data, s->rd.swap) == PERF_RECORD_SAMPLE && !s->opts->filter && !s->offcpu && !s->opts->keep_stream) {
+	/* --alloc: the runtime's allocations up to this record's time go first, so that their
+	 * stacks meet the maps as they were then */
+	if (!s->evs.started && s->evs.events.n && s->rd.nr_evsels && pfc_ld32(data, s->rd.swap) < PFC_RECORD_KERNEL_MAX) {
+		int ret = pfc_evsample_start(s);
+		if (ret < 0)
+			return ret;
+	}
+	if (s->evs.feeding) {
+		struct pfc_rec rec = { .type = pfc_ld32(data, s->rd.swap), .size = size, .data = data, .offset = off };
+		uint64_t t = rec.type < PFC_RECORD_KERNEL_MAX ? record_time(s, &rec) : 0;
+		int ret;
+		if (t && t != UINT64_MAX && (ret = pfc_evsample_until(s, t)) < 0)
+			return ret;
+	}
+	if (pfc_ld32(data, s->rd.swap) == PERF_RECORD_SAMPLE && !s->opts->filter && !s->offcpu && !s->opts->keep_stream &&
+	    !s->evs.filtering && !s->evs.counting) {
 		struct pfc_rec rec = { .type = PERF_RECORD_SAMPLE, .size = size, .data = data, .offset = off };
 		struct pfc_evsel *ev = pfc_reader_evsel_of(&s->rd, &rec);
 		int ret;
@@ -481,6 +500,8 @@ int pfc_session_process(struct pfc_session *s)
 	if (pfc_sample_evsels(s, s->rd.nr_evsels) < 0)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "evsels");
 	s->ordered = !s->opts->no_sort && s->rd.nr_evsels && s->rd.sample_id_all;
+	if (s->rd.nr_evsels && s->evs.events.n && (ret = pfc_evsample_start(s)) < 0)
+		return ret;
 	if (!s->ordered && s->rd.nr_evsels && !s->rd.sample_id_all && s->opts->log && s->opts->verbose)
 		fprintf(s->opts->log, "perfconv: '%s': no sample_id_all, processing records in file order\n",
 			s->opts->input);
@@ -489,6 +510,8 @@ int pfc_session_process(struct pfc_session *s)
 		if (ret < 0 && !s->err->code)
 			ret = PFC_FAIL_NOOFF(s->err, NOMEM, "ordering queue");
 	}
+	if (ret == 0)
+		ret = pfc_evsample_finish(s);
 	s->st.nr_frames += pfc_chaincache_settle(&s->chains, &s->stacks);
 	if (ret < 0)
 		return ret;

@@ -30,6 +30,7 @@
 #include "converter/inline.h"
 #include "converter/kernel.h"
 #include "converter/pipeline.h"
+#include "converter/evsample.h"
 #include "converter/r2rframes.h"
 #include "converter/sample.h"
 #include "converter/symbolize.h"
@@ -74,6 +75,13 @@ struct pfc_opts {
 	int offcpu;                  /* PFC_OFFCPU_*: weigh sched_switch callchains by the time slept */
 	int thread_time;             /* off-CPU intervals and cpu-clock/task-clock samples in one profile */
 	struct pfc_filter *filter;   /* samples to keep (perf script's --comm/--pid=/--tid=/--time); NULL: all */
+	/* the .NET runtime's events (evsample.c): --events FILE.nettrace, one a process (none:
+	 * a pack's own), and what they do to the samples */
+	const char *const *events;
+	size_t nr_events;
+	int alloc;                   /* --alloc: the allocation events' stacks, in bytes, instead of perf's samples */
+	int during_gc;               /* --during gc: only the samples taken while their process was paused for a GC */
+	int throw_frames;            /* -f runtime: name the frames that throw each exception type */
 	/* called every few thousand records while reading (bytes done, samples); NULL: none */
 	void (*progress)(void *arg, const struct pfc_session *s);
 	void *progress_arg;
@@ -144,6 +152,7 @@ struct pfc_session {
 	size_t nr_stream_per_stack;
 	int symbolized;
 	struct pfc_jitsyms jit;       /* JIT symbol sources per process */
+	struct pfc_evsample evs;      /* evsample.c: the runtime's event streams */
 	struct pfc_offcpu *offcpu;    /* --off-cpu, --thread-time: the intervals (offcpu.c); NULL: off */
 	struct pfc_debuginfod dbgf;   /* debuginfod client (opts->debuginfod_urls) and what it fetched */
 	struct pfc_symsrv ssrv;       /* symbol-server client (opts->symsrv_urls) and what it fetched */

@@ -439,6 +439,12 @@ static int plan_file(struct pfc_session *s, struct members *m, size_t i, struct 
 	return 0;
 }
 
+/* The member of the k-th event stream: its own folder, apart from the recorded files' */
+static void events_member(char *buf, size_t size, size_t k)
+{
+	snprintf(buf, size, "events/%zu.nettrace", k);
+}
+
 /* The MANIFEST: the recording, the places used, and a line per recorded file. */
 static int plan_manifest(struct pfc_session *s, const struct pfc_wopts *o, struct members *m, struct pfc_sb *mf,
 			 struct pfc_error *err)
@@ -455,6 +461,13 @@ static int plan_manifest(struct pfc_session *s, const struct pfc_wopts *o, struc
 		    PFC_PACK_MAGIC, o->version ? o->version : "");
 	pfc_sb_addf(mf, "recording\t%s\t%llu\t%s\t%lld\n", PFC_PACK_RECORDING, (unsigned long long)st.st_size,
 		    s->recording_name, s->rd.have_mtime ? (long long)s->rd.mtime : (long long)st.st_mtime);
+	/* the .NET runtime's event streams (--events): converting the pack reads them as the
+	 * recording's, without --events; a reader before them ignores the line */
+	for (size_t k = 0; k < s->evs.events.n; k++) {
+		char member[64];
+		events_member(member, sizeof(member), k);
+		pfc_sb_addf(mf, "events\t%s\t%zu\t%s\n", member, s->evs.events.v[k].len, s->evs.events.v[k].name);
+	}
 	used = pfc_files_bases_used(s->files);
 	for (b = 0; b < PFC_FILES_NR; b++)
 		if (used & (1u << b))
@@ -585,6 +598,12 @@ static int write_pack(FILE *out, struct pfc_session *s, const struct pfc_wopts *
 	if ((ret = pfc_packw_add_bytes(w, PFC_PACK_MANIFEST, mf.buf, mf.len, err)) < 0 ||
 	    (ret = pfc_packw_add_recording(w, PFC_PACK_RECORDING, s->recording_path, o->pack_recording, err)) < 0)
 		goto out;
+	for (i = 0; i < s->evs.events.n; i++) {
+		char member[64];
+		events_member(member, sizeof(member), i);
+		if ((ret = pfc_packw_add_bytes(w, member, s->evs.events.v[i].buf, s->evs.events.v[i].len, err)) < 0)
+			goto out;
+	}
 	for (i = 0; i < n; i++)
 		if (!m.v[i].is_list && !m.v[i].probe && m.member_of[i] == i && (ret = add_member(s, &m, w, i, err)) < 0)
 			goto out;

@@ -19,6 +19,7 @@ const struct pfc_writer *const pfc_writers[] = {
 	&pfc_writer_pprof,
 	&pfc_writer_pack,
 	&pfc_writer_top,
+	&pfc_writer_runtime,
 	NULL,
 };
 

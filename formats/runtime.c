@@ -7,11 +7,16 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "formats/folded.h"
+#include "formats/writer.h"
 
 /* the longest list of types a line names */
 #define TOP_TYPES 10
-/* .NET 10's allocation sampling takes a sample every 100 KiB on average (RandomizedAllocationSampling.md) */
-#define SAMPLE_BYTES 102400.0
+#define SAMPLE_BYTES ((double)PFC_RT_ALLOC_SAMPLE_BYTES)
+/* the most frames named under an exception type */
+#define TOP_THROWERS 3
 
 static void add_bytes(struct pfc_sb *b, double v)
 {
@@ -57,6 +62,12 @@ static void gcs(const struct pfc_runtime *rt, struct pfc_sb *b)
 	if (rt->gcs_other_reason)
 		pfc_sb_addf(b, "%s other %" PRIu64, first ? "" : ",", rt->gcs_other_reason);
 	pfc_sb_adds(b, "\n");
+	if (!rt->induced)
+		return;
+	pfc_sb_addf(b, "  induced     %" PRIu64 ":", rt->induced);
+	for (g = 0; g < PFC_RT_GENS; g++)
+		pfc_sb_addf(b, "%s gen%d %" PRIu64, g ? "," : "", g, rt->induced_by_gen[g]);
+	pfc_sb_adds(b, " (the generation collected)\n");
 }
 
 static void pauses(const struct pfc_runtime *rt, struct pfc_sb *b)
@@ -130,21 +141,34 @@ static void heap(const struct pfc_runtime *rt, struct pfc_sb *b)
 static void jit(const struct pfc_runtime *rt, struct pfc_sb *b)
 {
 	pfc_sb_addf(b, "JIT           %" PRIu64 " methods compiled", rt->jit_methods);
+	size_t i;
+
 	if (rt->jit_done)
 		pfc_sb_addf(b, ", %.3f ms in the %" PRIu64 " whose end was seen", ms(rt->jit_ns), rt->jit_done);
 	pfc_sb_adds(b, "\n");
+	for (i = 0; i < rt->nr_slowest; i++)
+		pfc_sb_addf(b, "  %.3f ms  %s\n", ms(rt->slowest[i].bytes), rt->slowest[i].name);
 }
 
-static void exceptions(const struct pfc_runtime *rt, struct pfc_sb *b)
+static void exceptions(const struct pfc_runtime *rt, const struct pfc_rt_thrower *thr, size_t nr_thr,
+		       struct pfc_sb *b)
 {
-	size_t i;
+	size_t i, j, k;
 
 	pfc_sb_addf(b, "exceptions    %" PRIu64 " thrown, %" PRIu64 " caught\n", rt->exceptions, rt->catches);
-	for (i = 0; i < rt->exception_types.n; i++)
-		pfc_sb_addf(b, "  %" PRIu64 "  %s\n", rt->exception_types.v[i].n, rt->exception_types.v[i].name);
+	for (i = 0; i < rt->exception_types.n; i++) {
+		const char *type = rt->exception_types.v[i].name;
+		pfc_sb_addf(b, "  %" PRIu64 "  %s\n", rt->exception_types.v[i].n, type);
+		for (j = k = 0; j < nr_thr && k < TOP_THROWERS; j++)
+			if (!strcmp(thr[j].type, type)) {
+				pfc_sb_addf(b, "    %" PRIu64 "  thrown in %s\n", thr[j].n, thr[j].frame);
+				k++;
+			}
+	}
 }
 
-int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, struct pfc_sb *b)
+int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, const struct pfc_rt_thrower *thr,
+		     size_t nr_thr, struct pfc_sb *b)
 {
 	uint64_t span = rt->last_ts > rt->first_ts ? rt->last_ts - rt->first_ts : 0;
 
@@ -166,6 +190,198 @@ int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, struct pfc_
 	allocations(rt, b);
 	heap(rt, b);
 	jit(rt, b);
-	exceptions(rt, b);
+	exceptions(rt, thr, nr_thr, b);
 	return b->oom ? -PFC_ERR_NOMEM : 0;
 }
+
+/* A frame as the folded output of the CPU samples names it: the perf script line folded.c
+ * reads, through its rules */
+static char *frame_name(const struct pfc_session *s, uint32_t id, const struct pfc_wopts *o)
+{
+	const struct pfc_frame *f = &s->stacks.frames[id];
+	struct pfc_sb line = { 0 }, out = { 0 };
+	char *name = NULL;
+
+	pfc_sb_addc(&line, '\t');
+	pfc_sb_addhex(&line, f->addr, 16);
+	pfc_sb_addc(&line, ' ');
+	if (f->resolved) {
+		pfc_sb_adds(&line, pfc_intern_str(&s->strings, f->sym));
+		pfc_sb_add(&line, "+0x", 3);
+		pfc_sb_addhex(&line, f->symoff, 0);
+	} else {
+		pfc_sb_adds(&line, "[unknown]");
+	}
+	pfc_sb_add(&line, " (", 2);
+	pfc_sb_adds(&line, f->inlined ? "inlined" : f->dso ? f->dso->name : "[unknown]");
+	pfc_sb_addc(&line, ')');
+	if (!line.oom && pfc_folded_frame_text(line.buf, line.len, 0, o, &out) == 0 && !out.oom) {
+		size_t n = out.len;
+		while (n && out.buf[n - 1] == ' ')	/* "[unknown] " ends a folded JIT frame: not a line */
+			n--;
+		name = strndup(out.buf ? out.buf : "", n);
+	}
+	pfc_sb_free(&line);
+	pfc_sb_free(&out);
+	return name;
+}
+
+/* The method that threw: the first frame of the stack's top outside the runtime's exception
+ * dispatch (System.Runtime.EH, which .NET 9 and later run in managed code, and the throw
+ * helpers), else the first frame. */
+static char *thrower_name(const struct pfc_session *s, const struct pfc_evsample_throw *t,
+			  const struct pfc_wopts *o)
+{
+	uint32_t k;
+
+	for (k = 0; k < t->nr; k++) {
+		char *name = frame_name(s, t->frames[k], o);
+		if (!name || k + 1 == t->nr || !(strstr(name, "System.Runtime.EH") || strstr(name, "ThrowHelper") ||
+						 strstr(name, "StackFrameIterator")))
+			return name;
+		free(name);
+	}
+	return strdup("[unknown]");
+}
+
+static int thrower_cmp(const void *a, const void *b)
+{
+	const struct pfc_rt_thrower *x = a, *y = b;
+	int c = strcmp(x->type, y->type);
+
+	if (c)
+		return c;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->frame, y->frame);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	const struct pfc_rt_thrower *x = a, *y = b;
+	int c = strcmp(x->type, y->type);
+
+	return c ? c : strcmp(x->frame, y->frame);
+}
+
+/* The frames that threw in stream i, counted by (type, frame): *out, freed with its names. */
+static int throwers(const struct pfc_session *s, uint32_t i, const struct pfc_wopts *o, struct pfc_rt_thrower **out,
+		    size_t *nr)
+{
+	const struct pfc_events_file *f = &s->evs.events.v[i];
+	struct pfc_rt_thrower *v;
+	size_t j, k, n = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!s->evs.nr_throws)
+		return 0;
+	if (!(v = calloc(s->evs.nr_throws, sizeof(*v))))
+		return -PFC_ERR_NOMEM;
+	for (j = 0; j < s->evs.nr_throws; j++) {
+		const struct pfc_evsample_throw *t = &s->evs.throws[j];
+		if (t->file != i)
+			continue;
+		v[n].type = f->names + t->type;
+		v[n].n = 1;
+		if (!(v[n++].frame = thrower_name(s, t, o))) {
+			for (k = 0; k + 1 < n; k++)
+				free((char *)v[k].frame);
+			free(v);
+			return -PFC_ERR_NOMEM;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), name_cmp);
+	for (j = k = 0; j < n; j++) {
+		if (k && !name_cmp(&v[k - 1], &v[j])) {
+			v[k - 1].n++;
+			free((char *)v[j].frame);
+			continue;
+		}
+		v[k++] = v[j];
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), thrower_cmp);
+	*out = v;
+	*nr = k;
+	return 0;
+}
+
+/* What the recording holds of stream i's process: its samples, those in the GC pauses, and the
+ * pauses' share of the time between its first and last sample (on one clock only: -k mono) */
+static void recording_line(const struct pfc_session *s, size_t i, struct pfc_sb *b)
+{
+	const struct pfc_evsample_proc *p = &s->evs.procs[i];
+	const struct pfc_events_file *f = &s->evs.events.v[i];
+	uint64_t paused = 0, span = p->last > p->first ? p->last - p->first : 0;
+	size_t j;
+
+	pfc_sb_addf(b, "recording     %" PRIu64 " samples of process %d", p->samples, (int)s->evs.pids[i]);
+	if (!p->samples) {
+		pfc_sb_adds(b, "\n");
+		return;
+	}
+	pfc_sb_addf(b, " in %.3f s", (double)span / 1e9);
+	if (!s->evs.mono) {
+		pfc_sb_adds(b, ", on another clock than the events' (record with perf record -k mono)\n");
+		return;
+	}
+	for (j = 0; j < f->nr_pauses; j++) {
+		uint64_t a = f->pauses[j].begin > p->first ? f->pauses[j].begin : p->first;
+		uint64_t e = f->pauses[j].end < p->last ? f->pauses[j].end : p->last;
+		if (e > a)
+			paused += e - a;
+	}
+	pfc_sb_addf(b, ", %" PRIu64 " (%.2f%%) in GC pauses, which are %.2f%% of that time\n", p->paused,
+		    100.0 * (double)p->paused / (double)p->samples, span ? 100.0 * (double)paused / (double)span : 0.0);
+}
+
+/* -f runtime: the report of each event stream of the conversion, one process after another */
+static int write_runtime(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+{
+	const struct pfc_events *e = &s->evs.events;
+	struct pfc_runtime *rt;
+	struct pfc_sb sb = { 0 };
+	size_t i;
+	int ret = 0;
+
+	if (!e->n)
+		return PFC_FAIL_NOOFF(err, USAGE, "the runtime format reports the .NET runtime's own events: give them "
+				      "with --events FILE.nettrace");
+	/* large: its decoded event holds string buffers */
+	if (!(rt = calloc(1, sizeof(*rt))))
+		return PFC_FAIL_NOOFF(err, NOMEM, "runtime report");
+	for (i = 0; i < e->n && ret == 0; i++) {
+		const struct pfc_events_file *f = &e->v[i];
+		struct pfc_rt_thrower *thr = NULL;
+		size_t nr_thr = 0, j;
+		if ((ret = pfc_runtime_read(rt, f->buf, f->len, err)) < 0)
+			snprintf(err->file, sizeof(err->file), "%s", f->name);
+		else if (throwers(s, (uint32_t)i, o, &thr, &nr_thr) < 0 ||
+			 pfc_runtime_text(rt, f->name, thr, nr_thr, &sb) < 0)
+			ret = PFC_FAIL_NOOFF(err, NOMEM, "runtime report");
+		else if (s->evs.procs)
+			recording_line(s, i, &sb);
+		for (j = 0; j < nr_thr; j++)
+			free((char *)thr[j].frame);
+		free(thr);
+		pfc_runtime_free(rt);
+	}
+	if (ret == 0 && sb.oom)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "runtime report");
+	if (ret == 0 && (fwrite(sb.buf, 1, sb.len, out) != sb.len || ferror(out)))
+		ret = PFC_FAIL_NOOFF(err, WRITE, "runtime report");
+	free(sb.buf);
+	free(rt);
+	return ret;
+}
+
+static const char *const runtime_suffixes[] = { ".runtime.txt", NULL };
+
+const struct pfc_writer pfc_writer_runtime = {
+	.name = "runtime",
+	.suffixes = runtime_suffixes,
+	.needs = PFC_NEED_THROWS,
+	.write = write_runtime,
+};

@@ -10,8 +10,17 @@
 #include "converter/events/runtime.h"
 #include "converter/util/strbuf.h"
 
-/* Append the report of rt, read from the file named name, to out.  -PFC_ERR_NOMEM when out ran
- * out of memory. */
-int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, struct pfc_sb *out);
+/* A frame that threw an exception type, and how often (a conversion's -f runtime names them as
+ * its CPU samples' frames are named). */
+struct pfc_rt_thrower {
+	const char *type, *frame;
+	uint64_t n;
+};
+
+/* Append the report of rt, read from the file named name, to out; under each exception type
+ * the frames of thr[0, nr_thr) that threw it most (sorted by type, then most first; NULL: none
+ * known).  -PFC_ERR_NOMEM when out ran out of memory. */
+int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, const struct pfc_rt_thrower *thr,
+		     size_t nr_thr, struct pfc_sb *out);
 
 #endif

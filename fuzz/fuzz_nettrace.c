@@ -1,11 +1,13 @@
 /*
  * fuzz_nettrace.c - the nettrace reader (EventPipe streams) and the runtime's payload decoder on
- * every event it hands over, with the counts by provider, id and version.
+ * every event it hands over, with the counts by provider, id and version; and the conversion's
+ * load of a stream (events.c: pauses, allocations and exceptions with their stacks).
  */
 // FUZZ_MAX_LEN: 65536
 // FUZZ_SEEDS: fuzz/seeds/nettrace/*
 #include "converter/util/error.h"
 #include "converter/events/clrevents.h"
+#include "converter/events/events.h"
 #include "converter/events/nettrace.h"
 #include "fuzz/fuzz_common.h"
 
@@ -55,5 +57,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pfc_clr_counts_sort(&f.counts);
 	pfc_clr_counts_free(&f.counts);
 	pfc_nettrace_free(&nt);
+	{
+		struct pfc_events e = { 0 };
+		size_t i, j;
+		memset(&f.err, 0, sizeof(f.err));
+		if (pfc_events_add(&e, "fuzz", NULL, data, size, PFC_EVENTS_ALLOCS | PFC_EVENTS_THROWS, &f.err) == 0) {
+			const struct pfc_events_file *ef = &e.v[0];
+			/* pauses sorted and apart; every allocation's IPs and type inside its tables */
+			for (i = 1; i < ef->nr_pauses; i++)
+				if (ef->pauses[i].begin <= ef->pauses[i - 1].end)
+					abort();
+			for (j = 0; j < ef->nr_allocs; j++)
+				if (ef->allocs[j].ips + ef->allocs[j].nr_ips > ef->nr_ips || ef->allocs[j].type >= ef->names_len)
+					abort();
+			(void)pfc_events_paused(ef, size);
+		}
+		pfc_events_free(&e);
+	}
 	return 0;
 }

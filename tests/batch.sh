@@ -217,7 +217,8 @@ EOF
 
 if selected batch/formats; then
 	# every format of the registry from one read of each input, each equal to its single conversion
-	fmts=$("$PERFCONV" --help | sed -n 's/^Formats: *//p' | tr ' ' ',')
+	# (but runtime, the report of the .NET runtime's events, which these recordings do not carry)
+	fmts=$("$PERFCONV" --help | sed -n 's/^Formats: *//p' | tr ' ' ',' | sed 's/,runtime\b//')
 	rm -rf "$O"
 	"$PERFCONV" -q -O "$O" -f "$fmts" "${S[@]}" "$IN/host1" 2>"$TMP/fm.err"
 	rc=$?

@@ -18,7 +18,7 @@
 #              adds the files of the machine it was recorded on: --symfs fixtures/root, the fixture's
 #              kallsyms (else fixtures/root/kallsyms) and --map-dir with its maps/ (its /tmp)
 #   perf.data  the case's fixture recording is there from the start, for a block that converts what
-#              an earlier section recorded
+#              an earlier section recorded, with the fixture's files BESIDE names (a nettrace)
 #   incoming/  holds two packs made from fixtures/fp-callgraph and fixtures/dotnet-perfmap-only
 #   boxes.txt  holds ":", GNU parallel's name for this machine, in place of ssh logins
 # shellcheck source=tests/lib.sh
@@ -33,6 +33,11 @@ declare -A FIXTURE=(
 	[a-service-in-a-container]=dotnet-container
 	[other-runtimes]=node-perf-basic-prof
 	[off-cpu-time]=tracepoint-sched-switch
+	[gc-pauses-and-allocations]=dotnet-events
+)
+# files of the section's fixture a block finds beside perf.data, as an earlier block recorded them
+declare -A BESIDE=(
+	[gc-pauses-and-allocations]=app.nettrace
 )
 # sections whose `perf record`s give several recordings, one after the other, converted with their
 # own symfs root: comparing two recordings gets the same work recorded twice (so its gate passes)
@@ -50,6 +55,7 @@ declare -A CONTAINS=(
 	[a-service-in-a-container]='svc.svg:Probe!Probe.'
 	[other-runtimes]='node.svg:JS:^requireBuiltin'
 	[comparing-two-recordings]='diff.top.txt:path_grow'
+	[gc-pauses-and-allocations]='alloc.svg:System.Int32[]'
 )
 # files a block writes that its command lines do not name (relative to the case's directory)
 declare -A EXPECT=(
@@ -190,6 +196,9 @@ for ((n = 1; n <= nblocks; n++)); do
 	echo : >"$d/boxes.txt"
 	fx=$top/$FIX/${FIXTURE[$section]:-fp-callgraph}
 	cp "$fx/perf.data" "$d/perf.data"
+	for b in ${BESIDE[$section]-}; do
+		cp "$fx/$b" "$d/"
+	done
 	(cd "$d" && README_FIXTURE=$fx README_RECORDINGS=${RECORDINGS[$section]-} README_ROOT=$top/${ROOTS[$section]:-$ROOT} \
 		PATH=$STUB:$PATH timeout 60 bash -e -o pipefail "$sh") >"$d.stdout" 2>"$d.stderr" </dev/null
 	rc=$?

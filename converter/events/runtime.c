@@ -7,6 +7,7 @@
 #include "converter/events/runtime.h"
 #include "converter/util/grow.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,30 @@ static void names_free(struct pfc_rt_names *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* keep the compilation of e's method, d ns, if it is among the slowest; ties keep the first */
+static int slowest_add(struct pfc_runtime *rt, const struct pfc_clr_event *e, uint64_t d)
+{
+	size_t i = rt->nr_slowest, len;
+	char *name;
+
+	if (i == PFC_RT_SLOWEST && rt->slowest[i - 1].bytes >= d)
+		return 0;
+	len = strlen(e->method_namespace) + strlen(e->method_name) + 2;
+	if (!(name = malloc(len)))
+		return -PFC_ERR_NOMEM;
+	snprintf(name, len, "%s%s%s", e->method_namespace, e->method_namespace[0] ? "." : "", e->method_name);
+	if (i == PFC_RT_SLOWEST)
+		free(rt->slowest[--i].name);
+	else
+		rt->nr_slowest++;
+	for (; i > 0 && rt->slowest[i - 1].bytes < d; i--)
+		rt->slowest[i] = rt->slowest[i - 1];
+	rt->slowest[i].name = name;
+	rt->slowest[i].bytes = d;
+	rt->slowest[i].n = 1;
+	return 0;
+}
+
 static int on_trace(void *ctx, const struct pfc_nettrace_trace *t)
 {
 	((struct pfc_runtime *)ctx)->trace = *t;
@@ -85,6 +110,11 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 	case PFC_CLR_GC_START:
 		rt->gcs++;
 		rt->gcs_by_gen[e->depth < PFC_RT_GENS ? e->depth : PFC_RT_GENS - 1]++;
+		if (e->reason == 1 || e->reason == 7 || e->reason == 9 || e->reason == 10) {
+			/* the generation collected, which may be older than the one asked for */
+			rt->induced++;
+			rt->induced_by_gen[e->depth < PFC_RT_GENS ? e->depth : PFC_RT_GENS - 1]++;
+		}
 		if (e->reason < PFC_RT_REASONS)
 			rt->gcs_by_reason[e->reason]++;
 		else
@@ -146,8 +176,11 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 		for (i = 0; i < rt->nr_jit_pending; i++) {
 			struct pfc_rt_jit_pending *p = &rt->jit_pending[i];
 			if (p->thread == ev->thread_id && p->method_id == e->method_id) {
-				if (ev->timestamp >= p->ts)
+				if (ev->timestamp >= p->ts) {
 					rt->jit_ns += ev->timestamp - p->ts;
+					if (slowest_add(rt, e, ev->timestamp - p->ts) < 0)
+						return -PFC_ERR_NOMEM;
+				}
 				rt->jit_done++;
 				*p = rt->jit_pending[--rt->nr_jit_pending];
 				break;
@@ -234,6 +267,8 @@ void pfc_runtime_free(struct pfc_runtime *rt)
 {
 	free(rt->pauses);
 	free(rt->jit_pending);
+	for (size_t i = 0; i < rt->nr_slowest; i++)
+		free(rt->slowest[i].name);
 	names_free(&rt->alloc_types);
 	names_free(&rt->exception_types);
 	memset(rt, 0, sizeof(*rt));

@@ -14,6 +14,9 @@
 
 #define PFC_RT_GENS 3                /* generations 0-2; a depth above is counted with 2 */
 #define PFC_RT_REASONS 16            /* GCStart reasons 0-15 (GCReason of the manifest) */
+/* .NET 10's allocation sampling takes a sample every 100 KiB on average
+ * (RandomizedAllocationSampling.md): what one AllocationSampled stands for */
+#define PFC_RT_ALLOC_SAMPLE_BYTES 102400
 
 /* A name (allocated type, exception type) and what it adds up to. */
 struct pfc_rt_named {
@@ -28,6 +31,8 @@ struct pfc_rt_names {
 
 struct pfc_rt_jit_pending;
 
+#define PFC_RT_SLOWEST 5             /* the slowest compilations the report names */
+
 struct pfc_runtime {
 	struct pfc_nettrace_trace trace;
 	struct pfc_nettrace_stats stream;
@@ -35,6 +40,8 @@ struct pfc_runtime {
 	uint64_t first_ts, last_ts;  /* of the events: the span the rates and shares are of */
 	/* GCs */
 	uint64_t gcs, gcs_by_gen[PFC_RT_GENS], gcs_by_reason[PFC_RT_REASONS], gcs_other_reason;
+	uint64_t induced, induced_by_gen[PFC_RT_GENS];  /* GC.Collect's: reasons Induced, InducedNotForced,
+							 * InducedLowMemory, InducedCompacting */
 	uint64_t *pauses;            /* ns of each pause, GCSuspendEEBegin to GCRestartEEEnd */
 	size_t nr_pauses, cap_pauses;
 	uint64_t pause_total, pause_max;
@@ -47,6 +54,8 @@ struct pfc_runtime {
 	struct pfc_rt_names alloc_types;
 	/* JIT */
 	uint64_t jit_methods, jit_done, jit_ns;
+	struct pfc_rt_named slowest[PFC_RT_SLOWEST];  /* bytes: ns compiling; slowest first */
+	size_t nr_slowest;
 	struct pfc_rt_jit_pending *jit_pending;
 	size_t nr_jit_pending, cap_jit_pending;
 	/* exceptions */

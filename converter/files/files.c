@@ -48,6 +48,8 @@ struct pfc_files {
 	unsigned pack_has;           /* bases the packing conversion had (1 << base) */
 	long long mtime;             /* the recording's, from the MANIFEST */
 	const char *recording;       /* its name where the pack was written */
+	const char **events;         /* the runtime's event streams: member, name, member, ... */
+	size_t nr_events;
 	int have_mtime;
 	struct pfc_files_entry *rec; /* opts.record: what was found, in order */
 	size_t nr_rec, cap_rec;
@@ -127,6 +129,7 @@ static size_t split_tabs(char *line, char **f, size_t max)
  *   exists	BASE	REL	NAME                         seen to exist, never read
  *   entry	BASE	REL	NAME                         a directory listing's name
  *   recording	MEMBER	SIZE	NAME	MTIME                 the recording
+ *   events	MEMBER	SIZE	NAME                         a .NET runtime's event stream (--events)
  * Lines of other kinds, and comments (#), are for people and later versions.
  */
 static int load_manifest(struct pfc_files *f, struct pfc_error *err)
@@ -182,6 +185,16 @@ static int load_manifest(struct pfc_files *f, struct pfc_error *err)
 				f->mtime = t;
 				f->have_mtime = 1;
 			}
+		} else if (!strcmp(fl[0], "events") && n >= 4) {
+			const char **v = realloc(f->events, (f->nr_events + 1) * 2 * sizeof(*v));
+			if (!v)
+				return PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
+			f->events = v;
+			if (pfc_pack_fd(f->pack, fl[1], &size) < 0)
+				return PFC_FAIL_NOOFF(err, CORRUPT, "MANIFEST line %zu: no member '%.200s'", lineno, fl[1]);
+			v[2 * f->nr_events] = fl[1];
+			v[2 * f->nr_events + 1] = fl[3];
+			f->nr_events++;
 		} else if (!strcmp(fl[0], "entry") && n == 4 && base >= 0) {
 			struct listed *l = grow(&f->listed, &f->nr_listed, &cap_l, sizeof(*l));
 			if (!l)
@@ -293,6 +306,7 @@ void pfc_files_free(struct pfc_files *f)
 	free(f->packed);
 	free(f->listed);
 	free(f->manifest);
+	free(f->events);
 	free(f);
 }
 
@@ -305,6 +319,14 @@ int pfc_files_pack_mtime(const struct pfc_files *f, long long *mtime)
 const char *pfc_files_pack_recording(const struct pfc_files *f)
 {
 	return f->recording;
+}
+
+const char *pfc_files_pack_events(const struct pfc_files *f, size_t i, const char **name)
+{
+	if (i >= f->nr_events)
+		return NULL;
+	*name = f->events[2 * i + 1];
+	return f->events[2 * i];
 }
 
 int pfc_files_from_pack(const struct pfc_files *f)

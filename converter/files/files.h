@@ -114,6 +114,9 @@ void pfc_files_note(struct pfc_files *f, enum pfc_files_base base, const char *r
 int pfc_files_pack_mtime(const struct pfc_files *f, long long *mtime);
 /* The recording's name where the pack was written (its MANIFEST), or NULL. */
 const char *pfc_files_pack_recording(const struct pfc_files *f);
+/* The pack's i-th event stream of a .NET runtime (its MANIFEST's events lines): its member,
+ * and in *name the name it had where the pack was written; NULL past the last. */
+const char *pfc_files_pack_events(const struct pfc_files *f, size_t i, const char **name);
 /* Whether a pack is being read (sources tell the user other things then). */
 int pfc_files_from_pack(const struct pfc_files *f);
 

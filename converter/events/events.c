@@ -1,0 +1,239 @@
+/*
+ * events.c - the event streams of one conversion: each .nettrace mapped once and read once,
+ * keeping its pid, its GC pauses and, when an output needs them, its allocation events with
+ * their stacks.  Nothing else is kept: an output that needs more (the runtime report) reads
+ * the mapping again, streamed, so a long session costs its mapping and no copy of its events.
+ */
+#include "converter/events/events.h"
+#include "converter/events/clrevents.h"
+#include "converter/events/runtime.h"
+#include "converter/util/bytes.h"
+#include "converter/util/fileio.h"
+#include "converter/util/grow.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* a nettrace is read from its mapping; a session of hours fits well below this */
+#define EVENTS_MAX_BYTES (64ull << 30)
+/* a stack longer than this is cut (EventPipe's own limit is 100 frames) */
+#define EVENTS_MAX_IPS 1024
+
+struct reading {
+	struct pfc_events_file *f;
+	unsigned want;
+	uint64_t suspend_ts;         /* the open suspension, 0 when none */
+	struct pfc_clr_event ce;     /* large: string buffers */
+	struct pfc_error payload_err;
+	int oom;
+};
+
+static int on_trace(void *ctx, const struct pfc_nettrace_trace *t)
+{
+	((struct reading *)ctx)->f->trace = *t;
+	return 0;
+}
+
+static int add_alloc(struct reading *r, const struct pfc_nettrace_event *ev, uint64_t bytes, const char *type,
+		     int thrown)
+{
+	struct pfc_events_file *f = r->f;
+	struct pfc_events_alloc *a, **v = thrown ? &f->throws : &f->allocs;
+	size_t *nr = thrown ? &f->nr_throws : &f->nr_allocs, *cap = thrown ? &f->cap_throws : &f->cap_allocs;
+	uint32_t i, n = ev->stack ? ev->nr_ips : 0, psz = f->trace.pointer_size == 4 ? 4 : 8;
+	size_t tlen = strlen(type) + 1;
+
+	if (n > EVENTS_MAX_IPS)
+		n = EVENTS_MAX_IPS;
+	if (!(a = pfc_grow_at(v, cap, *nr, sizeof(**v), 256)) ||
+	    (n && !pfc_grow_at(&f->ips, &f->cap_ips, f->nr_ips + n - 1, sizeof(*f->ips), 4096)) ||
+	    !pfc_grow_at(&f->names, &f->names_cap, f->names_len + tlen - 1, 1, 4096) || f->names_len > UINT32_MAX)
+		return -PFC_ERR_NOMEM;
+	a->ts = ev->timestamp;
+	a->tid = ev->thread_id;
+	a->bytes = bytes;
+	a->type = (uint32_t)f->names_len;
+	a->nr_ips = n;
+	a->ips = f->nr_ips;
+	memcpy(f->names + f->names_len, type, tlen);
+	f->names_len += tlen;
+	for (i = 0; i < n; i++) {
+		/* the stream is little-endian, as the hosts it is read on */
+		const uint8_t *p = ev->stack + (size_t)i * psz;
+		f->ips[f->nr_ips++] = psz == 4 ? pfc_ld32(p, 0) : pfc_ld64(p, 0);
+	}
+	(*nr)++;
+	return 0;
+}
+
+static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
+{
+	struct reading *r = ctx;
+	struct pfc_events_file *f = r->f;
+	struct pfc_clr_event *e = &r->ce;
+	int kind = pfc_clr_decode(ev, f->trace.pointer_size, e, &r->payload_err);
+
+	switch (kind) {
+	case PFC_CLR_GC_SUSPEND_BEGIN:
+		/* as runtime.c: the start whatever the reason, the end once a GC ran inside */
+		r->suspend_ts = ev->timestamp;
+		break;
+	case PFC_CLR_GC_RESTART_END:
+		if (r->suspend_ts && ev->timestamp >= r->suspend_ts) {
+			struct pfc_events_pause *p = pfc_grow_at(&f->pauses, &f->cap_pauses, f->nr_pauses,
+								 sizeof(*f->pauses), 32);
+			if (!p)
+				return -PFC_ERR_NOMEM;
+			p->begin = r->suspend_ts;
+			p->end = ev->timestamp;
+			f->nr_pauses++;
+		}
+		r->suspend_ts = 0;
+		break;
+	case PFC_CLR_GC_ALLOC_TICK:
+		if (r->want & PFC_EVENTS_ALLOCS)
+			return add_alloc(r, ev, e->version >= 2 ? e->alloc_amount64 : e->alloc_amount,
+					 e->type_name[0] ? e->type_name : "(no type name)", 0);
+		break;
+	case PFC_CLR_ALLOC_SAMPLED:
+		if (r->want & PFC_EVENTS_ALLOCS)
+			return add_alloc(r, ev, PFC_RT_ALLOC_SAMPLE_BYTES,
+					 e->type_name[0] ? e->type_name : "(no type name)", 0);
+		break;
+	case PFC_CLR_EXC_THROWN:
+		if (r->want & PFC_EVENTS_THROWS)
+			return add_alloc(r, ev, 1, e->exception_type[0] ? e->exception_type : "(no type name)", 1);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int pause_cmp(const void *a, const void *b)
+{
+	const struct pfc_events_pause *x = a, *y = b;
+
+	return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static int alloc_cmp(const void *a, const void *b)
+{
+	const struct pfc_events_alloc *x = a, *y = b;
+
+	/* by time, then file order (ips grows with it): the same stream gives the same order */
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->ips < y->ips ? -1 : x->ips > y->ips;
+}
+
+static void file_free(struct pfc_events_file *f)
+{
+	if (f->mapped)
+		munmap((void *)f->buf, f->len);
+	free(f->name);
+	free(f->pauses);
+	free(f->allocs);
+	free(f->throws);
+	free(f->ips);
+	free(f->names);
+	memset(f, 0, sizeof(*f));
+}
+
+int pfc_events_add(struct pfc_events *e, const char *path, const char *name, const uint8_t *buf, size_t len,
+		   unsigned want, struct pfc_error *err)
+{
+	struct pfc_events_file *f;
+	struct pfc_nettrace nt;
+	struct pfc_nettrace_ops ops = { 0 };
+	struct reading *r;
+	size_t i, k;
+	int ret;
+
+	if (!(f = pfc_grow_at(&e->v, &e->cap, e->n, sizeof(*e->v), 4)))
+		return PFC_FAIL_NOOFF(err, NOMEM, "events");
+	memset(f, 0, sizeof(*f));
+	if (!(f->name = strdup(name ? name : path)))
+		return PFC_FAIL_NOOFF(err, NOMEM, "events");
+	if (buf) {
+		f->buf = buf;
+		f->len = len;
+	} else {
+		void *map = NULL;
+		if (pfc_map_file(path, EVENTS_MAX_BYTES, &map, &f->len) < 0) {
+			ret = PFC_FAIL_NOOFF(err, OPEN, "%s", strerror(errno));
+			snprintf(err->file, sizeof(err->file), "%s", f->name);
+			file_free(f);
+			return ret;
+		}
+		f->buf = map;
+		f->mapped = 1;
+	}
+	if (!(r = calloc(1, sizeof(*r)))) {
+		file_free(f);
+		return PFC_FAIL_NOOFF(err, NOMEM, "events");
+	}
+	r->f = f;
+	r->want = want;
+	ops.ctx = r;
+	ops.trace = on_trace;
+	ops.event = on_event;
+	ret = pfc_nettrace_read(&nt, f->buf, f->len, &ops, err);
+	f->stream = nt.st;
+	pfc_nettrace_free(&nt);
+	free(r);
+	if (ret == -PFC_ERR_NOMEM && !err->code)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "events");
+	if (ret < 0) {
+		snprintf(err->file, sizeof(err->file), "%s", f->name);
+		file_free(f);
+		return ret;
+	}
+	/* pauses apart and in order, so that a sample's time is looked up by bisection; a
+	 * hostile stream's overlapping ones are merged */
+	if (f->nr_pauses)
+		qsort(f->pauses, f->nr_pauses, sizeof(*f->pauses), pause_cmp);
+	for (i = k = 0; i < f->nr_pauses; i++) {
+		if (k && f->pauses[i].begin <= f->pauses[k - 1].end) {
+			if (f->pauses[i].end > f->pauses[k - 1].end)
+				f->pauses[k - 1].end = f->pauses[i].end;
+			continue;
+		}
+		f->pauses[k++] = f->pauses[i];
+	}
+	f->nr_pauses = k;
+	if (f->nr_allocs)
+		qsort(f->allocs, f->nr_allocs, sizeof(*f->allocs), alloc_cmp);
+	if (f->nr_throws)
+		qsort(f->throws, f->nr_throws, sizeof(*f->throws), alloc_cmp);
+	e->n++;
+	return 0;
+}
+
+int pfc_events_paused(const struct pfc_events_file *f, uint64_t t)
+{
+	size_t lo = 0, hi = f->nr_pauses;
+
+	/* the first pause that ends at or after t */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->pauses[mid].end < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->nr_pauses && f->pauses[lo].begin <= t;
+}
+
+void pfc_events_free(struct pfc_events *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		file_free(&e->v[i]);
+	free(e->v);
+	memset(e, 0, sizeof(*e));
+}

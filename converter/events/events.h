@@ -1,0 +1,71 @@
+/*
+ * events.h - the .NET runtime's event streams one conversion was given (--events FILE, or the
+ * ones a pack carries): each .nettrace mapped once, with its process id and what the
+ * conversion's own uses need of it, gathered in one streamed pass: the GC pauses (--during gc)
+ * and, only when asked, the allocation events with their stacks (--alloc).  The runtime report
+ * reads the mappings again through runtime.c; perf.data, threads and symbols are not its concern.
+ */
+#ifndef PFC_EVENTS_H
+#define PFC_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "converter/events/nettrace.h"
+
+/* what pfc_events_add keeps beyond the pid and the pauses */
+enum {
+	PFC_EVENTS_ALLOCS = 1 << 0,  /* the allocation events (--alloc) */
+	PFC_EVENTS_THROWS = 1 << 1,  /* the exceptions thrown, for the frames that throw them (-f runtime) */
+};
+
+/* A pause of the process's threads for a GC: GCSuspendEEBegin to GCRestartEEEnd, in ns of
+ * CLOCK_MONOTONIC (the stream's QPC on Linux). */
+struct pfc_events_pause {
+	uint64_t begin, end;
+};
+
+/* One allocation event: a GCAllocationTick (bytes: its amount) or an AllocationSampled
+ * (bytes: the sampling's mean distance), its type and managed stack, leaf first.  An
+ * ExceptionThrown is kept the same way, its type the exception's and bytes 1. */
+struct pfc_events_alloc {
+	uint64_t ts, tid, bytes;
+	uint32_t type;               /* offset of its type name in pfc_events_file.names */
+	uint32_t nr_ips;
+	size_t ips;                  /* index of its first IP in pfc_events_file.ips */
+};
+
+struct pfc_events_file {
+	char *name;                  /* the path given, or the name the file had where a pack was made */
+	const uint8_t *buf;          /* its bytes (mapped, or a pack member's: see owned) */
+	size_t len;
+	int mapped;                  /* buf is our mapping, unmapped by pfc_events_free */
+	struct pfc_nettrace_trace trace;  /* pid, clock frequency, pointer size */
+	struct pfc_nettrace_stats stream;
+	struct pfc_events_pause *pauses;  /* sorted by begin, apart */
+	size_t nr_pauses, cap_pauses;
+	struct pfc_events_alloc *allocs;  /* sorted by time */
+	size_t nr_allocs, cap_allocs;
+	struct pfc_events_alloc *throws;  /* the exceptions thrown, sorted by time */
+	size_t nr_throws, cap_throws;
+	uint64_t *ips;
+	size_t nr_ips, cap_ips;
+	char *names;                 /* type names, each NUL-terminated */
+	size_t names_len, names_cap;
+};
+
+struct pfc_events {
+	struct pfc_events_file *v;
+	size_t n, cap;
+};
+
+/* Map the nettrace at path (name: what messages and packs call it; NULL: path) and read it
+ * once, keeping the pid, the pauses and what want (PFC_EVENTS_*) asks for.  0, or a negative
+ * error with err's file and offset set.  buf != NULL: read those bytes instead, which stay
+ * the caller's (a pack member). */
+int pfc_events_add(struct pfc_events *e, const char *path, const char *name, const uint8_t *buf, size_t len,
+		   unsigned want, struct pfc_error *err);
+/* Whether pid's threads were paused for a GC at time t (ns), by the pauses of file f. */
+int pfc_events_paused(const struct pfc_events_file *f, uint64_t t);
+void pfc_events_free(struct pfc_events *e);
+
+#endif
