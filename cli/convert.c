@@ -14,6 +14,7 @@
 #include "cli/heap.h"
 #include "cli/output.h"
 #include "cli/packpass.h"
+#include "cli/present.h"
 #include "cli/progress.h"
 #include "cli/summary.h"
 #include "converter/session.h"
@@ -145,6 +146,7 @@ struct conv {
 	struct pfc_packw_pre *pack_pre;
 	struct pfc_pack_summary packsum;
 	char gate_text[1024];
+	char nomatch[1536];          /* a filter kept no sample: what the recording has instead */
 };
 
 static void conv_free(struct conv *cv)
@@ -222,6 +224,12 @@ static int conv_read(struct conv *cv, size_t n, struct timespec *t_read)
 		      PFC_FAIL_NOOFF(&cv->err, IO, "cannot print the header") : 0;
 	if (ret == 0 && cv->single && c->stats)
 		ret = pfc_cli_print_stats(&cv->s) < 0 ? PFC_FAIL_NOOFF(&cv->err, NOMEM, "stats") : 0;
+	/* an output of no sample is an empty graph that looks like a broken one: a filter that
+	 * keeps nothing is an error before anything is written */
+	if (ret == 0 && n && pfc_cli_present_filter(&cv->s, cv->o.filter, cv->nomatch, sizeof(cv->nomatch)) != 0)
+		ret = cv->nomatch[0] ? -PFC_ERR_USAGE : PFC_FAIL_NOOFF(&cv->err, NOMEM, "filter");
+	if (ret == 0 && n && !c->quiet)
+		pfc_cli_present_pid_map(&cv->s, c->opts.pid_map, c->opts.nr_pid_map, cv->input, cv->o.log);
 	if (ret == 0 && n)
 		ret = pfc_session_symbolize(&cv->s);
 	return ret;
@@ -289,7 +297,9 @@ static void conv_result(struct conv *cv, int ret, size_t n, const char *unwritte
 	res->kept = s->st.nr_samples - s->st.nr_samples_filtered;
 	res->frames = s->stacks.nr_frames;
 	res->unresolved = s->st.nr_unresolved_user + s->st.nr_unresolved_kernel + s->st.nr_unresolved_nomap;
-	if (ret != 0) {
+	if (ret != 0 && cv->nomatch[0]) {
+		snprintf(res->msg, sizeof(res->msg), "'%s': %s", cv->input, cv->nomatch);
+	} else if (ret != 0) {
 		pfc_cli_format_error(c, cv->input, &cv->err, res->msg, sizeof(res->msg));
 		if (unwritten && *unwritten) {
 			size_t m = strlen(res->msg);
