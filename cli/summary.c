@@ -84,6 +84,17 @@ static void print_r2r_summary(const struct pfc_session *s, int verbose)
 	fprintf(stderr, "%s\n", sep ? ")" : "");
 	if (verbose && unres)
 		pfc_cli_r2r_images(stderr, s);
+	/* the images are the recording machine's .NET install, absent on most other machines */
+	if (st->nr_r2r_unresolved[PFC_R2R_NO_FILE]) {
+		if (s->opts->symfs && *s->opts->symfs)
+			fprintf(stderr, "perfconv: hint: ReadyToRun images not readable are looked for at their recorded "
+				"path under --symfs '%s' (-v lists them): copy them there from the recording machine, or "
+				"convert a pack made there (-o X.perfpack)\n", s->opts->symfs);
+		else
+			fprintf(stderr, "perfconv: hint: ReadyToRun images not readable are the recording machine's (-v "
+				"lists them): give a copy of its files with --symfs DIR (its .NET install at the same "
+				"path under DIR), or convert a pack made there (-o X.perfpack)\n");
+	}
 	/* the hint only where maps would make a difference: a tenth of the frames or more without a
 	 * name for want of one (the images' metadata names nearly all frames of a normal build) */
 	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP] &&
