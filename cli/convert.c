@@ -286,6 +286,26 @@ static int write_outputs(struct conv *cv, const struct pfc_writer *const *ws, co
 	return failed ? first_ret : 0;
 }
 
+/* The frames of the samples, each counted once per sample it is in, and those without a
+ * name: the share of the graph a user sees unnamed (a few distinct frames of a hot leaf
+ * weigh more than many of a cold path). */
+static void frames_in_samples(const struct pfc_session *s, uint64_t *all, uint64_t *unresolved)
+{
+	const struct pfc_stacks *sk = &s->stacks;
+	size_t i, k;
+
+	*all = *unresolved = 0;
+	if (!s->symbolized)
+		return;
+	for (i = 0; i < sk->nr_stacks; i++) {
+		const struct pfc_stack *st = &sk->stacks[i];
+		*all += (uint64_t)st->nr * st->count;
+		for (k = 0; k < st->nr; k++)
+			if (!sk->frames[sk->frame_ids[st->first + k]].resolved)
+				*unresolved += st->count;
+	}
+}
+
 /* How it went, into RES; a batch worker's hints, with the gate's list first: it is what a
  * CI log is read for. */
 static void conv_result(struct conv *cv, int ret, size_t n, const char *unwritten, struct pfc_job_result *res)
@@ -295,8 +315,7 @@ static void conv_result(struct conv *cv, int ret, size_t n, const char *unwritte
 
 	res->samples = s->st.nr_samples;
 	res->kept = s->st.nr_samples - s->st.nr_samples_filtered;
-	res->frames = s->stacks.nr_frames;
-	res->unresolved = s->st.nr_unresolved_user + s->st.nr_unresolved_kernel + s->st.nr_unresolved_nomap;
+	frames_in_samples(s, &res->frames, &res->unresolved);
 	if (ret != 0 && cv->nomatch[0]) {
 		snprintf(res->msg, sizeof(res->msg), "'%s': %s", cv->input, cv->nomatch);
 	} else if (ret != 0) {

@@ -56,8 +56,8 @@ if selected batch/tree; then
 	grep -q "FAIL '$IN/host3/cut.data': .*offset [0-9]" "$TMP/b.err" || bad="${bad:-no FAIL line naming cut.data and its offset}"
 	n_ok=$(grep -c "^perfconv: ok   '" "$TMP/b.err")
 	[ "$n_ok" = 3 ] || bad="${bad:-$n_ok ok lines, expected 3}"
-	grep -qE "^perfconv: ok   '$IN/host1/perf.data': 2121 samples, [0-9.]+ s, [0-9.]+% unresolved$" "$TMP/b.err" ||
-		bad="${bad:-the per-file line of host1 lacks samples, seconds or unresolved %}"
+	grep -qE "^perfconv: ok   '$IN/host1/perf.data': 2121 samples, [0-9.]+ s, [0-9.]+% of sampled frames unresolved$" "$TMP/b.err" ||
+		bad="${bad:-the per-file line of host1 lacks samples, seconds or the share of sampled frames unresolved}"
 	grep -q "^perfconv: 4 files: 3 converted, 0 up to date, 1 failed; " "$TMP/b.err" || bad="${bad:-wrong summary line}"
 	[ -s "$TMP/b.out" ] && bad="${bad:-batch mode wrote to stdout}"
 	[ -n "$(find "$O" -name '*.tmp.*')" ] && bad="${bad:-temporary files left behind}"

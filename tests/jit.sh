@@ -119,6 +119,18 @@ EOF
 		fi
 	fi
 
+	# A --pid-map that gives an inner pid to a process whose dump has its host pid: the warning
+	# names the two pids apart (it said "written by pid 15218, not by pid 15218").
+	if selected jit/node-jitdump/pid-map-host-dump; then
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D" --pid-map 15218=1
+		if [ "$rc" = 0 ] && grep -q "jit-15218.dump' was written by pid 15218, not by pid 1, which is what pid 15218 was in its pid namespace (from --pid-map): the dump has the host pid" "$TMP/err" &&
+			! grep -q "written by pid \([0-9]*\), not by pid \1\b" "$TMP/err"; then
+			pass jit/node-jitdump/pid-map-host-dump
+		else
+			fail jit/node-jitdump/pid-map-host-dump "the warning must tell the host pid from the pid in the namespace" "$TMP/err"
+		fi
+	fi
+
 	# Hostile: the first record's total_size is 8 (smaller than a record header).
 	if selected jit/node-jitdump/corrupt; then
 		B=$TMP/bad

@@ -787,9 +787,17 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 			}
 			return ret;
 		}
+		/* the header has the pid the writer saw, in its own pid namespace: the process's
+		 * host pid and its inner pid are two pids, and the message says which is which */
 		if (jd->pid != (uint32_t)p->nspid && p->nspid_src) {
-			warn(j, "'%s' was written by pid %u, not by pid %d (pid %d in its namespace, from %s); not used",
-			     f.name, jd->pid, p->pid, p->nspid, p->nspid_src);
+			if (p->nspid == p->pid)
+				warn(j, "'%s' was written by pid %u, not by pid %d (from %s); not used", f.name, jd->pid,
+				     p->pid, p->nspid_src);
+			else
+				warn(j, "'%s' was written by pid %u, not by pid %d, which is what pid %d was in its pid "
+					"namespace (from %s)%s; not used", f.name, jd->pid, p->nspid, p->pid, p->nspid_src,
+				     jd->pid == (uint32_t)p->pid ? ": the dump has the host pid, as a process outside a pid "
+								   "namespace writes it" : "");
 			pfc_jitdump_free(jd);
 			free(jd);
 			continue;
