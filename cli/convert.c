@@ -263,6 +263,9 @@ static int write_outputs(struct conv *cv, const struct pfc_writer *const *ws, co
 		wo.pack_recording = cv->pack_pre;
 		wo.command_line = cv->cmdline;
 		wo.warnings = capture_text(&cv->wc);
+		/* the warnings kept were printed once the input was read: a single conversion's
+		 * writers warn on stderr itself, a batch worker's join its kept warnings */
+		wo.log = cv->single ? cv->log_to : cv->o.log;
 		/* a name ending in .gz asks for gzip, whatever the format */
 		wo.gzip = pfc_writer_name_gzip(out);
 		memset(&cv->packsum, 0, sizeof(cv->packsum));
@@ -328,6 +331,8 @@ static void conv_result(struct conv *cv, int ret, size_t n, const char *unwritte
 		res->ok = 1;
 	}
 	if (!cv->single && !c->quiet) {
+		if (cv->wc.f)	/* the writers' warnings too */
+			fflush(cv->wc.f);
 		pfc_cli_batch_hints(s, capture_text(&cv->wc), ret == 0 && n, res->hints, sizeof(res->hints));
 		if (cv->gate_text[0]) {
 			size_t g = strlen(cv->gate_text), h = strlen(res->hints);
