@@ -559,7 +559,7 @@ if selected batch/hints; then
 	if [ "$rc" = 0 ] && [ -f "$TMP/hout/x.data.folded" ] && ! grep -q '//' "$TMP/h.err" &&
 		grep -qx "perfconv:      -> 'hout/x.data.folded'" "$TMP/h.err" &&
 		[[ $after_x == "perfconv: 1 binary without symbols (not found: "* ]] &&
-		[[ $after_y == "perfconv: warning: no JIT symbols for pid 12516: no perf map, "*"--map-dir)" ]] &&
+		[[ $after_y == "perfconv: warning: no JIT symbols for pid 12516: no perf map, "*"'perfconv record')" ]] &&
 		grep -q "^perfconv:   /tmp/probe/fx/bin/callgraph: 7763 frames" "$TMP/h.err"; then
 		pass batch/hints
 	else
