@@ -500,7 +500,7 @@ static void report(struct batch *b, struct input *in, const struct pfc_job_resul
 	fprintf(stderr, "perfconv: ok   '%s': %llu samples", in->path, (unsigned long long)r->samples);
 	if (r->kept != r->samples)
 		fprintf(stderr, " (%llu kept)", (unsigned long long)r->kept);
-	fprintf(stderr, ", %.2f s, %.1f%% unresolved\n", r->seconds,
+	fprintf(stderr, ", %.2f s, %.1f%% of sampled frames unresolved\n", r->seconds,
 		r->frames ? 100.0 * (double)r->unresolved / (double)r->frames : 0.0);
 	/* the file's own hints (symsummary.c) under its line, not lost in the worker */
 	fputs(r->hints, stderr);

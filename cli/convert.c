@@ -14,6 +14,7 @@
 #include "cli/heap.h"
 #include "cli/output.h"
 #include "cli/packpass.h"
+#include "cli/present.h"
 #include "cli/progress.h"
 #include "cli/summary.h"
 #include "converter/session.h"
@@ -145,6 +146,7 @@ struct conv {
 	struct pfc_packw_pre *pack_pre;
 	struct pfc_pack_summary packsum;
 	char gate_text[1024];
+	char nomatch[1536];          /* a filter kept no sample: what the recording has instead */
 };
 
 static void conv_free(struct conv *cv)
@@ -224,6 +226,12 @@ static int conv_read(struct conv *cv, size_t n, struct timespec *t_read)
 		      PFC_FAIL_NOOFF(&cv->err, IO, "cannot print the header") : 0;
 	if (ret == 0 && cv->single && c->stats)
 		ret = pfc_cli_print_stats(&cv->s) < 0 ? PFC_FAIL_NOOFF(&cv->err, NOMEM, "stats") : 0;
+	/* an output of no sample is an empty graph that looks like a broken one: a filter that
+	 * keeps nothing is an error before anything is written */
+	if (ret == 0 && n && pfc_cli_present_filter(&cv->s, cv->o.filter, cv->nomatch, sizeof(cv->nomatch)) != 0)
+		ret = cv->nomatch[0] ? -PFC_ERR_USAGE : PFC_FAIL_NOOFF(&cv->err, NOMEM, "filter");
+	if (ret == 0 && n && !c->quiet)
+		pfc_cli_present_pid_map(&cv->s, c->opts.pid_map, c->opts.nr_pid_map, cv->input, cv->o.log);
 	if (ret == 0 && n)
 		ret = pfc_session_symbolize(&cv->s);
 	return ret;
@@ -257,6 +265,9 @@ static int write_outputs(struct conv *cv, const struct pfc_writer *const *ws, co
 		wo.pack_recording = cv->pack_pre;
 		wo.command_line = cv->cmdline;
 		wo.warnings = capture_text(&cv->wc);
+		/* the warnings kept were printed once the input was read: a single conversion's
+		 * writers warn on stderr itself, a batch worker's join its kept warnings */
+		wo.log = cv->single ? cv->log_to : cv->o.log;
 		/* a name ending in .gz asks for gzip, whatever the format */
 		wo.gzip = pfc_writer_name_gzip(out);
 		memset(&cv->packsum, 0, sizeof(cv->packsum));
@@ -280,6 +291,26 @@ static int write_outputs(struct conv *cv, const struct pfc_writer *const *ws, co
 	return failed ? first_ret : 0;
 }
 
+/* The frames of the samples, each counted once per sample it is in, and those without a
+ * name: the share of the graph a user sees unnamed (a few distinct frames of a hot leaf
+ * weigh more than many of a cold path). */
+static void frames_in_samples(const struct pfc_session *s, uint64_t *all, uint64_t *unresolved)
+{
+	const struct pfc_stacks *sk = &s->stacks;
+	size_t i, k;
+
+	*all = *unresolved = 0;
+	if (!s->symbolized)
+		return;
+	for (i = 0; i < sk->nr_stacks; i++) {
+		const struct pfc_stack *st = &sk->stacks[i];
+		*all += (uint64_t)st->nr * st->count;
+		for (k = 0; k < st->nr; k++)
+			if (!sk->frames[sk->frame_ids[st->first + k]].resolved)
+				*unresolved += st->count;
+	}
+}
+
 /* How it went, into RES; a batch worker's hints, with the gate's list first: it is what a
  * CI log is read for. */
 static void conv_result(struct conv *cv, int ret, size_t n, const char *unwritten, struct pfc_job_result *res)
@@ -289,9 +320,10 @@ static void conv_result(struct conv *cv, int ret, size_t n, const char *unwritte
 
 	res->samples = s->st.nr_samples;
 	res->kept = s->st.nr_samples - s->st.nr_samples_filtered;
-	res->frames = s->stacks.nr_frames;
-	res->unresolved = s->st.nr_unresolved_user + s->st.nr_unresolved_kernel + s->st.nr_unresolved_nomap;
-	if (ret != 0) {
+	frames_in_samples(s, &res->frames, &res->unresolved);
+	if (ret != 0 && cv->nomatch[0]) {
+		snprintf(res->msg, sizeof(res->msg), "'%s': %s", cv->input, cv->nomatch);
+	} else if (ret != 0) {
 		pfc_cli_format_error(c, cv->input, &cv->err, res->msg, sizeof(res->msg));
 		if (unwritten && *unwritten) {
 			size_t m = strlen(res->msg);
@@ -301,6 +333,8 @@ static void conv_result(struct conv *cv, int ret, size_t n, const char *unwritte
 		res->ok = 1;
 	}
 	if (!cv->single && !c->quiet) {
+		if (cv->wc.f)	/* the writers' warnings too */
+			fflush(cv->wc.f);
 		pfc_cli_batch_hints(s, capture_text(&cv->wc), ret == 0 && n, res->hints, sizeof(res->hints));
 		if (cv->gate_text[0]) {
 			size_t g = strlen(cv->gate_text), h = strlen(res->hints);

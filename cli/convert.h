@@ -14,7 +14,7 @@ struct pfc_job_result {
 	int ok;
 	uint64_t samples;            /* samples read */
 	uint64_t kept;               /* samples that passed the filters */
-	uint64_t frames, unresolved; /* unique frames, of which without a symbol */
+	uint64_t frames, unresolved; /* frames in samples (one per sample it is in), of which without a name */
 	double seconds;
 	int grown;                   /* --fail-if-grown: functions whose total share grew by more */
 	char msg[2048];              /* the error: "'FILE': what at offset N: detail" */

@@ -105,7 +105,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_HEADER_FULL, "header-full", 0, 0, NULL, "print every header feature in full, like 'perf report --header-only -I'" },
 	{ OPT_PID, "pid", 0, 2, "LIST", "--pid: folded, add the pid to the process name; --pid=LIST: keep only these processes" },
 	{ OPT_TID, "tid", 0, 2, "LIST", "--tid: folded, add the pid and tid to the process name; --tid=LIST: keep only these threads" },
-	{ OPT_COMM, "comm", 0, 1, "LIST", "keep only samples of threads with these names (comma-separated), like perf script --comm" },
+	{ OPT_COMM, "comm", 0, 1, "LIST", "keep only samples of threads with these names (comma-separated), like perf script --comm; _ also matches a space" },
 	{ OPT_TIME, "time", 0, 1, "RANGE", "keep only samples in START,END (seconds) or percent slices (10%/2, 0%-10%), like perf script --time" },
 	{ OPT_OFF_CPU, "off-cpu", 0, 2, "all", "a profile of the time threads wait, in ns, from sched:sched_switch samples; =all: also preempted time" },
 	{ OPT_THREAD_TIME, "thread-time", 0, 0, NULL, "on-CPU samples (cpu-clock, task-clock) and off-CPU time in one profile, in ns" },

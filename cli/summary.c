@@ -84,6 +84,17 @@ static void print_r2r_summary(const struct pfc_session *s, int verbose)
 	fprintf(stderr, "%s\n", sep ? ")" : "");
 	if (verbose && unres)
 		pfc_cli_r2r_images(stderr, s);
+	/* the images are the recording machine's .NET install, absent on most other machines */
+	if (st->nr_r2r_unresolved[PFC_R2R_NO_FILE]) {
+		if (s->opts->symfs && *s->opts->symfs)
+			fprintf(stderr, "perfconv: hint: ReadyToRun images not readable are looked for at their recorded "
+				"path under --symfs '%s' (-v lists them): copy them there from the recording machine, or "
+				"convert a pack made there (-o X.perfpack)\n", s->opts->symfs);
+		else
+			fprintf(stderr, "perfconv: hint: ReadyToRun images not readable are the recording machine's (-v "
+				"lists them): give a copy of its files with --symfs DIR (its .NET install at the same "
+				"path under DIR), or convert a pack made there (-o X.perfpack)\n");
+	}
 	/* the hint only where maps would make a difference: a tenth of the frames or more without a
 	 * name for want of one (the images' metadata names nearly all frames of a normal build) */
 	if (st->nr_r2r_unresolved[PFC_R2R_NO_MAP] &&
@@ -230,6 +241,20 @@ void pfc_cli_batch_hints(struct pfc_session *s, const char *warnings, int symbol
 	free(text);
 }
 
+/* Where a pack's files came from, as a user reads it: the places are files.c's questions,
+ * whose short names (root, buildid, proc) are the pack's member directories. */
+static const char *const place_text[PFC_FILES_NR] = {
+	[PFC_FILES_ROOT] = "at their recorded paths",
+	[PFC_FILES_HOST] = "at paths of this machine (debug links, jitdump markers)",
+	[PFC_FILES_BUILDID] = "from the build-id cache",
+	[PFC_FILES_PROC] = "from running processes (/proc/PID)",
+	[PFC_FILES_TMP] = "perf maps and jitdumps from /tmp",
+	[PFC_FILES_MAPDIR] = "from --map-dir",
+	[PFC_FILES_KERNEL] = "kernel symbols",
+	[PFC_FILES_DEBUGINFOD] = "fetched from debuginfod",
+	[PFC_FILES_SYMSRV] = "fetched from symbol servers",
+};
+
 /* What a pack holds: its size against the recording's, the files by place. */
 void pfc_cli_pack_summary(const struct cli *c, const struct pfc_session *s, const char *out,
 			  const struct pfc_pack_summary *ps)
@@ -243,7 +268,8 @@ void pfc_cli_pack_summary(const struct cli *c, const struct pfc_session *s, cons
 		ps->file_bytes / 1e6);
 	for (i = 0; i < PFC_FILES_NR; i++)
 		if (by[i]) {
-			fprintf(stderr, "%s%zu from %s", *sep ? sep : ": ", by[i], pfc_files_base_name(i));
+			fprintf(stderr, "%s%zu %s", *sep ? sep : ": ", by[i],
+				place_text[i] ? place_text[i] : pfc_files_base_name(i));
 			sep = ", ";
 		}
 	fputc('\n', stderr);

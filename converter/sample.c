@@ -164,6 +164,7 @@ int pfc_sample_cached(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t
 		return 0;
 	s->st.nr_samples++;
 	ev->nr_samples++;
+	th->nr_samples++;
 	count_order(s, ev);
 	if (ev->period_off != PFC_NO_FIELD)
 		period = pfc_ld64(b + ev->period_off, swap) ? pfc_ld64(b + ev->period_off, swap) : 1;
@@ -192,6 +193,7 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const str
 	th = pfc_machine_findnew_thread(&s->machine, (int32_t)smp->pid, (int32_t)smp->tid);
 	if (!th)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "thread");
+	th->nr_samples++;	/* what a filter that keeps nothing names instead (cli/present.c) */
 	/* off-CPU intervals end on any sign that the thread runs, filtered or not */
 	if (s->offcpu && (ret = pfc_offcpu_sample(s, ev, smp, &oc_start)) < 0)
 		return ret;

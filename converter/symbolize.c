@@ -320,8 +320,10 @@ int pfc_session_symbolize(struct pfc_session *s)
 				s->st.nr_unresolved_kernel++;
 			else
 				s->st.nr_unresolved_user++;
-			if (pfc_dso_is_jit_region(d->kind))
+			if (pfc_dso_is_jit_region(d->kind)) {
 				s->st.nr_jit_unresolved++;
+				pfc_jitsyms_note_unnamed(&s->jit, d->pid, f->addr);
+			}
 			continue;
 		}
 		if (d->jitted)	/* perf inject's ELF for one jitdump load */
@@ -335,6 +337,7 @@ int pfc_session_symbolize(struct pfc_session *s)
 			f->inlined = 1;
 		}
 	}
+	pfc_jitsyms_cut_report(&s->jit);
 	s->st.nr_rcache_hits = s->r2r.nr_cache_hits;
 	s->st.nr_rcache_misses = s->r2r.nr_cache_misses;
 	s->st.nr_rcache_corrupt = s->r2r.nr_cache_corrupt;

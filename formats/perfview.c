@@ -553,10 +553,17 @@ static void build_log(struct pv *p, int have_perf_data)
 		    (unsigned long long)s->st.nr_samples, (unsigned long long)written, s->stacks.nr_stacks,
 		    s->stacks.nr_frames);
 	pfc_sb_addf(L, "Fields: comm,pid,tid,%stime,period,event,ip,sym,dso,trace\n", with_cpu ? "cpu," : "");
-	if (written && with_cpu < written)
+	if (written && with_cpu < written) {
 		pfc_sb_addf(L, "Warning: %llu of %llu samples have no cpu field: PerfView will weight those samples "
 			       "globally (by the gap to the previous sample of any CPU), not per CPU\n",
 			    (unsigned long long)(written - with_cpu), (unsigned long long)written);
+		/* the log is read in PerfView, long after the recording could have been made again */
+		if (p->o->log)
+			fprintf(p->o->log, "perfconv: warning: '%s': %llu of %llu samples have no CPU field: PerfView "
+				"weighs them by the gap to the previous sample of any CPU, not per CPU; record with "
+				"'perf record --sample-cpu'\n", p->o->output && strcmp(p->o->output, "-") ? p->o->output :
+				"<stdout>", (unsigned long long)(written - with_cpu), (unsigned long long)written);
+	}
 	if (p->nr_no_time)
 		pfc_sb_addf(L, "Warning: %llu samples have no time stamp (recorded without time): they are written "
 			       "with time 0.000000, and PerfView cannot weight them\n",

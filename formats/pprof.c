@@ -16,6 +16,7 @@
 #include "converter/util/bytes.h"
 #include "converter/util/hex.h"
 #include "converter/util/strbuf.h"
+#include "formats/units.h"
 #include "formats/writer.h"
 
 typedef Perftools__Profiles__Profile PbProfile;
@@ -113,8 +114,7 @@ static uint64_t stack_value(const struct pp_ctx *c, const struct pfc_stack *st)
 /* The unit of an event's periods: time for the clock events, else a count of events. */
 static const char *unit_of(const struct pfc_evsel *ev, int use_period)
 {
-	if (use_period && ev->attr.type == PERF_TYPE_SOFTWARE &&
-	    (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK))
+	if (use_period && pfc_units_clock_event(ev))
 		return "nanoseconds";
 	return use_period ? "events" : "count";
 }

@@ -11,6 +11,7 @@
 #include "converter/machine/intern.h"
 #include "converter/util/strbuf.h"
 #include "formats/speedscope.h"
+#include "formats/units.h"
 #include "formats/writer.h"
 
 #define SCHEMA_URL "https://www.speedscope.app/file-format-schema.json"
@@ -309,8 +310,7 @@ static void put_str(struct ss_ctx *c, FILE *out, const char *s, size_t n)
 
 static const char *unit_of(const struct pfc_evsel *ev, int use_period)
 {
-	if (use_period && ev->attr.type == PERF_TYPE_SOFTWARE &&
-	    (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK))
+	if (use_period && pfc_units_clock_event(ev))
 		return "nanoseconds";
 	return "none";
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "formats/diff.h"
+#include "formats/units.h"
 #include "formats/writer.h"
 
 #define TOP_DEFAULT 20
@@ -17,9 +18,13 @@ static void put_name(FILE *out, const struct pfc_func *f)
 	fputc('\n', out);
 }
 
-static void put_profile(FILE *out, const char *what, const char *name, uint64_t total, const char *unit)
+/* "profile 'NAME': 5.914 s of cpu-clock in 5914 samples (the columns in ns)": the columns
+ * are the weights as the folded output has them, the line says what they measure */
+static void put_profile(FILE *out, const char *what, const char *name, uint64_t total, const struct pfc_units *u)
 {
-	fprintf(out, "%s '%s': %llu %s\n", what, name ? name : "?", (unsigned long long)total, unit);
+	fprintf(out, "%s '%s': ", what, name ? name : "?");
+	pfc_units_put(out, u, total);
+	fputs(u->time ? " (the columns in ns)\n" : "\n", out);
 }
 
 static void put_table(FILE *out, struct pfc_funcs *f, const struct pfc_diff *d, size_t n, int by_total)
@@ -46,7 +51,7 @@ static int top_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o
 	struct pfc_diff d;
 	struct pfc_funcs f;
 	size_t n = o->top > 0 ? (size_t)o->top : TOP_DEFAULT, i;
-	const char *unit = s->offcpu ? "ns" : "samples";
+	struct pfc_units u, ub;
 	int ret;
 
 	memset(&f, 0, sizeof(f));
@@ -55,17 +60,21 @@ static int top_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o
 		ret = pfc_funcs_build(&f, &d, err);
 	if (ret < 0)
 		goto out;
+	pfc_units_of(s, o, &u);
 	if (!d.have_base) {
-		put_profile(out, "profile", s->recording_name, d.total[1], unit);
+		put_profile(out, "profile", s->recording_name, d.total[1], &u);
 		put_table(out, &f, &d, n, 0);
 		put_table(out, &f, &d, n, 1);
 		goto out;
 	}
-	put_profile(out, "base", o->diff_base->recording_name, d.total[0], unit);
-	put_profile(out, "new ", s->recording_name, d.total[1], unit);
-	if (d.normalized)
-		fprintf(out, "the base scaled to the new total (--diff-normalize): %llu %s\n", (unsigned long long)d.sum[0],
-			unit);
+	pfc_units_of(o->diff_base, o, &ub);
+	put_profile(out, "base", o->diff_base->recording_name, d.total[0], &ub);
+	put_profile(out, "new ", s->recording_name, d.total[1], &u);
+	if (d.normalized) {
+		fputs("the base scaled to the new total (--diff-normalize): ", out);
+		pfc_units_put(out, &ub, d.sum[0]);
+		fputc('\n', out);
+	}
 	pfc_funcs_sort(&f, 0, 1);
 	fprintf(out, "\nLargest changes of total share, in percentage points (top %zu):\n", n < f.n ? n : f.n);
 	fprintf(out, "%8s %8s %8s  %8s %8s %8s  %s\n", "base%", "new%", "change", "self b%", "self n%", "change",

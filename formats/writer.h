@@ -55,6 +55,8 @@ struct pfc_wopts {
 	const char *output;         /* the output's name; NULL or "-" = stdout */
 	const char *command_line;   /* as typed, for the log */
 	const char *warnings;       /* PFC_NEED_LOG: what the conversion warned about */
+	FILE *log;                  /* where a writer warns about what it writes (the CLI's stderr, or
+				     * a batch worker's kept warnings); NULL: -q */
 	struct pfc_pack_summary *pack_summary;  /* pack: filled when written; NULL: not wanted */
 	struct pfc_packw_pre *pack_recording;  /* pack: the recording's frame, made meanwhile; NULL: none */
 	/* --diff BASE: the base recording, read and symbolized with the same options; NULL: none */

@@ -6,7 +6,8 @@
 #               the others convert, a worker's inputs one after another as if each were alone,
 #               up-to-date skipping and --force, inputs never modified
 #   filter/*    --pid=, --tid=, --comm, --time against `perf script` with the same filter (per-thread
-#               sums of the sample periods must be equal), and the "--pid N" usage error
+#               sums of the sample periods must be equal), the "--pid N" usage error, a filter that
+#               keeps nothing (an error naming what is there), --comm in the folded spelling
 #   progress/*  the progress line under a pseudo-terminal: shown, rate-limited, erased, silenced by -q
 #   write/*     write errors: /dev/full, a full tmpfs, a read-only directory, a missing one (reported
 #               before the conversion, naming the output); partial files removed
@@ -55,8 +56,8 @@ if selected batch/tree; then
 	grep -q "FAIL '$IN/host3/cut.data': .*offset [0-9]" "$TMP/b.err" || bad="${bad:-no FAIL line naming cut.data and its offset}"
 	n_ok=$(grep -c "^perfconv: ok   '" "$TMP/b.err")
 	[ "$n_ok" = 3 ] || bad="${bad:-$n_ok ok lines, expected 3}"
-	grep -qE "^perfconv: ok   '$IN/host1/perf.data': 2121 samples, [0-9.]+ s, [0-9.]+% unresolved$" "$TMP/b.err" ||
-		bad="${bad:-the per-file line of host1 lacks samples, seconds or unresolved %}"
+	grep -qE "^perfconv: ok   '$IN/host1/perf.data': 2121 samples, [0-9.]+ s, [0-9.]+% of sampled frames unresolved$" "$TMP/b.err" ||
+		bad="${bad:-the per-file line of host1 lacks samples, seconds or the share of sampled frames unresolved}"
 	grep -q "^perfconv: 4 files: 3 converted, 0 up to date, 1 failed; " "$TMP/b.err" || bad="${bad:-wrong summary line}"
 	[ -s "$TMP/b.out" ] && bad="${bad:-batch mode wrote to stdout}"
 	[ -n "$(find "$O" -name '*.tmp.*')" ] && bad="${bad:-temporary files left behind}"
@@ -296,7 +297,7 @@ filter_case() {
 }
 filter_case none mt-threads ""
 filter_case pid mt-threads "--pid=16988" --pid=16988
-filter_case pid-none mt-threads "--pid=16990" --pid=16990 # a thread, not a process: no samples
+filter_case pid-none mt-threads "--pid=16990" --pid=16990 # a thread, not a process: no samples (an error, filter/nothing-kept)
 filter_case tid-list mt-threads "--tid=16991,16993" --tid=16991,16993
 filter_case comm mt-threads "--comm w-alpha-0,w-beta-3" --comm w-alpha-0,w-beta-3
 filter_case comm-pid mt-threads "--comm mt --pid=16988" --comm mt --pid=16988
@@ -342,6 +343,36 @@ if selected filter/usage; then
 	"$PERFCONV" -q -i "$FIX/mt-threads/perf.data" "${S[@]}" --pid -o "$TMP/p.folded"
 	cmp -s "$TMP/p.folded" "$FIX/mt-threads/expected/folded-pid.txt" || bad="${bad:---pid alone no longer gives folded-pid.txt}"
 	if [ -n "$bad" ]; then fail filter/usage "$bad" "$TMP/u.err"; else pass filter/usage; fi
+fi
+
+if selected filter/nothing-kept; then
+	# A filter that keeps no sample is an error before any output is written (an empty graph
+	# looks like a broken one), naming the pids and comms the recording has, with their samples.
+	bad=
+	for args in "--pid=16990" "--tid=1" "--comm no-such-thread" "--time 1.0,2.0"; do
+		rm -f "$TMP/nk.svg"
+		# shellcheck disable=SC2086
+		"$PERFCONV" -q -i "$FIX/mt-threads/perf.data" "${S[@]}" $args -o "$TMP/nk.svg" 2>"$TMP/nk.err"
+		rc=$?
+		[ "$rc" = 1 ] && [ ! -e "$TMP/nk.svg" ] && grep -qF -- "no sample matches $args" "$TMP/nk.err" &&
+			grep -q "pids with samples: 16988 mt ([0-9]* samples)" "$TMP/nk.err" &&
+			grep -q "comms: 'w-[a-z]*-[0-9]' ([0-9]* samples)" "$TMP/nk.err" ||
+			bad="${bad:-'$args': exit $rc, expected 1, no output and the pids and comms present}"
+	done
+	# the folded output's spelling of a comm with a space (.NET_Finalizer) selects it
+	DE=$FIX/dotnet-events/perf.data
+	"$PERFCONV" -q -i "$DE" --comm '.NET Finalizer' -o "$TMP/nk-space.folded" 2>>"$TMP/nk.err"
+	"$PERFCONV" -q -i "$DE" --comm .NET_Finalizer -o "$TMP/nk-under.folded" 2>>"$TMP/nk.err"
+	[ -s "$TMP/nk-space.folded" ] && cmp -s "$TMP/nk-space.folded" "$TMP/nk-under.folded" &&
+		grep -q '^\.NET_Finalizer;' "$TMP/nk-under.folded" ||
+		bad="${bad:---comm .NET_Finalizer does not keep what --comm '.NET Finalizer' keeps}"
+	# a --pid-map of a pid without samples warns, naming the pids that have some
+	"$PERFCONV" -i "$DE" --pid-map 99999=1 -o "$TMP/nk-map.folded" 2>"$TMP/nk-map.err"
+	rc=$?
+	[ "$rc" = 0 ] && grep -q "warning: .*--pid-map 99999=1: pid 99999 has no samples.*pids with samples: 673 EventsProbe (607 samples)" \
+		"$TMP/nk-map.err" || bad="${bad:---pid-map 99999=1: exit $rc, expected 0 and a warning naming pid 673}"
+	cat "$TMP/nk-map.err" >>"$TMP/nk.err"
+	if [ -n "$bad" ]; then fail filter/nothing-kept "$bad" "$TMP/nk.err"; else pass filter/nothing-kept; fi
 fi
 
 if selected filter/no-sample-time; then
@@ -529,7 +560,7 @@ if selected batch/hints; then
 	if [ "$rc" = 0 ] && [ -f "$TMP/hout/x.data.folded" ] && ! grep -q '//' "$TMP/h.err" &&
 		grep -qx "perfconv:      -> 'hout/x.data.folded'" "$TMP/h.err" &&
 		[[ $after_x == "perfconv: 1 binary without symbols (not found: "* ]] &&
-		[[ $after_y == "perfconv: warning: no JIT symbols for pid 12516: no perf map, "*"--map-dir)" ]] &&
+		[[ $after_y == "perfconv: warning: no JIT symbols for pid 12516: no perf map, "*"'perfconv record')" ]] &&
 		grep -q "^perfconv:   /tmp/probe/fx/bin/callgraph: 7763 frames" "$TMP/h.err"; then
 		pass batch/hints
 	else

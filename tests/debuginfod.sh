@@ -117,10 +117,11 @@ if selected debuginfod/not-found && [ -d "$DN" ]; then
 			[ "$(grep -c "hint: for Microsoft's .NET runtime run 'dotnet-symbol" "$TMP/nf.err")" = 1 ] &&
 			grep -q "^perfconv: ReadyToRun frames (unique): 0 resolved, \([0-9]*\) unresolved (\1 image not readable)$" "$TMP/nf.err" &&
 			grep -q "^perfconv:   /usr/share/dotnet/shared/Microsoft.NETCore.App/[0-9.]*/System.Private.CoreLib.dll: [0-9]* unresolved, image not readable: not found at the recorded path under '$TMP/emptyfs'$" "$TMP/nf.err" &&
+			grep -q "^perfconv: hint: ReadyToRun images not readable are looked for at their recorded path under --symfs '$TMP/emptyfs'" "$TMP/nf.err" &&
 			sed -n '/without symbols (stripped)/,$p' "$TMP/nf.err" | grep -q '/libcoreclr.so: '; then
 			pass debuginfod/not-found
 		else
-			fail debuginfod/not-found "missing binaries must be 'not found' (with where), stripped ones 'stripped', -v must list unreadable images" "$TMP/nf.err"
+			fail debuginfod/not-found "missing binaries must be 'not found' (with where), stripped ones 'stripped', -v must list unreadable images, and a hint names --symfs" "$TMP/nf.err"
 		fi
 	fi
 fi

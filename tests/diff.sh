@@ -78,9 +78,9 @@ if selected diff/magnitude; then
 		fail diff/magnitude "$why" "$C/out"
 	elif ! [[ $first =~ ^path_grow\ \+(2[89]|3[0-2])\.[0-9][0-9]\ path_shrink\ -(2[1-5])\.[0-9][0-9]\ $ ]]; then
 		fail diff/magnitude "top --diff does not lead with path_grow (about +30 points) and path_shrink (about -23): '$first'" "$TMP/t/out"
-	elif ! grep -q "^base '.*v1a.data': 1714000000 samples" "$TMP/t/out" ||
-		! grep -q "^new  '.*v2.data': 1996000000 samples" "$TMP/t/out"; then
-		fail diff/magnitude "top --diff does not say how big each profile was" "$TMP/t/out"
+	elif ! grep -q "^base '.*v1a.data': 1.714 s of cpu-clock in 1714 samples (the columns in ns)$" "$TMP/t/out" ||
+		! grep -q "^new  '.*v2.data': 1.996 s of cpu-clock in 1996 samples (the columns in ns)$" "$TMP/t/out"; then
+		fail diff/magnitude "top --diff does not say how big each profile was, in time and samples" "$TMP/t/out"
 	else
 		pass diff/magnitude
 	fi
@@ -137,6 +137,8 @@ if selected diff/top; then
 		fail diff/top "by total: path_grow at 49.95% is missing" "$t"
 	elif [ "$(awk '/by total/ { s = 1; next } s && /^ *[0-9]+ /' "$t" | wc -l)" != 4 ]; then
 		fail diff/top "--top 4: not 4 rows" "$t"
+	elif ! grep -q "^profile '.*v2.data': 1.996 s of cpu-clock in 1996 samples (the columns in ns)$" "$t"; then
+		fail diff/top "cpu-clock's weights are nanoseconds: the profile line must say 1.996 s and 1996 samples" "$t"
 	else
 		pass diff/top
 	fi
@@ -288,13 +290,14 @@ fi
 # diff/filters: --time 0%-50% keeps about half of each side (each in its own recording's time)
 if selected diff/filters; then
 	run_pc "$C" "${PC[@]}" -i "$D/v2.data" --diff "$D/v1a.data" --time 0%-50% -f top
-	b=$(awk '/^base / { print $(NF-1) }' "$C/out")
-	n=$(awk '/^new / { print $(NF-1) }' "$C/out")
+	# the profile lines: "base 'FILE': 857.000 ms of cpu-clock in 857 samples (the columns in ns)"
+	b=$(sed -n "s/^base .* in \([0-9]*\) samples.*/\1/p" "$C/out")
+	n=$(sed -n "s/^new .* in \([0-9]*\) samples.*/\1/p" "$C/out")
 	if [ "$rc" != 0 ] || [ -z "$b" ] || [ -z "$n" ]; then
 		fail diff/filters "exit status $rc" "$C/err"
-	elif ! awk -v b="$b" -v n="$n" 'BEGIN { exit !(b > 1714000000 * 0.4 && b < 1714000000 * 0.6 &&
-			n > 1996000000 * 0.4 && n < 1996000000 * 0.6) }'; then
-		fail diff/filters "--time 0%-50%: base $b of 1714000000, new $n of 1996000000: not half of each" "$C/out"
+	elif ! awk -v b="$b" -v n="$n" 'BEGIN { exit !(b > 1714 * 0.4 && b < 1714 * 0.6 &&
+			n > 1996 * 0.4 && n < 1996 * 0.6) }'; then
+		fail diff/filters "--time 0%-50%: base $b of 1714 samples, new $n of 1996: not half of each" "$C/out"
 	else
 		pass diff/filters
 	fi

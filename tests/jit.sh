@@ -11,6 +11,8 @@
 #   - a corrupt jitdump stops the conversion naming the dump and the offset, with no output;
 #     a jitdump cut inside its last record is used up to that record, with a warning;
 #   - by default, fixtures that perf resolves completely still give perf's output;
+#   - the hints of a missing .NET perf map (ended, running, in a pid namespace) and the .NET 10
+#     jitdump's cut last record, which costs no name;
 #   - a real .NET 10 container recording (tests/data/dotnet-container): the pid from the jitdump
 #     marker, --pid-map, short names, and another run's files refused.
 #   - a synthetic recording (tests/tools/jit-late.py): a frame named before the jitdump was read
@@ -117,6 +119,18 @@ EOF
 		fi
 	fi
 
+	# A --pid-map that gives an inner pid to a process whose dump has its host pid: the warning
+	# names the two pids apart (it said "written by pid 15218, not by pid 15218").
+	if selected jit/node-jitdump/pid-map-host-dump; then
+		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$D" --pid-map 15218=1
+		if [ "$rc" = 0 ] && grep -q "jit-15218.dump' was written by pid 15218, not by pid 1, which is what pid 15218 was in its pid namespace (from --pid-map): the dump has the host pid" "$TMP/err" &&
+			! grep -q "written by pid \([0-9]*\), not by pid \1\b" "$TMP/err"; then
+			pass jit/node-jitdump/pid-map-host-dump
+		else
+			fail jit/node-jitdump/pid-map-host-dump "the warning must tell the host pid from the pid in the namespace" "$TMP/err"
+		fi
+	fi
+
 	# Hostile: the first record's total_size is 8 (smaller than a record header).
 	if selected jit/node-jitdump/corrupt; then
 		B=$TMP/bad
@@ -155,8 +169,9 @@ EOF
 			fail jit/node-jitdump/unfinished "an unfinished last record whose code is not sampled: no warning, a -v note" "$TMP/err"
 		fi
 	fi
-	# ... but when sampled JIT code is named by no record, the incomplete one may be its load:
-	# one warning that says so (the dump cut in its first code load: no method is named)
+	# ... but when sampled JIT code is named by no record (and no perf map), the records after the
+	# incomplete one may name it: one warning that says how many addresses are left unnamed (the
+	# dump cut in its first code load: no method is named)
 	if selected jit/node-jitdump/unfinished-sampled; then
 		U=$TMP/unfinished-sampled
 		mkdir -p "$U"
@@ -173,7 +188,7 @@ open(sys.argv[2], "wb").write(b[:pos + size // 2])
 EOF
 		run -i "$NJ/perf.data" "${S[@]}" --resolve-jit --map-dir "$U"
 		if [ "$rc" = 0 ] && [ "$(grep -c "is incomplete" "$TMP/err")" = 1 ] &&
-			grep -q "^perfconv: warning: '$U/jit-15218.dump': the last record, at offset 104, is incomplete, and JIT code of pid 15218 that no record names was sampled (first at 0x[0-9a-f]*): the incomplete record may be its code load" "$TMP/err"; then
+			grep -q "^perfconv: warning: '$U/jit-15218.dump': the last record, at offset 104, a code load of 0x[0-9a-f]*-0x[0-9a-f]*, is incomplete: 63 sampled JIT addresses of pid 15218 (first 0x[0-9a-f]*) left unnamed: the records after it, not yet written when it was read, may name them" "$TMP/err"; then
 			pass jit/node-jitdump/unfinished-sampled
 		else
 			fail jit/node-jitdump/unfinished-sampled "one warning that the incomplete record may name the sampled JIT code" "$TMP/err"
@@ -431,5 +446,38 @@ if selected jit/late-jitdump && command -v python3 >/dev/null 2>&1; then
 		cat "$TMP/err" >>"$TMP/diff"
 		fail jit/late-jitdump "exit status $rc, or the binary's code named before the jitdump was read kept its old name" "$TMP/diff"
 	fi
+fi
+# jit/dotnet-hints: what the warning on a missing perf map tells to do depends on the process.
+# Gone: the map had to be copied before it ended, or the recording packed where it was made; still
+# running (a /proc tree made here stands for it): --enable-perfmap; running in a pid namespace:
+# the inner pid it names its files with, and --pid-map.  The .NET 10 jitdump's cut last record
+# (a stub's code load) names none of the sampled code: no warning about it.
+PO=$FIX/dotnet-perfmap-only
+if selected jit/dotnet-hints && [ -f "$PO/perf.data" ]; then
+	bad=
+	H=$TMP/hints-proc
+	mkdir -p "$H"
+	PERFCONV_PROC=$H run -i "$PO/perf.data" --kallsyms /dev/null
+	grep -q "no JIT symbols for pid 12516: no perf map, .*copy it out before the process ends, or pack the recording on the recording machine, -o X.perfpack" \
+		"$TMP/err" || bad="${bad:-an ended process: the hint must say to copy the map before it ends or to pack}"
+	cp "$TMP/err" "$TMP/hints.err"
+	mkdir -p "$H/12516"
+	echo Probe >"$H/12516/comm"
+	printf 'Name:\tProbe\nTgid:\t12516\nPid:\t12516\nNStgid:\t12516\n' >"$H/12516/status"
+	PERFCONV_PROC=$H run -i "$PO/perf.data" --kallsyms /dev/null
+	grep -q "pid 12516 still runs: 'perfconv --enable-perfmap 12516'" "$TMP/err" ||
+		bad="${bad:-a running process: the hint must name --enable-perfmap 12516}"
+	cat "$TMP/err" >>"$TMP/hints.err"
+	printf 'Name:\tProbe\nTgid:\t12516\nPid:\t12516\nNStgid:\t12516\t7\n' >"$H/12516/status"
+	PERFCONV_PROC=$H run -i "$PO/perf.data" --kallsyms /dev/null
+	grep -q "pid 12516 still runs, as pid 7 in its pid namespace, and its runtime names the map perf-7.map: .*--pid-map 12516=7" \
+		"$TMP/err" || bad="${bad:-a process in a pid namespace: the hint must name perf-7.map and --pid-map 12516=7}"
+	cat "$TMP/err" >>"$TMP/hints.err"
+	# the real .NET 10 jitdump of dotnet-aspnet ends in a cut stub load that costs no name
+	DA=$FIX/dotnet-aspnet
+	run -i "$DA/perf.data" --kallsyms /dev/null --map-dir "$DA/maps"
+	! grep -q "is incomplete" "$TMP/err" || bad="${bad:-dotnet-aspnet: a warning on the cut last record of the jitdump, which names no sampled code}"
+	cat "$TMP/err" >>"$TMP/hints.err"
+	if [ -z "$bad" ]; then pass jit/dotnet-hints; else fail jit/dotnet-hints "$bad" "$TMP/hints.err"; fi
 fi
 exit 0

@@ -759,6 +759,13 @@ if selected pack/known; then
 	else
 		pass "pack/known/summary (${ws% *} files, then ${cs% *})"
 	fi
+	# the places in words a user reads, not the pack's directory names (root, buildid)
+	if grep -q "^perfconv: packed '.*): [0-9]* at their recorded paths\(, [0-9]* [a-z]\|$\)" "$K/warm/err" &&
+		! grep -q "^perfconv: packed .* from \(root\|buildid\|proc\|tmp\|mapdir\)\b" "$K/warm/err"; then
+		pass pack/known/summary-words
+	else
+		fail pack/known/summary-words "the summary must say where the files came from in words" "$K/warm/err"
+	fi
 	if ! grep -q "^file	buildid	$kbid/elf	files/root/usr/lib/x86_64-linux-gnu/libc.so.6	" <(tar --zstd -xOf "$K/warm/out.perfpack" MANIFEST); then
 		fail pack/known/same-bytes "the build-id cache's copy of libc was not packed as libc's bytes before it changed" "$K/warm/err"
 	elif ! tar --zstd -xOf "$K/changed/out.perfpack" MANIFEST | grep -q "^file	buildid	$kbid/elf	files/buildid/$kbid/elf	" ||

@@ -170,6 +170,22 @@ if selected trace.zip-log; then
 	if [ -z "$why" ]; then pass trace.zip-log; else fail trace.zip-log "$why" "$d/nocpu.log"; fi
 fi
 
+# ... and on stderr too: the log is read in PerfView, long after the recording could have been
+# made again with --sample-cpu; -q silences it, as every warning
+if selected trace.zip-nocpu-stderr; then
+	d=$TMP/nocpu-stderr
+	mkdir -p "$d"
+	"$PERFCONV" -i "$FIX/fp-callgraph/perf.data" "${S[@]}" -o "$d/nocpu.trace.zip" 2>"$d/nocpu.err"
+	"$PERFCONV" -i "$FIX/cpu-sample-cpu/perf.data" "${S[@]}" -o "$d/cpu.trace.zip" 2>"$d/cpu.err"
+	"$PERFCONV" -q -i "$FIX/fp-callgraph/perf.data" "${S[@]}" -o "$d/q.trace.zip" 2>"$d/q.err"
+	why=
+	grep -q "^perfconv: warning: '$d/nocpu.trace.zip': [0-9]* of [0-9]* samples have no CPU field: .*--sample-cpu" "$d/nocpu.err" ||
+		why="no warning on stderr for samples without a cpu"
+	grep -q 'CPU field' "$d/cpu.err" && why="${why:+$why; }a warning although the samples have a cpu"
+	[ -s "$d/q.err" ] && why="${why:+$why; }-q does not silence it"
+	if [ -z "$why" ]; then pass trace.zip-nocpu-stderr; else fail trace.zip-nocpu-stderr "$why" "$d/nocpu.err"; fi
+fi
+
 # perf.data.txt is cut into chunks that worker threads format and deflate, each with the previous
 # chunk's last bytes as dictionary, in a ring of slots.  Chunks of one sample each
 # (PERFCONV_TEXT_CHUNK=1: thousands of chunks, the ring wrapping hundreds of times) and of a few

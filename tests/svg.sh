@@ -3,7 +3,8 @@
 # and self-contained XML, and show by value exactly the folded profile of the same conversion: the
 # count in each frame's <title> (written as flamegraph.pl writes it) must equal what the folded lines
 # give that frame path (tests/svg_check.py), both with the default --minwidth and with --minwidth 0.
-# Then: identical bytes from two runs, --pid/--tid/--event/--all (frame colors by kind), --inverted,
+# Then: the height over the frames drawn, identical bytes from two runs, --pid/--tid/--event/--all
+# (frame colors by kind), --inverted,
 # --title, --width, --minwidth in pixels and in percent, bad option values, hostile names from a perf
 # map, -o -, a corrupt input, and the page in headless Chromium (tests/svg_browser.py: no script
 # error, search with its matched share, zoom, reset, a screenshot; skipped without Chromium), and a
@@ -126,6 +127,31 @@ EOF
 fi
 
 # ---------------------------------------------------------------------------------------------------
+# The height follows the frames drawn: frames --minwidth leaves out do not count (flamegraph.pl
+# takes the depth over the frames it keeps), so the deepest frame drawn is in the top row, with
+# no empty rows above it.  dotnet-perfmap-all has one 128-deep stack 1.7 px wide: drawn at the
+# default --minwidth, left out at 2 px and 5%, alone and in a --diff graph.
+if selected svg/height-drawn; then
+	PA=$FIX/dotnet-perfmap-all/perf.data
+	bad=
+	for args in "--minwidth 0.1" "--minwidth 2" "--minwidth 5%" "--diff $PA --minwidth 2" "--diff $PA --minwidth 0.1"; do
+		# shellcheck disable=SC2086
+		pc "$TMP/h.svg" -i "$PA" $args
+		got=$(python3 -c '
+import re, sys
+s = open(sys.argv[1], encoding="utf-8").read()
+ys = [float(y) for y in re.findall(r"</title><rect x=\"[\d.]+\" y=\"([\d.]+)\"", s)]
+h = int(re.search(r"<svg [^>]*height=\"(\d+)\"", s).group(1))
+print("%d %g" % (h, min(ys)) if ys else "none")' "$TMP/h.svg" 2>&1)
+		[ "$rc" = 0 ] && [ "${got#* }" = 37 ] || bad="${bad:-$args: exit $rc, height and top frame '$got': the top row (y=37) must hold a frame}"
+		echo "$args: $got" >>"$TMP/heights"
+	done
+	h1=$(sed -n 's/^--minwidth 0.1: \([0-9]*\) .*/\1/p' "$TMP/heights")
+	h2=$(sed -n 's/^--minwidth 2: \([0-9]*\) .*/\1/p' "$TMP/heights")
+	[ -n "$h1" ] && [ -n "$h2" ] && [ "$h2" -lt "$h1" ] || bad="${bad:---minwidth 2 (the deep stack left out) is not lower than 0.1 ($h2, $h1)}"
+	if [ -z "$bad" ]; then pass svg/height-drawn; else fail svg/height-drawn "$bad" "$TMP/heights"; fi
+fi
+
 if selected svg/deterministic; then
 	pc "$TMP/a.svg" -i "$FIX/cpu-systemwide/perf.data" "${S[@]}"
 	pc "$TMP/b.svg" -i "$FIX/cpu-systemwide/perf.data" "${S[@]}"

@@ -360,8 +360,17 @@ static int walk_records(struct walk *w, const uint8_t *buf, size_t len, uint64_t
 		if (total < REC_HDR)
 			return CORRUPT(pos, "jitdump record %u of %llu bytes (the header alone is %u)", id,
 				       (unsigned long long)total, REC_HDR);
-		if (total > left)	/* the writer had not finished this record */
+		if (total > left) {	/* the writer had not finished this record */
+			/* a load's fixed part (pid, tid, vma, code_addr, code_size) tells what it
+			 * was to name: the code it would have named, and nothing else, is lost */
+			if (id == PFC_JIT_CODE_LOAD && left >= REC_HDR + 32) {
+				jd->cut_start = pfc_ld64(r + REC_HDR + 16, jd->swap);
+				jd->cut_end = jd->cut_start + pfc_ld64(r + REC_HDR + 24, jd->swap);
+				if (jd->cut_end < jd->cut_start)
+					jd->cut_start = jd->cut_end = 0;
+			}
 			break;
+		}
 		pfc_cur_init(&c, r + REC_HDR, total - REC_HDR, jd->swap);
 		switch (id) {
 		case PFC_JIT_CODE_LOAD:

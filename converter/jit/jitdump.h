@@ -52,6 +52,8 @@ struct pfc_jitdump {
 	uint64_t nr_move_orphan;    /* moves of a code index no load announced */
 	int truncated;              /* the last record was cut short (writer still running) */
 	uint64_t truncated_at;      /* its offset */
+	uint64_t cut_start, cut_end;/* the code of the cut record, when it is a load whose fixed part
+				     * was written (else both 0): what it would have named */
 	uint64_t min_time, max_time;/* of the loads */
 };
 

@@ -46,7 +46,9 @@ struct pfc_jitproc {
 	char *jd_dir;               /* perf inject writes jitted-*.so next to the marker */
 	int jd_timed;
 	int jd_provisional;         /* none of its loads was old enough to be checked yet */
-	int jd_trunc_warned;        /* the warning on its incomplete last record was given */
+	uint64_t cut_in;            /* unnamed JIT frames in the code of its jitdump's cut last record */
+	uint64_t cut_after;         /* others, that records after it might name (no perf map) */
+	uint64_t cut_first;         /* the first of them */
 	struct pfc_dso *pm_dso;     /* the DSO of its perf map's frames, once one was named */
 	/* Counts the changes above that may name an address otherwise (pfc_jitsyms_changes);
 	 * one more JIT range does not, once there is one: ranges are read only when a file is
@@ -555,6 +557,31 @@ static struct pfc_perfmap *take_perfmap(struct pfc_jitsyms *j, struct pfc_jitpro
 	return pm;
 }
 
+/* No perf map for p: what would give one.  A process that still runs can be asked for its
+ * map now; one in a pid namespace named it with its inner pid.  One that ended took a /tmp
+ * of its own (systemd's PrivateTmp, a container) with it: the map had to be copied, or the
+ * recording packed with its files, before that. */
+static void missing_map_warning(struct pfc_jitsyms *j, struct pfc_jitproc *p, const char *tried, int map_dir)
+{
+	char hint[512];
+
+	if (is_live(j, p) && p->nspid != p->pid)
+		snprintf(hint, sizeof(hint), "; pid %d still runs, as pid %d in its pid namespace, and its runtime "
+			 "names the map perf-%d.map: 'perfconv --enable-perfmap %d' has it written now, and where "
+			 "that file is converted away from this machine give --pid-map %d=%d",
+			 p->pid, p->nspid, p->nspid, p->pid, p->pid, p->nspid);
+	else if (is_live(j, p))
+		snprintf(hint, sizeof(hint), "; pid %d still runs: 'perfconv --enable-perfmap %d' has its runtime "
+			 "write the map now, then convert again", p->pid, p->pid);
+	else if (!map_dir)
+		snprintf(hint, sizeof(hint), " (the runtime writes it with DOTNET_PerfMapEnabled=1, in a /tmp that may "
+			 "be its own: copy it out before the process ends, or pack the recording on the recording "
+			 "machine, -o X.perfpack, or record with 'perfconv record')");
+	else
+		hint[0] = 0;
+	warn(j, "no JIT symbols for pid %d: no perf map, looked for %s%s", p->pid, tried, hint);
+}
+
 struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 {
 	struct pfc_jitproc *p = proc_findnew(j, pid);
@@ -603,8 +630,7 @@ struct pfc_perfmap *pfc_jitsyms_perfmap(struct pfc_jitsyms *j, int32_t pid)
 		if (pm)
 			return take_perfmap(j, p, pm, &f);
 	}
-	warn(j, "no JIT symbols for pid %d: no perf map, looked for %s%s", p->pid, t.buf,
-	     map_dir ? "" : " (copy the map there or use --map-dir)");
+	missing_map_warning(j, p, t.buf, map_dir);
 	return NULL;
 }
 
@@ -761,9 +787,17 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 			}
 			return ret;
 		}
+		/* the header has the pid the writer saw, in its own pid namespace: the process's
+		 * host pid and its inner pid are two pids, and the message says which is which */
 		if (jd->pid != (uint32_t)p->nspid && p->nspid_src) {
-			warn(j, "'%s' was written by pid %u, not by pid %d (pid %d in its namespace, from %s); not used",
-			     f.name, jd->pid, p->pid, p->nspid, p->nspid_src);
+			if (p->nspid == p->pid)
+				warn(j, "'%s' was written by pid %u, not by pid %d (from %s); not used", f.name, jd->pid,
+				     p->pid, p->nspid_src);
+			else
+				warn(j, "'%s' was written by pid %u, not by pid %d, which is what pid %d was in its pid "
+					"namespace (from %s)%s; not used", f.name, jd->pid, p->nspid, p->pid, p->nspid_src,
+				     jd->pid == (uint32_t)p->pid ? ": the dump has the host pid, as a process outside a pid "
+								   "namespace writes it" : "");
 			pfc_jitdump_free(jd);
 			free(jd);
 			continue;
@@ -786,8 +820,11 @@ static int load_jitdump(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t n
 			     : !have_time ? "the samples have no time stamps"
 			     : "the jitdump has architecture time stamps");
 		/* an incomplete last record is normal: the process was killed, or still ran, while
-		 * it was written.  It matters only for a JIT frame that no record names, which
-		 * that record may have: the lookup below warns then (trunc_warning) */
+		 * it was written; .NET 10 leaves one in every jitdump, a stub's code load cut
+		 * short, after which it writes nothing.  It matters only for a JIT frame that no
+		 * record or perf map names, which that record may have named: the frames are
+		 * counted as they are symbolized (pfc_jitsyms_note_unnamed), and a warning says
+		 * how many (pfc_jitsyms_cut_report) */
 		if (jd->truncated && j->o.verbose && j->o.log)
 			fprintf(j->o.log, "perfconv: pid %d: jitdump '%s': the last record, at offset %llu, is incomplete; "
 				"the records before it are used\n", p->pid, f.name, (unsigned long long)jd->truncated_at);
@@ -883,18 +920,51 @@ int pfc_jitsyms_wants(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *
 	return p && (p->jd || (p->marker && !p->jd_tried && p->nr_ranges));
 }
 
-/* A JIT frame that neither the jitdump nor a perf map names, in a process whose jitdump
- * ends in an incomplete record: that record may have been the code load that names it.
- * Said once a process, with why it matters. */
-static void trunc_warning(struct pfc_jitsyms *j, struct pfc_jitproc *p, uint64_t ip)
+void pfc_jitsyms_note_unnamed(struct pfc_jitsyms *j, int32_t pid, uint64_t addr)
 {
-	if (!p->jd || !p->jd->truncated || p->jd_trunc_warned)
+	struct pfc_jitproc *p = proc_findnew(j, pid);
+	const struct pfc_jitdump *jd = p ? p->jd : NULL;
+
+	if (!jd || !jd->truncated)
 		return;
-	p->jd_trunc_warned = 1;
-	warn(j, "'%s': the last record, at offset %llu, is incomplete, and JIT code of pid %d that no record "
-		"names was sampled (first at %#llx): the incomplete record may be its code load: read the "
-		"jitdump once the runtime has finished writing it (after the process exits or is stopped)",
-	     p->jd_path, (unsigned long long)p->jd->truncated_at, p->pid, (unsigned long long)ip);
+	if (jd->cut_end && addr >= jd->cut_start && addr < jd->cut_end) {
+		if (!p->cut_in++)
+			p->cut_first = addr;
+		return;
+	}
+	/* code outside the cut record's may be in records written after it, if the writer went
+	 * on (a dump read while its process ran).  A perf map, which the runtime writes beside
+	 * the jitdump, names all of it: what it leaves unnamed was never the jitdump's (.NET 10
+	 * writes nothing more after its cut stub record, and its perf map is complete) */
+	if (p->pm)
+		return;
+	if (!p->cut_in && !p->cut_after)
+		p->cut_first = addr;
+	p->cut_after++;
+}
+
+void pfc_jitsyms_cut_report(struct pfc_jitsyms *j)
+{
+	size_t i;
+	char range[96];
+
+	for (i = 0; i < j->nr_procs; i++) {
+		const struct pfc_jitproc *p = j->procs[i];
+		uint64_t n;
+		if (!p->jd || !p->jd->truncated || !(n = p->cut_in + p->cut_after))
+			continue;
+		range[0] = 0;
+		if (p->jd->cut_end)
+			snprintf(range, sizeof(range), ", a code load of %#llx-%#llx,",
+				 (unsigned long long)p->jd->cut_start, (unsigned long long)p->jd->cut_end);
+		warn(j, "'%s': the last record, at offset %llu%s is incomplete: %llu sampled JIT address%s of pid %d "
+			"(first %#llx) left unnamed: %s; read the jitdump once the runtime has finished writing it "
+			"(after the process exits or is stopped)",
+		     p->jd_path, (unsigned long long)p->jd->truncated_at, range, (unsigned long long)n,
+		     n == 1 ? "" : "es", p->pid, (unsigned long long)p->cut_first,
+		     p->cut_after ? "the records after it, not yet written when it was read, may name them"
+				  : "in the code that record loads");
+	}
 }
 
 int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map *map, uint64_t ip,
@@ -957,10 +1027,8 @@ int pfc_jitsyms_lookup(struct pfc_jitsyms *j, int32_t pid, const struct pfc_map 
 		char name[64];
 		struct pfc_dso *d;
 
-		if (!pm || !pfc_perfmap_find(pm, ip)) {
-			trunc_warning(j, p, ip);
+		if (!pm || !pfc_perfmap_find(pm, ip))
 			return 0;
-		}
 		/* found once a process: formatting the name and finding it for each frame was a
 		 * tenth of converting a .NET recording */
 		if (!(d = p->pm_dso)) {

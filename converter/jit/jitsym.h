@@ -105,4 +105,11 @@ int pfc_jitsyms_side_files(struct pfc_jitsyms *j, int (*fn)(void *arg, const cha
  * field of its NStgid line; -1 when there is none.  Exposed for the unit tests. */
 int pfc_jitsyms_parse_nstgid(const char *status, size_t len);
 
+/* A JIT frame of pid at addr that nothing named: counted when the cut last record of the
+ * process's jitdump may have named it (its code covers addr, or it was cut before saying). */
+void pfc_jitsyms_note_unnamed(struct pfc_jitsyms *j, int32_t pid, uint64_t addr);
+/* A warning for each process whose jitdump's cut last record left frames unnamed, with
+ * how many; none for a cut record that cost no name. */
+void pfc_jitsyms_cut_report(struct pfc_jitsyms *j);
+
 #endif

@@ -289,13 +289,25 @@ int pfc_filter_time_keep(const struct pfc_filter *f, uint64_t t)
 	return 0;
 }
 
+/* --comm NAME against a thread's comm: equal, or equal once each '_' of NAME may stand for
+ * a space.  The folded and SVG outputs write a comm's spaces as '_' (".NET Server GC" is
+ * .NET_Server_GC there, as stackcollapse-perf.pl writes it), and a user copies the name from
+ * them; perf script's exact match would keep nothing. */
+static int comm_matches(const char *name, const char *comm)
+{
+	for (; *name && *comm; name++, comm++)
+		if (*name != *comm && !(*name == '_' && *comm == ' '))
+			return 0;
+	return !*name && !*comm;
+}
+
 int pfc_filter_thread_keep(const struct pfc_filter *f, int32_t pid, int32_t tid, const char *comm)
 {
 	size_t i;
 
 	if (f->nr_comms) {
 		for (i = 0; i < f->nr_comms; i++)
-			if (!strcmp(f->comms[i], comm))
+			if (comm_matches(f->comms[i], comm))
 				break;
 		if (i == f->nr_comms)
 			return 0;

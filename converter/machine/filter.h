@@ -41,7 +41,8 @@ int pfc_filter_set_time(struct pfc_filter *f, const char *str, struct pfc_error 
 int pfc_filter_resolve_time(struct pfc_filter *f, uint64_t first, uint64_t last, struct pfc_error *err);
 /* perf's rule: a sample without a time stamp (0) is never dropped by --time. */
 int pfc_filter_time_keep(const struct pfc_filter *f, uint64_t t);
-/* Does a sample of this thread pass --comm/--pid/--tid? */
+/* Does a sample of this thread pass --comm/--pid/--tid?  A '_' of a --comm name also
+ * matches a space, as the folded output writes it. */
 int pfc_filter_thread_keep(const struct pfc_filter *f, int32_t pid, int32_t tid, const char *comm);
 static inline int pfc_filter_active(const struct pfc_filter *f)
 {

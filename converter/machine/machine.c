@@ -349,6 +349,17 @@ const struct pfc_thread *pfc_machine_find_thread(struct pfc_machine *m, int32_t 
 	return th && th->pid == pid ? th : NULL;
 }
 
+void pfc_machine_each_thread(const struct pfc_machine *m, void (*fn)(const struct pfc_thread *th, void *arg),
+			     void *arg)
+{
+	size_t i;
+	const struct pfc_thread *t;
+
+	for (i = 0; i < m->tcap; i++)
+		for (t = m->thash[i]; t; t = t->hnext)
+			fn(t, arg);
+}
+
 int pfc_machine_comm(struct pfc_machine *m, int32_t pid, int32_t tid, const char *comm, size_t len)
 {
 	struct pfc_thread *th = findnew(m, pid, tid);

@@ -96,6 +96,7 @@ struct pfc_thread {
 	int32_t pid, tid;
 	uint32_t comm;             /* interned; ":tid" until a COMM arrives */
 	int comm_set;
+	uint64_t nr_samples;       /* samples read of this thread, filtered or not */
 	struct pfc_maps *maps;     /* shared with the process leader */
 	struct pfc_thread *hnext;
 };
@@ -149,6 +150,9 @@ static inline struct pfc_thread *pfc_machine_findnew_thread(struct pfc_machine *
 }
 /* The thread tid of process pid as it is now (threads are never removed); NULL when unknown. */
 const struct pfc_thread *pfc_machine_find_thread(struct pfc_machine *m, int32_t pid, int32_t tid);
+/* Every thread the machine knows, in no particular order. */
+void pfc_machine_each_thread(const struct pfc_machine *m, void (*fn)(const struct pfc_thread *th, void *arg),
+			     void *arg);
 int pfc_machine_comm(struct pfc_machine *m, int32_t pid, int32_t tid, const char *comm, size_t len);
 int pfc_machine_fork(struct pfc_machine *m, int32_t pid, int32_t tid, int32_t ppid, int32_t ptid);
 int pfc_machine_mmap(struct pfc_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
