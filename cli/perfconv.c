@@ -135,7 +135,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
-	{ OPT_EVENTS, "events", 0, 1, "FILE", "print the runtime report of a .NET process's own events (GCs, pauses, allocations, JIT, exceptions) from the .nettrace dotnet-trace wrote" },
+	{ OPT_EVENTS, "events", 0, 1, "FILE", "print the runtime report of a .NET process's own events (GCs, pauses, allocations, JIT, exceptions) from the .nettrace dotnet-trace wrote; with a .trace.zip output, put them in it as perfcollect's LTTng CTF (once per process)" },
 	{ OPT_R2R_DUMP, "r2r-dump", 0, 1, "IMAGE", "print the methods of a ReadyToRun image with their names from its metadata, as 'RVA LENGTH name' lines" },
 	{ OPT_R2R_DUMP_STYLE, "r2r-dump-style", 0, 1, "STYLE", "--r2r-dump names: runtime (default, as in the runtime's perf map) or r2rmap (as crossgen2 writes them)" },
 	{ OPT_ENABLE_PERFMAP, "enable-perfmap", 0, 1, "PID[:TYPE]", "ask the running .NET 8+ process PID to write its perf map and jitdump (TYPE: all, the default; perfmap; jitdump), then exit" },
@@ -396,7 +396,9 @@ static int parse_seconds(const char *arg, double max, double *seconds)
  * worked out from the environment, for as long as main runs. */
 struct args {
 	const char *r2r_dump, *r2r_dump_style;
-	const char *events;          /* --events FILE.nettrace */
+	const char *events;          /* --events FILE.nettrace: the last one */
+	const char *nettraces[64];   /* every --events, for a trace.zip's runtime events */
+	size_t nr_nettraces;
 	const char *perfmap_pid;     /* --enable-perfmap or --disable-perfmap */
 	int perfmap_enable;
 	int want_resolve;            /* --resolve-jit or --pid-map, which --perf-compat refuses */
@@ -440,7 +442,11 @@ static int parse_symbol_option(struct cli *c, struct args *a, int opt, const cha
 	case OPT_MINIDEBUGINFO: c->opts.minidebuginfo = 1; break;
 	case OPT_R2R_RVA: c->opts.r2r_funcs = 1; break;
 	case OPT_R2R_DUMP: a->r2r_dump = arg; break;
-	case OPT_EVENTS: a->events = arg; break;
+	case OPT_EVENTS:
+		if (a->nr_nettraces == sizeof(a->nettraces) / sizeof(a->nettraces[0]))
+			return usage_error("--events '%s': at most 64 streams", arg);
+		a->events = a->nettraces[a->nr_nettraces++] = arg;
+		break;
 	case OPT_ENABLE_PERFMAP:
 	case OPT_DISABLE_PERFMAP:
 		if (a->perfmap_pid)
@@ -826,6 +832,16 @@ static void raise_file_limit(void)
 	}
 }
 
+/* Whether the output is a trace.zip, by -f or by the output's name. */
+static int into_trace_zip(const struct cli *c)
+{
+	int gzip = 0;
+
+	if (c->format)
+		return pfc_writer_by_name(c->format) == &pfc_writer_perfview;
+	return c->output && pfc_writer_by_filename(c->output, &gzip) == &pfc_writer_perfview;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c;
@@ -856,8 +872,12 @@ int main(int argc, char **argv)
 	}
 	if (a.r2r_dump)
 		return pfc_cli_r2r_dump(a.r2r_dump, a.r2r_dump_style, c.output, c.quiet);
-	if (a.events)
+	/* with a trace.zip to write, --events puts the runtime's events in it (as perfcollect's CTF);
+	 * alone, it prints the runtime report of one stream */
+	if (a.events && !into_trace_zip(&c))
 		return pfc_cli_events(a.events, c.output, c.quiet);
+	c.wopts.nettraces = a.nettraces;
+	c.wopts.nr_nettraces = a.nr_nettraces;
 	if (optind < argc && !c.outdir)
 		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
 	if ((ret = settle_options(&c, &a)) >= 0)
