@@ -6,10 +6,12 @@
  *
  * The layout is lttng-ust 2.x's, as TraceEvent's CtfTraceEventSource reads it: the packet
  * header and context, the large event header (always its extended form, with the whole 64-bit
- * time), the event context _vpid, _vtid, _procname[17], and each event's fields in the packed
- * form the runtime's LTTng provider uses for its events with strings and arrays: _length, then
- * the EventPipe payload's bytes as ___data__.  TraceEvent hands those bytes to its CLR parsers
- * as they are, which is what makes the round trip exact for every event, whatever its layout.
+ * time), the event context _vpid, _vtid, _procname[17], and each event's fields as the runtime's
+ * LTTng provider declares them: its integers one by one (_Count, _Depth, ...), in the manifest's
+ * order and sizes, byte-aligned, or for the events with strings and arrays the packed form:
+ * _length, then the EventPipe payload's bytes as ___data__.  TraceEvent reads the integers into
+ * one buffer, back to back, and a packed payload as it is, and hands either to its CLR parsers:
+ * both are the EventPipe payload byte for byte, which makes the round trip exact.
  */
 #include "formats/ctf.h"
 
@@ -33,9 +35,10 @@
 #define CTF_META_HEADER 37u
 /* trace.packet.header (32 bytes) then stream.packet.context (52 bytes) */
 #define CTF_PKT_HEADER 84u
-/* the event header (extended: id 65535, u32 id, u64 time), context (vpid, vtid, procname[17]),
- * and the packed payload's two lengths */
-#define CTF_EV_FIXED (14u + 25u + 8u)
+/* the event header (extended: id 65535, u32 id, u64 time) and context (vpid, vtid, procname[17]) */
+#define CTF_EV_FIXED (14u + 25u)
+/* a packed payload's two lengths */
+#define CTF_EV_PACKED 8u
 
 struct ctf_ev {
 	uint64_t ts;                 /* CLOCK_MONOTONIC ns */
@@ -51,6 +54,7 @@ struct ctf_type {
 	const struct pfc_ctf_name *name;
 	uint32_t version;            /* the events' own (newer than the name's when older is set) */
 	int older;
+	int plain;                   /* fields one by one (name->fields); else packed */
 	uint64_t n;
 	uint32_t ctf_id;             /* the metadata's event id (by first name in the table) */
 };
@@ -97,19 +101,40 @@ static int on_trace(void *ctx, const struct pfc_nettrace_trace *t)
 	return 0;
 }
 
-static int type_of(struct pfc_ctf *c, const struct pfc_ctf_name *name, uint32_t version, int older)
+/* The bytes of a name's fields ("u32:Count u16:ClrInstanceID": 6), or -1 when they are packed. */
+static long fields_size(const char *f)
+{
+	long n = 0;
+
+	if (!f)
+		return -1;
+	while (*f) {
+		char *end;
+		unsigned long bits = strtoul(f + 1, &end, 10);
+		n += (long)(bits / 8);
+		f = end;
+		while (*f && *f != ' ')
+			f++;
+		while (*f == ' ')
+			f++;
+	}
+	return n;
+}
+
+static int type_of(struct pfc_ctf *c, const struct pfc_ctf_name *name, uint32_t version, int older, int plain)
 {
 	size_t i;
 	struct ctf_type *t;
 
 	for (i = 0; i < c->nr_types; i++)
-		if (c->types[i].name == name && c->types[i].version == version)
+		if (c->types[i].name == name && c->types[i].version == version && c->types[i].plain == plain)
 			return (int)i;
 	if (!(t = pfc_grow_at(&c->types, &c->cap_types, c->nr_types, sizeof(*c->types), 16)))
 		return -PFC_ERR_NOMEM;
 	t->name = name;
 	t->version = version;
 	t->older = older;
+	t->plain = plain;
 	return (int)c->nr_types++;
 }
 
@@ -118,14 +143,17 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 	struct pfc_ctf *c = ctx;
 	const struct pfc_ctf_name *name = NULL;
 	struct ctf_ev *e;
-	int older = 0, type;
+	int older = 0, type, plain;
 
 	c->cur->nr_in++;
 	if (ev->meta && !strcmp(ev->meta->provider, PFC_CLR_PROVIDER))
 		name = pfc_ctf_name_find(ev->meta->event_id, ev->meta->version, &older);
 	if (!name)
 		return pfc_clr_counts_add(&c->left, ev, 0);
-	if ((type = type_of(c, name, ev->meta->version, older)) < 0)
+	/* a payload of another size than the declared fields (a runtime that added one without a new
+	 * version) goes packed, under the same name */
+	plain = !older && fields_size(name->fields) == (long)ev->payload_len;
+	if ((type = type_of(c, name, ev->meta->version, older, plain)) < 0)
 		return type;
 	if (!(e = pfc_grow_at(&c->ev, &c->cap_ev, c->nr_ev, sizeof(*c->ev), 1024)))
 		return -PFC_ERR_NOMEM;
@@ -333,7 +361,7 @@ static void metadata_text(const struct pfc_ctf *c, struct pfc_sb *t, const char 
 			  int64_t offset)
 {
 	char date[32];
-	size_t i;
+	size_t i, k;
 
 	strftime(date, sizeof(date), "%Y%m%dT%H%M%S+0000", tm);
 	pfc_sb_adds(t, "/* CTF 1.8 */\n\n"
@@ -382,8 +410,33 @@ static void metadata_text(const struct pfc_ctf *c, struct pfc_sb *t, const char 
 		       "_procname[17];\n\t};\n};\n\n");
 	for (i = 0; i < c->nr_types; i++) {
 		const struct ctf_type *ty = &c->types[i];
+		for (k = 0; k < i; k++)
+			if (c->types[k].ctf_id == ty->ctf_id)
+				break;
+		if (k < i)	/* declared already */
+			continue;
 		pfc_sb_addf(t, "event {\n\tname = \"DotNETRuntime:%s\";\n\tid = %u;\n\tstream_id = 0;\n\tloglevel = 13;\n"
-			       "\tfields := struct {\n\t\t", ty->name->name, ty->ctf_id);
+			       "\tfields := struct {\n", ty->name->name, ty->ctf_id);
+		if (ty->plain) {
+			const char *f = ty->name->fields;
+			while (*f) {
+				char *end;
+				unsigned long bits = strtoul(f + 1, &end, 10);
+				const char *nm = end + 1, *e = strchr(nm, ' ');
+				size_t len = e ? (size_t)(e - nm) : strlen(nm);
+				pfc_sb_adds(t, "\t\t");
+				pfc_sb_addf(t, int_type, (unsigned)bits, *f == 's' ? 1u : 0u);
+				pfc_sb_adds(t, " _");
+				pfc_sb_add(t, nm, len);
+				pfc_sb_adds(t, ";\n");
+				f = nm + len;
+				while (*f == ' ')
+					f++;
+			}
+			pfc_sb_adds(t, "\t};\n};\n\n");
+			continue;
+		}
+		pfc_sb_adds(t, "\t\t");
 		pfc_sb_addf(t, int_type, 32, 0);
 		pfc_sb_adds(t, " _length;\n\t\t");
 		pfc_sb_addf(t, int_type, 32, 0);
@@ -461,8 +514,10 @@ static void packet(const struct pfc_ctf *c, struct chan *ch, uint32_t cpu, const
 		if (comm && (name = comm(arg, e->pid, e->tid)))
 			strncpy(proc, name, 16);
 		pfc_sb_add(b, proc, sizeof(proc));
-		put_u32(b, e->len);
-		put_u32(b, e->len);
+		if (!c->types[e->type].plain) {
+			put_u32(b, e->len);
+			put_u32(b, e->len);
+		}
 		pfc_sb_add(b, (const char *)e->payload, e->len);
 	}
 	put_zeros(b, psize - size);
@@ -494,7 +549,7 @@ static void channel(const struct pfc_ctf *c, struct chan *ch, uint32_t cpu, cons
 
 		if (c->ev[i].cpu != cpu)
 			continue;
-		evsize = CTF_EV_FIXED + c->ev[i].len;
+		evsize = CTF_EV_FIXED + c->ev[i].len + (c->types[c->ev[i].type].plain ? 0 : CTF_EV_PACKED);
 		if (n && size + evsize > CTF_PACKET) {
 			packet(c, ch, cpu, uuid, from, i, size, comm, arg);
 			from = i;
@@ -559,11 +614,11 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 		pfc_sb_adds(log, "Runtime events: none to write as CTF\n");
 		return 0;
 	}
-	/* metadata event ids: one per name, in the order of the names' table */
+	/* metadata event ids: one per name and form, in the order the events came */
 	for (i = 0; i < c->nr_types; i++) {
 		c->types[i].ctf_id = UINT32_MAX;
 		for (k = 0; k < i; k++)
-			if (c->types[k].name == c->types[i].name)
+			if (c->types[k].name == c->types[i].name && c->types[k].plain == c->types[i].plain)
 				c->types[i].ctf_id = c->types[k].ctf_id;
 		if (c->types[i].ctf_id == UINT32_MAX)
 			c->types[i].ctf_id = next_id++;

@@ -18,6 +18,7 @@
 struct pfc_ctf_name {
 	uint32_t id, version;
 	const char *name;            /* without the provider: "GCStart_V2" */
+	const char *fields;          /* "u32:Count u32:Depth ...", "" for none; NULL: packed */
 };
 
 /* The name of runtime event id of version, or NULL when TraceEvent has none; *older is set when
