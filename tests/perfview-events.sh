@@ -12,6 +12,9 @@
 #                               tests/perfview_ctf.py requires every event at the same time, pid and tid
 #                               with the same payload values, but those the log lists as left out or as
 #                               written under an older version's name, and the same GCStats and JITStats
+#   trace.zip-events-babeltrace babeltrace2, the LTTng project's reader, reads every event the log says was
+#                               written, with lttng's names and fields: the 21 GCStart_V2 count 1 to 21
+#                               (skipped without babeltrace2)
 #   trace.zip-events-bad        a corrupt nettrace: exit 1 naming the stream and the offset, no archive;
 #                               a stream cut short: converted, the log saying where it stops
 #   trace.zip-events-report     --events without a trace.zip to write still prints the runtime report
@@ -72,6 +75,25 @@ if selected trace.zip-events-same; then
 		fail trace.zip-events-same "-f trace.zip gives another CTF" "$TMP/err"
 	else
 		pass trace.zip-events-same
+	fi
+fi
+
+if selected trace.zip-events-babeltrace; then
+	if ! command -v babeltrace2 >/dev/null 2>&1; then
+		skip trace.zip-events-babeltrace "babeltrace2 is not installed (scripts/install-deps.sh --test)"
+	else
+		rm -rf "$TMP/bt" && mkdir -p "$TMP/bt" && (cd "$TMP/bt" && unzip -q "$TMP/ev.trace.zip")
+		babeltrace2 "$TMP/bt/ev.trace/lttngTrace" >"$TMP/bt.txt" 2>"$TMP/bt.err"
+		rc=$?
+		want=$(sed -n 's/^Runtime events written as CTF: \([0-9]*\) in .*/\1/p' "$TMP/ev.log")
+		counts=$(sed -n 's/.* DotNETRuntime:GCStart_V2: .*{ Count = \([0-9]*\), Depth = [0-9], Reason = [0-9]*, Type = [0-9]*, ClrInstanceID = 0, ClientSequenceNumber = [0-9]* }$/\1/p' "$TMP/bt.txt" | tr '\n' ' ')
+		if [ $rc != 0 ] || [ "$(wc -l <"$TMP/bt.txt")" != "$want" ] || [ -s "$TMP/bt.err" ]; then
+			fail trace.zip-events-babeltrace "exit $rc, $(wc -l <"$TMP/bt.txt") events, want $want" "$TMP/bt.err"
+		elif [ "$counts" != "$(seq -s ' ' 1 21) " ] || ! grep -q ' vpid = 673, vtid = 673, procname = "EventsProbe" ' "$TMP/bt.txt"; then
+			fail trace.zip-events-babeltrace "GCStart_V2's fields or the event context are not read back" "$TMP/bt.txt"
+		else
+			pass "trace.zip-events-babeltrace ($want events)"
+		fi
 	fi
 fi
 
