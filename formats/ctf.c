@@ -28,7 +28,8 @@
 
 /* a nettrace is read whole from its mapping, as --events reads it */
 #define CTF_INPUT_MAX (64ull << 30)
-/* lttng-ust's default sub-buffer; an event larger than that gets a packet of its own size */
+/* packets of a page, lttng's smallest sub-buffer; an event larger than that gets a packet of its
+ * own size, rounded up to pages */
 #define CTF_PACKET 4096u
 /* the metadata's packets: lttng's size */
 #define CTF_META_PACKET 4096u
@@ -56,7 +57,7 @@ struct ctf_type {
 	int older;
 	int plain;                   /* fields one by one (name->fields); else packed */
 	uint64_t n;
-	uint32_t ctf_id;             /* the metadata's event id (by first name in the table) */
+	uint32_t ctf_id;             /* the metadata's event id: one per name and form */
 };
 
 struct ctf_input {

@@ -196,9 +196,10 @@ static const struct pfc_ctf_name names[] = {
 /* Versions newer than the newest name above whose payload only appends fields to it, so that
  * TraceEvent reads every field of that version at the same offsets (ClrEtwAll.man):
  * GCHeapStats_V2 adds the POH's size and promoted bytes, GCAllocationTick_V4 the object's size,
- * GCGlobalHeapHistory_V3 and _V4 the pause mode, memory pressure and condemn reasons. */
-static const struct { uint32_t id, newest; } appended[] = {
-	{ 4, 1 }, { 10, 3 }, { 205, 2 },
+ * GCGlobalHeapHistory_V3 and _V4 the pause mode, memory pressure and condemn reasons.  A version
+ * after those is not known to append only, and is left out. */
+static const struct { uint32_t id, newest, upto; } appended[] = {
+	{ 4, 1, 2 }, { 10, 3, 4 }, { 205, 2, 4 },
 };
 
 const struct pfc_ctf_name *pfc_ctf_name_find(uint32_t id, uint32_t version, int *older)
@@ -207,7 +208,7 @@ const struct pfc_ctf_name *pfc_ctf_name_find(uint32_t id, uint32_t version, int 
 
 	*older = 0;
 	for (i = 0; i < sizeof(appended) / sizeof(appended[0]); i++)
-		if (appended[i].id == id && version > appended[i].newest) {
+		if (appended[i].id == id && version > appended[i].newest && version <= appended[i].upto) {
 			version = appended[i].newest;
 			*older = 1;
 		}
