@@ -2,7 +2,8 @@
  * perfview.c - PerfView's `.trace.zip` as perfcollect lays it out: a `NAME.trace/` folder
  * with perf.data.txt (perf script text in a canonical form old and new PerfView parse,
  * formatted by hand from the sample stream), perfcollect.log, the perf maps and jitdumps
- * that named JIT frames and, on request, the recording; entry times from the recording.
+ * that named JIT frames and, on request, the recording; entry times from the recording; with
+ * --events, the runtime's events of .nettrace streams as perfcollect's LTTng CTF (ctf.c).
  * The zip container is zipfile.c's, deflating the text on worker threads zipdeflate.c's.
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "converter/jit/perfmap.h"
 #include "converter/util/strbuf.h"
 #include "converter/native/symtab.h"
+#include "formats/ctf.h"
 #include "formats/frameline.h"
 #include "formats/perfscript.h"
 #include "formats/tptext.h"
@@ -168,6 +170,7 @@ struct pv {
 	uint64_t nr_written, nr_with_cpu, nr_no_time, nr_no_tid;
 	struct pfc_tptext tp;         /* tracepoint payloads, in stream order */
 	const char *tp_why;           /* why they could not be rendered */
+	struct pfc_ctf *ctf;          /* --events: the runtime's events, read before anything is written */
 	/* side files copied */
 	struct side { char *path, *name, *entry; } *side;	/* open path, name where recorded */
 	size_t nr_side, cap_side;
@@ -704,6 +707,18 @@ static int add_pre(struct pv *p, struct pre *pr, const char *entry)
 	return pfc_zip_add_deflated(&p->zip, entry, pr->size, &pr->z, &pr->r);
 }
 
+/* lttng's procname of a runtime event's thread: its comm in the recording, else its process's */
+static const char *event_comm(void *arg, int32_t pid, int32_t tid)
+{
+	struct pv *p = arg;
+	struct pfc_machine *m = &p->s->machine;
+	const struct pfc_thread *th = pfc_machine_find_thread(m, pid, tid);
+
+	if (!th || !th->comm_set)
+		th = pfc_machine_find_thread(m, pid, pid);
+	return th && th->comm_set ? pfc_intern_str(&p->s->strings, th->comm) : NULL;
+}
+
 static int pack(struct pv *p)
 {
 	const char *input = p->s->recording_path;
@@ -753,6 +768,8 @@ static int pack(struct pv *p)
 	for (i = 0; i < job.n; i++)
 		free(job.pre[i].z.buf);
 	free(job.pre);
+	if (ret == 0 && p->ctf)
+		ret = pfc_ctf_write(p->ctf, &p->zip, "lttngTrace/", event_comm, p, &p->log, p->err);
 	if (ret < 0)
 		return ret;
 	{
@@ -786,6 +803,9 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "trace.zip");
 		goto out;
 	}
+	/* a stream that cannot be read stops the conversion before the archive has a byte */
+	if (o->nr_nettraces && (ret = pfc_ctf_read(&p.ctf, o->nettraces, o->nr_nettraces, err)) < 0)
+		goto out;
 	if ((ret = pfc_zip_open(&p.zip, out, o->output && strcmp(o->output, "-") ? o->output : "<stdout>", p.dir,
 				s->tuning, err)) < 0)
 		goto out;
@@ -817,6 +837,7 @@ out:
 	}
 	pfc_sb_free(&p.log);
 	pfc_tptext_free(&p.tp);
+	pfc_ctf_free(p.ctf);
 	return ret;
 }
 

@@ -35,7 +35,8 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev libxxhash-dev z
 # it when its scan is done).
 # tests/readme.sh runs the README's recipes as written, one of which shards packs over machines
 # with GNU parallel (Debian's parallel; its --sshlogin form is the one a user runs, -j 2 here).
-test_pkgs=(python3 mandoc chromium unzip golang-go protobuf-compiler debuginfod curl parallel)
+# tests/perfview-events.sh reads trace.zip's LTTng CTF with babeltrace2 too.
+test_pkgs=(python3 mandoc chromium unzip golang-go protobuf-compiler debuginfod curl parallel babeltrace2)
 # bench/bench.sh records with perf, and zips perf script's text as perfcollect does.
 bench_pkgs=(linux-perf zip)
 # make fuzz builds the fuzz/ targets with clang's libFuzzer (-fsanitize=fuzzer), which Debian ships

@@ -338,7 +338,7 @@ interop() {
 		return
 	fi
 	local hash out log=$TMP/interop.log
-	hash=$(cat "$proj/PerfViewCheck.csproj" "$proj/Program.cs" | sha256sum | cut -c1-16)
+	hash=$(cat "$proj"/*.csproj "$proj"/*.cs | sha256sum | cut -c1-16)
 	out=$proj/.build/$hash
 	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 	if [ ! -f "$out/PerfViewCheck.dll" ]; then

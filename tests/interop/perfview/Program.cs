@@ -16,6 +16,10 @@
 //    parser saw.  It drops the last sample of every CPU (its weight is the gap to the next sample
 //    on the same CPU).
 // Prints "events=N cpus=C stacksource=S threads=T" on success; exits 1 with a message otherwise.
+//
+//   PerfViewCheck --runtime-events FILE.nettrace|FILE.trace.zip OUT
+//
+// 3. The runtime's events and PerfView's GC and JIT stats of either file (RuntimeEvents.cs).
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -57,6 +61,8 @@ static class Program
 
     static int Main(string[] args)
     {
+        if (args.Length == 3 && args[0] == "--runtime-events")
+            return RuntimeEvents.Run(args[1], args[2]);
         if (args.Length != 3 || (args[1] != "names" && args[1] != "depth"))
             return Fail("usage: PerfViewCheck ZIP names|depth OUT");
         string zip = args[0];

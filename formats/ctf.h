@@ -1,0 +1,44 @@
+/*
+ * ctf.h - the .NET runtime's events of .nettrace streams written as LTTng's CTF 1.8, the form in
+ * which perfcollect's trace.zip carries them and PerfView's library TraceEvent reads them
+ * (CtfTraceEventSource): packetized metadata, one channel of packets per CPU and their index,
+ * as members of a ZIP archive.  ctf.c reads the streams (converter/events/nettrace.c) and lays
+ * out the bytes; where they go in the archive and what the log says around them is perfview.c's.
+ */
+#ifndef PFC_CTF_H
+#define PFC_CTF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "converter/util/error.h"
+#include "converter/util/strbuf.h"
+#include "formats/zipfile.h"
+
+/* One LTTng event name of the runtime's provider (ctfnames.c). */
+struct pfc_ctf_name {
+	uint32_t id, version;
+	const char *name;            /* without the provider: "GCStart_V2" */
+	const char *fields;          /* "u32:Count u32:Depth ...", "" for none; NULL: packed */
+};
+
+/* The name of runtime event id of version, or NULL when TraceEvent has none; *older is set when
+ * the name is an older version's whose fields the event's payload starts with. */
+const struct pfc_ctf_name *pfc_ctf_name_find(uint32_t id, uint32_t version, int *older);
+
+struct pfc_ctf;
+
+/* Read the N streams at PATHS (one process each) whole, before anything is written: 0, or a
+ * negative error naming the file (err->file) and the offset of the bad bytes. */
+int pfc_ctf_read(struct pfc_ctf **out, const char *const *paths, size_t n, struct pfc_error *err);
+
+/* The process name LTTng would give pid/tid (its comm), or NULL: the writer's caller knows. */
+typedef const char *(*pfc_ctf_comm_fn)(void *arg, int32_t pid, int32_t tid);
+
+/* Add the trace to ZIP under DIR ("lttngTrace/"): DIR/auto-DATE/ust/uid/0/64-bit/{metadata,
+ * channel0_N,index/channel0_N.idx}, and say in LOG what went in and what was left out. */
+int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_ctf_comm_fn comm, void *arg,
+		  struct pfc_sb *log, struct pfc_error *err);
+
+void pfc_ctf_free(struct pfc_ctf *c);
+
+#endif
