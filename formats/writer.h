@@ -18,6 +18,9 @@ enum {
 	PFC_NO_GZIP = 1 << 4,       /* an archive already: a .gz name is refused */
 	PFC_NEED_FILES = 1 << 5,    /* the files the symbol sources used (a pack): written after the others */
 	PFC_DIFF = 1 << 6,          /* draws a comparison with --diff BASE (o->diff_base) */
+	PFC_NEED_MARKS = 1 << 7,    /* lost events and throttling with their times (s->marks) */
+	PFC_TIME_PROFILE = 1 << 8,  /* with PFC_NEED_STREAM: writes a time profile (--off-cpu,
+				     * --thread-time) from the stacks, and needs no stream then */
 };
 
 struct pfc_packw_pre;
@@ -80,6 +83,7 @@ extern const struct pfc_writer pfc_writer_perfview;
 extern const struct pfc_writer pfc_writer_pprof;
 extern const struct pfc_writer pfc_writer_pack;
 extern const struct pfc_writer pfc_writer_top;
+extern const struct pfc_writer pfc_writer_firefox;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];
