@@ -84,6 +84,8 @@ done
 node node_modules/esbuild/install.js >&2
 node node_modules/patch-package/index.js >&2
 NODE_ENV=production node scripts/build.mjs >&2
+# the service worker (yarn build-sw): the app registers /sw.js and fails on a page without it
+node_modules/.bin/workbox generateSW workbox-config.js >&2
 test -f dist/index.html
 touch .perfconv-built
 echo "$dir"
