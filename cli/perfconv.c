@@ -231,9 +231,9 @@ static int time_profile_check(const struct cli *c, const struct pfc_writer *cons
 		goto usage;
 	}
 	for (i = 0; i < n; i++)
-		if ((ws[i]->needs & PFC_NEED_STREAM) && !(ws[i]->needs & PFC_TIME_PROFILE)) {
+		if (ws[i]->needs & PFC_NEED_STREAM) {
 			fprintf(stderr, "perfconv: %s makes a profile, and the %s format prints samples: use folded, svg, "
-				"speedscope or pprof\n", opt, ws[i]->name);
+				"speedscope, firefox or pprof\n", opt, ws[i]->name);
 			goto usage;
 		}
 	return 0;

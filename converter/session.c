@@ -76,6 +76,7 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 	pfc_order_init(&s->order, deliver, s);
 	pfc_stream_init(&s->stream);
 	pfc_marks_init(&s->marks);
+	pfc_times_init(&s->times);
 	if (s->tuning->stream_mem_set)	/* tests: spill the stream to its temporary file from this size on */
 		s->stream.mem_limit = s->tuning->stream_mem;
 	if (strcmp(o->input, "-") && pfc_pack_detect(o->input) == 1) {
@@ -169,6 +170,7 @@ void pfc_session_close(struct pfc_session *s)
 	pfc_stream_exit(&s->stream);
 	free(s->stream_per_stack);
 	pfc_marks_exit(&s->marks);
+	pfc_times_exit(&s->times);
 }
 
 /* ---- names writers ask for ---- */

@@ -4,9 +4,11 @@
  * one thread per (pid, tid) with its samples in time order and perf's lost-events and throttle
  * records as markers, over one shared string, stack, frame, function, resource and native
  * symbol table.  Frames are named as speedscope's (every one, so the profiler never asks a
- * symbol server) and put in categories a .NET reader knows.  It reads the sample stream for
- * the times, or the aggregated stacks of a time profile (--off-cpu, --thread-time).
+ * symbol server) and put in categories a .NET reader knows.  It reads the samples' times
+ * (times.h), or the aggregated stacks of a time profile (--off-cpu, --thread-time).
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,8 +37,8 @@ struct fx_thread {
 	int32_t pid, tid;
 	uint32_t comm;               /* session string: the name it is shown by */
 	uint64_t nr, fill;           /* samples, and how many were put in so far */
-	uint32_t *stack;             /* per sample: its stack table index */
-	uint64_t *time, *weight;     /* per sample: ns (absolute, or laid out: see fill_from_stacks) */
+	uint64_t start;              /* its samples: ctx.idx[start .. start + nr) */
+	uint64_t lay;                /* a time profile: where its next stack is laid out, ns */
 	uint64_t first;              /* its first sample's time, UINT64_MAX when it has none */
 };
 
@@ -46,6 +48,11 @@ struct fx_ctx {
 	int use_period, time_weights, stream, have_times;
 	size_t evsel;                 /* the event written (SIZE_MAX - 1: the time profile's) */
 	uint32_t *thread_of;          /* session stack id -> thread index + 1, 0: not written */
+	uint64_t *nr_of;              /* session stack id -> its samples */
+	const struct pfc_times *times; /* the samples in time order: the session's, or NULL: own */
+	struct pfc_stime *own;        /* a time profile's: one per stack, laid out (fill_from_stacks) */
+	size_t nsamp;
+	size_t *idx;                  /* samp indices grouped by thread (counting sort, order kept) */
 	struct fx_thread *threads;
 	size_t nr_threads;
 	uint64_t t0;                  /* the profile's zero, ns */
@@ -448,11 +455,28 @@ static int stack_selected(const struct fx_ctx *c, const struct pfc_stack *st)
 	return c->s->offcpu ? pfc_offcpu_in_profile(c->s->offcpu, st->evsel) : st->evsel == c->evsel;
 }
 
+/* Samples of a session stack: counted from the times (the stacks' counts also hold samples
+ * of other events), or one per stack of a time profile. */
+static int count_samples(struct fx_ctx *c)
+{
+	size_t i;
+
+	if (!(c->nr_of = calloc(c->s->stacks.nr_stacks + 1, sizeof(*c->nr_of))))
+		return -1;
+	if (!c->stream) {
+		for (i = 0; i < c->s->stacks.nr_stacks; i++)
+			c->nr_of[i] = c->s->stacks.stacks[i].period > 0;
+		return 0;
+	}
+	for (i = 0; i < c->s->times.n; i++)
+		if (pfc_times_at(&c->s->times, i)->stack < c->s->stacks.nr_stacks)
+			c->nr_of[pfc_times_at(&c->s->times, i)->stack]++;
+	return 0;
+}
+
 static uint64_t samples_of(const struct fx_ctx *c, uint32_t sid)
 {
-	if (!c->stream)
-		return c->s->stacks.stacks[sid].period > 0;
-	return sid < c->s->nr_stream_per_stack ? c->s->stream_per_stack[sid] : 0;
+	return c->nr_of[sid];
 }
 
 /* The threads: every (pid, tid) with a sample of the event, or a mark. */
@@ -503,16 +527,12 @@ static int make_threads(struct fx_ctx *c)
 		c->thread_of[i] = (uint32_t)(th - c->threads) + 1;
 		th->nr += k;
 	}
-	for (i = 0; i < c->nr_threads; i++) {
-		struct fx_thread *th = &c->threads[i];
-		if (!th->nr)
-			continue;
-		th->stack = malloc(th->nr * sizeof(*th->stack));
-		th->time = malloc(th->nr * sizeof(*th->time));
-		th->weight = malloc(th->nr * sizeof(*th->weight));
-		if (!th->stack || !th->time || !th->weight)
-			goto oom;
+	for (i = 0, n = 0; i < c->nr_threads; i++) {
+		c->threads[i].start = n;
+		n += c->threads[i].nr;
 	}
+	if (!(c->idx = malloc((n + 1) * sizeof(*c->idx))))
+		goto oom;
 	return 0;
 oom:
 	if (!c->threads)
@@ -556,73 +576,129 @@ static void find_dotnet(struct fx_ctx *c)
 			c->dotnet_pid[i] = 2;
 }
 
-/* The samples from the stream, in time order. */
-static int fill_from_stream(struct fx_ctx *c, struct pfc_error *err)
+static inline const struct pfc_stime *sample(const struct fx_ctx *c, size_t i)
 {
-	struct pfc_stream_cur cur;
-	struct pfc_srec r;
-	int got;
+	return c->times ? pfc_times_at(c->times, i) : &c->own[i];
+}
 
-	if (pfc_stream_open(&cur, &c->s->stream) < 0)
-		return PFC_FAIL_NOOFF(err, NOMEM, "firefox: the sample stream");
-	while ((got = pfc_stream_next(&cur, &r)) > 0) {
+/* Each thread's samples, in time order, and the profile's zero. */
+static void group_samples(struct fx_ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nsamp; i++) {
+		const struct pfc_stime *r = sample(c, i);
 		struct fx_thread *th;
-		uint64_t k;
-		if (r.stack >= c->s->stacks.nr_stacks || !c->thread_of[r.stack])
+		if (r->stack >= c->s->stacks.nr_stacks || !c->thread_of[r->stack])
 			continue;
-		th = &c->threads[c->thread_of[r.stack] - 1];
+		th = &c->threads[c->thread_of[r->stack] - 1];
 		if (th->fill >= th->nr)
 			continue;
-		k = th->fill++;
-		th->stack[k] = r.stack;
-		th->time[k] = r.time;
-		th->weight[k] = c->use_period ? r.period : 1;
-		if (r.flags & PFC_S_HAS_TIME) {
+		c->idx[th->start + th->fill++] = i;
+		if (r->has_time) {
 			c->have_times = 1;
-			if (r.time < c->t0)
-				c->t0 = r.time;
+			if (r->time < c->t0)
+				c->t0 = r->time;
 		}
 	}
-	pfc_stream_close(&cur);
-	if (got < 0)
-		return PFC_FAIL_NOOFF(err, IO, "firefox: reading the sample stream back failed");
-	return 0;
 }
 
 /* A time profile has no sample times: each thread's stacks are laid one after the other from
  * its start, each as long as its weight, as a tracing profile lays out its self times. */
-static void fill_from_stacks(struct fx_ctx *c)
+static int fill_from_stacks(struct fx_ctx *c)
 {
 	const struct pfc_stacks *S = &c->s->stacks;
 	size_t i;
 
+	if (!(c->own = malloc((S->nr_stacks + 1) * sizeof(*c->own))))
+		return -1;
 	for (i = 0; i < S->nr_stacks; i++) {
+		struct pfc_stime *r = &c->own[c->nsamp];
 		struct fx_thread *th;
-		uint64_t k;
 		if (!c->thread_of[i])
 			continue;
 		th = &c->threads[c->thread_of[i] - 1];
-		k = th->fill++;
-		th->stack[k] = (uint32_t)i;
-		th->time[k] = k ? th->time[k - 1] + th->weight[k - 1] : 0;
-		th->weight[k] = S->stacks[i].period;
+		r->stack = (uint32_t)i;
+		r->period = S->stacks[i].period;
+		r->time = th->lay;
+		r->has_time = 1;
+		th->lay += r->period;
+		c->nsamp++;
 	}
-	c->t0 = 0;
+	return 0;
 }
 
 /* ---- output ---- */
 
-static void put_u64(FILE *out, uint64_t v)
-{
-	char buf[24];
+/* The output, buffered here: a profile is millions of short numbers, and stdio's locking and
+ * calls per number were a third of the conversion's time. */
+struct fx_w {
+	FILE *f;
+	size_t n;
+	char b[1 << 16];
+};
 
-	fwrite(buf, 1, (size_t)(pfc_put_dec(buf, v, 1) - buf), out);
+static void w_flush(struct fx_w *w)
+{
+	if (w->n)
+		fwrite(w->b, 1, w->n, w->f);
+	w->n = 0;
 }
 
-static void put_i64(FILE *out, int64_t v)
+static char *w_room(struct fx_w *w, size_t need)
+{
+	if (w->n + need > sizeof(w->b))
+		w_flush(w);
+	return w->b + w->n;
+}
+
+static void w_write(const void *p, size_t n, struct fx_w *w)
+{
+	if (n > sizeof(w->b) / 2) {
+		w_flush(w);
+		fwrite(p, 1, n, w->f);
+		return;
+	}
+	memcpy(w_room(w, n), p, n);
+	w->n += n;
+}
+
+static void w_puts(const char *s, struct fx_w *w)
+{
+	w_write(s, strlen(s), w);
+}
+
+static void w_putc(int c, struct fx_w *w)
+{
+	*w_room(w, 1) = (char)c;
+	w->n++;
+}
+
+static void w_printf(struct fx_w *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void w_printf(struct fx_w *w, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		w_write(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, w);
+}
+
+static void put_u64(struct fx_w *out, uint64_t v)
+{
+	char *p = w_room(out, 24);
+
+	out->n += (size_t)(pfc_put_dec(p, v, 1) - p);
+}
+
+static void put_i64(struct fx_w *out, int64_t v)
 {
 	if (v < 0) {
-		fputc('-', out);
+		w_putc('-', out);
 		put_u64(out, (uint64_t)0 - (uint64_t)v);
 	} else {
 		put_u64(out, (uint64_t)v);
@@ -630,9 +706,9 @@ static void put_i64(FILE *out, int64_t v)
 }
 
 /* ns as ms, exactly: the decimals that are not zero. */
-static void put_ms(FILE *out, uint64_t ns)
+static void put_ms(struct fx_w *out, uint64_t ns)
 {
-	char buf[32], *p = pfc_put_dec(buf, ns / 1000000, 1);
+	char *buf = w_room(out, 32), *p = pfc_put_dec(buf, ns / 1000000, 1);
 	uint64_t frac = ns % 1000000;
 
 	if (frac) {
@@ -642,17 +718,42 @@ static void put_ms(FILE *out, uint64_t ns)
 		for (i = 0; i < 5 && p[-1] == '0'; i++)
 			p--;
 	}
-	fwrite(buf, 1, (size_t)(p - buf), out);
+	out->n += (size_t)(p - buf);
 }
 
-static void put_str(struct fx_ctx *c, FILE *out, const char *s, size_t n)
+/* put_ms for a column whose values repeat (a fixed sampling period, its time deltas): the
+ * last value's text is copied. */
+struct ms_memo {
+	uint64_t ns;
+	size_t len;
+	char text[32];
+};
+
+static void put_ms_memo(struct fx_w *out, struct ms_memo *m, uint64_t ns)
+{
+	if (ns != m->ns) {
+		size_t n0 = out->n;
+		char *p = w_room(out, 32);
+		put_ms(out, ns);
+		if (out->n < n0 || p != out->b + n0)	/* flushed in between: not remembered */
+			return;
+		m->ns = ns;
+		m->len = out->n - n0;
+		memcpy(m->text, p, m->len);
+		return;
+	}
+	memcpy(w_room(out, m->len), m->text, m->len);
+	out->n += m->len;
+}
+
+static void put_str(struct fx_ctx *c, struct fx_w *out, const char *s, size_t n)
 {
 	pfc_sb_reset(&c->esc);
 	pfc_json_string(&c->esc, s, n);
-	fwrite(c->esc.buf, 1, c->esc.len, out);
+	w_write(c->esc.buf, c->esc.len, out);
 }
 
-static void put_cstr(struct fx_ctx *c, FILE *out, const char *s)
+static void put_cstr(struct fx_ctx *c, struct fx_w *out, const char *s)
 {
 	put_str(c, out, s, strlen(s));
 }
@@ -685,7 +786,7 @@ static int feat_string(const struct pfc_session *s, int feat, size_t skip, char 
 }
 
 /* The recorded command line (HEADER_CMDLINE): u32 count, then that many strings. */
-static void put_cmdline(struct fx_ctx *c, FILE *out)
+static void put_cmdline(struct fx_ctx *c, struct fx_w *out)
 {
 	const struct pfc_blob *b = &c->s->rd.feat[PFC_FEAT_CMDLINE];
 	struct pfc_cursor cur;
@@ -710,7 +811,7 @@ static void put_cmdline(struct fx_ctx *c, FILE *out)
 
 /* The wall clock of t0 in ms since the epoch: CLOCK_DATA puts the sample clock on it; without
  * it, the header's date (the file's time, as perf report says "captured on"). */
-static void put_start_time(struct fx_ctx *c, FILE *out)
+static void put_start_time(struct fx_ctx *c, struct fx_w *out)
 {
 	const struct pfc_blob *cd = &c->s->rd.feat[PFC_FEAT_CLOCK_DATA];
 	struct pfc_cursor cur;
@@ -731,10 +832,10 @@ static void put_start_time(struct fx_ctx *c, FILE *out)
 	if (c->s->rd.have_mtime && c->s->rd.mtime > 0)
 		put_u64(out, (uint64_t)c->s->rd.mtime * 1000);
 	else
-		fputc('0', out);
+		w_putc('0', out);
 }
 
-static void put_meta(struct fx_ctx *c, FILE *out)
+static void put_meta(struct fx_ctx *c, struct fx_w *out)
 {
 	struct pfc_session *s = c->s;
 	char buf[256];
@@ -748,25 +849,25 @@ static void put_meta(struct fx_ctx *c, FILE *out)
 		else if (c->time_weights && ev->attr.sample_period)
 			interval_ns = ev->attr.sample_period;
 	}
-	fputs("{\"meta\":{\"version\":" , out);
+	w_puts("{\"meta\":{\"version\":" , out);
 	put_u64(out, FX_GECKO_VERSION);
-	fputs(",\"preprocessedProfileVersion\":", out);
+	w_puts(",\"preprocessedProfileVersion\":", out);
 	put_u64(out, FX_VERSION);
-	fputs(",\"product\":\"perfconv\",\"platform\":\"Linux\",\"stackwalk\":1,\"symbolicated\":true,\"processType\":0", out);
-	fputs(",\"interval\":", out);
+	w_puts(",\"product\":\"perfconv\",\"platform\":\"Linux\",\"stackwalk\":1,\"symbolicated\":true,\"processType\":0", out);
+	w_puts(",\"interval\":", out);
 	put_ms(out, interval_ns ? interval_ns : 1);
-	fputs(",\"startTime\":", out);
+	w_puts(",\"startTime\":", out);
 	put_start_time(c, out);
 	if (feat_string(s, PFC_FEAT_CPUDESC, 0, buf, sizeof(buf)) == 0) {
-		fputs(",\"CPUName\":", out);
+		w_puts(",\"CPUName\":", out);
 		put_cstr(c, out, buf);
 	}
 	if (feat_string(s, PFC_FEAT_ARCH, 0, buf, sizeof(buf)) == 0) {
-		fputs(",\"abi\":", out);
+		w_puts(",\"abi\":", out);
 		put_cstr(c, out, buf);
 	}
 	if (feat_string(s, PFC_FEAT_OSRELEASE, 0, buf, sizeof(buf)) == 0) {
-		fputs(",\"oscpu\":", out);
+		w_puts(",\"oscpu\":", out);
 		pfc_sb_reset(&c->tmp);
 		pfc_sb_addf(&c->tmp, "Linux %s", buf);
 		put_str(c, out, c->tmp.buf, c->tmp.len);
@@ -775,50 +876,50 @@ static void put_meta(struct fx_ctx *c, FILE *out)
 		struct pfc_cursor cur;
 		pfc_cur_init(&cur, s->rd.feat[PFC_FEAT_NRCPUS].data, 8, s->rd.swap);
 		(void)pfc_cur_u32(&cur);
-		fputs(",\"logicalCPUs\":", out);
+		w_puts(",\"logicalCPUs\":", out);
 		put_u64(out, pfc_cur_u32(&cur));
 	}
-	fputs(",\"arguments\":", out);
+	w_puts(",\"arguments\":", out);
 	put_cmdline(c, out);
-	fputs(",\"importedFrom\":", out);
+	w_puts(",\"importedFrom\":", out);
 	pfc_sb_reset(&c->tmp);
 	pfc_sb_adds(&c->tmp, !strcmp(s->recording_name, "-") ? "stdin" : base_name(s->recording_name));
 	put_str(c, out, c->tmp.buf, c->tmp.len);
 	if (c->evsel < s->rd.nr_evsels || s->offcpu) {
-		fputs(",\"extra\":[{\"label\":\"Recording\",\"entries\":[{\"label\":\"Event\",\"format\":\"string\",\"value\":", out);
+		w_puts(",\"extra\":[{\"label\":\"Recording\",\"entries\":[{\"label\":\"Event\",\"format\":\"string\",\"value\":", out);
 		if (s->offcpu)
 			put_cstr(c, out, pfc_offcpu_thread_time(s->offcpu) ? "thread time (ns)" : "off-CPU time (ns)");
 		else
 			put_cstr(c, out, pfc_session_evsel_name(s, c->evsel));
-		fputs("}]}]", out);
+		w_puts("}]}]", out);
 	}
-	fputs(",\"categories\":[", out);
+	w_puts(",\"categories\":[", out);
 	for (i = 0; i < CAT__MAX; i++) {
-		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		w_puts(i ? ",{\"name\":" : "{\"name\":", out);
 		put_cstr(c, out, cat_names[i]);
-		fprintf(out, ",\"color\":\"%s\",\"subcategories\":[\"Other\"]}", cat_colors[i]);
+		w_printf(out, ",\"color\":\"%s\",\"subcategories\":[\"Other\"]}", cat_colors[i]);
 	}
-	fputs("],\"markerSchema\":[", out);
+	w_puts("],\"markerSchema\":[", out);
 	/* one schema per kind of perf record kept as a mark; data.type names it */
-	fputs("{\"name\":\"PerfLost\",\"tooltipLabel\":\"{marker.name}: {marker.data.lost} events\","
+	w_puts("{\"name\":\"PerfLost\",\"tooltipLabel\":\"{marker.name}: {marker.data.lost} events\","
 	      "\"tableLabel\":\"{marker.data.lost} events of {marker.data.event}\","
 	      "\"chartLabel\":\"{marker.data.lost}\",\"display\":[\"marker-chart\",\"marker-table\",\"timeline-overview\"],"
 	      "\"description\":\"perf's ring buffer was full: events were lost (PERF_RECORD_LOST, or "
 	      "PERF_RECORD_LOST_SAMPLES for samples the kernel dropped)\","
 	      "\"fields\":[{\"key\":\"lost\",\"label\":\"Lost\",\"format\":\"integer\"},"
 	      "{\"key\":\"event\",\"label\":\"Event\",\"format\":\"string\"}]},", out);
-	fputs("{\"name\":\"PerfThrottle\",\"tooltipLabel\":\"{marker.name} {marker.data.event}\","
+	w_puts("{\"name\":\"PerfThrottle\",\"tooltipLabel\":\"{marker.name} {marker.data.event}\","
 	      "\"tableLabel\":\"{marker.name} {marker.data.event}\",\"display\":[\"marker-chart\",\"marker-table\","
 	      "\"timeline-overview\"],\"description\":\"the kernel throttled sampling of an event that took too long "
 	      "(PERF_RECORD_THROTTLE), or let it go on (PERF_RECORD_UNTHROTTLE)\","
 	      "\"fields\":[{\"key\":\"event\",\"label\":\"Event\",\"format\":\"string\"}]}]", out);
-	fputs(",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"ns\"}", out);
-	fputs("},\n", out);
+	w_puts(",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"ns\"}", out);
+	w_puts("},\n", out);
 }
 
 /* A breakpad id: the build-id's first 16 bytes as a GUID (its first three fields little-endian),
  * and age 0, as the Firefox Profiler and dump_syms make it for ELF files. */
-static void put_breakpad(FILE *out, const struct pfc_dso *d)
+static void put_breakpad(struct fx_w *out, const struct pfc_dso *d)
 {
 	static const int order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
 	static const char hex[] = "0123456789ABCDEF";
@@ -826,15 +927,15 @@ static void put_breakpad(FILE *out, const struct pfc_dso *d)
 	int i;
 
 	memcpy(b, d->build_id, d->build_id_len < 16 ? (size_t)d->build_id_len : 16);
-	fputc('"', out);
+	w_putc('"', out);
 	for (i = 0; i < 16; i++) {
-		fputc(hex[b[order[i]] >> 4], out);
-		fputc(hex[b[order[i]] & 15], out);
+		w_putc(hex[b[order[i]] >> 4], out);
+		w_putc(hex[b[order[i]] & 15], out);
 	}
-	fputs("0\"", out);
+	w_puts("0\"", out);
 }
 
-static void put_libs(struct fx_ctx *c, FILE *out)
+static void put_libs(struct fx_ctx *c, struct fx_w *out)
 {
 	static const char hex[] = "0123456789abcdef";
 	char arch[64];
@@ -843,33 +944,33 @@ static void put_libs(struct fx_ctx *c, FILE *out)
 
 	if (feat_string(c->s, PFC_FEAT_ARCH, 0, arch, sizeof(arch)) < 0)
 		strcpy(arch, "x86_64");
-	fputs("\"libs\":[", out);
+	w_puts("\"libs\":[", out);
 	for (i = 0; i < c->nr_libs; i++) {
 		const struct pfc_dso *d = c->libs[i];
-		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		w_puts(i ? ",\n{\"name\":" : "\n{\"name\":", out);
 		put_cstr(c, out, base_name(d->name));
-		fputs(",\"path\":", out);
+		w_puts(",\"path\":", out);
 		put_cstr(c, out, d->name);
-		fputs(",\"debugName\":", out);
+		w_puts(",\"debugName\":", out);
 		put_cstr(c, out, base_name(d->name));
-		fputs(",\"debugPath\":", out);
+		w_puts(",\"debugPath\":", out);
 		put_cstr(c, out, d->name);
-		fputs(",\"arch\":", out);
+		w_puts(",\"arch\":", out);
 		put_cstr(c, out, arch);
 		if (d->build_id_len > 0) {
-			fputs(",\"breakpadId\":", out);
+			w_puts(",\"breakpadId\":", out);
 			put_breakpad(out, d);
-			fputs(",\"codeId\":\"", out);
+			w_puts(",\"codeId\":\"", out);
 			for (j = 0; j < d->build_id_len && j < 20; j++) {
-				fputc(hex[d->build_id[j] >> 4], out);
-				fputc(hex[d->build_id[j] & 15], out);
+				w_putc(hex[d->build_id[j] >> 4], out);
+				w_putc(hex[d->build_id[j] & 15], out);
 			}
-			fputs("\"}", out);
+			w_puts("\"}", out);
 		} else {
-			fputs(",\"breakpadId\":\"\",\"codeId\":null}", out);
+			w_puts(",\"breakpadId\":\"\",\"codeId\":null}", out);
 		}
 	}
-	fputs("],\n", out);
+	w_puts("],\n", out);
 }
 
 static int cmp_mark(const void *a, const void *b, void *arg)
@@ -884,7 +985,7 @@ static int cmp_mark(const void *a, const void *b, void *arg)
 }
 
 /* A thread's markers: the marks of its (pid, tid), in time order. */
-static void put_markers(struct fx_ctx *c, FILE *out, const struct fx_thread *th, const uint32_t *order,
+static void put_markers(struct fx_ctx *c, struct fx_w *out, const struct fx_thread *th, const uint32_t *order,
 			const uint32_t *kind_name)
 {
 	const struct pfc_marks *M = &c->s->marks;
@@ -892,15 +993,15 @@ static void put_markers(struct fx_ctx *c, FILE *out, const struct fx_thread *th,
 	int col;
 
 	static const char *const cols[] = { "name", "startTime", "endTime", "phase", "category", "data" };
-	fputs("\"markers\":{", out);
+	w_puts("\"markers\":{", out);
 	for (col = 0; col < 6; col++) {
-		fprintf(out, "%s\"%s\":[", col ? "," : "", cols[col]);
+		w_printf(out, "%s\"%s\":[", col ? "," : "", cols[col]);
 		for (i = 0, k = 0; i < M->n; i++) {
 			const struct pfc_mark *m = &M->v[order[i]];
 			if (m->pid != th->pid || m->tid != th->tid)
 				continue;
 			if (k++)
-				fputc(',', out);
+				w_putc(',', out);
 			switch (col) {
 			case 0:
 				put_u64(out, kind_name[m->kind]);
@@ -908,237 +1009,243 @@ static void put_markers(struct fx_ctx *c, FILE *out, const struct fx_thread *th,
 			case 1:
 				put_ms(out, m->has_time && m->time > c->t0 ? m->time - c->t0 : 0);
 				break;
-			case 2: fputs("null", out); break;
-			case 3: fputc('0', out); break;
+			case 2: w_puts("null", out); break;
+			case 3: w_putc('0', out); break;
 			case 4: put_u64(out, CAT_PERF); break;
 			default:
 				if (m->kind == PFC_MARK_LOST || m->kind == PFC_MARK_LOST_SAMPLES) {
-					fputs("{\"type\":\"PerfLost\",\"lost\":", out);
+					w_puts("{\"type\":\"PerfLost\",\"lost\":", out);
 					put_u64(out, m->value);
 				} else {
-					fputs("{\"type\":\"PerfThrottle\"", out);
+					w_puts("{\"type\":\"PerfThrottle\"", out);
 				}
-				fputs(",\"event\":", out);
+				w_puts(",\"event\":", out);
 				put_cstr(c, out, m->evsel < c->s->rd.nr_evsels ? pfc_session_evsel_name(c->s, m->evsel) : "");
-				fputc('}', out);
+				w_putc('}', out);
 			}
 		}
-		fputc(']', out);
+		w_putc(']', out);
 		n = k;
 	}
-	fputs(",\"length\":", out);
+	w_puts(",\"length\":", out);
 	put_u64(out, n);
-	fputc('}', out);
+	w_putc('}', out);
 }
 
-static void put_thread(struct fx_ctx *c, FILE *out, const struct fx_thread *th, uint32_t name, uint32_t pname,
+static void put_thread(struct fx_ctx *c, struct fx_w *out, const struct fx_thread *th, uint32_t name, uint32_t pname,
 		       const uint32_t *order, const uint32_t *kind_name, uint64_t pstart)
 {
-	uint64_t k;
+	const size_t *ix = c->idx + th->start;
+	struct ms_memo memo = { UINT64_MAX, 0, "" };
+	uint64_t k, prev;
 
-	fputs("{\"processType\":\"default\",\"processStartupTime\":", out);
+	w_puts("{\"processType\":\"default\",\"processStartupTime\":", out);
 	put_ms(out, pstart);
-	fputs(",\"processShutdownTime\":null,\"registerTime\":", out);
+	w_puts(",\"processShutdownTime\":null,\"registerTime\":", out);
 	put_ms(out, th->first != UINT64_MAX && th->first > c->t0 ? th->first - c->t0 : 0);
-	fputs(",\"unregisterTime\":null,\"pausedRanges\":[],\"name\":", out);
+	w_puts(",\"unregisterTime\":null,\"pausedRanges\":[],\"name\":", out);
 	put_str(c, out, pfc_intern_str(&c->strs, name + c->str_base), pfc_intern_len(&c->strs, name + c->str_base));
-	fputs(",\"processName\":", out);
+	w_puts(",\"processName\":", out);
 	put_str(c, out, pfc_intern_str(&c->strs, pname + c->str_base), pfc_intern_len(&c->strs, pname + c->str_base));
-	fprintf(out, ",\"isMainThread\":%s,\"pid\":\"%d\",\"tid\":%d,\n\"samples\":{\"weightType\":\"%s\",\"stack\":[",
+	w_printf(out, ",\"isMainThread\":%s,\"pid\":\"%d\",\"tid\":%d,\n\"samples\":{\"weightType\":\"%s\",\"stack\":[",
 		th->pid == th->tid ? "true" : "false", (int)th->pid, (int)th->tid,
 		c->time_weights ? "tracing-ms" : "samples");
 	for (k = 0; k < th->nr; k++) {
 		if (k)
-			fputc(',', out);
-		put_u64(out, c->stack_of[th->stack[k]] - 1);
+			w_putc(',', out);
+		put_u64(out, c->stack_of[sample(c, ix[k])->stack] - 1);
 	}
-	fputs("],\n\"time\":[", out);
-	for (k = 0; k < th->nr; k++) {
+	/* times as differences from the sample before, to the microsecond: each the difference of
+	 * two rounded times, so that they add up without drifting; a third of the bytes of
+	 * absolute times in ns, which a 700,000-sample recording spent most of its writing on */
+	w_puts("],\n\"timeDeltas\":[", out);
+	for (k = 0, prev = 0; k < th->nr; k++) {
+		const struct pfc_stime *r = sample(c, ix[k]);
+		uint64_t us = c->have_times ? ((r->time > c->t0 ? r->time - c->t0 : 0) + 500) / 1000 : k * 1000;
 		if (k)
-			fputc(',', out);
-		if (c->have_times || !c->stream)
-			put_ms(out, th->time[k] > c->t0 ? th->time[k] - c->t0 : 0);
-		else	/* no sample times: one interval apart, in order */
-			put_u64(out, k);
+			w_putc(',', out);
+		/* no sample times: one millisecond apart, in order */
+		put_ms_memo(out, &memo, (us - prev) * 1000);
+		prev = us;
 	}
-	fputs("],\n\"weight\":", out);
+	w_puts("],\n\"weight\":", out);
 	if (!c->use_period) {
-		fputs("null", out);
+		w_puts("null", out);
 	} else {
-		fputc('[', out);
+		w_putc('[', out);
 		for (k = 0; k < th->nr; k++) {
 			if (k)
-				fputc(',', out);
+				w_putc(',', out);
 			if (c->time_weights)
-				put_ms(out, th->weight[k]);
+				put_ms_memo(out, &memo, sample(c, ix[k])->period);
 			else
-				put_u64(out, th->weight[k]);
+				put_u64(out, sample(c, ix[k])->period);
 		}
-		fputc(']', out);
+		w_putc(']', out);
 	}
-	fputs(",\"length\":", out);
+	w_puts(",\"length\":", out);
 	put_u64(out, th->nr);
-	fputs("},\n", out);
+	w_puts("},\n", out);
 	put_markers(c, out, th, order, kind_name);
-	fputc('}', out);
+	w_putc('}', out);
 }
 
-static void put_shared(struct fx_ctx *c, FILE *out)
+static void put_shared(struct fx_ctx *c, struct fx_w *out)
 {
 	size_t i;
 
-	fputs("\"shared\":{\"stackTable\":{\"frame\":[", out);
+	w_puts("\"shared\":{\"stackTable\":{\"frame\":[", out);
 	for (i = 0; i < c->nr_stacks; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		put_u64(out, c->st_frame[i]);
 	}
-	fputs("],\"prefix\":[", out);
+	w_puts("],\"prefix\":[", out);
 	for (i = 0; i < c->nr_stacks; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		if (c->st_prefix[i])
 			put_u64(out, c->st_prefix[i] - 1);
 		else
-			fputs("null", out);
+			w_puts("null", out);
 	}
-	fputs("],\"length\":", out);
+	w_puts("],\"length\":", out);
 	put_u64(out, c->nr_stacks);
-	fputs("},\n\"frameTable\":{\"address\":[", out);
+	w_puts("},\n\"frameTable\":{\"address\":[", out);
 	for (i = 0; i < c->nr_frames; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		put_i64(out, c->fr_addr[i]);
 	}
-	fputs("],\"inlineDepth\":[", out);
+	w_puts("],\"inlineDepth\":[", out);
 	for (i = 0; i < c->nr_frames; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		put_u64(out, c->fr_depth[i]);
 	}
-	fputs("],\"category\":[", out);
+	w_puts("],\"category\":[", out);
 	for (i = 0; i < c->nr_frames; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		put_u64(out, c->fr_cat[i]);
 	}
-	fputs("],\"subcategory\":[", out);
+	w_puts("],\"subcategory\":[", out);
 	for (i = 0; i < c->nr_frames; i++)
-		fputs(i ? ",0" : "0", out);
-	fputs("],\"func\":[", out);
+		w_puts(i ? ",0" : "0", out);
+	w_puts("],\"func\":[", out);
 	for (i = 0; i < c->nr_frames; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		put_u64(out, c->fr_func[i]);
 	}
-	fputs("],\"nativeSymbol\":[", out);
+	w_puts("],\"nativeSymbol\":[", out);
 	for (i = 0; i < c->nr_frames; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		if (c->fr_sym[i])
 			put_u64(out, c->fr_sym[i] - 1);
 		else
-			fputs("null", out);
+			w_puts("null", out);
 	}
-	fputs("],\"innerWindowID\":[", out);
+	w_puts("],\"innerWindowID\":[", out);
 	for (i = 0; i < c->nr_frames; i++)
-		fputs(i ? ",0" : "0", out);
-	fputs("],\"line\":[", out);
+		w_puts(i ? ",0" : "0", out);
+	w_puts("],\"line\":[", out);
 	for (i = 0; i < c->nr_frames; i++)
-		fputs(i ? ",null" : "null", out);
-	fputs("],\"column\":[", out);
+		w_puts(i ? ",null" : "null", out);
+	w_puts("],\"column\":[", out);
 	for (i = 0; i < c->nr_frames; i++)
-		fputs(i ? ",null" : "null", out);
-	fputs("],\"length\":", out);
+		w_puts(i ? ",null" : "null", out);
+	w_puts("],\"length\":", out);
 	put_u64(out, c->nr_frames);
 	{
 		size_t nf = c->funcs_key.nr - c->func_base;
-		fputs("},\n\"funcTable\":{\"name\":[", out);
+		w_puts("},\n\"funcTable\":{\"name\":[", out);
 		for (i = 0; i < nf; i++) {
 			if (i)
-				fputc(',', out);
+				w_putc(',', out);
 			put_u64(out, c->func_name[i]);
 		}
-		fputs("],\"isJS\":[", out);
+		w_puts("],\"isJS\":[", out);
 		for (i = 0; i < nf; i++)
-			fputs(i ? ",false" : "false", out);
-		fputs("],\"relevantForJS\":[", out);
+			w_puts(i ? ",false" : "false", out);
+		w_puts("],\"relevantForJS\":[", out);
 		for (i = 0; i < nf; i++)
-			fputs(i ? ",false" : "false", out);
-		fputs("],\"resource\":[", out);
+			w_puts(i ? ",false" : "false", out);
+		w_puts("],\"resource\":[", out);
 		for (i = 0; i < nf; i++) {
 			if (i)
-				fputc(',', out);
+				w_putc(',', out);
 			put_i64(out, (int32_t)c->func_res[i]);
 		}
-		fputs("],\"source\":[", out);
+		w_puts("],\"source\":[", out);
 		for (i = 0; i < nf; i++)
-			fputs(i ? ",null" : "null", out);
-		fputs("],\"lineNumber\":[", out);
+			w_puts(i ? ",null" : "null", out);
+		w_puts("],\"lineNumber\":[", out);
 		for (i = 0; i < nf; i++)
-			fputs(i ? ",null" : "null", out);
-		fputs("],\"columnNumber\":[", out);
+			w_puts(i ? ",null" : "null", out);
+		w_puts("],\"columnNumber\":[", out);
 		for (i = 0; i < nf; i++)
-			fputs(i ? ",null" : "null", out);
-		fputs("],\"length\":", out);
+			w_puts(i ? ",null" : "null", out);
+		w_puts("],\"length\":", out);
 		put_u64(out, nf);
 	}
-	fputs("},\n\"resourceTable\":{\"lib\":[", out);
+	w_puts("},\n\"resourceTable\":{\"lib\":[", out);
 	for (i = 0; i < c->nr_res; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		if (c->res_lib[i])
 			put_u64(out, c->res_lib[i] - 1);
 		else
-			fputs("null", out);
+			w_puts("null", out);
 	}
-	fputs("],\"name\":[", out);
+	w_puts("],\"name\":[", out);
 	for (i = 0; i < c->nr_res; i++) {
 		if (i)
-			fputc(',', out);
+			w_putc(',', out);
 		put_u64(out, c->res_name[i]);
 	}
-	fputs("],\"host\":[", out);
+	w_puts("],\"host\":[", out);
 	for (i = 0; i < c->nr_res; i++)
-		fputs(i ? ",null" : "null", out);
-	fputs("],\"type\":[", out);
+		w_puts(i ? ",null" : "null", out);
+	w_puts("],\"type\":[", out);
 	for (i = 0; i < c->nr_res; i++)
-		fputs(c->res_lib[i] ? (i ? ",1" : "1") : (i ? ",0" : "0"), out);
-	fputs("],\"length\":", out);
+		w_puts(c->res_lib[i] ? (i ? ",1" : "1") : (i ? ",0" : "0"), out);
+	w_puts("],\"length\":", out);
 	put_u64(out, c->nr_res);
 	{
 		size_t ns = c->syms_key.nr - c->sym_base;
-		fputs("},\n\"nativeSymbols\":{\"libIndex\":[", out);
+		w_puts("},\n\"nativeSymbols\":{\"libIndex\":[", out);
 		for (i = 0; i < ns; i++) {
 			if (i)
-				fputc(',', out);
+				w_putc(',', out);
 			put_u64(out, c->sym_lib[i]);
 		}
-		fputs("],\"address\":[", out);
+		w_puts("],\"address\":[", out);
 		for (i = 0; i < ns; i++) {
 			if (i)
-				fputc(',', out);
+				w_putc(',', out);
 			put_u64(out, c->sym_addr[i]);
 		}
-		fputs("],\"name\":[", out);
+		w_puts("],\"name\":[", out);
 		for (i = 0; i < ns; i++) {
 			if (i)
-				fputc(',', out);
+				w_putc(',', out);
 			put_u64(out, c->sym_name[i]);
 		}
-		fputs("],\"functionSize\":[", out);
+		w_puts("],\"functionSize\":[", out);
 		for (i = 0; i < ns; i++)
-			fputs(i ? ",null" : "null", out);
-		fputs("],\"length\":", out);
+			w_puts(i ? ",null" : "null", out);
+		w_puts("],\"length\":", out);
 		put_u64(out, ns);
 	}
-	fputs("},\n\"sources\":{\"id\":[],\"filename\":[],\"startLine\":[],\"startColumn\":[],\"sourceMapURL\":[],\"length\":0},"
+	w_puts("},\n\"sources\":{\"id\":[],\"filename\":[],\"startLine\":[],\"startColumn\":[],\"sourceMapURL\":[],\"length\":0},"
 	      "\n\"stringArray\":[", out);
 	for (i = c->str_base; i < c->strs.nr; i++) {
-		fputs(i == c->str_base ? "\n" : ",\n", out);
+		w_puts(i == c->str_base ? "\n" : ",\n", out);
 		put_str(c, out, pfc_intern_str(&c->strs, (uint32_t)i), pfc_intern_len(&c->strs, (uint32_t)i));
 	}
-	fputs("]}}\n", out);
+	w_puts("]}}\n", out);
 }
 
 /* The name a thread is shown by: the last one the recording gave it, else the one its
@@ -1156,15 +1263,11 @@ static uint32_t thread_name(struct fx_ctx *c, const struct fx_thread *th, int32_
 
 static void fx_free(struct fx_ctx *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->nr_threads; i++) {
-		free(c->threads[i].stack);
-		free(c->threads[i].time);
-		free(c->threads[i].weight);
-	}
 	free(c->threads);
+	free(c->idx);
+	free(c->own);
 	free(c->thread_of);
+	free(c->nr_of);
 	free(c->dotnet_pid);
 	pfc_intern_exit(&c->strs);
 	pfc_intern_exit(&c->funcs_key);
@@ -1193,10 +1296,11 @@ static void fx_free(struct fx_ctx *c)
 	pfc_sb_free(&c->esc);
 }
 
-static int fx_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
+static int fx_write(FILE *fout, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
 	static const char *const mark_names[PFC_MARK__MAX] = { "Lost events", "Lost samples", "Throttle", "Unthrottle" };
 	struct fx_ctx c;
+	struct fx_w *out = NULL;
 	uint32_t mark_name[PFC_MARK__MAX], *names = NULL, *order = NULL;
 	size_t i, nf = s->stacks.nr_frames + 1, nd = s->machine.nr_dsos + 1;
 	int ret = 0;
@@ -1226,7 +1330,7 @@ static int fx_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		goto oom;
 	if ((ret = pick_event(&c, err)) < 0)
 		goto out;
-	if (make_threads(&c) < 0)
+	if (count_samples(&c) < 0 || make_threads(&c) < 0)
 		goto oom;
 	find_dotnet(&c);
 	for (i = 0; i < s->stacks.nr_stacks; i++) {
@@ -1242,11 +1346,12 @@ static int fx_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 			goto oom;
 	}
 	if (c.stream) {
-		if ((ret = fill_from_stream(&c, err)) < 0)
-			goto out;
-	} else {
-		fill_from_stacks(&c);
+		c.times = &s->times;
+		c.nsamp = s->times.n;
+	} else if (fill_from_stacks(&c) < 0) {
+		goto oom;
 	}
+	group_samples(&c);
 	for (i = 0; i < s->marks.n; i++) {
 		order[i] = (uint32_t)i;
 		if (s->marks.v[i].has_time && s->marks.v[i].time < c.t0)
@@ -1260,7 +1365,7 @@ static int fx_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	for (i = 0; i < c.nr_threads; i++) {
 		struct fx_thread *th = &c.threads[i];
 		if (th->nr)
-			th->first = th->time[0];
+			th->first = sample(&c, c.idx[th->start])->time;
 	}
 	for (i = 0; i < PFC_MARK__MAX; i++)
 		mark_name[i] = str_id(&c, mark_names[i], strlen(mark_names[i]));
@@ -1270,12 +1375,13 @@ static int fx_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		names[2 * i] = thread_name(&c, &c.threads[i], c.threads[i].tid);
 		names[2 * i + 1] = thread_name(&c, &c.threads[i], c.threads[i].pid);
 	}
-	if (c.oom)
+	if (c.oom || !(out = malloc(sizeof(*out))))
 		goto oom;
-
+	out->f = fout;
+	out->n = 0;
 	put_meta(&c, out);
 	put_libs(&c, out);
-	fputs("\"threads\":[", out);
+	w_puts("\"threads\":[", out);
 	for (i = 0; i < c.nr_threads; i++) {
 		uint64_t pstart = UINT64_MAX;
 		size_t j;
@@ -1286,17 +1392,19 @@ static int fx_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 			if (c.threads[j].first < pstart)
 				pstart = c.threads[j].first;
 		pstart = pstart == UINT64_MAX || pstart < c.t0 || (!c.have_times && c.stream) ? 0 : pstart - c.t0;
-		fputs(i ? ",\n" : "\n", out);
+		w_puts(i ? ",\n" : "\n", out);
 		put_thread(&c, out, &c.threads[i], names[2 * i], names[2 * i + 1], order, mark_name, pstart);
 	}
-	fputs("],\n", out);
+	w_puts("],\n", out);
 	put_shared(&c, out);
+	w_flush(out);
 	if (c.tmp.oom || c.esc.oom)
 		goto oom;
 	goto out;
 oom:
 	ret = PFC_FAIL_NOOFF(err, NOMEM, "firefox output");
 out:
+	free(out);
 	free(names);
 	free(order);
 	fx_free(&c);
@@ -1308,6 +1416,6 @@ static const char *const firefox_suffixes[] = { ".fxprof.json", NULL };
 const struct pfc_writer pfc_writer_firefox = {
 	.name = "firefox",
 	.suffixes = firefox_suffixes,
-	.needs = PFC_NEED_STACKS | PFC_NEED_STREAM | PFC_NEED_MARKS | PFC_TIME_PROFILE,
+	.needs = PFC_NEED_STACKS | PFC_NEED_TIMES | PFC_NEED_MARKS,
 	.write = fx_write,
 };

@@ -19,8 +19,7 @@ enum {
 	PFC_NEED_FILES = 1 << 5,    /* the files the symbol sources used (a pack): written after the others */
 	PFC_DIFF = 1 << 6,          /* draws a comparison with --diff BASE (o->diff_base) */
 	PFC_NEED_MARKS = 1 << 7,    /* lost events and throttling with their times (s->marks) */
-	PFC_TIME_PROFILE = 1 << 8,  /* with PFC_NEED_STREAM: writes a time profile (--off-cpu,
-				     * --thread-time) from the stacks, and needs no stream then */
+	PFC_NEED_TIMES = 1 << 8,    /* every sample's time, period and stack (s->times) */
 };
 
 struct pfc_packw_pre;
