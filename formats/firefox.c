@@ -211,9 +211,10 @@ static int32_t res_of(struct fx_ctx *c, const struct pfc_dso *d)
 	return (int32_t)c->nr_res - 1;
 }
 
-static uint32_t func_of(struct fx_ctx *c, uint32_t name, int32_t res)
+/* The function of (name, key): res, the resource it is shown with, is the first one's. */
+static uint32_t func_of(struct fx_ctx *c, uint32_t name, int32_t key_res, int32_t res)
 {
-	uint32_t key[2] = { name, (uint32_t)res }, id;
+	uint32_t key[2] = { name, (uint32_t)key_res }, id;
 	size_t n;
 
 	id = pfc_intern(&c->funcs_key, (const char *)key, sizeof(key));
@@ -285,7 +286,9 @@ static uint32_t frame_of(struct fx_ctx *c, uint32_t fid, uint32_t depth, int dot
 	res = res_of(c, f->dso);
 	if (f->dso && res >= 0)
 		lib = lib_of(c, f->dso);
-	c->fr_func[i] = func_of(c, name, res);
+	/* a function is its name in its library; JIT code has none, and one method's code can be
+	 * named by a perf map and by a jitdump, or sit in two regions: one function by its name */
+	c->fr_func[i] = func_of(c, name, lib > 0 ? res : -1, res);
 	c->fr_cat[i] = (uint32_t)frame_category(c, f, dotnet);
 	c->fr_depth[i] = depth;
 	/* addresses relative to a library; the kernel's are not (they would not fit a double) */
@@ -306,7 +309,7 @@ static uint32_t frame_unknown(struct fx_ctx *c)
 	if (c->unknown_frame)
 		return c->unknown_frame - 1;
 	i = (uint32_t)c->nr_frames++;
-	c->fr_func[i] = func_of(c, str_id(c, "[unknown]", 9), -1);
+	c->fr_func[i] = func_of(c, str_id(c, "[unknown]", 9), -1, -1);
 	c->fr_cat[i] = CAT_OTHER;
 	c->fr_depth[i] = 0;
 	c->fr_sym[i] = 0;
@@ -1352,14 +1355,11 @@ static int fx_write(FILE *fout, struct pfc_session *s, const struct pfc_wopts *o
 		goto oom;
 	}
 	group_samples(&c);
-	for (i = 0; i < s->marks.n; i++) {
+	/* the profile starts at its first sample; a mark before it (a LOST record whose trailer
+	 * the kernel wrote with time 0 comes first) is drawn at the start */
+	for (i = 0; i < s->marks.n; i++)
 		order[i] = (uint32_t)i;
-		if (s->marks.v[i].has_time && s->marks.v[i].time < c.t0)
-			c.t0 = s->marks.v[i].time;
-	}
 	if (c.t0 == UINT64_MAX || !c.have_times)
-		c.t0 = c.have_times ? c.t0 : 0;
-	if (c.t0 == UINT64_MAX)
 		c.t0 = 0;
 	qsort_r(order, s->marks.n, sizeof(*order), cmp_mark, s->marks.v);
 	for (i = 0; i < c.nr_threads; i++) {
