@@ -46,6 +46,7 @@ struct fx_ctx {
 	struct pfc_session *s;
 	const struct pfc_wopts *o;
 	int use_period, time_weights, stream, have_times;
+	uint64_t uniform;             /* every sample's period when they are all the same, else 0 */
 	size_t evsel;                 /* the event written (SIZE_MAX - 1: the time profile's) */
 	uint32_t *thread_of;          /* session stack id -> thread index + 1, 0: not written */
 	uint64_t *nr_of;              /* session stack id -> its samples */
@@ -529,6 +530,8 @@ static int make_threads(struct fx_ctx *c)
 		th = find_thread(c, st->pid, st->tid);
 		c->thread_of[i] = (uint32_t)(th - c->threads) + 1;
 		th->nr += k;
+		if (!th->comm)	/* the name its samples carry, when the recording names it nowhere else */
+			th->comm = st->comm + 1;
 	}
 	for (i = 0, n = 0; i < c->nr_threads; i++) {
 		c->threads[i].start = n;
@@ -542,18 +545,6 @@ oom:
 		free(t);
 	c->oom = 1;
 	return -1;
-}
-
-static int is_dotnet_process(const struct fx_ctx *c, int32_t pid)
-{
-	const struct pfc_session *s = c->s;
-	size_t i;
-
-	for (i = 0; i < c->nr_threads; i++)
-		if (c->threads[i].pid == pid && c->dotnet_pid[i])
-			return 1;
-	(void)s;
-	return 0;
 }
 
 /* Marks each thread whose stacks hold a libcoreclr.so frame, then shares it with the others of its process. */
@@ -574,9 +565,15 @@ static void find_dotnet(struct fx_ctx *c)
 			}
 		}
 	}
-	for (i = 0; i < c->nr_threads; i++)
-		if (!c->dotnet_pid[i] && is_dotnet_process(c, c->threads[i].pid))
-			c->dotnet_pid[i] = 2;
+	/* threads are sorted by pid: each process's run of threads at once */
+	for (i = 0; i < c->nr_threads; i = j) {
+		uint8_t any = 0;
+		size_t k;
+		for (j = i; j < c->nr_threads && c->threads[j].pid == c->threads[i].pid; j++)
+			any |= c->dotnet_pid[j];
+		for (k = i; k < j; k++)
+			c->dotnet_pid[k] = any ? 1 : 0;
+	}
 }
 
 static inline const struct pfc_stime *sample(const struct fx_ctx *c, size_t i)
@@ -852,6 +849,8 @@ static void put_meta(struct fx_ctx *c, struct fx_w *out)
 		else if (c->time_weights && ev->attr.sample_period)
 			interval_ns = ev->attr.sample_period;
 	}
+	if (c->uniform && c->time_weights)	/* each sample stands for this long */
+		interval_ns = c->uniform;
 	w_puts("{\"meta\":{\"version\":" , out);
 	put_u64(out, FX_GECKO_VERSION);
 	w_puts(",\"preprocessedProfileVersion\":", out);
@@ -894,6 +893,12 @@ static void put_meta(struct fx_ctx *c, struct fx_w *out)
 			put_cstr(c, out, pfc_offcpu_thread_time(s->offcpu) ? "thread time (ns)" : "off-CPU time (ns)");
 		else
 			put_cstr(c, out, pfc_session_evsel_name(s, c->evsel));
+		if (c->uniform) {
+			w_puts("},{\"label\":", out);
+			put_cstr(c, out, c->time_weights ? "Each sample's period (ns)" : "Each sample's period");
+			w_puts(",\"format\":\"integer\",\"value\":", out);
+			put_u64(out, c->uniform);
+		}
 		w_puts("}]}]", out);
 	}
 	w_puts(",\"categories\":[", out);
@@ -1052,7 +1057,7 @@ static void put_thread(struct fx_ctx *c, struct fx_w *out, const struct fx_threa
 	put_str(c, out, pfc_intern_str(&c->strs, pname + c->str_base), pfc_intern_len(&c->strs, pname + c->str_base));
 	w_printf(out, ",\"isMainThread\":%s,\"pid\":\"%d\",\"tid\":%d,\n\"samples\":{\"weightType\":\"%s\",\"stack\":[",
 		th->pid == th->tid ? "true" : "false", (int)th->pid, (int)th->tid,
-		c->time_weights ? "tracing-ms" : "samples");
+		c->time_weights && !c->uniform ? "tracing-ms" : "samples");
 	for (k = 0; k < th->nr; k++) {
 		if (k)
 			w_putc(',', out);
@@ -1072,7 +1077,7 @@ static void put_thread(struct fx_ctx *c, struct fx_w *out, const struct fx_threa
 		prev = us;
 	}
 	w_puts("],\n\"weight\":", out);
-	if (!c->use_period) {
+	if (!c->use_period || c->uniform) {
 		w_puts("null", out);
 	} else {
 		w_putc('[', out);
@@ -1257,7 +1262,10 @@ static uint32_t thread_name(struct fx_ctx *c, const struct fx_thread *th, int32_
 {
 	const char *n = th->pid >= 0 ? pfc_session_thread_comm(c->s, th->pid, tid) : NULL;
 
-	if (!n && tid == th->tid && th->comm)
+	/* a process the recording never named goes by the thread's name */
+	if (!n && tid != th->tid && th->pid >= 0)
+		n = pfc_session_thread_comm(c->s, th->pid, th->tid);
+	if (!n && th->comm)
 		n = pfc_intern_str(&c->s->strings, th->comm - 1);
 	if (!n)
 		n = th->pid < 0 ? "perf" : "[unknown]";
@@ -1355,6 +1363,26 @@ static int fx_write(FILE *fout, struct pfc_session *s, const struct pfc_wopts *o
 		goto oom;
 	}
 	group_samples(&c);
+	/* Samples of one period (perf record -c, or a clock whose frequency gave the same period
+	 * every time) are counted as the profiler counts its own, one interval each: a third of
+	 * the file and of its writing saved, and the call tree shows counts, which the period
+	 * turns into time (meta.interval, and meta.extra says it).  Periods that differ are
+	 * written, in ms for a clock. */
+	if (c.stream && c.use_period && c.nsamp) {
+		size_t k;
+		c.uniform = UINT64_MAX;
+		for (k = 0; k < c.nsamp && c.uniform; k++) {
+			const struct pfc_stime *r = sample(&c, k);
+			if (r->stack >= s->stacks.nr_stacks || !c.thread_of[r->stack])
+				continue;
+			if (c.uniform == UINT64_MAX)
+				c.uniform = r->period;
+			else if (r->period != c.uniform)
+				c.uniform = 0;
+		}
+		if (c.uniform == UINT64_MAX)
+			c.uniform = 0;
+	}
 	/* the profile starts at its first sample; a mark before it (a LOST record whose trailer
 	 * the kernel wrote with time 0 comes first) is drawn at the start */
 	for (i = 0; i < s->marks.n; i++)

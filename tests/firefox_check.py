@@ -6,7 +6,8 @@
       requires it: every table's columns as long as its length, every index in range, a stack's
       prefix before it, times that never go back; and, with --folded-tid (perf's
       stackcollapse-perf.pl --tid output, or perfconv's), each thread's total weight equal to
-      the sum of its lines (ms * 1e6 = ns for tracing-ms weights).
+      the sum of its lines (ms * 1e6 = ns for tracing-ms weights; samples times the period that
+      meta.extra names when every sample has the same one and the file counts them).
   firefox_check.py app OUT.json FILE.fxprof.json TOPDIR [--folded-tid FOLDED]
       What tests/firefox/app.cjs read out of the profiler: no problem on the page, the threads of
       the file, its categories, and per thread the call tree's total equal to FOLDED's and its
@@ -42,6 +43,15 @@ def folded_totals(path):
             pid, tid = pidtid.split("/")
             tot[(pid if pid != "?" else None, int(tid))] += int(n)
     return tot
+
+
+def uniform_period(p):
+    """The period every sample stands for when the file counts samples (meta.extra says it), else 1."""
+    for sec in p["meta"].get("extra", []):
+        for e in sec["entries"]:
+            if e["label"].startswith("Each sample's period"):
+                return int(e["value"])
+    return 1
 
 
 def as_units(v, weight_type):
@@ -128,6 +138,8 @@ def check_file(path, folded=None):
         key = (t["pid"], t["tid"])
         if s["weightType"] == "tracing-ms":
             v = int((sum((Decimal(repr(x)) for x in w), Decimal(0)) * 1000000).to_integral_value())
+        elif s["weight"] is None:
+            v = n * uniform_period(p)
         else:
             v = sum(int(x) for x in w)
         totals[key] = totals.get(key, 0) + v
@@ -187,7 +199,9 @@ def check_app(out_json, fxfile, topdir, folded=None):
     fol = folded_totals(folded) if folded else {}
     for t in r.get("threads", []):
         wt = t["weightType"]
-        unit = (lambda v: int((Decimal(repr(v)) * 1000000).to_integral_value())) if wt == "tracing-ms" else round
+        per = uniform_period(p)
+        unit = (lambda v: int((Decimal(repr(v)) * 1000000).to_integral_value())) if wt == "tracing-ms" else \
+            (lambda v: round(v) * per)
         if fol:
             v = [x for (pid, tid), x in fol.items() if tid == t["tid"]] or [0]   # a thread of markers only
             check(unit(t["total"]) == v[0], f"thread {t['tid']} ({t['name']}): call tree total "
