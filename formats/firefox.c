@@ -829,7 +829,8 @@ static void put_start_time(struct fx_ctx *c, struct fx_w *out)
 			}
 		}
 	}
-	if (c->s->rd.have_mtime && c->s->rd.mtime > 0)
+	/* stdin's time is the pipe's, not the recording's: none then, so the bytes stay the same */
+	if (c->s->rd.have_mtime && c->s->rd.mtime > 0 && strcmp(c->s->recording_name, "-"))
 		put_u64(out, (uint64_t)c->s->rd.mtime * 1000);
 	else
 		w_putc('0', out);
