@@ -220,9 +220,12 @@ def check_app(out_json, fxfile, topdir, folded=None):
         mine = sorted(merged.values(), reverse=True)[:len(top)]
         check(sorted(mine) == sorted(s for s, _, _ in top),
               f"thread {t['tid']}: the call tree's top self {mine}, perfconv -f top's {[s for s, _, _ in top]}")
+        floor = min((s for s, _, _ in top), default=0)
         for s, tot, name in top:
             if name.startswith("[") or not s:
                 continue   # perf's unnamed frames: the folded form names them otherwise
+            if s <= floor and len(top) == 5:
+                continue   # ties at the end of the list: either tool may list another of them
             x = merged.get(name)
             check(x is not None and x == s,
                   f"thread {t['tid']}: {name} self {x if x is not None else 'missing'} in the call tree, {s} in -f top")

@@ -106,7 +106,7 @@ async function runJob(context, port, n) {
           const d = inv.getDisplayData(r);
           const nd = inv.getNodeData(r);
           return { name: d.name, self: nd.self, total: nd.total, category: d.categoryName, lib: d.lib };
-        }).sort((a, b) => b.self - a.self || (a.name < b.name ? -1 : a.name > b.name)).slice(0, 10);
+        }).sort((a, b) => b.self - a.self || (a.name < b.name ? -1 : a.name > b.name)).slice(0, 40);
         th.markers = w.filteredMarkers.map((m) => ({ name: m.name, start: m.start, data: m.data }));
         out.threads.push(th);
       });
