@@ -23,7 +23,7 @@
 # many times faster than perf script each run is; then, per input, perfconv's trace.zip against
 # perfcollect's pipeline (wall and CPU ratios) and the peak RSS of every format; last, one line per
 # speed target with this run's figure and "met" or "MISSED" (folded within 5x of cat, the other
-# formats and packs within 2x of folded, the .NET recording's trace.zip, svg and batch at least 8x
+# formats and packs within 2x of folded, firefox within 1.5x of speedscope, the .NET recording's trace.zip, svg and batch at least 8x
 # the pipeline by wall and by CPU, DWARF at least 8x perf script by the median wall time and within
 # 100 MB of RSS).
 # BENCH_HUGE=1 (not for CI: it records BENCH_HUGE_MB, default 2000, MB and needs about three times
@@ -525,6 +525,12 @@ for mb in dict.fromkeys(r[0] for r in rows):
                                                        "perfconv-all-formats", "perfconv-folded-no-cache"):
                 target("%d MB %s against folded, wall" % (int(rs[n][1]) // 1000000, n[9:]), w(n) / w("perfconv-folded"),
                        "at most 2x", w(n) / w("perfconv-folded") <= 2)
+        # the Firefox Profiler's file holds every sample's time: beside speedscope's aggregate
+        if "perfconv-firefox" in rs and "perfconv-speedscope" in rs:
+            for what, f in (("wall", w), ("CPU", c)):
+                x = f("perfconv-firefox") / f("perfconv-speedscope")
+                target("%d MB firefox against speedscope, %s" % (int(rs["perfconv-firefox"][1]) // 1000000, what), x,
+                       "at most 1.5x", x <= 1.5)
     elif mb.startswith("small-"):
         if "perfcollect-pipeline" in rs and mb in ("small-aspnet",):
             for n in ("perfconv-trace.zip", "perfconv-svg"):

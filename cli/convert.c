@@ -172,9 +172,15 @@ static int conv_start(struct conv *cv, const struct timespec *t0, const struct p
 	*o = c->opts;
 	o->input = cv->input;
 	o->keep_stream = 0;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (ws[i]->needs & PFC_NEED_STREAM)
 			o->keep_stream = 1;
+		/* a time profile (--off-cpu, --thread-time) is made of stacks: no times for it */
+		if ((ws[i]->needs & PFC_NEED_TIMES) && !(o->offcpu || o->thread_time))
+			o->keep_times = 1;
+		if (ws[i]->needs & PFC_NEED_MARKS)
+			o->keep_marks = 1;
+	}
 	o->preload_kernel = n > 0;
 	if (pfc_filter_active(&c->filter))
 		o->filter = &c->filter;

@@ -95,7 +95,7 @@ struct opt_doc {
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
 	{ 'o', "output", 'o', 1, "FILE", "output file; '-' is stdout; the format follows from the name (default: stdout)" },
-	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, svg, trace.zip (PerfView), pprof, pack (the recording and its files), top (the hottest functions as text), runtime (the report of --events); with -O a list: folded,svg" },
+	{ 'f', "format", 'f', 1, "NAME", "output format: folded (the default for stdout), perf-script, speedscope, firefox (the Firefox Profiler), svg, trace.zip (PerfView), pprof, pack (the recording and its files), top (the hottest functions as text), runtime (the report of --events); with -O a list: folded,svg" },
 	{ 'O', "output-dir", 'O', 1, "DIR", "batch mode: convert every FILE and every recording found under each DIR into DIR" },
 	{ 'j', "jobs", 'j', 1, "N", "batch mode: convert N files at a time, each in its own process (default: 1)" },
 	{ OPT_FORCE, "force", 0, 0, NULL, "batch mode: convert again even when the outputs are newer than the input" },
@@ -132,7 +132,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_PERF_COMPAT, "perf-compat", 0, 0, NULL, "name frames exactly as perf 6.1 does: none of the names below that perf lacks, .NET names as it prints them" },
 	{ OPT_RESOLVE_JIT, "resolve-jit", 0, 0, NULL, "name JIT code perf leaves unknown (the default; --perf-compat turns it off)" },
 	{ OPT_PID_MAP, "pid-map", 0, 1, "HOST=NS", "process HOST named its JIT files with pid NS (containers; repeatable)" },
-	{ OPT_DOTNET_NAMES, "dotnet-names", 0, 1, "FORM", ".NET method names: short (default in folded, svg, speedscope) or keep (as the runtime writes them)" },
+	{ OPT_DOTNET_NAMES, "dotnet-names", 0, 1, "FORM", ".NET method names: short (default in folded, svg, speedscope, firefox) or keep (as the runtime writes them)" },
 	{ OPT_STRIP_TIERS, "strip-tiers", 0, 0, NULL, "drop .NET tier tags such as [OptimizedTier1] from method names" },
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
@@ -237,7 +237,7 @@ static int time_profile_check(const struct cli *c, const struct pfc_writer *cons
 	for (i = 0; i < n; i++)
 		if (ws[i]->needs & PFC_NEED_STREAM) {
 			fprintf(stderr, "perfconv: %s makes a profile, and the %s format prints samples: use folded, svg, "
-				"speedscope or pprof\n", opt, ws[i]->name);
+				"speedscope, firefox or pprof\n", opt, ws[i]->name);
 			goto usage;
 		}
 	return 0;

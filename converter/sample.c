@@ -174,7 +174,19 @@ int pfc_sample_cached(struct pfc_session *s, struct pfc_evsel *ev, const uint8_t
 	s->callchain.time = s->callchain.have_time ? pfc_ld64(b + ev->time_off, swap) : 0;
 	s->callchain.timed = 0;
 	pfc_chaincache_count(&s->chains, ev, e, period);
+	if (s->opts->keep_times &&
+	    pfc_times_add(&s->times, s->callchain.time, s->callchain.have_time, period, e->stack) < 0)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "sample times");
 	return 1;
+}
+
+/* A sample counted in stack: into the stream and the times, for the writers that asked. */
+static int keep(struct pfc_session *s, const struct pfc_sample *smp, uint32_t stack, uint64_t period)
+{
+	if (s->opts->keep_times &&
+	    pfc_times_add(&s->times, smp->time, !!(smp->flags & PFC_S_HAS_TIME), period, stack) < 0)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "sample times");
+	return s->opts->keep_stream ? keep_sample(s, smp, stack) : 0;
 }
 
 /* One sample, of event ev, into the aggregate and the stream. */
@@ -239,7 +251,7 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const str
 			pfc_chaincache_count(&s->chains, ev, e, period);
 			if (oc_start && (ret = pfc_offcpu_start(s, smp, e->stack, oc_start)) < 0)
 				return ret;
-			return s->opts->keep_stream ? keep_sample(s, smp, e->stack) : 0;
+			return keep(s, smp, e->stack, period);
 		}
 	}
 	if ((ret = pfc_callchain_sample(s, ev, th, smp, lbr, &n)) < 0)
@@ -260,7 +272,7 @@ static int deliver_sample(struct pfc_session *s, struct pfc_evsel *ev, const str
 	}
 	if (oc_start && (ret = pfc_offcpu_start(s, smp, stack, oc_start)) < 0)
 		return ret;
-	return s->opts->keep_stream ? keep_sample(s, smp, stack) : 0;
+	return keep(s, smp, stack, period);
 }
 
 /*

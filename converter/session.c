@@ -76,6 +76,8 @@ int pfc_session_open(struct pfc_session *s, const struct pfc_opts *o, struct pfc
 		return PFC_FAIL_NOOFF(err, NOMEM, "session");
 	pfc_order_init(&s->order, deliver, s);
 	pfc_stream_init(&s->stream);
+	pfc_marks_init(&s->marks);
+	pfc_times_init(&s->times);
 	if (s->tuning->stream_mem_set)	/* tests: spill the stream to its temporary file from this size on */
 		s->stream.mem_limit = s->tuning->stream_mem;
 	if (strcmp(o->input, "-") && pfc_pack_detect(o->input) == 1) {
@@ -171,6 +173,8 @@ void pfc_session_close(struct pfc_session *s)
 	pfc_chaincache_free(&s->chains);
 	pfc_stream_exit(&s->stream);
 	free(s->stream_per_stack);
+	pfc_marks_exit(&s->marks);
+	pfc_times_exit(&s->times);
 }
 
 /* ---- names writers ask for ---- */
@@ -243,6 +247,33 @@ static int note_jit_map(struct pfc_session *s, int32_t pid, int32_t tid, uint64_
 			pfc_maps_bump(th->maps);
 		}
 	}
+	return 0;
+}
+
+/* A lost-events or throttle record kept as a mark (opts->keep_marks), with the thread and time
+ * of its sample_id trailer when the event has one; time, when not 0, is the record's own. */
+static int keep_mark(struct pfc_session *s, const struct pfc_evsel *ev, const uint8_t *data, uint32_t size,
+		     unsigned kind, uint64_t value, uint64_t time)
+{
+	struct pfc_mark m = { .value = value, .pid = -1, .tid = -1, .evsel = (uint32_t)ev->idx, .kind = (uint8_t)kind };
+	struct pfc_sample id;
+
+	if (ev->sample_id_all && pfc_sample_parse_id(ev, data + 8, size - 8, s->rd.swap, &id) == 0) {
+		if (id.flags & PFC_S_HAS_TID) {
+			m.pid = (int32_t)id.pid;
+			m.tid = (int32_t)id.tid;
+		}
+		if (id.flags & PFC_S_HAS_TIME) {
+			m.time = id.time;
+			m.has_time = 1;
+		}
+	}
+	if (time) {
+		m.time = time;
+		m.has_time = 1;
+	}
+	if (pfc_marks_add(&s->marks, &m) < 0)
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "marks");
 	return 0;
 }
 
@@ -348,12 +379,23 @@ static int process_record(struct pfc_session *s, const uint8_t *data, uint32_t s
 			return bad_record(s, off, type, "short LOST");
 		s->st.nr_lost_records++;
 		s->st.nr_lost_events += pfc_ld64(b + 8, swap);
+		if (s->opts->keep_marks)
+			return keep_mark(s, ev, data, size, PFC_MARK_LOST, pfc_ld64(b + 8, swap), 0);
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (blen < 8)
 			return bad_record(s, off, type, "short LOST_SAMPLES");
 		s->st.nr_lost_samples += pfc_ld64(b, swap);
 		ev->nr_lost_samples += pfc_ld64(b, swap);
+		if (s->opts->keep_marks)
+			return keep_mark(s, ev, data, size, PFC_MARK_LOST_SAMPLES, pfc_ld64(b, swap), 0);
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		/* { time, id, stream_id }: the time is the record's own, trailer or not */
+		if (blen >= 24 && s->opts->keep_marks)
+			return keep_mark(s, ev, data, size, type == PERF_RECORD_THROTTLE ? PFC_MARK_THROTTLE :
+					 PFC_MARK_UNTHROTTLE, 0, pfc_ld64(b, swap));
 		break;
 	default:
 		break;

@@ -21,6 +21,8 @@
 #include "converter/perffile/reader.h"
 #include "converter/machine/stacks.h"
 #include "converter/stream.h"
+#include "converter/marks.h"
+#include "converter/times.h"
 #include "converter/offcpu.h"
 #include "converter/native/debuginfod.h"
 #include "converter/native/symsrv.h"
@@ -53,6 +55,8 @@ struct pfc_opts {
 	int record_files;            /* remember every file the symbol sources used (writing a pack) */
 	int preload_kernel;          /* read kernel symbols on a second thread from the start */
 	int keep_stream;             /* keep every sample in time order (writers that need it) */
+	int keep_marks;              /* keep lost-events and throttle records as marks (s->marks) */
+	int keep_times;              /* keep every sample's time, period and stack (s->times) */
 	int r2r_funcs;               /* R2R images without a usable map: name frames by function RVA */
 	const char *debuginfod_urls; /* servers to fetch missing debug files from; NULL: none */
 	double debuginfod_timeout;   /* seconds per file; 0: 10 */
@@ -150,6 +154,8 @@ struct pfc_session {
 	struct pfc_stream stream;
 	uint64_t *stream_per_stack;   /* stack id -> its samples in the stream */
 	size_t nr_stream_per_stack;
+	struct pfc_marks marks;       /* opts->keep_marks: lost events and throttling, with their times */
+	struct pfc_times times;       /* opts->keep_times: each sample's time, period and stack */
 	int symbolized;
 	struct pfc_jitsyms jit;       /* JIT symbol sources per process */
 	struct pfc_evsample evs;      /* evsample.c: the runtime's event streams */

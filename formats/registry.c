@@ -14,6 +14,7 @@ const struct pfc_writer *const pfc_writers[] = {
 	&pfc_writer_folded,
 	&pfc_writer_perf_script,
 	&pfc_writer_speedscope,
+	&pfc_writer_firefox,
 	&pfc_writer_svg,
 	&pfc_writer_perfview,
 	&pfc_writer_pprof,

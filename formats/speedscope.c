@@ -183,20 +183,13 @@ static uint32_t profile_comm(struct ss_ctx *c, const struct ss_profile *p)
 	return nt ? tally[best].comm : 0;
 }
 
-/* The speedscope frame of a session frame: its symbol (or "[dso]" when it has none) and the
- * DSO as the file.  Returns the index + 1, or 0 when out of memory. */
-static uint32_t frame_index(struct ss_ctx *c, uint32_t fid)
+void pfc_frame_display_name(const struct pfc_session *s, const struct pfc_frame *f, struct pfc_sb *k)
 {
-	const struct pfc_frame *f = &c->s->stacks.frames[fid];
 	const char *dso = f->dso ? f->dso->name : NULL;
-	struct pfc_sb *k = &c->tmp;
-	uint32_t id;
+	size_t len0 = k->len;
 
-	if (c->fmap[fid])
-		return c->fmap[fid];
-	pfc_sb_reset(k);
 	if (f->resolved) {
-		pfc_sb_add(k, pfc_intern_str(&c->s->strings, f->sym), pfc_intern_len(&c->s->strings, f->sym));
+		pfc_sb_add(k, pfc_intern_str(&s->strings, f->sym), pfc_intern_len(&s->strings, f->sym));
 	} else if (dso && dso[0] == '[') {
 		pfc_sb_adds(k, dso);	/* [kernel.kallsyms], [vdso], ... */
 	} else if (dso && strcmp(dso, "[unknown]")) {
@@ -207,8 +200,23 @@ static uint32_t frame_index(struct ss_ctx *c, uint32_t fid)
 	} else {
 		pfc_sb_adds(k, "[unknown]");
 	}
-	if (!k->len)
+	if (k->len == len0)
 		pfc_sb_adds(k, "[unknown]");
+}
+
+/* The speedscope frame of a session frame: its display name and the DSO as the file.
+ * Returns the index + 1, or 0 when out of memory. */
+static uint32_t frame_index(struct ss_ctx *c, uint32_t fid)
+{
+	const struct pfc_frame *f = &c->s->stacks.frames[fid];
+	const char *dso = f->dso ? f->dso->name : NULL;
+	struct pfc_sb *k = &c->tmp;
+	uint32_t id;
+
+	if (c->fmap[fid])
+		return c->fmap[fid];
+	pfc_sb_reset(k);
+	pfc_frame_display_name(c->s, f, k);
 	pfc_sb_addc(k, 0);
 	if (dso && strcmp(dso, "[unknown]"))
 		pfc_sb_adds(k, dso);

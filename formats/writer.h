@@ -19,6 +19,8 @@ enum {
 	PFC_NEED_FILES = 1 << 5,    /* the files the symbol sources used (a pack): written after the others */
 	PFC_DIFF = 1 << 6,          /* draws a comparison with --diff BASE (o->diff_base) */
 	PFC_NEED_THROWS = 1 << 7,   /* the frames that threw the runtime's exceptions (--events) */
+	PFC_NEED_MARKS = 1 << 8,    /* lost events and throttling with their times (s->marks) */
+	PFC_NEED_TIMES = 1 << 9,    /* every sample's time, period and stack (s->times) */
 };
 
 struct pfc_packw_pre;
@@ -86,6 +88,7 @@ extern const struct pfc_writer pfc_writer_pprof;
 extern const struct pfc_writer pfc_writer_pack;
 extern const struct pfc_writer pfc_writer_top;
 extern const struct pfc_writer pfc_writer_runtime;
+extern const struct pfc_writer pfc_writer_firefox;
 
 /* All writers, NULL-terminated. */
 extern const struct pfc_writer *const pfc_writers[];
