@@ -136,6 +136,7 @@ struct rec {
 	long child;                  /* -- COMMAND: the command's pid (perf's child) */
 	struct pfc_rec_proc dn[MAX_DOTNET];
 	int ndn;
+	struct pfc_rec_port port;    /* -- COMMAND: the runtime connects here before its first managed code */
 	double t0;                   /* when perf began to write: the duration counts from there */
 	int ready;
 	int progress_shown;
@@ -416,7 +417,10 @@ static int start_perf(struct rec *r)
 		signal(SIGHUP, SIG_DFL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		dup2(logfd, 1);
+		/* perf's messages go to the log, read at the end; a command's own output (perf's
+		 * stdout is the command's) stays the user's */
+		if (!r->o.cmd)
+			dup2(logfd, 1);
 		dup2(logfd, 2);
 		if (!r->o.cmd) {
 			int nul = open("/dev/null", O_RDONLY);
@@ -425,6 +429,9 @@ static int start_perf(struct rec *r)
 		} else {
 			/* the command writes its perf map and jitdump from its first method on */
 			setenv("DOTNET_PerfMapEnabled", "1", 0);
+			/* and its runtime waits on perfconv's port until its session is open */
+			if (r->port.fd >= 0)
+				setenv("DOTNET_DiagnosticPorts", r->port.env, 1);
 		}
 		execvp("perf", argv);
 		dprintf(2, "perfconv: record: cannot run perf: %s\n", strerror(errno));
@@ -578,6 +585,7 @@ static void stop_all(struct rec *r, int abandon)
 		progress(r, 1);
 	for (i = 0; i < r->ndn; i++)
 		pfc_rec_dotnet_stop(&r->dn[i], RUNDOWN_TIMEOUT, abandon, &stop_signals, r->o.quiet);
+	pfc_rec_port_close(&r->port, r->dn, r->ndn);
 	stop_perf(r, abandon);
 	for (i = 0; i < r->ndn; i++)
 		pfc_rec_dotnet_restore(&r->dn[i], r->o.quiet);
@@ -667,6 +675,12 @@ static int keep_events(struct rec *r)
 
 /* ---- the command ---- */
 
+/* wait up to ms for the runtimes that connect to the port (a suspended one waits for us) */
+static void serve(struct rec *r, int ms)
+{
+	pfc_rec_port_serve(&r->port, r->dn, &r->ndn, MAX_DOTNET, &r->o, r->work, ms);
+}
+
 static int wait_loop(struct rec *r)
 {
 	double next = 0;
@@ -684,13 +698,14 @@ static int wait_loop(struct rec *r)
 				fprintf(stderr, "perfconv: record: perf wrote nothing in %g s; stopping\n", PERF_START_TIMEOUT);
 				return 0;
 			}
-			poll(NULL, 0, 20);
+			serve(r, 20);
 			continue;
 		}
 		if (r->o.duration > 0 && t - r->t0 >= r->o.duration)
 			return 0;
-		/* -- COMMAND: the runtime's socket appears early in its start-up; attach then */
-		if (r->o.cmd && !attached && r->o.keywords && t - r->t0 < 10) {
+		/* -- COMMAND without the port: the runtime's socket appears early in its start-up;
+		 * attach then */
+		if (r->o.cmd && r->port.fd < 0 && !attached && r->o.keywords && t - r->t0 < 10) {
 			if (!r->child)
 				r->child = perf_child(r->perf);
 			if (r->child && is_dotnet_pid(r->child)) {
@@ -708,7 +723,7 @@ static int wait_loop(struct rec *r)
 			progress(r, 0);
 			next = t + 0.5;
 		}
-		poll(NULL, 0, 50);
+		serve(r, 50);
 	}
 }
 
@@ -743,6 +758,11 @@ int pfc_cli_record(int argc, char **argv)
 	}
 	snprintf(r.data, sizeof(r.data), "%s/perf.data", r.work);
 	snprintf(r.log, sizeof(r.log), "%s/perf.log", r.work);
+	r.port.fd = -1;
+	if (r.o.cmd && pfc_rec_port_open(&r.port, r.work) < 0) {
+		rm_work(&r);
+		return EXIT_FAILED;
+	}
 	catch_signals();
 
 	/* the .NET processes first: their perf maps replay every method compiled so far, and

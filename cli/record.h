@@ -2,7 +2,9 @@
  * record.h - perfconv record: one command from a live process (a .NET service, the whole
  * machine or a command it starts) to a pack.  record.c parses the command line and drives the
  * recording; record_preflight.c checks what would make it fail or lose names before anything
- * starts; record_dotnet.c talks to each .NET runtime (its perf map, its EventPipe session).
+ * starts; record_dotnet.c talks to each .NET runtime (its perf map, its EventPipe session);
+ * record_port.c is the diagnostic port a command's runtime connects to before its first
+ * managed code.
  * perf record, run as a child process, does the collecting; the pack writer does the packing.
  */
 #ifndef PFC_CLI_RECORD_H
@@ -49,6 +51,20 @@ struct pfc_rec_proc {
 	uint64_t bytes;              /* written so far (atomic: the thread adds, the progress reads) */
 	int done;                    /* the stream ended (atomic) */
 	int stream_errno;            /* why it ended, when not at the end of the stream */
+	/* a runtime that connected to perfconv's diagnostic port (-- COMMAND) */
+	int from_port;
+	uint8_t cookie[16];          /* its advertised instance cookie */
+	int resumed;                 /* ResumeRuntime sent */
+	int idle_fd;                 /* its latest connection, waiting for a command; -1: none */
+};
+
+/* the diagnostic port of -- COMMAND: a socket perfconv listens on, named to the command by
+ * DOTNET_DiagnosticPorts=PATH,connect,suspend */
+struct pfc_rec_port {
+	int fd;                      /* listening; -1: no port */
+	char path[108];              /* sun_path's size */
+	char dir[PATH_MAX];          /* a directory made for it when the work directory's name is too long */
+	char env[PATH_MAX + 160];    /* the variable's value for the command */
 };
 
 /* the preflight's findings that the recording uses */
@@ -74,6 +90,28 @@ int pfc_rec_dotnet_probe(struct pfc_rec_proc *p);
  * into DIR/PID.nettrace when o asks for events.  Failures are warnings: the recording
  * goes on with what works. */
 void pfc_rec_dotnet_start(struct pfc_rec_proc *p, const struct pfc_rec_opts *o, const char *dir);
+
+/* record_dotnet.c: open the EventPipe session on conn, a connection the runtime made to
+ * perfconv's port (taken over), as pfc_rec_dotnet_start does on the runtime's socket. */
+void pfc_rec_dotnet_start_on(struct pfc_rec_proc *p, int conn, const struct pfc_rec_opts *o, const char *dir);
+
+/* record_dotnet.c: ResumeRuntime on conn (taken over): 0, or -1 (warned unless quiet). */
+int pfc_rec_dotnet_resume(struct pfc_rec_proc *p, int conn, int quiet);
+
+/* record_port.c: listen on a socket in dir (or in $TMPDIR when dir's name is too long for a
+ * socket's) and make the DOTNET_DiagnosticPorts value that names it, after what is set
+ * already.  0, or -1 (printed). */
+int pfc_rec_port_open(struct pfc_rec_port *port, const char *dir);
+
+/* record_port.c: wait up to ms milliseconds for the runtimes' connections and answer each:
+ * the first of a runtime opens its EventPipe session (when o asks for events) as a new entry
+ * of dn[*ndn] (at most max), the next resumes it, later ones are kept for StopTracing.
+ * Returns at once when nothing listens. */
+void pfc_rec_port_serve(struct pfc_rec_port *port, struct pfc_rec_proc *dn, int *ndn, int max,
+			const struct pfc_rec_opts *o, const char *dir, int ms);
+
+/* record_port.c: close the port, its socket file and the connections kept. */
+void pfc_rec_port_close(struct pfc_rec_port *port, struct pfc_rec_proc *dn, int ndn);
 
 /* record_dotnet.c: stop the session (StopTracing on a second connection) and wait up to
  * timeout seconds for the stream's end (the rundown), less when *signals (if given) counts

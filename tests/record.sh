@@ -25,6 +25,13 @@
 #                         through /proc/PID/root, the frames named, the map off again;
 #   record/command        `perfconv record --duration 3 -- dotnet Probe.dll`: a pack with named
 #                         frames and an event stream; the command does not outlive the recording;
+#   record/startup        `perfconv record -- dotnet StartProbe.dll` (fixtures/bin-src/dotnet/
+#                         StartProbe: a spin in a JIT-compiled method, then forced GCs, all within
+#                         its first few hundred milliseconds): its runtime waits on perfconv's
+#                         diagnostic port until the session is open (-v says it was suspended and
+#                         resumed), so the method that runs only
+#                         at the start is named in the folded stacks and the nettrace's GCs number
+#                         what GC.CollectionCount printed;
 #   record/target-exits   without --duration, the app killed after 3 s: perf ends, and what was
 #                         recorded is packed (exit 0), with no warning about its perf map;
 #   record/sigint         without --duration, one SIGINT after 3 s: exit 0 and a pack;
@@ -41,7 +48,7 @@ cases=() live_cases=()
 for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails; do
 	selected "record/$c" && cases+=("record/$c")
 done
-for c in pid pid-on namespace command target-exits sigint sigint-twice; do
+for c in pid pid-on namespace command startup target-exits sigint sigint-twice; do
 	selected "record/$c" && live_cases+=("record/$c")
 done
 [ "${#cases[@]}" -eq 0 ] && [ "${#live_cases[@]}" -eq 0 ] && exit 0
@@ -171,6 +178,24 @@ if [ ! -x "$bin/Probe" ]; then
 	rm -rf "$bin"
 	mv "$TMP/bin" "$bin" || bin=$TMP/bin
 fi
+
+# build_app NAME: fixtures/bin-src/dotnet/NAME built into build/dotnet-live/<hash> (reused);
+# prints its directory, or nothing when the build failed ($TMP/build-NAME.log says why)
+build_app() {
+	local k out
+	k=$({ cat fixtures/bin-src/dotnet/"$1"/*; echo "$sdk"; } | sha256sum | cut -c1-16)
+	out=$top/build/dotnet-live/$1-$k
+	if [ ! -f "$out/$1.dll" ]; then
+		rm -rf "$TMP/src-$1" "$TMP/bin-$1"
+		cp -R fixtures/bin-src/dotnet/"$1" "$TMP/src-$1"
+		(cd "$TMP/src-$1" && timeout 180 dotnet build -c Release -o "$TMP/bin-$1" --disable-build-servers \
+			-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build-$1.log" 2>&1 || return 0
+		mkdir -p "$top/build/dotnet-live"
+		rm -rf "$out"
+		mv "$TMP/bin-$1" "$out" || out=$TMP/bin-$1
+	fi
+	echo "$out"
+}
 
 # start_probe ENV...: Probe, long enough for every case, without a perf map setting but ENV;
 # sets app (false when it did not start: its diagnostics socket never appeared)
@@ -351,6 +376,40 @@ if selected record/command; then
 			kill -KILL "$cpid"
 		else
 			pass "record/command ($(python3 tests/dotnet-resolution.py "$TMP/cmd/cmd.folded" 2>&1 | sed 's/^[^:]*: //'))"
+		fi
+	fi
+fi
+if selected record/startup; then
+	spbin=$(build_app StartProbe)
+	if [ -z "$spbin" ]; then
+		fail record/startup "dotnet build of fixtures/bin-src/dotnet/StartProbe failed" "$TMP/build-StartProbe.log"
+	else
+		mkdir -p "$TMP/startup"
+		pc startup -v -o "$TMP/startup/startup.perfpack" -- dotnet "$spbin/StartProbe.dll"
+		spid=$(sed -n 's/^truth pid //p' "$TMP/startup.out")
+		gcs=$(sed -n 's/^truth collection-count 0 //p' "$TMP/startup.out")
+		if [ -z "$spid" ] || [ -z "$gcs" ]; then
+			fail record/startup "StartProbe printed no truth (its output: $(head -c 300 "$TMP/startup.out"))" "$TMP/startup.err"
+		elif [ "$(cat "$TMP/startup.rc")" != 0 ]; then
+			fail record/startup "exit status $(cat "$TMP/startup.rc")" "$TMP/startup.err"
+		elif ! grep -q "process $spid (dotnet) connected to the diagnostic port, suspended" "$TMP/startup.err" ||
+			! grep -q "process $spid (dotnet) resumed" "$TMP/startup.err"; then
+			fail record/startup "the runtime did not wait on perfconv's diagnostic port" "$TMP/startup.err"
+		elif ! "$PERFCONV" -q -i "$TMP/startup/startup.perfpack" -o "$TMP/startup/startup.folded" \
+			2>"$TMP/startup/conv.err" </dev/null; then
+			fail record/startup "the pack does not convert" "$TMP/startup/conv.err"
+		elif ! grep -q 'StartProbe!StartProbe.Program::Early' "$TMP/startup/startup.folded"; then
+			fail record/startup "Early, which runs only at the start, is not named in the folded stacks"
+		elif ! "$PERFCONV" --events "$TMP/startup/startup.events/$spid.nettrace" >"$TMP/startup/report.txt" 2>&1; then
+			fail record/startup "no readable nettrace startup.events/$spid.nettrace" "$TMP/startup/report.txt"
+		else
+			got=$(sed -n 's/^GCs  *\([0-9]*\):.*/\1/p' "$TMP/startup/report.txt")
+			early=$(grep 'StartProbe.Program::Early' "$TMP/startup/startup.folded" | wc -l)
+			if [ "$got" != "$gcs" ]; then
+				fail record/startup "the nettrace holds ${got:-no} GCs, the app counted $gcs" "$TMP/startup/report.txt"
+			else
+				pass "record/startup (Early named in $early stacks; $got GCs in the nettrace, as the app counted)"
+			fi
 		fi
 	fi
 fi
