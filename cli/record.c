@@ -43,6 +43,8 @@ enum {
 	OPT_DURATION = 256,
 	OPT_CALL_GRAPH,
 	OPT_DOTNET_EVENTS,
+	OPT_OFF_CPU,
+	OPT_THREAD_TIME,
 };
 
 struct rec_opt {
@@ -62,6 +64,9 @@ static const struct rec_opt rec_table[] = {
 	{ 'F', "freq", 'F', 1, "HZ", "samples a second (default: 999)" },
 	{ OPT_CALL_GRAPH, "call-graph", 0, 1, "fp|dwarf", "how perf records stacks: frame pointers (the default) or DWARF stack copies" },
 	{ OPT_DOTNET_EVENTS, "dotnet-events", 0, 1, "LIST", "runtime events of .NET processes, into PID.nettrace files: gc, alloc, jit, exceptions, loader, threadpool, contention, or none (default: gc,exceptions,jit)" },
+	{ OPT_OFF_CPU, "off-cpu", 0, 0, NULL, "record where threads wait: sched:sched_switch samples and switch events, for perfconv --off-cpu (instead of CPU samples)" },
+	{ OPT_THREAD_TIME, "thread-time", 0, 0, NULL, "record CPU samples and sched:sched_switch samples, for perfconv --thread-time" },
+	{ 'f', "format", 'f', 1, "LIST", "also convert the pack into these formats beside it (folded,svg,speedscope,pprof,trace.zip,perf-script,top), with --off-cpu or --thread-time as recorded" },
 	{ 'o', "output", 'o', 1, "FILE", "the pack to write (default: NAME-DATE-TIME.perfpack in the current directory, NAME the target's)" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no progress, summary or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print the perf command line and more detail" },
@@ -138,6 +143,7 @@ struct rec {
 	int ndn;
 	struct pfc_rec_port port;    /* -- COMMAND: the runtime connects here before its first managed code */
 	double t0;                   /* when perf began to write: the duration counts from there */
+	struct pfc_rec_count count;  /* the samples written so far */
 	int ready;
 	int progress_shown;
 };
@@ -159,6 +165,46 @@ static int parse_pids(struct pfc_rec_opts *o, const char *arg)
 		p = *end ? end + 1 : end;
 	}
 	return o->npids ? 0 : -1;
+}
+
+/* -f LIST into ws[max] (none when ws is NULL: a check): their number, or -1 (printed).  The
+ * pack is made anyway, and a profile of waits has no place in the formats of samples. */
+static int parse_formats(const struct pfc_rec_opts *o, const struct pfc_writer **ws, int max)
+{
+	const char *f = o->formats;
+	int n = 0, i;
+
+	while (*f) {
+		size_t len = strcspn(f, ",");
+		char name[64];
+		const struct pfc_writer *w = NULL;
+		if (len && len < sizeof(name)) {
+			memcpy(name, f, len);
+			name[len] = 0;
+			w = pfc_writer_by_name(name);
+		}
+		if (!w || w == &pfc_writer_pack) {
+			fprintf(stderr, "perfconv: record: -f '%s': %s%.*s%s (folded, svg, speedscope, pprof, trace.zip, "
+				"perf-script, top)\nTry 'perfconv record --help' for more information.\n", o->formats,
+				w ? "" : "unknown format '", w ? 0 : (int)len, f,
+				w ? "the pack is always made: -f names the formats made beside it" : "'");
+			return -1;
+		}
+		if ((o->offcpu || o->thread_time) && (w->needs & PFC_NEED_STREAM)) {
+			fprintf(stderr, "perfconv: record: -f '%s': %s makes a profile, and the %s format prints samples: use "
+				"folded, svg, speedscope or pprof\nTry 'perfconv record --help' for more information.\n",
+				o->formats, o->thread_time ? "--thread-time" : "--off-cpu", w->name);
+			return -1;
+		}
+		if (ws) {
+			for (i = 0; i < n && ws[i] != w; i++)
+				;
+			if (i == n && n < max)
+				ws[n++] = w;
+		}
+		f += len + (f[len] == ',');
+	}
+	return n;
 }
 
 static int parse_args(struct pfc_rec_opts *o, int argc, char **argv)
@@ -213,6 +259,9 @@ static int parse_args(struct pfc_rec_opts *o, int argc, char **argv)
 				return usage_error("--call-graph '%s': fp or dwarf", optarg);
 			break;
 		case OPT_DOTNET_EVENTS: o->events = optarg; break;
+		case OPT_OFF_CPU: o->offcpu = 1; break;
+		case OPT_THREAD_TIME: o->thread_time = 1; break;
+		case 'f': o->formats = optarg; break;
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose++; break;
@@ -228,6 +277,10 @@ static int parse_args(struct pfc_rec_opts *o, int argc, char **argv)
 			o->events);
 		return EXIT_USAGE;
 	}
+	if (o->offcpu && o->thread_time)
+		return usage_error("%s", "--off-cpu and --thread-time: give one (--thread-time has the off-CPU time too)");
+	if (o->formats && parse_formats(o, NULL, 0) < 0)
+		return EXIT_USAGE;
 	if (optind < argc)
 		o->cmd = argv + optind;
 	if ((o->cmd != NULL) + (o->npids > 0) + o->all > 1)
@@ -351,7 +404,7 @@ static long perf_child(pid_t perf)
 
 static int start_perf(struct rec *r)
 {
-	char freq[32], *argv[32 + PFC_REC_MAX_PIDS], pids[PFC_REC_MAX_PIDS * 12] = "";
+	char freq[64], *argv[32 + PFC_REC_MAX_PIDS], pids[PFC_REC_MAX_PIDS * 12] = "";
 	int n = 0, i, logfd;
 	pid_t pid;
 
@@ -366,9 +419,22 @@ static int start_perf(struct rec *r)
 	} else {
 		argv[n++] = "-g";
 	}
-	snprintf(freq, sizeof(freq), "%ld", r->o.freq);
-	argv[n++] = "-F";
-	argv[n++] = freq;
+	if (r->o.offcpu || r->o.thread_time) {
+		/* every switch-out with its stack (a tracepoint's period is 1: no -F, which would
+		 * sample it by frequency), and the switch-ins that end each wait where it ends */
+		argv[n++] = "-e";
+		argv[n++] = "sched:sched_switch";
+		argv[n++] = "--switch-events";
+	}
+	if (r->o.thread_time) {
+		snprintf(freq, sizeof(freq), "cpu-clock/freq=%ld/", r->o.freq);
+		argv[n++] = "-e";
+		argv[n++] = freq;
+	} else if (!r->o.offcpu) {
+		snprintf(freq, sizeof(freq), "%ld", r->o.freq);
+		argv[n++] = "-F";
+		argv[n++] = freq;
+	}
 	argv[n++] = "-o";
 	argv[n++] = r->data;
 	if (r->o.npids) {
@@ -544,12 +610,15 @@ static void progress(struct rec *r, int last)
 	uint64_t ev = 0;
 	int i;
 
+	/* on a terminal only: a log gets no line rewritten with \r */
 	if (r->o.quiet || !isatty(STDERR_FILENO))
 		return;
 	for (i = 0; i < r->ndn; i++)
 		ev += __atomic_load_n(&r->dn[i].bytes, __ATOMIC_RELAXED);
-	fprintf(stderr, "\rperfconv: record: %.0f s, perf.data %.1f MB, events %.1f MB%s", pfc_diagsock_now() - r->t0,
-		(double)file_size(r->data) / 1e6, (double)ev / 1e6, last ? "\n" : "   ");
+	pfc_rec_count_update(&r->count, r->data);
+	fprintf(stderr, "\rperfconv: record: %.0f s, %llu samples, perf.data %.1f MB, runtime events %.1f MB%s",
+		pfc_diagsock_now() - r->t0, (unsigned long long)r->count.samples, (double)file_size(r->data) / 1e6,
+		(double)ev / 1e6, last ? "\n" : "   ");
 	r->progress_shown = !last;
 }
 
@@ -593,17 +662,35 @@ static void stop_all(struct rec *r, int abandon)
 
 /* ---- the pack ---- */
 
+#define MAX_FORMATS 8
+
 /* The settings of a plain `perfconv -i perf.data -o OUT.perfpack`: the best names, the
- * symbol cache, the build-id cache and any servers named in the environment. */
+ * symbol cache, the build-id cache and any servers named in the environment.  The formats of
+ * -f come out of the same conversion, beside the pack (NAME.folded, NAME.svg, ...), with
+ * --off-cpu or --thread-time as recorded: in-process, as the pack. */
 static int pack(struct rec *r)
 {
-	static char bdir[PATH_MAX], symcache[PATH_MAX];
+	static char bdir[PATH_MAX], symcache[PATH_MAX], names[MAX_FORMATS][PATH_MAX + 32];
 	static struct cli c;
-	const struct pfc_writer *ws[1] = { &pfc_writer_pack };
-	const char *outs[1] = { r->out };
+	const struct pfc_writer *ws[1 + MAX_FORMATS] = { &pfc_writer_pack };
+	const char *outs[1 + MAX_FORMATS] = { r->out };
 	struct pfc_job_result res;
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CACHE_HOME");
-	int ret;
+	size_t base = strlen(r->out);
+	int ret, nf = 0, i;
+
+	if (base > 9 && !strcmp(r->out + base - 9, ".perfpack"))
+		base -= 9;
+	if (r->o.formats)
+		nf = parse_formats(&r->o, ws + 1, MAX_FORMATS);
+	for (i = 0; i < nf; i++) {
+		const struct pfc_writer *w = ws[1 + i];
+		if (w->suffixes && w->suffixes[0])
+			snprintf(names[i], sizeof(names[i]), "%.*s%s", (int)base, r->out, w->suffixes[0]);
+		else
+			snprintf(names[i], sizeof(names[i]), "%.*s.%s", (int)base, r->out, w->name);
+		outs[1 + i] = names[i];
+	}
 
 	memset(&c, 0, sizeof(c));
 	pfc_cli_env_read(&c.env);
@@ -618,6 +705,8 @@ static int pack(struct rec *r)
 	c.opts.verbose = r->o.verbose;
 	c.opts.log = r->o.quiet ? NULL : stderr;
 	c.opts.resolve_jit = 1;
+	c.opts.offcpu = r->o.offcpu || r->o.thread_time ? PFC_OFFCPU_BLOCKED : 0;
+	c.opts.thread_time = r->o.thread_time;
 	c.opts.dotnet_names = PFC_DOTNET_NAMES_SHORT;
 	c.opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
 	if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
@@ -636,7 +725,7 @@ static int pack(struct rec *r)
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	c.umask = umask(0);
 	umask(c.umask);
-	ret = pfc_cli_convert(&c, r->data, ws, outs, 1, &res);
+	ret = pfc_cli_convert(&c, r->data, ws, outs, 1 + (size_t)(nf > 0 ? nf : 0), &res);
 	pfc_filter_free(&c.filter);
 	if (ret != 0) {
 		fprintf(stderr, "perfconv: record: %s\n", res.msg);

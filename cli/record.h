@@ -4,7 +4,7 @@
  * recording; record_preflight.c checks what would make it fail or lose names before anything
  * starts; record_dotnet.c talks to each .NET runtime (its perf map, its EventPipe session);
  * record_port.c is the diagnostic port a command's runtime connects to before its first
- * managed code.
+ * managed code; record_count.c counts the samples for the progress line.
  * perf record, run as a child process, does the collecting; the pack writer does the packing.
  */
 #ifndef PFC_CLI_RECORD_H
@@ -33,6 +33,17 @@ struct pfc_rec_opts {
 	long pids[PFC_REC_MAX_PIDS];  /* -p PID,... */
 	int npids;
 	char **cmd;                  /* -- COMMAND ARGS...: NULL-terminated */
+	int offcpu;                  /* --off-cpu: sched:sched_switch (with --switch-events) */
+	int thread_time;             /* --thread-time: the same and cpu-clock */
+	const char *formats;         /* -f LIST: also converted into the pack's directory */
+};
+
+/* the samples perf has written so far (record_count.c) */
+struct pfc_rec_count {
+	int fd;                      /* the file's descriptor plus one; 0: not open */
+	uint64_t off;                /* the next record's offset; 0: the header is not read yet */
+	uint64_t samples;
+	int stopped;                 /* a record it could not read: the count stays where it is */
 };
 
 /* one .NET process in the recording */
@@ -121,6 +132,10 @@ void pfc_rec_dotnet_stop(struct pfc_rec_proc *p, double timeout, int abandon, co
 
 /* record_dotnet.c: switch the perf map off again if we switched it on. */
 void pfc_rec_dotnet_restore(struct pfc_rec_proc *p, int quiet);
+
+/* record_count.c: count the sample records perf appended to path since the last call. */
+void pfc_rec_count_update(struct pfc_rec_count *k, const char *path);
+void pfc_rec_count_close(struct pfc_rec_count *k);
 
 /* entry point: argv[0] is "record"; returns the exit status */
 int pfc_cli_record(int argc, char **argv);

@@ -11,6 +11,16 @@
 #                         directory and in /proc, exit 1), usage (an unknown event kind, exit 2),
 #                         perf-fails (a perf on PATH that fails: its own stderr is shown, exit 1,
 #                         nothing left in the output directory);
+#   record/err-formats    -f with an unknown format, with pack, and with a format of samples under
+#                         --off-cpu: each a usage error (exit 2) naming it;
+#   record/off-cpu        `--off-cpu -f folded,svg -- sh` of a shell that sleeps 0.3 s twice: the
+#                         folded file beside the pack, converted in-process, weighs the sleeps'
+#                         clock_nanosleep stacks at 0.5 s or more in ns, and the SVG is there;
+#   record/thread-time    `--thread-time -f folded` of a shell that sleeps and spins: both
+#                         [off-cpu: S] stacks and on-CPU stacks of the shell;
+#   record/progress       the progress line (elapsed, samples perf has written so far, bytes) on a
+#                         terminal (script(1)'s pseudo-terminal), rewritten with \r; none when
+#                         stderr is a file;
 #   record/pid            `perfconv record -p PID --duration 3` of Probe started without a perf
 #                         map: the pack converts to folded stacks in which Probe's managed frames
 #                         are named (tests/dotnet-resolution.py: at least 90 % of the weight with
@@ -45,7 +55,7 @@
 SECS=${RECORD_SECONDS:-3}
 
 cases=() live_cases=()
-for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails; do
+for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails err-formats off-cpu thread-time progress; do
 	selected "record/$c" && cases+=("record/$c")
 done
 for c in pid pid-on namespace command startup target-exits sigint sigint-twice; do
@@ -145,6 +155,77 @@ EOF
 	else
 		expect_err record/err-perf-fails perffail 1 "perf record failed \(exit status 255\)" \
 			"perf: Error: the fake perf cannot open its events"
+	fi
+fi
+if selected record/err-formats; then
+	pc fmt1 -f folded,flame -p $$ --duration 1
+	pc fmt2 -f pack -p $$ --duration 1
+	pc fmt3 --off-cpu -f folded,perf-script -p $$ --duration 1
+	expect_err record/err-formats fmt1 2 "-f 'folded,flame': unknown format 'flame'" &&
+		expect_err record/err-formats fmt2 2 "the pack is always made" &&
+		expect_err record/err-formats fmt3 2 "--off-cpu makes a profile, and the perf-script format prints samples"
+fi
+
+# ---- live without .NET: the scheduler's events, the progress line ----------------------------
+# can_trace CASE: root and a perf that records sched:sched_switch here (else the case is skipped)
+can_trace() {
+	if [ "${LIVE:-1}" = 0 ]; then
+		skip "$1" "LIVE=0"
+	elif [ "$(id -u)" != 0 ]; then
+		skip "$1" "needs root"
+	elif ! perf record -q -e sched:sched_switch -o "$TMP/tp.data" -- true >"$TMP/tp.log" 2>&1; then
+		skip "$1" "perf cannot record sched:sched_switch here ($(grep -m 1 -v '^$' "$TMP/tp.log"))"
+	else
+		return 0
+	fi
+	return 1
+}
+if selected record/off-cpu && can_trace record/off-cpu; then
+	mkdir -p "$TMP/oc"
+	pc oc --dotnet-events none --off-cpu -f folded,svg -o "$TMP/oc/oc.perfpack" -- sh -c 'sleep 0.3; sleep 0.3'
+	ns=$(awk '/clock_nanosleep/ { s += $NF } END { print s + 0 }' "$TMP/oc/oc.folded" 2>/dev/null)
+	if [ "$(cat "$TMP/oc.rc")" != 0 ]; then
+		fail record/off-cpu "exit status $(cat "$TMP/oc.rc")" "$TMP/oc.err"
+	elif [ ! -s "$TMP/oc/oc.perfpack" ] || [ ! -s "$TMP/oc/oc.svg" ] || [ ! -s "$TMP/oc/oc.folded" ]; then
+		fail record/off-cpu "no pack, folded or SVG beside it: $(ls "$TMP/oc" | tr '\n' ' ')" "$TMP/oc.err"
+	elif [ "$ns" -lt 500000000 ]; then
+		fail record/off-cpu "the sleeps weigh $ns ns in the folded stacks, expected 0.5 s or more" "$TMP/oc/oc.folded"
+	elif ! grep -q 'Off-CPU Time Flame Graph' "$TMP/oc/oc.svg"; then
+		fail record/off-cpu "the SVG is no off-CPU flame graph"
+	else
+		pass "record/off-cpu (the sleeps: $ns ns; folded and SVG beside the pack)"
+	fi
+fi
+if selected record/thread-time && can_trace record/thread-time; then
+	mkdir -p "$TMP/tt"
+	pc tt --dotnet-events none --thread-time -f folded -o "$TMP/tt/tt.perfpack" -- \
+		sh -c 'sleep 0.3; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'
+	if [ "$(cat "$TMP/tt.rc")" != 0 ]; then
+		fail record/thread-time "exit status $(cat "$TMP/tt.rc")" "$TMP/tt.err"
+	elif ! grep -q '^sh;.*\[off-cpu: S\] [0-9]*$' "$TMP/tt/tt.folded"; then
+		fail record/thread-time "no [off-cpu: S] stack of the shell in tt.folded" "$TMP/tt.err"
+	elif ! grep '^sh;' "$TMP/tt/tt.folded" | grep -qv 'off-cpu'; then
+		fail record/thread-time "no on-CPU stack of the shell in tt.folded" "$TMP/tt/tt.folded"
+	else
+		pass "record/thread-time ($(grep -c 'off-cpu' "$TMP/tt/tt.folded") off-CPU and $(grep -vc 'off-cpu' "$TMP/tt/tt.folded") on-CPU stacks)"
+	fi
+fi
+if selected record/progress && can_trace record/progress; then
+	mkdir -p "$TMP/prog"
+	if ! command -v script >/dev/null 2>&1; then
+		skip record/progress "no script(1) for a terminal"
+	else
+		# script(1) gives perfconv a terminal; its stderr comes out in the typescript
+		script -qec "'$PERFCONV' record --dotnet-events none --duration 2 -o '$TMP/prog/tty.perfpack' -- sh -c 'while :; do :; done' </dev/null" \
+			"$TMP/prog/typescript" >/dev/null 2>&1
+		pc notty --dotnet-events none --duration 2 -o "$TMP/prog/notty.perfpack" -- sh -c 'while :; do :; done'
+		if ! grep -aqE $'\rperfconv: record: [0-9]+ s, [0-9]+ samples, perf.data [0-9.]+ MB' "$TMP/prog/typescript"; then
+			fail record/progress "no progress line with samples on the terminal" "$TMP/prog/typescript"
+		elif grep -q 'samples, perf.data' "$TMP/notty.err"; then
+			fail record/progress "a progress line though stderr is a file" "$TMP/notty.err"
+		else
+			pass "record/progress ($(grep -ao $'\r[^\r]*samples[^\r]*' "$TMP/prog/typescript" | tail -n 1 | tr -d '\r\n' | cut -c1-90))"
+		fi
 	fi
 fi
 [ "${#live_cases[@]}" -eq 0 ] && exit 0
