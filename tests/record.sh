@@ -33,6 +33,12 @@
 #   record/namespace      Probe as pid 1 of its own pid and mount namespaces with a private tmpfs
 #                         /tmp, recorded by its host pid: the socket and the perf map are found
 #                         through /proc/PID/root, the frames named, the map off again;
+#   record/sidecar        the other way round: Probe on the host, perfconv in its own mount
+#                         namespace with a private tmpfs /tmp (a sidecar container sharing the
+#                         pid namespace): the socket is found through /proc/PID/root/tmp, the
+#                         perf map switched on, named for the pid perf records and off again;
+#   record/sidecar-noptrace  the same with perfconv stripped of CAP_SYS_PTRACE (setpriv): exit 1
+#                         before anything starts, with the message that names the capability;
 #   record/command        `perfconv record --duration 3 -- dotnet Probe.dll`: a pack with named
 #                         frames and an event stream; the command does not outlive the recording;
 #   record/startup        `perfconv record -- dotnet StartProbe.dll` (fixtures/bin-src/dotnet/
@@ -58,7 +64,7 @@ cases=() live_cases=()
 for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails err-formats off-cpu thread-time progress; do
 	selected "record/$c" && cases+=("record/$c")
 done
-for c in pid pid-on namespace command startup target-exits sigint sigint-twice; do
+for c in pid pid-on namespace sidecar sidecar-noptrace command startup target-exits sigint sigint-twice; do
 	selected "record/$c" && live_cases+=("record/$c")
 done
 [ "${#cases[@]}" -eq 0 ] && [ "${#live_cases[@]}" -eq 0 ] && exit 0
@@ -444,6 +450,61 @@ if selected record/namespace; then
 		stop_app "$upid"
 		[ "$nsbin" != "$bin" ] && rm -rf "$nsbin"
 	fi
+fi
+# sidecar NAME WRAP...: perfconv record -p $app in a mount namespace of its own with a private
+# /tmp, through WRAP (a command prefix, or nothing); the results in $TMP/NAME as pc leaves them
+sidecar() {
+	local n=$1 out
+	shift
+	out=$(mktemp -d /var/tmp/perfconv-sidecar.XXXXXX)
+	unshare --mount --propagation private sh -c 'mount -t tmpfs perfconv-sidecar /tmp && exec "$@"' sh \
+		"$@" "$PERFCONV" record -p "$app" --duration "$SECS" -o "$out/$n.perfpack" \
+		>"$TMP/$n.out" 2>"$TMP/$n.err" </dev/null
+	echo $? >"$TMP/$n.rc"
+	mkdir -p "$TMP/$n"
+	cp -R "$out/." "$TMP/$n/"
+	rm -rf "$out"
+}
+can_sidecar() {
+	command -v unshare >/dev/null 2>&1 &&
+		unshare --mount --propagation private sh -c 'mount -t tmpfs perfconv-sidecar /tmp' >"$TMP/unshare.log" 2>&1
+}
+if selected record/sidecar; then
+	if ! can_sidecar; then
+		skip record/sidecar "unshare with a tmpfs /tmp does not work here ($(head -n 1 "$TMP/unshare.log" 2>/dev/null))"
+	elif ! start_probe; then
+		fail record/sidecar "Probe did not start (no diagnostics socket)"
+	else
+		sidecar sc
+		if check_pack record/sidecar sc "$app"; then
+			if ! grep -q "process $app (Probe): perf map and jitdump switched on" "$TMP/sc.err"; then
+				fail record/sidecar "the perf map was not switched on through /proc/$app/root/tmp's socket" "$TMP/sc.err"
+			elif map_open "$app"; then
+				fail record/sidecar "the perf map is still on afterwards" "$TMP/sc.err"
+			elif ! tar -I zstd -tf "$TMP/sc/sc.perfpack" 2>/dev/null | grep -q "perf-$app\.map"; then
+				fail record/sidecar "the pack holds no perf-$app.map: $(tar -I zstd -tf "$TMP/sc/sc.perfpack" 2>&1 | tr '\n' ' ' | cut -c1-300)"
+			else
+				pass "record/sidecar (private /tmp; socket and perf-$app.map through /proc/$app/root; $(python3 tests/dotnet-resolution.py "$TMP/sc/sc.folded" 2>&1 | sed 's/^[^:]*: //'))"
+			fi
+		fi
+	fi
+	stop_app "$app"
+fi
+if selected record/sidecar-noptrace; then
+	if ! can_sidecar || ! command -v setpriv >/dev/null 2>&1; then
+		skip record/sidecar-noptrace "no unshare with a tmpfs /tmp, or no setpriv"
+	elif ! start_probe; then
+		fail record/sidecar-noptrace "Probe did not start (no diagnostics socket)"
+	else
+		sidecar scnp setpriv --bounding-set=-sys_ptrace
+		if [ -n "$(ls -A "$TMP/scnp")" ]; then
+			fail record/sidecar-noptrace "left in the output directory: $(ls -A "$TMP/scnp" | tr '\n' ' ')"
+		else
+			expect_err record/sidecar-noptrace scnp 1 "process $app \(Probe\) cannot be reached: /proc/$app/root: permission denied" \
+				"without CAP_SYS_PTRACE" "--cap-add SYS_PTRACE"
+		fi
+	fi
+	stop_app "$app"
 fi
 if selected record/command; then
 	mkdir -p "$TMP/cmd"
