@@ -45,6 +45,8 @@ enum {
 	OPT_DOTNET_EVENTS,
 	OPT_OFF_CPU,
 	OPT_THREAD_TIME,
+	OPT_OFFLINE,
+	OPT_SYMBOL_SERVER,
 };
 
 struct rec_opt {
@@ -67,6 +69,8 @@ static const struct rec_opt rec_table[] = {
 	{ OPT_OFF_CPU, "off-cpu", 0, 0, NULL, "record where threads wait: sched:sched_switch samples and switch events, for perfconv --off-cpu (instead of CPU samples)" },
 	{ OPT_THREAD_TIME, "thread-time", 0, 0, NULL, "record CPU samples and sched:sched_switch samples, for perfconv --thread-time" },
 	{ 'f', "format", 'f', 1, "LIST", "also convert the pack into these formats beside it (folded,svg,speedscope,pprof,trace.zip,perf-script,top), with --off-cpu or --thread-time as recorded" },
+	{ OPT_SYMBOL_SERVER, "symbol-server", 0, 1, "URL", "fetch the .NET runtime's debug files (libcoreclr.so, libclrjit.so) by build-id from this symbol server while recording, for the pack (repeatable; default: PERFCONV_SYMBOL_SERVERS)" },
+	{ OPT_OFFLINE, "offline", 0, 0, NULL, "ask no symbol server or debuginfod server, while recording or packing" },
 	{ 'o', "output", 'o', 1, "FILE", "the pack to write (default: NAME-DATE-TIME.perfpack in the current directory, NAME the target's)" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no progress, summary or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print the perf command line and more detail" },
@@ -144,6 +148,8 @@ struct rec {
 	struct pfc_rec_port port;    /* -- COMMAND: the runtime connects here before its first managed code */
 	double t0;                   /* when perf began to write: the duration counts from there */
 	struct pfc_rec_count count;  /* the samples written so far */
+	struct pfc_rec_debug debug;  /* the runtime's debug files, fetched meanwhile */
+	char symcache[PATH_MAX];     /* the symbol servers' cache */
 	int ready;
 	int progress_shown;
 };
@@ -262,6 +268,14 @@ static int parse_args(struct pfc_rec_opts *o, int argc, char **argv)
 		case OPT_OFF_CPU: o->offcpu = 1; break;
 		case OPT_THREAD_TIME: o->thread_time = 1; break;
 		case 'f': o->formats = optarg; break;
+		case OPT_OFFLINE: o->offline = 1; break;
+		case OPT_SYMBOL_SERVER:
+			if (strpbrk(optarg, " \t\n") || strlen(o->symsrv) + strlen(optarg) + 2 > sizeof(o->symsrv))
+				return usage_error("--symbol-server '%s': one URL, without spaces", optarg);
+			if (*o->symsrv)
+				strcat(o->symsrv, " ");
+			strcat(o->symsrv, optarg);
+			break;
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose++; break;
@@ -709,8 +723,12 @@ static int pack(struct rec *r)
 	c.opts.thread_time = r->o.thread_time;
 	c.opts.dotnet_names = PFC_DOTNET_NAMES_SHORT;
 	c.opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
-	if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
+	if (!r->o.offline && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
 		c.opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
+	/* the servers the runtime's debug files came from: their cache answers without a request */
+	c.opts.symsrv_urls = r->debug.urls;
+	c.opts.symsrv_cache = r->debug.cache;
+	c.opts.symsrv_timeout = r->debug.timeout;
 	if (!c.env.no_cache) {
 		if (xdg && xdg[0] == '/')
 			snprintf(symcache, sizeof(symcache), "%s/perfconv", xdg);
@@ -764,6 +782,33 @@ static int keep_events(struct rec *r)
 
 /* ---- the command ---- */
 
+/* seconds a symbol server gets to connect and the longest it may stall: the recording goes on
+ * meanwhile, but a pack waits for it */
+#define SYMSRV_TIMEOUT 5.0
+
+/* the symbol servers (--symbol-server, else PERFCONV_SYMBOL_SERVERS) and their cache, as
+ * perfconv's conversions keep it; none with --offline */
+static void debug_settings(struct rec *r)
+{
+	struct pfc_cli_env env;
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	memset(&r->debug, 0, sizeof(r->debug));
+	r->debug.quiet = r->o.quiet;
+	r->debug.timeout = SYMSRV_TIMEOUT;
+	if (r->o.offline)
+		return;
+	pfc_cli_env_read(&env);
+	r->debug.urls = *r->o.symsrv ? r->o.symsrv : env.symbol_servers;
+	if (xdg && xdg[0] == '/')
+		snprintf(r->symcache, sizeof(r->symcache), "%s/perfconv-symbols", xdg);
+	else if (home && *home)
+		snprintf(r->symcache, sizeof(r->symcache), "%s/.cache/perfconv-symbols", home);
+	r->debug.cache = r->symcache[0] ? r->symcache : NULL;
+	if (!r->debug.cache)
+		r->debug.urls = NULL;
+}
+
 /* wait up to ms for the runtimes that connect to the port (a suspended one waits for us) */
 static void serve(struct rec *r, int ms)
 {
@@ -792,6 +837,10 @@ static int wait_loop(struct rec *r)
 		}
 		if (r->o.duration > 0 && t - r->t0 >= r->o.duration)
 			return 0;
+		/* the runtime's debug files, while perf records: a second in, when a command's
+		 * runtime has connected and loaded its JIT */
+		if (r->ndn && t - r->t0 >= 1.0)
+			pfc_rec_debug_start(&r->debug, r->dn, r->ndn);
 		/* -- COMMAND without the port: the runtime's socket appears early in its start-up;
 		 * attach then */
 		if (r->o.cmd && r->port.fd < 0 && !attached && r->o.keywords && t - r->t0 < 10) {
@@ -848,6 +897,7 @@ int pfc_cli_record(int argc, char **argv)
 	snprintf(r.data, sizeof(r.data), "%s/perf.data", r.work);
 	snprintf(r.log, sizeof(r.log), "%s/perf.log", r.work);
 	r.port.fd = -1;
+	debug_settings(&r);
 	if (r.o.cmd && pfc_rec_port_open(&r.port, r.work) < 0) {
 		rm_work(&r);
 		return EXIT_FAILED;
@@ -903,6 +953,7 @@ int pfc_cli_record(int argc, char **argv)
 			r.o.cmd ? "the command" : "perf (the target processes)");
 	if (r.o.verbose)
 		print_perf_log(&r);
+	pfc_rec_debug_finish(&r.debug);
 	ret = pack(&r);
 	if (ret < 0 && stop_signals < 2) {
 		/* the recording is not lost with the pack: it can be packed again, or converted */

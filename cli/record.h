@@ -4,7 +4,8 @@
  * recording; record_preflight.c checks what would make it fail or lose names before anything
  * starts; record_dotnet.c talks to each .NET runtime (its perf map, its EventPipe session);
  * record_port.c is the diagnostic port a command's runtime connects to before its first
- * managed code; record_count.c counts the samples for the progress line.
+ * managed code; record_count.c counts the samples for the progress line; record_debug.c
+ * fetches the runtime's debug files while perf records.
  * perf record, run as a child process, does the collecting; the pack writer does the packing.
  */
 #ifndef PFC_CLI_RECORD_H
@@ -36,6 +37,27 @@ struct pfc_rec_opts {
 	int offcpu;                  /* --off-cpu: sched:sched_switch (with --switch-events) */
 	int thread_time;             /* --thread-time: the same and cpu-clock */
 	const char *formats;         /* -f LIST: also converted into the pack's directory */
+	int offline;                 /* --offline: no symbol server or debuginfod is asked */
+	char symsrv[4096];           /* --symbol-server URLs, space-separated; empty: PERFCONV_SYMBOL_SERVERS */
+};
+
+/* the runtime's debug files fetched while perf records (record_debug.c) */
+#define PFC_REC_MAX_DEBUG 16
+enum { PFC_REC_DEBUG_ASKED, PFC_REC_DEBUG_FETCHED, PFC_REC_DEBUG_CACHED, PFC_REC_DEBUG_MISSING };
+struct pfc_rec_debug_file {
+	uint8_t build_id[20];
+	int len;
+	char name[64];               /* libcoreclr.so */
+	int state;
+};
+struct pfc_rec_debug {
+	const char *urls, *cache;    /* the symbol servers and their cache; NULL: none (nothing fetched) */
+	double timeout;
+	int quiet;
+	struct pfc_rec_debug_file files[PFC_REC_MAX_DEBUG];
+	size_t n;
+	int started, done;
+	pthread_t thread;
 };
 
 /* the samples perf has written so far (record_count.c) */
@@ -136,6 +158,11 @@ void pfc_rec_dotnet_restore(struct pfc_rec_proc *p, int quiet);
 /* record_count.c: count the sample records perf appended to path since the last call. */
 void pfc_rec_count_update(struct pfc_rec_count *k, const char *path);
 void pfc_rec_count_close(struct pfc_rec_count *k);
+
+/* record_debug.c: start fetching the debug files of the runtime libraries the processes map
+ * (once; nothing without servers), and wait for the fetching to end, saying what came. */
+void pfc_rec_debug_start(struct pfc_rec_debug *d, const struct pfc_rec_proc *dn, int ndn);
+void pfc_rec_debug_finish(struct pfc_rec_debug *d);
 
 /* entry point: argv[0] is "record"; returns the exit status */
 int pfc_cli_record(int argc, char **argv);

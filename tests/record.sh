@@ -39,6 +39,13 @@
 #                         perf map switched on, named for the pid perf records and off again;
 #   record/sidecar-noptrace  the same with perfconv stripped of CAP_SYS_PTRACE (setpriv): exit 1
 #                         before anything starts, with the message that names the capability;
+#   record/debug-files    `PERFCONV_SYMBOL_SERVERS=URL perfconv record -p PID` with the tests' symbol
+#                         server (tests/tools/serve-symbols.py) serving the debug files of the
+#                         runtime's libcoreclr.so and libclrjit.so (objcopy --only-keep-debug) at
+#                         their build-id keys: both are asked for while perf records (said before
+#                         the pack), and each library with samples has its debug file packed
+#                         (MANIFEST: file symsrv),
+#                         and a second recording with --offline asks nothing;
 #   record/command        `perfconv record --duration 3 -- dotnet Probe.dll`: a pack with named
 #                         frames and an event stream; the command does not outlive the recording;
 #   record/startup        `perfconv record -- dotnet StartProbe.dll` (fixtures/bin-src/dotnet/
@@ -64,7 +71,7 @@ cases=() live_cases=()
 for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails err-formats off-cpu thread-time progress; do
 	selected "record/$c" && cases+=("record/$c")
 done
-for c in pid pid-on namespace sidecar sidecar-noptrace command startup target-exits sigint sigint-twice; do
+for c in pid pid-on namespace sidecar sidecar-noptrace debug-files command startup target-exits sigint sigint-twice; do
 	selected "record/$c" && live_cases+=("record/$c")
 done
 [ "${#cases[@]}" -eq 0 ] && [ "${#live_cases[@]}" -eq 0 ] && exit 0
@@ -72,6 +79,7 @@ need_perfconv record
 
 pids=()
 cleanup() {
+	[ -n "${srv_pid:-}" ] && kill "$srv_pid" 2>/dev/null
 	local p
 	for p in "${pids[@]}"; do
 		kill -KILL "$p" 2>/dev/null
@@ -503,6 +511,72 @@ if selected record/sidecar-noptrace; then
 			expect_err record/sidecar-noptrace scnp 1 "process $app \(Probe\) cannot be reached: /proc/$app/root: permission denied" \
 				"without CAP_SYS_PTRACE" "--cap-add SYS_PTRACE"
 		fi
+	fi
+	stop_app "$app"
+fi
+if selected record/debug-files; then
+	if ! command -v objcopy >/dev/null 2>&1; then
+		skip record/debug-files "no objcopy"
+	elif ! start_probe; then
+		fail record/debug-files "Probe did not start (no diagnostics socket)"
+	else
+		# the server's directory: the debug file of each runtime library at its SSQP key
+		mkdir -p "$TMP/srv"
+		keys=() libs=()
+		for lib in libcoreclr.so libclrjit.so; do
+			f=$(awk -v l="/$lib" '$NF ~ l"$" { print $NF; exit }' "/proc/$app/maps")
+			bid=$(readelf -n "$f" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -n 1)
+			[ -n "$bid" ] || continue
+			k=_.debug/elf-buildid-sym-$bid/_.debug
+			mkdir -p "$TMP/srv/$(dirname "$k")"
+			objcopy --only-keep-debug "$f" "$TMP/srv/$k"
+			keys+=("$k")
+			libs+=("$f")
+		done
+		: >"$TMP/srv.log"
+		python3 tests/tools/serve-symbols.py "$TMP/srv" "$TMP/srv.port" "$TMP/srv.log" &
+		srv_pid=$!
+		for _ in $(seq 50); do [ -s "$TMP/srv.port" ] && break; sleep 0.1; done
+		mkdir -p "$TMP/dbg" "$TMP/dbg-off"
+		PERFCONV_SYMBOL_SERVERS=http://127.0.0.1:$(cat "$TMP/srv.port") XDG_CACHE_HOME=$TMP/dbg-cache \
+			pc dbg -p "$app" --duration "$SECS" -o "$TMP/dbg/dbg.perfpack"
+		asked=$(wc -l <"$TMP/srv.log")
+		PERFCONV_SYMBOL_SERVERS=http://127.0.0.1:$(cat "$TMP/srv.port") XDG_CACHE_HOME=$TMP/dbg-cache-off \
+			pc dbgoff --offline -p "$app" --duration 1 -o "$TMP/dbg-off/dbgoff.perfpack"
+		tar --zstd -xOf "$TMP/dbg/dbg.perfpack" MANIFEST >"$TMP/dbg/MANIFEST" 2>&1
+		# each asked for; packed with each library the samples' frames needed (the pack takes
+		# what the conversion used: the JIT of a warmed-up app may have no sample)
+		missing= packed=0
+		for i in "${!keys[@]}"; do
+			k=${keys[$i]}
+			# once: the pack's conversion takes it from the cache
+			[ "$(grep -cx "/$k" "$TMP/srv.log")" = 1 ] || missing="$missing asked-once:$k"
+			if grep -q "^file[[:space:]]root[[:space:]]${libs[$i]}[[:space:]]" "$TMP/dbg/MANIFEST"; then
+				grep -q "symsrv[[:space:]]$k" "$TMP/dbg/MANIFEST" || missing="$missing packed:$k"
+				packed=$((packed + 1))
+			fi
+		done
+		# fetched while recording: said before perf's own end and the pack
+		fetched_line=$(grep -n 'debug files of the .NET runtime' "$TMP/dbg.err" | cut -d: -f1)
+		packed_line=$(grep -n "^perfconv: packed" "$TMP/dbg.err" | cut -d: -f1)
+		if [ "${#keys[@]}" != 2 ]; then
+			fail record/debug-files "the build-ids of libcoreclr.so and libclrjit.so not found in Probe's maps"
+		elif [ "$(cat "$TMP/dbg.rc")" != 0 ]; then
+			fail record/debug-files "exit status $(cat "$TMP/dbg.rc")" "$TMP/dbg.err"
+		elif [ -n "$missing" ]; then
+			fail record/debug-files "not asked for or not packed:$missing" "$TMP/dbg/MANIFEST"
+		elif [ "$packed" = 0 ]; then
+			fail record/debug-files "no sample in either library: nothing to check in the pack" "$TMP/dbg/MANIFEST"
+		elif ! grep -qE 'runtime \((libcoreclr.so, libclrjit.so|libclrjit.so, libcoreclr.so)\): 2 fetched while recording' "$TMP/dbg.err" ||
+			[ -z "$packed_line" ] || [ "$fetched_line" -gt "$packed_line" ]; then
+			fail record/debug-files "not said to be fetched while recording" "$TMP/dbg.err"
+		elif [ "$(cat "$TMP/dbgoff.rc")" != 0 ] || [ "$(wc -l <"$TMP/srv.log")" != "$asked" ]; then
+			fail record/debug-files "--offline: exit $(cat "$TMP/dbgoff.rc"), $(( $(wc -l <"$TMP/srv.log") - asked )) requests" "$TMP/dbgoff.err"
+		else
+			pass "record/debug-files (libcoreclr.so and libclrjit.so fetched while recording, $packed of them sampled and packed with its debug file; none asked for with --offline)"
+		fi
+		kill "$srv_pid" 2>/dev/null
+		srv_pid=
 	fi
 	stop_app "$app"
 fi
