@@ -89,6 +89,7 @@ struct pfc_rec_proc {
 	uint8_t cookie[16];          /* its advertised instance cookie */
 	int resumed;                 /* ResumeRuntime sent */
 	int idle_fd;                 /* its latest connection, waiting for a command; -1: none */
+	int stop_sent;               /* StopTracing sent: the rundown is on its way */
 };
 
 /* the diagnostic port of -- COMMAND: a socket perfconv listens on, named to the command by
@@ -151,6 +152,10 @@ void pfc_rec_port_close(struct pfc_rec_port *port, struct pfc_rec_proc *dn, int 
  * a second Ctrl-C; abandon: close it at once. */
 void pfc_rec_dotnet_stop(struct pfc_rec_proc *p, double timeout, int abandon, const volatile sig_atomic_t *signals,
 			 int quiet);
+
+/* record_dotnet.c: send StopTracing now, so that the rundown comes while perfconv stops
+ * perf; pfc_rec_dotnet_stop then only waits for it. */
+void pfc_rec_dotnet_stop_send(struct pfc_rec_proc *p, int quiet);
 
 /* record_dotnet.c: switch the perf map off again if we switched it on. */
 void pfc_rec_dotnet_restore(struct pfc_rec_proc *p, int quiet);

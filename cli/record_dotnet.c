@@ -320,28 +320,43 @@ static int wait_done(struct pfc_rec_proc *p, double deadline, const volatile sig
 	return 1;
 }
 
-void pfc_rec_dotnet_stop(struct pfc_rec_proc *p, double timeout, int abandon, const volatile sig_atomic_t *signals,
-			 int quiet)
+/* A stream that already ended (the process exited) needs no StopTracing; else the runtime
+ * stops the session, sends the rundown and closes the stream.  Abandoning, the stop is still
+ * sent, so that the runtime does not keep a session no one reads. */
+static void stop_send(struct pfc_rec_proc *p, int abandon, int quiet)
 {
 	uint8_t req[PFC_DIAGIPC_STOP_LEN];
 	struct pfc_diagipc_reply rep;
+	size_t len;
+	int conn;
 
+	if (!p->have_session || p->stop_sent)
+		return;
+	p->stop_sent = 1;
+	if (p->thread_started && __atomic_load_n(&p->done, __ATOMIC_ACQUIRE))
+		return;
+	len = pfc_diagipc_encode_stop(req, p->session);
+	/* a runtime that connects to perfconv's port keeps a connection there, waiting for a
+	 * command: StopTracing goes on it, else on the runtime's own socket */
+	conn = p->idle_fd;
+	p->idle_fd = -1;
+	if (call(p, conn, req, len, 1, 0, &rep, "StopTracing", quiet || abandon) == 0 && !rep.ok && !quiet && !abandon)
+		fprintf(stderr, "perfconv: record: warning: %s: StopTracing answered HRESULT 0x%08x\n", who(p),
+			rep.hresult);
+}
+
+void pfc_rec_dotnet_stop_send(struct pfc_rec_proc *p, int quiet)
+{
+	stop_send(p, 0, quiet);
+}
+
+void pfc_rec_dotnet_stop(struct pfc_rec_proc *p, double timeout, int abandon, const volatile sig_atomic_t *signals,
+			 int quiet)
+{
 	if (!p->have_session)
 		return;
+	stop_send(p, abandon, quiet);
 	p->have_session = 0;
-	/* A stream that already ended (the process exited) needs no StopTracing; else the
-	 * runtime stops the session, sends the rundown and closes the stream.  Abandoning, the
-	 * stop is still sent, so that the runtime does not keep a session no one reads. */
-	if (!p->thread_started || !__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
-		size_t len = pfc_diagipc_encode_stop(req, p->session);
-		/* a runtime that connects to perfconv's port keeps a connection there, waiting for
-		 * a command: StopTracing goes on it, else on the runtime's own socket */
-		int conn = p->idle_fd;
-		p->idle_fd = -1;
-		if (call(p, conn, req, len, 1, 0, &rep, "StopTracing", quiet || abandon) == 0 && !rep.ok && !quiet && !abandon)
-			fprintf(stderr, "perfconv: record: warning: %s: StopTracing answered HRESULT 0x%08x\n", who(p),
-				rep.hresult);
-	}
 	if (p->thread_started) {
 		if (!wait_done(p, pfc_diagsock_now() + (abandon ? 0.5 : timeout), signals)) {
 			if (!quiet && !abandon && !(signals && *signals > 1))
