@@ -1,6 +1,6 @@
 // bench/load.cjs URL SECONDS CONCURRENCY: a closed-loop HTTP load on one URL, CONCURRENCY requests
 // in flight on keep-alive connections for SECONDS; prints the completed requests a second (and the
-// failed ones) as "rps N failed N".  Node's own http module: nothing to install.
+// failed ones, and all that completed) as "rps N failed N done N".  Node's own http module: nothing to install.
 'use strict';
 const http = require('http');
 const [url, secs, conc] = [process.argv[2], Number(process.argv[3] || 10), Number(process.argv[4] || 8)];
@@ -19,6 +19,6 @@ for (let i = 0; i < conc; i++) one();
 setTimeout(() => {
     stop = true;
     const s = Number(process.hrtime.bigint() - t0) / 1e9;
-    console.log(`rps ${(done / s).toFixed(1)} failed ${failed}`);
+    console.log(`rps ${(done / s).toFixed(1)} failed ${failed} done ${done}`);
     process.exit(0);
 }, secs * 1000);

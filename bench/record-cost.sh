@@ -11,7 +11,10 @@
 #   perf      perf record -k mono -g -F 999 -p PID
 #   perfconv  perfconv record -p PID (default events gc,exceptions,jit: its perf map switched on,
 #             an EventPipe session with rundown, then the pack)
-# and prints every run's requests a second, the medians, perfconv's median against perf's, and
+# and prints every run's requests a second and the app's CPU time a request (user and system, from
+# /proc/PID/stat around the load: what the recorder adds to the service's own work, which a
+# loaded machine disturbs far less than it disturbs throughput), the medians, perfconv's median
+# against perf's, and
 # for perfconv the seconds from the end of the recording (its SIGINT, when the load ends) to the
 # pack written (perfconv's exit), each run and the median.  Targets: perfconv within 5% of perf;
 # the pack ready within 2 s.  Needs root, perf, node and the .NET 10 SDK with ASP.NET Core.
@@ -49,7 +52,17 @@ app=$!
 for _ in $(seq 100); do curl -s -m 1 "$url/hello" >/dev/null 2>&1 && break; sleep 0.1; done
 node bench/load.cjs "$url/work?n=$N" 5 "$CONC" >/dev/null	# warm-up: tiered JIT settles
 
-load() { node bench/load.cjs "$url/work?n=$N" "$SECS" "$CONC" | awk '{ print $2 }'; }
+# app_ticks: the app's user + system CPU time so far, in clock ticks
+app_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$app/stat"; }
+tck=$(getconf CLK_TCK)
+# load: "RPS CPU-MS-PER-1000-REQUESTS"
+load() {
+	local t0 t1 out
+	t0=$(app_ticks)
+	out=$(node bench/load.cjs "$url/work?n=$N" "$SECS" "$CONC")
+	t1=$(app_ticks)
+	echo "$out" | awk -v d=$((t1 - t0)) -v hz="$tck" '{ printf "%s %.1f\n", $2, ($6 > 0 ? d * 1000 / hz / $6 * 1000 : 0) }'
+}
 # wait_file GLOB: until a file matching it is non-empty (perf has started writing)
 wait_file() {
 	local f
@@ -62,7 +75,7 @@ wait_file() {
 now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-printf '%-5s %10s %10s %10s %12s\n' run none perf perfconv pack-ready-s
+printf '%-6s %18s %18s %18s %12s\n' run "none rps cpu" "perf rps cpu" "perfconv rps cpu" pack-ready-s
 for i in $(seq "$RUNS"); do
 	none=$(load)
 
@@ -81,16 +94,17 @@ for i in $(seq "$RUNS"); do
 	kill -INT "$rec"; wait "$rec" || { cat "$W/pc.log"; exit 1; }; rec=
 	ready=$(echo "$(now) - $t" | bc -l)
 	[ -s "$W/pc/cost.perfpack" ] || { echo "no pack"; cat "$W/pc.log"; exit 1; }
-	printf '%-5s %10s %10s %10s %12.2f\n' "$i" "$none" "$perf" "$pc" "$ready"
+	printf '%-6s %18s %18s %18s %12.2f\n' "$i" "$none" "$perf" "$pc" "$ready"
 	echo "$none $perf $pc $ready" >>"$W/runs"
 done
-mn=$(awk '{ print $1 }' "$W/runs" | median)
-mp=$(awk '{ print $2 }' "$W/runs" | median)
-mc=$(awk '{ print $3 }' "$W/runs" | median)
-mr=$(awk '{ print $4 }' "$W/runs" | median)
-printf '%-5s %10s %10s %10s %12.2f\n' median "$mn" "$mp" "$mc" "$mr"
-awk -v n="$mn" -v p="$mp" -v c="$mc" -v r="$mr" 'BEGIN {
+# columns of runs: none rps, none cpu, perf rps, perf cpu, perfconv rps, perfconv cpu, ready
+col() { awk -v c="$1" '{ print $c }' "$W/runs" | median; }
+mn=$(col 1) cn=$(col 2) mp=$(col 3) cp=$(col 4) mc=$(col 5) cc=$(col 6) mr=$(col 7)
+printf '%-6s %18s %18s %18s %12.2f\n' median "$mn $cn" "$mp $cp" "$mc $cc" "$mr"
+awk -v n="$mn" -v p="$mp" -v c="$mc" -v cn="$cn" -v cp="$cp" -v cc="$cc" -v r="$mr" 'BEGIN {
 	d = (c - p) / p * 100
 	printf "requests/s: perf record %.1f%% of none, perfconv record %.1f%% of none; perfconv against perf: %+.1f%% (target within 5%%: %s)\n", p / n * 100, c / n * 100, d, (d >= -5 ? "met" : "MISSED")
+	e = (cc - cp) / cp * 100
+	printf "app CPU ms per 1000 requests: none %.1f, perf %.1f, perfconv %.1f; perfconv against perf: %+.1f%% (within 5%%: %s)\n", cn, cp, cc, e, (e <= 5 ? "met" : "MISSED")
 	printf "end of recording to pack ready: median %.2f s (target 2 s: %s)\n", r, (r <= 2 ? "met" : "MISSED")
 }'
