@@ -852,7 +852,7 @@ static void serve(struct rec *r, int ms)
 
 static int wait_loop(struct rec *r)
 {
-	double next = 0;
+	double next = 0, next_debug = 0;
 	int attached = 0;
 
 	for (;;) {
@@ -874,8 +874,10 @@ static int wait_loop(struct rec *r)
 			return 0;
 		/* the runtime's debug files, while perf records: a second in, when a command's
 		 * runtime has connected and loaded its JIT */
-		if (r->ndn && t - r->t0 >= 1.0)
+		if (r->ndn && t - r->t0 >= 1.0 && t >= next_debug) {
 			pfc_rec_debug_start(&r->debug, r->dn, r->ndn);
+			next_debug = t + 1.0;	/* a runtime that maps no library yet: look again later */
+		}
 		/* -- COMMAND without the port: the runtime's socket appears early in its start-up;
 		 * attach then */
 		if (r->o.cmd && r->port.fd < 0 && !attached && r->o.keywords && t - r->t0 < 10) {

@@ -21,6 +21,9 @@
 #   record/progress       the progress line (elapsed, samples perf has written so far, bytes) on a
 #                         terminal (script(1)'s pseudo-terminal), rewritten with \r; none when
 #                         stderr is a file;
+#   record/err-advertise  `-- sleep 3`, and two connections to perfconv's diagnostic port that are
+#                         no runtime's (another magic; pid 0): each refused with a warning that
+#                         names the socket and the offset, and the recording packs as usual;
 #   record/pid            `perfconv record -p PID --duration 3` of Probe started without a perf
 #                         map: the pack converts to folded stacks in which Probe's managed frames
 #                         are named (tests/dotnet-resolution.py: at least 90 % of the weight with
@@ -68,7 +71,7 @@
 SECS=${RECORD_SECONDS:-3}
 
 cases=() live_cases=()
-for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails err-formats off-cpu thread-time progress; do
+for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails err-formats off-cpu thread-time progress err-advertise; do
 	selected "record/$c" && cases+=("record/$c")
 done
 for c in pid pid-on namespace sidecar sidecar-noptrace debug-files command startup target-exits sigint sigint-twice; do
@@ -240,6 +243,33 @@ if selected record/progress && can_trace record/progress; then
 		else
 			pass "record/progress ($(grep -ao $'\r[^\r]*samples[^\r]*' "$TMP/prog/typescript" | tail -n 1 | tr -d '\r\n' | cut -c1-90))"
 		fi
+	fi
+fi
+if selected record/err-advertise && can_trace record/err-advertise; then
+	mkdir -p "$TMP/adv"
+	"$PERFCONV" record --dotnet-events gc -o "$TMP/adv/adv.perfpack" -- sleep 3 >"$TMP/adv.out" 2>"$TMP/adv.err" </dev/null &
+	rec=$!
+	sock=
+	for _ in $(seq 100); do
+		sock=$(ls "$TMP"/adv/.adv.perfpack.record-*/diag.sock 2>/dev/null) && [ -S "$sock" ] && break
+		sleep 0.05
+	done
+	python3 -c '
+import socket, sys
+for msg in (b"ADVR_V2\0" + b"x" * 26, b"ADVR_V1\0" + b"x" * 16 + bytes(10)):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(msg)
+    s.close()
+' "$sock"
+	wait "$rec"
+	echo $? >"$TMP/adv.rc"
+	if [ ! -s "$TMP/adv/adv.perfpack" ]; then
+		fail record/err-advertise "no pack" "$TMP/adv.err"
+	else
+		expect_err record/err-advertise adv 0 \
+			"warning: '[^']*/diag.sock': malformed advertise message at offset 6: not a runtime's advertise message" \
+			"warning: '[^']*/diag.sock': malformed advertise message at offset 24: advertised pid 0 is no process's"
 	fi
 fi
 [ "${#live_cases[@]}" -eq 0 ] && exit 0
