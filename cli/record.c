@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,6 +151,7 @@ struct rec {
 	struct pfc_rec_debug debug;  /* the runtime's debug files, fetched meanwhile */
 	char symcache[PATH_MAX];     /* the symbol servers' cache */
 	int ready;
+	double header_seen;          /* when perf's file header appeared; 0: not yet */
 	int progress_shown;
 };
 
@@ -417,19 +417,6 @@ static long perf_child(pid_t perf)
 
 /* ---- perf ---- */
 
-/* perf and the running kernel both 5.12 or newer: MMAP2 records with build-ids */
-static int buildid_mmap_ok(const struct pfc_rec_pre *pre)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (pre->perf_major < 5 || (pre->perf_major == 5 && pre->perf_minor < 12))
-		return 0;
-	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return 0;
-	return major > 5 || (major == 5 && minor >= 12);
-}
-
 static int start_perf(struct rec *r)
 {
 	char freq[64], *argv[32 + PFC_REC_MAX_PIDS], pids[PFC_REC_MAX_PIDS * 12] = "";
@@ -463,13 +450,11 @@ static int start_perf(struct rec *r)
 		argv[n++] = "-F";
 		argv[n++] = freq;
 	}
-	/* The build-ids in the MMAP2 records (Linux and perf 5.12+): without them perf reads its
-	 * whole file again when it stops, to list the build-ids of the files the samples hit,
-	 * which took 1.9 s of the 2.3 s between its SIGINT and its exit in a 5 s recording of a
-	 * .NET app on the loaded test machine, against 0.5 s with them; the pack then has the
-	 * build-id of every mapped file, hit or not. */
-	if (buildid_mmap_ok(&r->pre))
-		argv[n++] = "--buildid-mmap";
+	/* Not --buildid-mmap, though it would spare perf reading its whole file again when it
+	 * stops (1.9 s of its 2.3 s stop in a 5 s recording of a .NET app on the loaded test
+	 * machine, against 0.5 s): perf 6.1 with it reported thousands of wake-ups for a few
+	 * hundred samples, and exited with status 255 and no message in two of three 1 s
+	 * recordings of Probe (none of three without it). */
 	argv[n++] = "-o";
 	argv[n++] = r->data;
 	if (r->o.npids) {
@@ -565,13 +550,30 @@ static int perf_ended(struct rec *r)
 
 static off_t file_size(const char *path);
 
-/* perf has written its file's header: its events are open and its SIGINT handler is set
- * (a SIGINT before that kills it with nothing written) */
+/* Seconds after its header that a perf without FINISHED_INIT records (before 5.17) is taken
+ * to have described the processes already running */
+#define PERF_INIT_GRACE 2.0
+
+/* perf has written its file's header and then its FINISHED_INIT record, after the
+ * description of every process already running: its events are open and its SIGINT handler
+ * is set.  A SIGINT before the header kills it with nothing written; one while it still
+ * describes the processes (seconds for a busy .NET process on a loaded machine) made it exit
+ * with status 255 and nothing said. */
 static int perf_ready(struct rec *r)
 {
-	if (!r->ready && file_size(r->data) > 0) {
+	double now;
+
+	if (r->ready)
+		return 1;
+	if (file_size(r->data) <= 0)
+		return 0;
+	now = pfc_diagsock_now();
+	if (!r->header_seen)
+		r->header_seen = now;
+	pfc_rec_count_update(&r->count, r->data);
+	if (r->count.init_done || r->count.stopped || now - r->header_seen >= PERF_INIT_GRACE) {
 		r->ready = 1;
-		r->t0 = pfc_diagsock_now();
+		r->t0 = now;
 	}
 	return r->ready;
 }
@@ -665,6 +667,7 @@ static void rm_work(struct rec *r)
 	struct dirent *de;
 	char path[PATH_MAX + 300];
 
+	pfc_rec_count_close(&r->count);
 	if (!r->work[0])
 		return;
 	if ((d = opendir(r->work))) {

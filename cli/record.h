@@ -65,6 +65,7 @@ struct pfc_rec_count {
 	int fd;                      /* the file's descriptor plus one; 0: not open */
 	uint64_t off;                /* the next record's offset; 0: the header is not read yet */
 	uint64_t samples;
+	int init_done;               /* perf's FINISHED_INIT: the processes already running are described */
 	int stopped;                 /* a record it could not read: the count stays where it is */
 };
 

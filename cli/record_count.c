@@ -1,7 +1,8 @@
 /*
- * record_count.c - the samples perf has written so far, for perfconv record's progress line:
- * it follows the perf.data file as perf appends to it and counts its sample records, reading
- * each byte once.  It only counts: the file is read for real (and checked) by the conversion
+ * record_count.c - the samples perf has written so far, for perfconv record's progress line,
+ * and whether it has written FINISHED_INIT (it is recording, and takes a SIGINT as the end):
+ * it follows the perf.data file as perf appends to it and counts its records, reading each
+ * byte once.  It only counts: the file is read for real (and checked) by the conversion
  * at the end, so a record it cannot make sense of ends the count, never the recording.
  */
 #include <errno.h>
@@ -69,6 +70,8 @@ void pfc_rec_count_update(struct pfc_rec_count *k, const char *path)
 			break;
 		if (type == 9)	/* PERF_RECORD_SAMPLE */
 			k->samples++;
+		else if (type == PFC_REC_FINISHED_INIT)
+			k->init_done = 1;
 		at += size;
 	}
 	k->off += at;
