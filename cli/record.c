@@ -43,6 +43,10 @@ enum {
 	OPT_DURATION = 256,
 	OPT_CALL_GRAPH,
 	OPT_DOTNET_EVENTS,
+	OPT_OFF_CPU,
+	OPT_THREAD_TIME,
+	OPT_OFFLINE,
+	OPT_SYMBOL_SERVER,
 };
 
 struct rec_opt {
@@ -62,6 +66,11 @@ static const struct rec_opt rec_table[] = {
 	{ 'F', "freq", 'F', 1, "HZ", "samples a second (default: 999)" },
 	{ OPT_CALL_GRAPH, "call-graph", 0, 1, "fp|dwarf", "how perf records stacks: frame pointers (the default) or DWARF stack copies" },
 	{ OPT_DOTNET_EVENTS, "dotnet-events", 0, 1, "LIST", "runtime events of .NET processes, into PID.nettrace files: gc, alloc, jit, exceptions, loader, threadpool, contention, or none (default: gc,exceptions,jit)" },
+	{ OPT_OFF_CPU, "off-cpu", 0, 0, NULL, "record where threads wait: sched:sched_switch samples and switch events, for perfconv --off-cpu (instead of CPU samples)" },
+	{ OPT_THREAD_TIME, "thread-time", 0, 0, NULL, "record CPU samples and sched:sched_switch samples, for perfconv --thread-time" },
+	{ 'f', "format", 'f', 1, "LIST", "also convert the pack into these formats beside it (folded,svg,speedscope,pprof,trace.zip,perf-script,top), with --off-cpu or --thread-time as recorded" },
+	{ OPT_SYMBOL_SERVER, "symbol-server", 0, 1, "URL", "fetch the .NET runtime's debug files (libcoreclr.so, libclrjit.so) by build-id from this symbol server while recording, for the pack (repeatable; default: PERFCONV_SYMBOL_SERVERS)" },
+	{ OPT_OFFLINE, "offline", 0, 0, NULL, "ask no symbol server or debuginfod server, while recording or packing" },
 	{ 'o', "output", 'o', 1, "FILE", "the pack to write (default: NAME-DATE-TIME.perfpack in the current directory, NAME the target's)" },
 	{ 'q', "quiet", 'q', 0, NULL, "print no progress, summary or warnings" },
 	{ 'v', "verbose", 'v', 0, NULL, "print the perf command line and more detail" },
@@ -136,8 +145,13 @@ struct rec {
 	long child;                  /* -- COMMAND: the command's pid (perf's child) */
 	struct pfc_rec_proc dn[MAX_DOTNET];
 	int ndn;
+	struct pfc_rec_port port;    /* -- COMMAND: the runtime connects here before its first managed code */
 	double t0;                   /* when perf began to write: the duration counts from there */
+	struct pfc_rec_count count;  /* the samples written so far */
+	struct pfc_rec_debug debug;  /* the runtime's debug files, fetched meanwhile */
+	char symcache[PATH_MAX];     /* the symbol servers' cache */
 	int ready;
+	double header_seen;          /* when perf's file header appeared; 0: not yet */
 	int progress_shown;
 };
 
@@ -158,6 +172,46 @@ static int parse_pids(struct pfc_rec_opts *o, const char *arg)
 		p = *end ? end + 1 : end;
 	}
 	return o->npids ? 0 : -1;
+}
+
+/* -f LIST into ws[max] (none when ws is NULL: a check): their number, or -1 (printed).  The
+ * pack is made anyway, and a profile of waits has no place in the formats of samples. */
+static int parse_formats(const struct pfc_rec_opts *o, const struct pfc_writer **ws, int max)
+{
+	const char *f = o->formats;
+	int n = 0, i;
+
+	while (*f) {
+		size_t len = strcspn(f, ",");
+		char name[64];
+		const struct pfc_writer *w = NULL;
+		if (len && len < sizeof(name)) {
+			memcpy(name, f, len);
+			name[len] = 0;
+			w = pfc_writer_by_name(name);
+		}
+		if (!w || w == &pfc_writer_pack) {
+			fprintf(stderr, "perfconv: record: -f '%s': %s%.*s%s (folded, svg, speedscope, pprof, trace.zip, "
+				"perf-script, top)\nTry 'perfconv record --help' for more information.\n", o->formats,
+				w ? "" : "unknown format '", w ? 0 : (int)len, f,
+				w ? "the pack is always made: -f names the formats made beside it" : "'");
+			return -1;
+		}
+		if ((o->offcpu || o->thread_time) && (w->needs & PFC_NEED_STREAM)) {
+			fprintf(stderr, "perfconv: record: -f '%s': %s makes a profile, and the %s format prints samples: use "
+				"folded, svg, speedscope or pprof\nTry 'perfconv record --help' for more information.\n",
+				o->formats, o->thread_time ? "--thread-time" : "--off-cpu", w->name);
+			return -1;
+		}
+		if (ws) {
+			for (i = 0; i < n && ws[i] != w; i++)
+				;
+			if (i == n && n < max)
+				ws[n++] = w;
+		}
+		f += len + (f[len] == ',');
+	}
+	return n;
 }
 
 static int parse_args(struct pfc_rec_opts *o, int argc, char **argv)
@@ -212,6 +266,17 @@ static int parse_args(struct pfc_rec_opts *o, int argc, char **argv)
 				return usage_error("--call-graph '%s': fp or dwarf", optarg);
 			break;
 		case OPT_DOTNET_EVENTS: o->events = optarg; break;
+		case OPT_OFF_CPU: o->offcpu = 1; break;
+		case OPT_THREAD_TIME: o->thread_time = 1; break;
+		case 'f': o->formats = optarg; break;
+		case OPT_OFFLINE: o->offline = 1; break;
+		case OPT_SYMBOL_SERVER:
+			if (strpbrk(optarg, " \t\n") || strlen(o->symsrv) + strlen(optarg) + 2 > sizeof(o->symsrv))
+				return usage_error("--symbol-server '%s': one URL, without spaces", optarg);
+			if (*o->symsrv)
+				strcat(o->symsrv, " ");
+			strcat(o->symsrv, optarg);
+			break;
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose++; break;
@@ -227,6 +292,10 @@ static int parse_args(struct pfc_rec_opts *o, int argc, char **argv)
 			o->events);
 		return EXIT_USAGE;
 	}
+	if (o->offcpu && o->thread_time)
+		return usage_error("%s", "--off-cpu and --thread-time: give one (--thread-time has the off-CPU time too)");
+	if (o->formats && parse_formats(o, NULL, 0) < 0)
+		return EXIT_USAGE;
 	if (optind < argc)
 		o->cmd = argv + optind;
 	if ((o->cmd != NULL) + (o->npids > 0) + o->all > 1)
@@ -350,7 +419,7 @@ static long perf_child(pid_t perf)
 
 static int start_perf(struct rec *r)
 {
-	char freq[32], *argv[32 + PFC_REC_MAX_PIDS], pids[PFC_REC_MAX_PIDS * 12] = "";
+	char freq[64], *argv[32 + PFC_REC_MAX_PIDS], pids[PFC_REC_MAX_PIDS * 12] = "";
 	int n = 0, i, logfd;
 	pid_t pid;
 
@@ -365,9 +434,27 @@ static int start_perf(struct rec *r)
 	} else {
 		argv[n++] = "-g";
 	}
-	snprintf(freq, sizeof(freq), "%ld", r->o.freq);
-	argv[n++] = "-F";
-	argv[n++] = freq;
+	if (r->o.offcpu || r->o.thread_time) {
+		/* every switch-out with its stack (a tracepoint's period is 1: no -F, which would
+		 * sample it by frequency), and the switch-ins that end each wait where it ends */
+		argv[n++] = "-e";
+		argv[n++] = "sched:sched_switch";
+		argv[n++] = "--switch-events";
+	}
+	if (r->o.thread_time) {
+		snprintf(freq, sizeof(freq), "cpu-clock/freq=%ld/", r->o.freq);
+		argv[n++] = "-e";
+		argv[n++] = freq;
+	} else if (!r->o.offcpu) {
+		snprintf(freq, sizeof(freq), "%ld", r->o.freq);
+		argv[n++] = "-F";
+		argv[n++] = freq;
+	}
+	/* Not --buildid-mmap, though it would spare perf reading its whole file again when it
+	 * stops (1.9 s of its 2.3 s stop in a 5 s recording of a .NET app on the loaded test
+	 * machine, against 0.5 s): perf 6.1 with it reported thousands of wake-ups for a few
+	 * hundred samples, and exited with status 255 and no message in two of three 1 s
+	 * recordings of Probe (none of three without it). */
 	argv[n++] = "-o";
 	argv[n++] = r->data;
 	if (r->o.npids) {
@@ -416,7 +503,10 @@ static int start_perf(struct rec *r)
 		signal(SIGHUP, SIG_DFL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		dup2(logfd, 1);
+		/* perf's messages go to the log, read at the end; a command's own output (perf's
+		 * stdout is the command's) stays the user's */
+		if (!r->o.cmd)
+			dup2(logfd, 1);
 		dup2(logfd, 2);
 		if (!r->o.cmd) {
 			int nul = open("/dev/null", O_RDONLY);
@@ -425,6 +515,9 @@ static int start_perf(struct rec *r)
 		} else {
 			/* the command writes its perf map and jitdump from its first method on */
 			setenv("DOTNET_PerfMapEnabled", "1", 0);
+			/* and its runtime waits on perfconv's port until its session is open */
+			if (r->port.fd >= 0)
+				setenv("DOTNET_DiagnosticPorts", r->port.env, 1);
 		}
 		execvp("perf", argv);
 		dprintf(2, "perfconv: record: cannot run perf: %s\n", strerror(errno));
@@ -457,13 +550,30 @@ static int perf_ended(struct rec *r)
 
 static off_t file_size(const char *path);
 
-/* perf has written its file's header: its events are open and its SIGINT handler is set
- * (a SIGINT before that kills it with nothing written) */
+/* Seconds after its header that a perf without FINISHED_INIT records (before 5.17) is taken
+ * to have described the processes already running */
+#define PERF_INIT_GRACE 2.0
+
+/* perf has written its file's header and then its FINISHED_INIT record, after the
+ * description of every process already running: its events are open and its SIGINT handler
+ * is set.  A SIGINT before the header kills it with nothing written; one while it still
+ * describes the processes (seconds for a busy .NET process on a loaded machine) made it exit
+ * with status 255 and nothing said. */
 static int perf_ready(struct rec *r)
 {
-	if (!r->ready && file_size(r->data) > 0) {
+	double now;
+
+	if (r->ready)
+		return 1;
+	if (file_size(r->data) <= 0)
+		return 0;
+	now = pfc_diagsock_now();
+	if (!r->header_seen)
+		r->header_seen = now;
+	pfc_rec_count_update(&r->count, r->data);
+	if (r->count.init_done || r->count.stopped || now - r->header_seen >= PERF_INIT_GRACE) {
 		r->ready = 1;
-		r->t0 = pfc_diagsock_now();
+		r->t0 = now;
 	}
 	return r->ready;
 }
@@ -537,12 +647,15 @@ static void progress(struct rec *r, int last)
 	uint64_t ev = 0;
 	int i;
 
+	/* on a terminal only: a log gets no line rewritten with \r */
 	if (r->o.quiet || !isatty(STDERR_FILENO))
 		return;
 	for (i = 0; i < r->ndn; i++)
 		ev += __atomic_load_n(&r->dn[i].bytes, __ATOMIC_RELAXED);
-	fprintf(stderr, "\rperfconv: record: %.0f s, perf.data %.1f MB, events %.1f MB%s", pfc_diagsock_now() - r->t0,
-		(double)file_size(r->data) / 1e6, (double)ev / 1e6, last ? "\n" : "   ");
+	pfc_rec_count_update(&r->count, r->data);
+	fprintf(stderr, "\rperfconv: record: %.0f s, %llu samples, perf.data %.1f MB, runtime events %.1f MB%s",
+		pfc_diagsock_now() - r->t0, (unsigned long long)r->count.samples, (double)file_size(r->data) / 1e6,
+		(double)ev / 1e6, last ? "\n" : "   ");
 	r->progress_shown = !last;
 }
 
@@ -554,6 +667,7 @@ static void rm_work(struct rec *r)
 	struct dirent *de;
 	char path[PATH_MAX + 300];
 
+	pfc_rec_count_close(&r->count);
 	if (!r->work[0])
 		return;
 	if ((d = opendir(r->work))) {
@@ -568,34 +682,67 @@ static void rm_work(struct rec *r)
 	r->work[0] = 0;
 }
 
-/* Stop the sessions (their rundown comes while perf still records), then perf, then switch
- * the perf maps we switched on off again.  On every way out. */
+/* Stop the sessions and perf, then switch the perf maps we switched on off again.  On every
+ * way out.  The runtimes' rundowns and perf's last write take a second or more each on a busy
+ * machine: both are asked for first and waited for together, so the pack waits for the longer
+ * only.  A command is the exception: perf ends it when it stops, which would cut its rundown,
+ * so its sessions end first. */
 static void stop_all(struct rec *r, int abandon)
 {
+	double t = pfc_diagsock_now();
 	int i;
 
 	if (r->progress_shown)
 		progress(r, 1);
+	if (!abandon && !r->o.cmd) {
+		for (i = 0; i < r->ndn; i++)
+			pfc_rec_dotnet_stop_send(&r->dn[i], r->o.quiet);
+		if (r->perf && perf_ready(r) && !perf_ended(r))
+			kill(r->perf, SIGINT);
+	}
 	for (i = 0; i < r->ndn; i++)
 		pfc_rec_dotnet_stop(&r->dn[i], RUNDOWN_TIMEOUT, abandon, &stop_signals, r->o.quiet);
+	pfc_rec_port_close(&r->port, r->dn, r->ndn);
+	if (r->o.verbose && r->ndn)
+		fprintf(stderr, "perfconv: record: the event sessions ended %.2f s after the stop\n", pfc_diagsock_now() - t);
 	stop_perf(r, abandon);
+	if (r->o.verbose)
+		fprintf(stderr, "perfconv: record: perf ended %.2f s after the stop\n", pfc_diagsock_now() - t);
 	for (i = 0; i < r->ndn; i++)
 		pfc_rec_dotnet_restore(&r->dn[i], r->o.quiet);
 }
 
 /* ---- the pack ---- */
 
+#define MAX_FORMATS 8
+
 /* The settings of a plain `perfconv -i perf.data -o OUT.perfpack`: the best names, the
- * symbol cache, the build-id cache and any servers named in the environment. */
+ * symbol cache, the build-id cache and any servers named in the environment.  The formats of
+ * -f come out of the same conversion, beside the pack (NAME.folded, NAME.svg, ...), with
+ * --off-cpu or --thread-time as recorded: in-process, as the pack. */
 static int pack(struct rec *r)
 {
-	static char bdir[PATH_MAX], symcache[PATH_MAX];
+	static char bdir[PATH_MAX], symcache[PATH_MAX], names[MAX_FORMATS][PATH_MAX + 32];
 	static struct cli c;
-	const struct pfc_writer *ws[1] = { &pfc_writer_pack };
-	const char *outs[1] = { r->out };
+	const struct pfc_writer *ws[1 + MAX_FORMATS] = { &pfc_writer_pack };
+	const char *outs[1 + MAX_FORMATS] = { r->out };
 	struct pfc_job_result res;
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CACHE_HOME");
-	int ret;
+	size_t base = strlen(r->out);
+	int ret, nf = 0, i;
+
+	if (base > 9 && !strcmp(r->out + base - 9, ".perfpack"))
+		base -= 9;
+	if (r->o.formats)
+		nf = parse_formats(&r->o, ws + 1, MAX_FORMATS);
+	for (i = 0; i < nf; i++) {
+		const struct pfc_writer *w = ws[1 + i];
+		if (w->suffixes && w->suffixes[0])
+			snprintf(names[i], sizeof(names[i]), "%.*s%s", (int)base, r->out, w->suffixes[0]);
+		else
+			snprintf(names[i], sizeof(names[i]), "%.*s.%s", (int)base, r->out, w->name);
+		outs[1 + i] = names[i];
+	}
 
 	memset(&c, 0, sizeof(c));
 	pfc_cli_env_read(&c.env);
@@ -610,10 +757,16 @@ static int pack(struct rec *r)
 	c.opts.verbose = r->o.verbose;
 	c.opts.log = r->o.quiet ? NULL : stderr;
 	c.opts.resolve_jit = 1;
+	c.opts.offcpu = r->o.offcpu || r->o.thread_time ? PFC_OFFCPU_BLOCKED : 0;
+	c.opts.thread_time = r->o.thread_time;
 	c.opts.dotnet_names = PFC_DOTNET_NAMES_SHORT;
 	c.opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
-	if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
+	if (!r->o.offline && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
 		c.opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
+	/* the servers the runtime's debug files came from: their cache answers without a request */
+	c.opts.symsrv_urls = r->debug.urls;
+	c.opts.symsrv_cache = r->debug.cache;
+	c.opts.symsrv_timeout = r->debug.timeout;
 	if (!c.env.no_cache) {
 		if (xdg && xdg[0] == '/')
 			snprintf(symcache, sizeof(symcache), "%s/perfconv", xdg);
@@ -628,7 +781,7 @@ static int pack(struct rec *r)
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	c.umask = umask(0);
 	umask(c.umask);
-	ret = pfc_cli_convert(&c, r->data, ws, outs, 1, &res);
+	ret = pfc_cli_convert(&c, r->data, ws, outs, 1 + (size_t)(nf > 0 ? nf : 0), &res);
 	pfc_filter_free(&c.filter);
 	if (ret != 0) {
 		fprintf(stderr, "perfconv: record: %s\n", res.msg);
@@ -667,9 +820,42 @@ static int keep_events(struct rec *r)
 
 /* ---- the command ---- */
 
+/* seconds a symbol server gets to connect and the longest it may stall: the recording goes on
+ * meanwhile, but a pack waits for it */
+#define SYMSRV_TIMEOUT 5.0
+
+/* the symbol servers (--symbol-server, else PERFCONV_SYMBOL_SERVERS) and their cache, as
+ * perfconv's conversions keep it; none with --offline */
+static void debug_settings(struct rec *r)
+{
+	struct pfc_cli_env env;
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	memset(&r->debug, 0, sizeof(r->debug));
+	r->debug.quiet = r->o.quiet;
+	r->debug.timeout = SYMSRV_TIMEOUT;
+	if (r->o.offline)
+		return;
+	pfc_cli_env_read(&env);
+	r->debug.urls = *r->o.symsrv ? r->o.symsrv : env.symbol_servers;
+	if (xdg && xdg[0] == '/')
+		snprintf(r->symcache, sizeof(r->symcache), "%s/perfconv-symbols", xdg);
+	else if (home && *home)
+		snprintf(r->symcache, sizeof(r->symcache), "%s/.cache/perfconv-symbols", home);
+	r->debug.cache = r->symcache[0] ? r->symcache : NULL;
+	if (!r->debug.cache)
+		r->debug.urls = NULL;
+}
+
+/* wait up to ms for the runtimes that connect to the port (a suspended one waits for us) */
+static void serve(struct rec *r, int ms)
+{
+	pfc_rec_port_serve(&r->port, r->dn, &r->ndn, MAX_DOTNET, &r->o, r->work, ms);
+}
+
 static int wait_loop(struct rec *r)
 {
-	double next = 0;
+	double next = 0, next_debug = 0;
 	int attached = 0;
 
 	for (;;) {
@@ -684,13 +870,20 @@ static int wait_loop(struct rec *r)
 				fprintf(stderr, "perfconv: record: perf wrote nothing in %g s; stopping\n", PERF_START_TIMEOUT);
 				return 0;
 			}
-			poll(NULL, 0, 20);
+			serve(r, 20);
 			continue;
 		}
 		if (r->o.duration > 0 && t - r->t0 >= r->o.duration)
 			return 0;
-		/* -- COMMAND: the runtime's socket appears early in its start-up; attach then */
-		if (r->o.cmd && !attached && r->o.keywords && t - r->t0 < 10) {
+		/* the runtime's debug files, while perf records: a second in, when a command's
+		 * runtime has connected and loaded its JIT */
+		if (r->ndn && t - r->t0 >= 1.0 && t >= next_debug) {
+			pfc_rec_debug_start(&r->debug, r->dn, r->ndn);
+			next_debug = t + 1.0;	/* a runtime that maps no library yet: look again later */
+		}
+		/* -- COMMAND without the port: the runtime's socket appears early in its start-up;
+		 * attach then */
+		if (r->o.cmd && r->port.fd < 0 && !attached && r->o.keywords && t - r->t0 < 10) {
 			if (!r->child)
 				r->child = perf_child(r->perf);
 			if (r->child && is_dotnet_pid(r->child)) {
@@ -708,7 +901,7 @@ static int wait_loop(struct rec *r)
 			progress(r, 0);
 			next = t + 0.5;
 		}
-		poll(NULL, 0, 50);
+		serve(r, 50);
 	}
 }
 
@@ -743,6 +936,12 @@ int pfc_cli_record(int argc, char **argv)
 	}
 	snprintf(r.data, sizeof(r.data), "%s/perf.data", r.work);
 	snprintf(r.log, sizeof(r.log), "%s/perf.log", r.work);
+	r.port.fd = -1;
+	debug_settings(&r);
+	if (r.o.cmd && pfc_rec_port_open(&r.port, r.work) < 0) {
+		rm_work(&r);
+		return EXIT_FAILED;
+	}
 	catch_signals();
 
 	/* the .NET processes first: their perf maps replay every method compiled so far, and
@@ -794,6 +993,7 @@ int pfc_cli_record(int argc, char **argv)
 			r.o.cmd ? "the command" : "perf (the target processes)");
 	if (r.o.verbose)
 		print_perf_log(&r);
+	pfc_rec_debug_finish(&r.debug);
 	ret = pack(&r);
 	if (ret < 0 && stop_signals < 2) {
 		/* the recording is not lost with the pack: it can be packed again, or converted */

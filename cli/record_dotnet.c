@@ -79,7 +79,7 @@ int pfc_rec_dotnet_probe(struct pfc_rec_proc *p)
 	char failed[128], dirs[3 * PATH_MAX];
 	ssize_t envlen;
 
-	p->fd = p->out_fd = -1;
+	p->fd = p->out_fd = p->idle_fd = -1;
 	p->t.opt = "record";
 	snprintf(p->t.proc, sizeof(p->t.proc), "/proc/%ld", p->t.pid);
 	if (pfc_diagsock_target(&p->t, failed, sizeof(failed)) < 0) {
@@ -93,18 +93,21 @@ int pfc_rec_dotnet_probe(struct pfc_rec_proc *p)
 	return 0;
 }
 
-/* one request on a new connection, one reply; the connection is returned open (for a
- * session's stream) when keep is set.  0 with rep, or -1 (warned, with what for). */
-static int call(struct pfc_rec_proc *p, const uint8_t *req, size_t len, int session, int keep,
+/* one request, one reply, on conn (a connection the runtime made to perfconv's port, after
+ * its advertise message; taken over and closed here) or, when conn is -1, on a new connection
+ * to the runtime's socket.  The connection is returned open (for a session's stream) when keep
+ * is set.  0 with rep, or -1 (warned, with what for). */
+static int call(struct pfc_rec_proc *p, int conn, const uint8_t *req, size_t len, int session, int keep,
 		struct pfc_diagipc_reply *rep, const char *what, int quiet)
 {
 	uint8_t in[PFC_DIAGIPC_REPLY_MAX];
 	struct pfc_error e;
 	double deadline = pfc_diagsock_now() + REPLY_TIMEOUT;
 	size_t got = 0;
-	int fd, err = 0, ret;
+	int fd = conn, err = 0, ret;
 
-	fd = pfc_diagsock_connect(p->sock, deadline, &err);
+	if (fd < 0)
+		fd = pfc_diagsock_connect(p->sock, deadline, &err);
 	if (fd < 0) {
 		if (!quiet)
 			fprintf(stderr, "perfconv: record: warning: %s: cannot connect to '%s' for %s: %s\n", who(p), p->sock,
@@ -144,7 +147,7 @@ static void perfmap_switch_on(struct pfc_rec_proc *p, int quiet)
 	size_t len = pfc_diagipc_encode_perfmap(req, 1, PFC_PERFMAP_TYPE_ALL);
 	const char *name;
 
-	if (call(p, req, len, 0, 0, &rep, "EnablePerfMap", quiet) < 0)
+	if (call(p, -1, req, len, 0, 0, &rep, "EnablePerfMap", quiet) < 0)
 		return;
 	if (rep.ok && rep.hresult == 0) {
 		p->perfmap_enabled = 1;
@@ -203,7 +206,7 @@ out:
 	return NULL;
 }
 
-static void session_start(struct pfc_rec_proc *p, const struct pfc_rec_opts *o, const char *dir)
+static void session_start(struct pfc_rec_proc *p, int conn, const struct pfc_rec_opts *o, const char *dir)
 {
 	static uint8_t req[4096];
 	struct pfc_diagipc_provider prov = { o->keywords, o->level, PFC_DIAGIPC_RUNTIME_PROVIDER, NULL };
@@ -213,7 +216,12 @@ static void session_start(struct pfc_rec_proc *p, const struct pfc_rec_opts *o, 
 	int r;
 
 	len = pfc_diagipc_encode_collect(req, sizeof(req), BUFFER_MB, 1, &prov, 1);
-	if (!len || call(p, req, len, 1, 1, &rep, "CollectTracing2", o->quiet) < 0)
+	if (!len) {
+		if (conn >= 0)
+			close(conn);
+		return;
+	}
+	if (call(p, conn, req, len, 1, 1, &rep, "CollectTracing2", o->quiet) < 0)
 		return;
 	if (!rep.ok) {
 		const char *name = pfc_diagipc_hresult_name(rep.hresult);
@@ -275,7 +283,30 @@ void pfc_rec_dotnet_start(struct pfc_rec_proc *p, const struct pfc_rec_opts *o, 
 		perfmap_switch_on(p, o->quiet);
 	}
 	if (o->keywords)
-		session_start(p, o, dir);
+		session_start(p, -1, o, dir);
+}
+
+void pfc_rec_dotnet_start_on(struct pfc_rec_proc *p, int conn, const struct pfc_rec_opts *o, const char *dir)
+{
+	session_start(p, conn, o, dir);
+}
+
+int pfc_rec_dotnet_resume(struct pfc_rec_proc *p, int conn, int quiet)
+{
+	uint8_t req[PFC_DIAGIPC_HEADER_LEN];
+	struct pfc_diagipc_reply rep;
+	size_t len = pfc_diagipc_encode_resume(req);
+	const char *name;
+
+	if (call(p, conn, req, len, 0, 0, &rep, "ResumeRuntime", quiet) < 0)
+		return -1;
+	if (rep.ok && rep.hresult == 0)
+		return 0;
+	name = pfc_diagipc_hresult_name(rep.hresult);
+	if (!quiet)
+		fprintf(stderr, "perfconv: record: warning: %s: ResumeRuntime answered HRESULT 0x%08x%s%s\n", who(p),
+			rep.hresult, name ? " " : "", name ? name : "");
+	return -1;
 }
 
 /* wait for the stream thread to end, up to the deadline; 1 when it has */
@@ -289,24 +320,43 @@ static int wait_done(struct pfc_rec_proc *p, double deadline, const volatile sig
 	return 1;
 }
 
-void pfc_rec_dotnet_stop(struct pfc_rec_proc *p, double timeout, int abandon, const volatile sig_atomic_t *signals,
-			 int quiet)
+/* A stream that already ended (the process exited) needs no StopTracing; else the runtime
+ * stops the session, sends the rundown and closes the stream.  Abandoning, the stop is still
+ * sent, so that the runtime does not keep a session no one reads. */
+static void stop_send(struct pfc_rec_proc *p, int abandon, int quiet)
 {
 	uint8_t req[PFC_DIAGIPC_STOP_LEN];
 	struct pfc_diagipc_reply rep;
+	size_t len;
+	int conn;
 
+	if (!p->have_session || p->stop_sent)
+		return;
+	p->stop_sent = 1;
+	if (p->thread_started && __atomic_load_n(&p->done, __ATOMIC_ACQUIRE))
+		return;
+	len = pfc_diagipc_encode_stop(req, p->session);
+	/* a runtime that connects to perfconv's port keeps a connection there, waiting for a
+	 * command: StopTracing goes on it, else on the runtime's own socket */
+	conn = p->idle_fd;
+	p->idle_fd = -1;
+	if (call(p, conn, req, len, 1, 0, &rep, "StopTracing", quiet || abandon) == 0 && !rep.ok && !quiet && !abandon)
+		fprintf(stderr, "perfconv: record: warning: %s: StopTracing answered HRESULT 0x%08x\n", who(p),
+			rep.hresult);
+}
+
+void pfc_rec_dotnet_stop_send(struct pfc_rec_proc *p, int quiet)
+{
+	stop_send(p, 0, quiet);
+}
+
+void pfc_rec_dotnet_stop(struct pfc_rec_proc *p, double timeout, int abandon, const volatile sig_atomic_t *signals,
+			 int quiet)
+{
 	if (!p->have_session)
 		return;
+	stop_send(p, abandon, quiet);
 	p->have_session = 0;
-	/* A stream that already ended (the process exited) needs no StopTracing; else the
-	 * runtime stops the session, sends the rundown and closes the stream.  Abandoning, the
-	 * stop is still sent, so that the runtime does not keep a session no one reads. */
-	if (!p->thread_started || !__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
-		size_t len = pfc_diagipc_encode_stop(req, p->session);
-		if (call(p, req, len, 1, 0, &rep, "StopTracing", quiet || abandon) == 0 && !rep.ok && !quiet && !abandon)
-			fprintf(stderr, "perfconv: record: warning: %s: StopTracing answered HRESULT 0x%08x\n", who(p),
-				rep.hresult);
-	}
 	if (p->thread_started) {
 		if (!wait_done(p, pfc_diagsock_now() + (abandon ? 0.5 : timeout), signals)) {
 			if (!quiet && !abandon && !(signals && *signals > 1))
@@ -350,7 +400,7 @@ void pfc_rec_dotnet_restore(struct pfc_rec_proc *p, int quiet)
 	if (ended(p))
 		return;         /* nothing to switch off */
 	len = pfc_diagipc_encode_perfmap(req, 0, PFC_PERFMAP_TYPE_ALL);
-	if (call(p, req, len, 0, 0, &rep, "DisablePerfMap", 1) < 0 || !rep.ok || rep.hresult) {
+	if (call(p, -1, req, len, 0, 0, &rep, "DisablePerfMap", 1) < 0 || !rep.ok || rep.hresult) {
 		if (!quiet && !ended(p))
 			fprintf(stderr, "perfconv: record: warning: %s: could not switch its perf map off again; "
 				"run 'perfconv --disable-perfmap %ld'\n", who(p), p->t.pid);

@@ -5,6 +5,7 @@
  * and which of them run .NET (and which .NET), the output directory writable with room for
  * the recording.  It starts nothing and changes nothing; record.c acts on what it finds.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -51,6 +52,52 @@ static int has_cap(int bit)
 	    sscanf(p + 8, "%llx", &eff) != 1)
 		return 0;
 	return (int)((eff >> bit) & 1);
+}
+
+/* the capability bit in this process's effective set, for root too (a container's root
+ * may lack it) */
+static int cap_effective(int bit)
+{
+	char buf[4096], *p;
+	unsigned long long eff;
+
+	if (pfc_diagsock_read_small("/proc/self/status", buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nCapEff:")) ||
+	    sscanf(p + 8, "%llx", &eff) != 1)
+		return 1;	/* cannot tell: let the recording say */
+	return (int)((eff >> bit) & 1);
+}
+
+#define CAP_SYS_PTRACE_BIT 19
+
+/* Can perfconv (and perf) reach the process: its /proc/PID/root, where a container's socket
+ * and perf map are, and its events?  Both take ptrace access, which a process with
+ * capabilities perfconv lacks (another container's root) grants only with CAP_SYS_PTRACE.
+ * 0, or -1 (printed, with the fix). */
+static int check_reach(long pid)
+{
+	char path[64], comm[64] = "?";
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%ld/root/", pid);
+	if ((d = opendir(path))) {
+		closedir(d);
+		return 0;
+	}
+	if (errno != EACCES && errno != EPERM)
+		return 0;	/* gone meanwhile: perf says so */
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	if (pfc_diagsock_read_small(path, comm, sizeof(comm)) > 0)
+		comm[strcspn(comm, "\n")] = 0;
+	if (geteuid() == 0 && !cap_effective(CAP_SYS_PTRACE_BIT))
+		fprintf(stderr, "perfconv: record: -p: process %ld (%s) cannot be reached: /proc/%ld/root: permission "
+			"denied; perfconv runs as root without CAP_SYS_PTRACE, which reaching a process of another "
+			"container (its files, its socket, its samples) takes: give it that capability (docker run "
+			"--cap-add SYS_PTRACE; Kubernetes: securityContext.capabilities.add: [\"SYS_PTRACE\"])\n", pid, comm,
+			pid);
+	else
+		fprintf(stderr, "perfconv: record: -p: process %ld (%s) cannot be reached: /proc/%ld/root: permission "
+			"denied; run perfconv as the process's user or as root\n", pid, comm, pid);
+	return -1;
 }
 
 /* `perf --version` into out[cap] (stdout and stderr); its exit status, or -1 with errno
@@ -196,6 +243,8 @@ static int check_pids(const struct pfc_rec_opts *o)
 				pid, path, errno == ENOENT ? "does not exist" : strerror(errno));
 			return -1;
 		}
+		if (check_reach(pid) < 0)
+			return -1;
 		if (!o->keywords || o->quiet)
 			continue;
 		ver = pfc_rec_dotnet_version(pid);

@@ -5,7 +5,9 @@
  * more or fail, never decode to a reply the whole input does not give, and an accepted reply
  * must lie inside the bytes.  The same for the session reply of CollectTracing2 and
  * StopTracing (perfconv record), whose OK carries a session id and is followed by the
- * stream.  Replies are at most 256 bytes; inputs are capped at 512.
+ * stream.  And the advertise message a runtime sends first on each connection to perfconv
+ * record's diagnostic port: the same rules for its prefixes, and an accepted one names a pid
+ * a process can have.  Replies are at most 256 bytes; inputs are capped at 512.
  */
 // FUZZ_MAX_LEN: 512
 // FUZZ_SEEDS: fuzz/seeds/diagipc/*
@@ -17,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pfc_diagipc_reply whole, part;
+	struct pfc_diagipc_advertise adv, adv_part;
 	struct pfc_error e;
 	size_t i, need = 0;
 	int ret, r;
@@ -58,6 +61,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r == 0 && (ret != 0 || part.session != whole.session || part.hresult != whole.hresult))
 			abort();
 		if (r < 0 && r != -PFC_ERR_TRUNCATED && ret != r)
+			abort();
+	}
+	/* the advertise message: 34 bytes, whatever follows is the next message's */
+	memset(&e, 0, sizeof(e));
+	ret = pfc_diagipc_decode_advertise(data, size, &adv, &e);
+	if (ret == 0 && (size < PFC_DIAGIPC_ADVERTISE_LEN || adv.pid == 0 || adv.pid > 4194304))
+		abort();
+	if (ret == -PFC_ERR_TRUNCATED && size >= PFC_DIAGIPC_ADVERTISE_LEN)
+		abort();
+	if (ret < 0 && ret != -PFC_ERR_TRUNCATED && (!e.has_offset || e.offset >= size))
+		abort();
+	for (i = 0; i <= size && i <= PFC_DIAGIPC_ADVERTISE_LEN; i++) {
+		memset(&e, 0, sizeof(e));
+		r = pfc_diagipc_decode_advertise(data, i, &adv_part, &e);
+		if (r == 0 && (ret != 0 || adv_part.pid != adv.pid || memcmp(adv_part.cookie, adv.cookie, 16)))
+			abort();
+		if (r < 0 && r != -PFC_ERR_TRUNCATED && ret != r)
+			abort();
+		if (r == -PFC_ERR_TRUNCATED && i >= PFC_DIAGIPC_ADVERTISE_LEN)
 			abort();
 	}
 	/* the text parsers of the same module, on the same bytes */

@@ -11,6 +11,19 @@
 #                         directory and in /proc, exit 1), usage (an unknown event kind, exit 2),
 #                         perf-fails (a perf on PATH that fails: its own stderr is shown, exit 1,
 #                         nothing left in the output directory);
+#   record/err-formats    -f with an unknown format, with pack, and with a format of samples under
+#                         --off-cpu: each a usage error (exit 2) naming it;
+#   record/off-cpu        `--off-cpu -f folded,svg -- sh` of a shell that sleeps 0.3 s twice: the
+#                         folded file beside the pack, converted in-process, weighs the sleeps'
+#                         clock_nanosleep stacks at 0.5 s or more in ns, and the SVG is there;
+#   record/thread-time    `--thread-time -f folded` of a shell that sleeps and spins: both
+#                         [off-cpu: S] stacks and on-CPU stacks of the shell;
+#   record/progress       the progress line (elapsed, samples perf has written so far, bytes) on a
+#                         terminal (script(1)'s pseudo-terminal), rewritten with \r; none when
+#                         stderr is a file;
+#   record/err-advertise  `-- sleep 3`, and two connections to perfconv's diagnostic port that are
+#                         no runtime's (another magic; pid 0): each refused with a warning that
+#                         names the socket and the offset, and the recording packs as usual;
 #   record/pid            `perfconv record -p PID --duration 3` of Probe started without a perf
 #                         map: the pack converts to folded stacks in which Probe's managed frames
 #                         are named (tests/dotnet-resolution.py: at least 90 % of the weight with
@@ -23,8 +36,28 @@
 #   record/namespace      Probe as pid 1 of its own pid and mount namespaces with a private tmpfs
 #                         /tmp, recorded by its host pid: the socket and the perf map are found
 #                         through /proc/PID/root, the frames named, the map off again;
+#   record/sidecar        the other way round: Probe on the host, perfconv in its own mount
+#                         namespace with a private tmpfs /tmp (a sidecar container sharing the
+#                         pid namespace): the socket is found through /proc/PID/root/tmp, the
+#                         perf map switched on, named for the pid perf records and off again;
+#   record/sidecar-noptrace  the same with perfconv stripped of CAP_SYS_PTRACE (setpriv): exit 1
+#                         before anything starts, with the message that names the capability;
+#   record/debug-files    `PERFCONV_SYMBOL_SERVERS=URL perfconv record -p PID` with the tests' symbol
+#                         server (tests/tools/serve-symbols.py) serving the debug files of the
+#                         runtime's libcoreclr.so and libclrjit.so (objcopy --only-keep-debug) at
+#                         their build-id keys: both are asked for while perf records (said before
+#                         the pack), and each library with samples has its debug file packed
+#                         (MANIFEST: file symsrv),
+#                         and a second recording with --offline asks nothing;
 #   record/command        `perfconv record --duration 3 -- dotnet Probe.dll`: a pack with named
 #                         frames and an event stream; the command does not outlive the recording;
+#   record/startup        `perfconv record -- dotnet StartProbe.dll` (fixtures/bin-src/dotnet/
+#                         StartProbe: a spin in a JIT-compiled method, then forced GCs, all within
+#                         its first few hundred milliseconds): its runtime waits on perfconv's
+#                         diagnostic port until the session is open (-v says it was suspended and
+#                         resumed), so the method that runs only
+#                         at the start is named in the folded stacks and the nettrace's GCs number
+#                         what GC.CollectionCount printed;
 #   record/target-exits   without --duration, the app killed after 3 s: perf ends, and what was
 #                         recorded is packed (exit 0), with no warning about its perf map;
 #   record/sigint         without --duration, one SIGINT after 3 s: exit 0 and a pack;
@@ -38,10 +71,10 @@
 SECS=${RECORD_SECONDS:-3}
 
 cases=() live_cases=()
-for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails; do
+for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails err-formats off-cpu thread-time progress err-advertise; do
 	selected "record/$c" && cases+=("record/$c")
 done
-for c in pid pid-on namespace command target-exits sigint sigint-twice; do
+for c in pid pid-on namespace sidecar sidecar-noptrace debug-files command startup target-exits sigint sigint-twice; do
 	selected "record/$c" && live_cases+=("record/$c")
 done
 [ "${#cases[@]}" -eq 0 ] && [ "${#live_cases[@]}" -eq 0 ] && exit 0
@@ -49,6 +82,7 @@ need_perfconv record
 
 pids=()
 cleanup() {
+	[ -n "${srv_pid:-}" ] && kill "$srv_pid" 2>/dev/null
 	local p
 	for p in "${pids[@]}"; do
 		kill -KILL "$p" 2>/dev/null
@@ -140,6 +174,104 @@ EOF
 			"perf: Error: the fake perf cannot open its events"
 	fi
 fi
+if selected record/err-formats; then
+	pc fmt1 -f folded,flame -p $$ --duration 1
+	pc fmt2 -f pack -p $$ --duration 1
+	pc fmt3 --off-cpu -f folded,perf-script -p $$ --duration 1
+	expect_err record/err-formats fmt1 2 "-f 'folded,flame': unknown format 'flame'" &&
+		expect_err record/err-formats fmt2 2 "the pack is always made" &&
+		expect_err record/err-formats fmt3 2 "--off-cpu makes a profile, and the perf-script format prints samples"
+fi
+
+# ---- live without .NET: the scheduler's events, the progress line ----------------------------
+# can_trace CASE: root and a perf that records sched:sched_switch here (else the case is skipped)
+can_trace() {
+	if [ "${LIVE:-1}" = 0 ]; then
+		skip "$1" "LIVE=0"
+	elif [ "$(id -u)" != 0 ]; then
+		skip "$1" "needs root"
+	elif ! perf record -q -e sched:sched_switch -o "$TMP/tp.data" -- true >"$TMP/tp.log" 2>&1; then
+		skip "$1" "perf cannot record sched:sched_switch here ($(grep -m 1 -v '^$' "$TMP/tp.log"))"
+	else
+		return 0
+	fi
+	return 1
+}
+if selected record/off-cpu && can_trace record/off-cpu; then
+	mkdir -p "$TMP/oc"
+	pc oc --dotnet-events none --off-cpu -f folded,svg -o "$TMP/oc/oc.perfpack" -- sh -c 'sleep 0.3; sleep 0.3'
+	ns=$(awk '/clock_nanosleep/ { s += $NF } END { print s + 0 }' "$TMP/oc/oc.folded" 2>/dev/null)
+	if [ "$(cat "$TMP/oc.rc")" != 0 ]; then
+		fail record/off-cpu "exit status $(cat "$TMP/oc.rc")" "$TMP/oc.err"
+	elif [ ! -s "$TMP/oc/oc.perfpack" ] || [ ! -s "$TMP/oc/oc.svg" ] || [ ! -s "$TMP/oc/oc.folded" ]; then
+		fail record/off-cpu "no pack, folded or SVG beside it: $(ls "$TMP/oc" | tr '\n' ' ')" "$TMP/oc.err"
+	elif [ "$ns" -lt 500000000 ]; then
+		fail record/off-cpu "the sleeps weigh $ns ns in the folded stacks, expected 0.5 s or more" "$TMP/oc/oc.folded"
+	elif ! grep -q 'Off-CPU Time Flame Graph' "$TMP/oc/oc.svg"; then
+		fail record/off-cpu "the SVG is no off-CPU flame graph"
+	else
+		pass "record/off-cpu (the sleeps: $ns ns; folded and SVG beside the pack)"
+	fi
+fi
+if selected record/thread-time && can_trace record/thread-time; then
+	mkdir -p "$TMP/tt"
+	pc tt --dotnet-events none --thread-time -f folded -o "$TMP/tt/tt.perfpack" -- \
+		sh -c 'sleep 0.3; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'
+	if [ "$(cat "$TMP/tt.rc")" != 0 ]; then
+		fail record/thread-time "exit status $(cat "$TMP/tt.rc")" "$TMP/tt.err"
+	elif ! grep -q '^sh;.*\[off-cpu: S\] [0-9]*$' "$TMP/tt/tt.folded"; then
+		fail record/thread-time "no [off-cpu: S] stack of the shell in tt.folded" "$TMP/tt.err"
+	elif ! grep '^sh;' "$TMP/tt/tt.folded" | grep -qv 'off-cpu'; then
+		fail record/thread-time "no on-CPU stack of the shell in tt.folded" "$TMP/tt/tt.folded"
+	else
+		pass "record/thread-time ($(grep -c 'off-cpu' "$TMP/tt/tt.folded") off-CPU and $(grep -vc 'off-cpu' "$TMP/tt/tt.folded") on-CPU stacks)"
+	fi
+fi
+if selected record/progress && can_trace record/progress; then
+	mkdir -p "$TMP/prog"
+	if ! command -v script >/dev/null 2>&1; then
+		skip record/progress "no script(1) for a terminal"
+	else
+		# script(1) gives perfconv a terminal; its stderr comes out in the typescript
+		script -qec "'$PERFCONV' record --dotnet-events none --duration 2 -o '$TMP/prog/tty.perfpack' -- sh -c 'while :; do :; done' </dev/null" \
+			"$TMP/prog/typescript" >/dev/null 2>&1
+		pc notty --dotnet-events none --duration 2 -o "$TMP/prog/notty.perfpack" -- sh -c 'while :; do :; done'
+		if ! grep -aqE $'\rperfconv: record: [0-9]+ s, [0-9]+ samples, perf.data [0-9.]+ MB' "$TMP/prog/typescript"; then
+			fail record/progress "no progress line with samples on the terminal" "$TMP/prog/typescript"
+		elif grep -q 'samples, perf.data' "$TMP/notty.err"; then
+			fail record/progress "a progress line though stderr is a file" "$TMP/notty.err"
+		else
+			pass "record/progress ($(grep -ao $'\r[^\r]*samples[^\r]*' "$TMP/prog/typescript" | tail -n 1 | tr -d '\r\n' | cut -c1-90))"
+		fi
+	fi
+fi
+if selected record/err-advertise && can_trace record/err-advertise; then
+	mkdir -p "$TMP/adv"
+	"$PERFCONV" record --dotnet-events gc -o "$TMP/adv/adv.perfpack" -- sleep 3 >"$TMP/adv.out" 2>"$TMP/adv.err" </dev/null &
+	rec=$!
+	sock=
+	for _ in $(seq 100); do
+		sock=$(ls "$TMP"/adv/.adv.perfpack.record-*/diag.sock 2>/dev/null) && [ -S "$sock" ] && break
+		sleep 0.05
+	done
+	python3 -c '
+import socket, sys
+for msg in (b"ADVR_V2\0" + b"x" * 26, b"ADVR_V1\0" + b"x" * 16 + bytes(10)):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(msg)
+    s.close()
+' "$sock"
+	wait "$rec"
+	echo $? >"$TMP/adv.rc"
+	if [ ! -s "$TMP/adv/adv.perfpack" ]; then
+		fail record/err-advertise "no pack" "$TMP/adv.err"
+	else
+		expect_err record/err-advertise adv 0 \
+			"warning: '[^']*/diag.sock': malformed advertise message at offset 6: not a runtime's advertise message" \
+			"warning: '[^']*/diag.sock': malformed advertise message at offset 24: advertised pid 0 is no process's"
+	fi
+fi
 [ "${#live_cases[@]}" -eq 0 ] && exit 0
 
 # ---- live: Probe ----------------------------------------------------------------------------
@@ -171,6 +303,24 @@ if [ ! -x "$bin/Probe" ]; then
 	rm -rf "$bin"
 	mv "$TMP/bin" "$bin" || bin=$TMP/bin
 fi
+
+# build_app NAME: fixtures/bin-src/dotnet/NAME built into build/dotnet-live/<hash> (reused);
+# prints its directory, or nothing when the build failed ($TMP/build-NAME.log says why)
+build_app() {
+	local k out
+	k=$({ cat fixtures/bin-src/dotnet/"$1"/*; echo "$sdk"; } | sha256sum | cut -c1-16)
+	out=$top/build/dotnet-live/$1-$k
+	if [ ! -f "$out/$1.dll" ]; then
+		rm -rf "$TMP/src-$1" "$TMP/bin-$1"
+		cp -R fixtures/bin-src/dotnet/"$1" "$TMP/src-$1"
+		(cd "$TMP/src-$1" && timeout 180 dotnet build -c Release -o "$TMP/bin-$1" --disable-build-servers \
+			-nodeReuse:false -p:UseSharedCompilation=false) >"$TMP/build-$1.log" 2>&1 || return 0
+		mkdir -p "$top/build/dotnet-live"
+		rm -rf "$out"
+		mv "$TMP/bin-$1" "$out" || out=$TMP/bin-$1
+	fi
+	echo "$out"
+}
 
 # start_probe ENV...: Probe, long enough for every case, without a perf map setting but ENV;
 # sets app (false when it did not start: its diagnostics socket never appeared)
@@ -339,6 +489,127 @@ if selected record/namespace; then
 		[ "$nsbin" != "$bin" ] && rm -rf "$nsbin"
 	fi
 fi
+# sidecar NAME WRAP...: perfconv record -p $app in a mount namespace of its own with a private
+# /tmp, through WRAP (a command prefix, or nothing); the results in $TMP/NAME as pc leaves them
+sidecar() {
+	local n=$1 out
+	shift
+	out=$(mktemp -d /var/tmp/perfconv-sidecar.XXXXXX)
+	unshare --mount --propagation private sh -c 'mount -t tmpfs perfconv-sidecar /tmp && exec "$@"' sh \
+		"$@" "$PERFCONV" record -p "$app" --duration "$SECS" -o "$out/$n.perfpack" \
+		>"$TMP/$n.out" 2>"$TMP/$n.err" </dev/null
+	echo $? >"$TMP/$n.rc"
+	mkdir -p "$TMP/$n"
+	cp -R "$out/." "$TMP/$n/"
+	rm -rf "$out"
+}
+can_sidecar() {
+	command -v unshare >/dev/null 2>&1 &&
+		unshare --mount --propagation private sh -c 'mount -t tmpfs perfconv-sidecar /tmp' >"$TMP/unshare.log" 2>&1
+}
+if selected record/sidecar; then
+	if ! can_sidecar; then
+		skip record/sidecar "unshare with a tmpfs /tmp does not work here ($(head -n 1 "$TMP/unshare.log" 2>/dev/null))"
+	elif ! start_probe; then
+		fail record/sidecar "Probe did not start (no diagnostics socket)"
+	else
+		sidecar sc
+		if check_pack record/sidecar sc "$app"; then
+			if ! grep -q "process $app (Probe): perf map and jitdump switched on" "$TMP/sc.err"; then
+				fail record/sidecar "the perf map was not switched on through /proc/$app/root/tmp's socket" "$TMP/sc.err"
+			elif map_open "$app"; then
+				fail record/sidecar "the perf map is still on afterwards" "$TMP/sc.err"
+			elif ! tar -I zstd -tf "$TMP/sc/sc.perfpack" 2>/dev/null | grep -q "perf-$app\.map"; then
+				fail record/sidecar "the pack holds no perf-$app.map: $(tar -I zstd -tf "$TMP/sc/sc.perfpack" 2>&1 | tr '\n' ' ' | cut -c1-300)"
+			else
+				pass "record/sidecar (private /tmp; socket and perf-$app.map through /proc/$app/root; $(python3 tests/dotnet-resolution.py "$TMP/sc/sc.folded" 2>&1 | sed 's/^[^:]*: //'))"
+			fi
+		fi
+	fi
+	stop_app "$app"
+fi
+if selected record/sidecar-noptrace; then
+	if ! can_sidecar || ! command -v setpriv >/dev/null 2>&1; then
+		skip record/sidecar-noptrace "no unshare with a tmpfs /tmp, or no setpriv"
+	elif ! start_probe; then
+		fail record/sidecar-noptrace "Probe did not start (no diagnostics socket)"
+	else
+		sidecar scnp setpriv --bounding-set=-sys_ptrace
+		if [ -n "$(ls -A "$TMP/scnp")" ]; then
+			fail record/sidecar-noptrace "left in the output directory: $(ls -A "$TMP/scnp" | tr '\n' ' ')"
+		else
+			expect_err record/sidecar-noptrace scnp 1 "process $app \(Probe\) cannot be reached: /proc/$app/root: permission denied" \
+				"without CAP_SYS_PTRACE" "--cap-add SYS_PTRACE"
+		fi
+	fi
+	stop_app "$app"
+fi
+if selected record/debug-files; then
+	if ! command -v objcopy >/dev/null 2>&1; then
+		skip record/debug-files "no objcopy"
+	elif ! start_probe; then
+		fail record/debug-files "Probe did not start (no diagnostics socket)"
+	else
+		# the server's directory: the debug file of each runtime library at its SSQP key
+		mkdir -p "$TMP/srv"
+		keys=() libs=()
+		for lib in libcoreclr.so libclrjit.so; do
+			f=$(awk -v l="/$lib" '$NF ~ l"$" { print $NF; exit }' "/proc/$app/maps")
+			bid=$(readelf -n "$f" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -n 1)
+			[ -n "$bid" ] || continue
+			k=_.debug/elf-buildid-sym-$bid/_.debug
+			mkdir -p "$TMP/srv/$(dirname "$k")"
+			objcopy --only-keep-debug "$f" "$TMP/srv/$k"
+			keys+=("$k")
+			libs+=("$f")
+		done
+		: >"$TMP/srv.log"
+		python3 tests/tools/serve-symbols.py "$TMP/srv" "$TMP/srv.port" "$TMP/srv.log" &
+		srv_pid=$!
+		for _ in $(seq 50); do [ -s "$TMP/srv.port" ] && break; sleep 0.1; done
+		mkdir -p "$TMP/dbg" "$TMP/dbg-off"
+		PERFCONV_SYMBOL_SERVERS=http://127.0.0.1:$(cat "$TMP/srv.port") XDG_CACHE_HOME=$TMP/dbg-cache \
+			pc dbg -p "$app" --duration "$SECS" -o "$TMP/dbg/dbg.perfpack"
+		asked=$(wc -l <"$TMP/srv.log")
+		PERFCONV_SYMBOL_SERVERS=http://127.0.0.1:$(cat "$TMP/srv.port") XDG_CACHE_HOME=$TMP/dbg-cache-off \
+			pc dbgoff --offline -p "$app" --duration 1 -o "$TMP/dbg-off/dbgoff.perfpack"
+		tar --zstd -xOf "$TMP/dbg/dbg.perfpack" MANIFEST >"$TMP/dbg/MANIFEST" 2>&1
+		# each asked for; packed with each library the samples' frames needed (the pack takes
+		# what the conversion used: the JIT of a warmed-up app may have no sample)
+		missing= packed=0
+		for i in "${!keys[@]}"; do
+			k=${keys[$i]}
+			# once: the pack's conversion takes it from the cache
+			[ "$(grep -cx "/$k" "$TMP/srv.log")" = 1 ] || missing="$missing asked-once:$k"
+			if grep -q "^file[[:space:]]root[[:space:]]${libs[$i]}[[:space:]]" "$TMP/dbg/MANIFEST"; then
+				grep -q "symsrv[[:space:]]$k" "$TMP/dbg/MANIFEST" || missing="$missing packed:$k"
+				packed=$((packed + 1))
+			fi
+		done
+		# fetched while recording: said before perf's own end and the pack
+		fetched_line=$(grep -n 'debug files of the .NET runtime' "$TMP/dbg.err" | cut -d: -f1)
+		packed_line=$(grep -n "^perfconv: packed" "$TMP/dbg.err" | cut -d: -f1)
+		if [ "${#keys[@]}" != 2 ]; then
+			fail record/debug-files "the build-ids of libcoreclr.so and libclrjit.so not found in Probe's maps"
+		elif [ "$(cat "$TMP/dbg.rc")" != 0 ]; then
+			fail record/debug-files "exit status $(cat "$TMP/dbg.rc")" "$TMP/dbg.err"
+		elif [ -n "$missing" ]; then
+			fail record/debug-files "not asked for or not packed:$missing" "$TMP/dbg/MANIFEST"
+		elif [ "$packed" = 0 ]; then
+			fail record/debug-files "no sample in either library: nothing to check in the pack" "$TMP/dbg/MANIFEST"
+		elif ! grep -qE 'runtime \((libcoreclr.so, libclrjit.so|libclrjit.so, libcoreclr.so)\): 2 fetched while recording' "$TMP/dbg.err" ||
+			[ -z "$packed_line" ] || [ "$fetched_line" -gt "$packed_line" ]; then
+			fail record/debug-files "not said to be fetched while recording" "$TMP/dbg.err"
+		elif [ "$(cat "$TMP/dbgoff.rc")" != 0 ] || [ "$(wc -l <"$TMP/srv.log")" != "$asked" ]; then
+			fail record/debug-files "--offline: exit $(cat "$TMP/dbgoff.rc"), $(( $(wc -l <"$TMP/srv.log") - asked )) requests" "$TMP/dbgoff.err"
+		else
+			pass "record/debug-files (libcoreclr.so and libclrjit.so fetched while recording, $packed of them sampled and packed with its debug file; none asked for with --offline)"
+		fi
+		kill "$srv_pid" 2>/dev/null
+		srv_pid=
+	fi
+	stop_app "$app"
+fi
 if selected record/command; then
 	mkdir -p "$TMP/cmd"
 	pc cmd --duration "$SECS" -o "$TMP/cmd/cmd.perfpack" -- dotnet "$bin/Probe.dll" 1000000
@@ -351,6 +622,40 @@ if selected record/command; then
 			kill -KILL "$cpid"
 		else
 			pass "record/command ($(python3 tests/dotnet-resolution.py "$TMP/cmd/cmd.folded" 2>&1 | sed 's/^[^:]*: //'))"
+		fi
+	fi
+fi
+if selected record/startup; then
+	spbin=$(build_app StartProbe)
+	if [ -z "$spbin" ]; then
+		fail record/startup "dotnet build of fixtures/bin-src/dotnet/StartProbe failed" "$TMP/build-StartProbe.log"
+	else
+		mkdir -p "$TMP/startup"
+		pc startup -v -o "$TMP/startup/startup.perfpack" -- dotnet "$spbin/StartProbe.dll"
+		spid=$(sed -n 's/^truth pid //p' "$TMP/startup.out")
+		gcs=$(sed -n 's/^truth collection-count 0 //p' "$TMP/startup.out")
+		if [ -z "$spid" ] || [ -z "$gcs" ]; then
+			fail record/startup "StartProbe printed no truth (its output: $(head -c 300 "$TMP/startup.out"))" "$TMP/startup.err"
+		elif [ "$(cat "$TMP/startup.rc")" != 0 ]; then
+			fail record/startup "exit status $(cat "$TMP/startup.rc")" "$TMP/startup.err"
+		elif ! grep -q "process $spid (dotnet) connected to the diagnostic port, suspended" "$TMP/startup.err" ||
+			! grep -q "process $spid (dotnet) resumed" "$TMP/startup.err"; then
+			fail record/startup "the runtime did not wait on perfconv's diagnostic port" "$TMP/startup.err"
+		elif ! "$PERFCONV" -q -i "$TMP/startup/startup.perfpack" -o "$TMP/startup/startup.folded" \
+			2>"$TMP/startup/conv.err" </dev/null; then
+			fail record/startup "the pack does not convert" "$TMP/startup/conv.err"
+		elif ! grep -q 'StartProbe!StartProbe.Program::Early' "$TMP/startup/startup.folded"; then
+			fail record/startup "Early, which runs only at the start, is not named in the folded stacks"
+		elif ! "$PERFCONV" --events "$TMP/startup/startup.events/$spid.nettrace" >"$TMP/startup/report.txt" 2>&1; then
+			fail record/startup "no readable nettrace startup.events/$spid.nettrace" "$TMP/startup/report.txt"
+		else
+			got=$(sed -n 's/^GCs  *\([0-9]*\):.*/\1/p' "$TMP/startup/report.txt")
+			early=$(grep 'StartProbe.Program::Early' "$TMP/startup/startup.folded" | wc -l)
+			if [ "$got" != "$gcs" ]; then
+				fail record/startup "the nettrace holds ${got:-no} GCs, the app counted $gcs" "$TMP/startup/report.txt"
+			else
+				pass "record/startup (Early named in $early stacks; $got GCs in the nettrace, as the app counted)"
+			fi
 		fi
 	fi
 fi

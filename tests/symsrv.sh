@@ -48,31 +48,11 @@ BID=e1bab1914ae852a42a93b1cdcf1029d57e9c0acb
 KEY=_.debug/elf-buildid-sym-$BID/_.debug
 DEBUG=$ROOT/tmp/probe/fx/bin/stripped/callgraph.debug
 
-# serve.py DIR|--slow PORTFILE LOG: files of DIR by path, or (--slow) accept, log and never answer
-cat >"$TMP/serve.py" <<'EOF'
-import functools, http.server, sys, threading, time
-root, portfile, log = sys.argv[1:4]
-class H(http.server.SimpleHTTPRequestHandler):
-    def do_GET(self):
-        with open(log, 'a') as f:
-            f.write(self.path + '\n')
-        if root == '--slow':
-            time.sleep(120)
-            return
-        super().do_GET()
-    def log_message(self, *a): pass
-h = H if root == '--slow' else functools.partial(H, directory=root)
-s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), h)
-s.daemon_threads = True
-open(portfile, 'w').write(str(s.server_address[1]))
-threading.Timer(300, lambda: s.shutdown()).start()
-s.serve_forever()
-EOF
 # serve NAME DIR|--slow: starts a server; its URL in $url, its log $TMP/NAME.log, its pid in $spid
 serve() {
 	: >"$TMP/$1.log"
 	rm -f "$TMP/$1.port"
-	python3 "$TMP/serve.py" "$2" "$TMP/$1.port" "$TMP/$1.log" &
+	python3 "$top/tests/tools/serve-symbols.py" "$2" "$TMP/$1.port" "$TMP/$1.log" &
 	spid=$!
 	bg_pids+=("$spid")
 	for _ in $(seq 50); do [ -s "$TMP/$1.port" ] && break; sleep 0.1; done

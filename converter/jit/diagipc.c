@@ -1,10 +1,12 @@
 /*
  * diagipc.c - the bytes of the .NET diagnostics IPC messages perfconv sends (EnablePerfMap,
- * DisablePerfMap, CollectTracing2, StopTracing) and of their replies, the runtime provider's
+ * DisablePerfMap, CollectTracing2, StopTracing, ResumeRuntime), of their replies and of the
+ * advertise message of a runtime that connects to perfconv's own port, the runtime provider's
  * keywords for an event list, and the /proc texts and socket names that lead to the
  * runtime's socket.  It owns no socket and prints nothing: cli/perfmapctl.c and
  * cli/record_dotnet.c do the I/O.  A reply comes from whatever listens on the socket, so it
- * is decoded from bytes with every length checked, and a malformed one is an error value
+ * (and an advertise from whatever connects to the port) is decoded from bytes with every
+ * length checked, and a malformed one is an error value
  * with the offset of the bad byte.  The nettrace stream after a session's reply is not read here.
  */
 #include <stdio.h>
@@ -127,6 +129,39 @@ size_t pfc_diagipc_encode_stop(uint8_t *buf, uint64_t session)
 	header(buf, PFC_DIAGIPC_STOP_LEN, PFC_DIAGIPC_SET_EVENTPIPE, PFC_DIAGIPC_STOP_TRACING);
 	put64(buf + 20, session);
 	return PFC_DIAGIPC_STOP_LEN;
+}
+
+size_t pfc_diagipc_encode_resume(uint8_t *buf)
+{
+	header(buf, PFC_DIAGIPC_HEADER_LEN, PFC_DIAGIPC_SET_PROCESS, PFC_DIAGIPC_RESUME_RUNTIME);
+	return PFC_DIAGIPC_HEADER_LEN;
+}
+
+static const uint8_t advertise_magic[8] = "ADVR_V1";	/* with its NUL: 8 bytes */
+
+/* Linux's PID_MAX_LIMIT (4M on 64-bit): a larger pid is no process's */
+#define PID_LIMIT 4194304u
+
+int pfc_diagipc_decode_advertise(const uint8_t *buf, size_t len, struct pfc_diagipc_advertise *a,
+				 struct pfc_error *e)
+{
+	size_t i, n = len < sizeof(advertise_magic) ? len : sizeof(advertise_magic);
+
+	memset(a, 0, sizeof(*a));
+	/* as with a reply, the magic is checked as far as it came: a peer that is no runtime is
+	 * told at its first wrong byte, not after a timeout */
+	for (i = 0; i < n; i++)
+		if (buf[i] != advertise_magic[i])
+			return PFC_FAIL(e, CORRUPT, i, "not a runtime's advertise message: byte 0x%02x where the "
+					"magic \"ADVR_V1\" has 0x%02x", buf[i], advertise_magic[i]);
+	if (len < PFC_DIAGIPC_ADVERTISE_LEN)
+		return -PFC_ERR_TRUNCATED;
+	memcpy(a->cookie, buf + 8, sizeof(a->cookie));
+	a->pid = pfc_ld64(buf + 24, SWAP_LE);
+	if (a->pid == 0 || a->pid > PID_LIMIT)
+		return PFC_FAIL(e, CORRUPT, 24, "advertised pid %llu is no process's (1 to %u)",
+				(unsigned long long)a->pid, PID_LIMIT);
+	return 0;
 }
 
 /* The reply of either kind: ok_payload is the size of an OK reply's payload (4, an HRESULT;

@@ -1,7 +1,7 @@
 /*
  * diagipc.h - the messages of the .NET diagnostics IPC protocol that perfconv sends
  * (EnablePerfMap and DisablePerfMap, .NET 8+; CollectTracing2 and StopTracing, the EventPipe
- * session of perfconv record) and the replies it reads, as bytes; the runtime provider's
+ * session of perfconv record; ResumeRuntime) and the replies and advertise messages it reads, as bytes; the runtime provider's
  * keywords for an event list; and the few /proc and socket-name texts needed to find the
  * runtime's socket.  No I/O here: the command line (cli/perfmapctl.c, cli/record_dotnet.c)
  * connects, sends and reads.  A reply is untrusted input.
@@ -22,8 +22,10 @@
 /* the longest reply accepted: these commands' replies are 24 bytes (header and HRESULT) */
 #define PFC_DIAGIPC_REPLY_MAX 256u
 
-/* Command set 0x04 (Process): 0x05 EnablePerfMap (payload uint32 type), 0x06 DisablePerfMap */
+/* Command set 0x04 (Process): 0x01 ResumeRuntime (no payload), 0x05 EnablePerfMap (payload
+ * uint32 type), 0x06 DisablePerfMap */
 #define PFC_DIAGIPC_SET_PROCESS 0x04u
+#define PFC_DIAGIPC_RESUME_RUNTIME 0x01u
 #define PFC_DIAGIPC_ENABLE_PERFMAP 0x05u
 #define PFC_DIAGIPC_DISABLE_PERFMAP 0x06u
 /* the server's replies: command set 0xFF, id 0x00 OK or 0xFF Error, each with an int32 HRESULT */
@@ -97,6 +99,28 @@ size_t pfc_diagipc_encode_collect(uint8_t *buf, size_t cap, uint32_t buffer_mb, 
 
 /* StopTracing of session into buf (PFC_DIAGIPC_STOP_LEN bytes); returns its length. */
 size_t pfc_diagipc_encode_stop(uint8_t *buf, uint64_t session);
+
+/* ResumeRuntime into buf (PFC_DIAGIPC_HEADER_LEN bytes): a runtime started with
+ * DOTNET_DiagnosticPorts=PATH,connect,suspend waits for it before its first managed code.
+ * Returns its length; the reply is an HRESULT one (pfc_diagipc_decode_reply). */
+size_t pfc_diagipc_encode_resume(uint8_t *buf);
+
+/* The advertise message a runtime sends first on every connection it makes to a connect-mode
+ * diagnostic port (ipc-protocol.md, "Advertise Protocol"): magic "ADVR_V1\0" (8 bytes), the
+ * runtime instance cookie (a GUID, 16 bytes), uint64 pid (as the runtime sees it), uint16
+ * reserved; 34 bytes, then the connection takes one command like the runtime's own socket. */
+#define PFC_DIAGIPC_ADVERTISE_LEN 34u
+struct pfc_diagipc_advertise {
+	uint8_t cookie[16];
+	uint64_t pid;
+};
+
+/* Decode an advertise message from the len bytes read so far: 0 with a; -PFC_ERR_TRUNCATED
+ * when fewer than PFC_DIAGIPC_ADVERTISE_LEN came; any other negative error (offset in e) when
+ * the bytes are no advertise message: another magic, or a pid that no process has (0 or past
+ * the kernel's PID_MAX_LIMIT).  Bytes after the message are not looked at. */
+int pfc_diagipc_decode_advertise(const uint8_t *buf, size_t len, struct pfc_diagipc_advertise *a,
+				 struct pfc_error *e);
 
 /* The runtime provider (Microsoft-Windows-DotNETRuntime) keywords and level of an event
  * list "gc,exceptions,jit" (words: gc alloc jit exceptions loader threadpool contention,

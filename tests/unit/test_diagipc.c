@@ -5,7 +5,9 @@
  * send, on every prefix of them, and on damaged ones (each with the offset of the bad
  * byte); the EventPipe session's CollectTracing2 and StopTracing requests, their session
  * reply (OK with a uint64 id, Error with an HRESULT) and the event list's keywords; the
- * NStgid, start-time, environment and socket-name parsers that find the socket.
+ * NStgid, start-time, environment and socket-name parsers that find the socket; ResumeRuntime
+ * and the advertise message of a runtime that connects to perfconv's port, its prefixes and
+ * damaged copies.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -212,8 +214,52 @@ static void test_session(void)
 	      "an empty word is refused");
 }
 
+static void test_advertise(void)
+{
+	/* as ipc-protocol.md's example lays it out: magic, cookie, pid 12345, 0 */
+	static const uint8_t adv[34] = { 'A', 'D', 'V', 'R', '_', 'V', '1', 0,
+					 0x67, 0x45, 0x3e, 0x12, 0x9b, 0xe8, 0xd3, 0x12, 0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00,
+					 0x39, 0x30, 0, 0, 0, 0, 0, 0, 0, 0 };
+	static const uint8_t resume[20] = { 'D', 'O', 'T', 'N', 'E', 'T', '_', 'I', 'P', 'C', '_', 'V', '1', 0,
+					    20, 0, 0x04, 0x01, 0, 0 };
+	uint8_t b[40];
+	struct pfc_diagipc_advertise a;
+	struct pfc_error e;
+	size_t i;
+	int ret, wrong;
+
+	check(pfc_diagipc_encode_resume(b) == 20 && !memcmp(b, resume, 20), "ResumeRuntime: a 20-byte header, 0x04 0x01");
+	memset(&e, 0, sizeof(e));
+	memcpy(b, adv, 34);
+	b[34] = 'D';	/* the next bytes are not the message's */
+	ret = pfc_diagipc_decode_advertise(b, 35, &a, &e);
+	check(ret == 0 && a.pid == 12345 && a.cookie[0] == 0x67 && a.cookie[15] == 0x00, "advertise: pid %llu",
+	      (unsigned long long)a.pid);
+	for (i = 0, wrong = 0; i < 34; i++)
+		if (pfc_diagipc_decode_advertise(b, i, &a, &e) != -PFC_ERR_TRUNCATED)
+			wrong++;
+	check(!wrong, "each prefix of an advertise message asks for the rest (%d wrong)", wrong);
+	b[3] = 'X';
+	ret = pfc_diagipc_decode_advertise(b, 5, &a, &e);
+	check(ret == -PFC_ERR_CORRUPT && e.offset == 3, "another magic is told at its first wrong byte");
+	memcpy(b, "DOTNET_IPC_V1", 14);
+	memset(&e, 0, sizeof(e));
+	ret = pfc_diagipc_decode_advertise(b, 34, &a, &e);
+	check(ret == -PFC_ERR_CORRUPT && e.offset == 0, "an IPC message is no advertise message");
+	memcpy(b, adv, 34);
+	memset(b + 24, 0, 8);
+	memset(&e, 0, sizeof(e));
+	ret = pfc_diagipc_decode_advertise(b, 34, &a, &e);
+	check(ret == -PFC_ERR_CORRUPT && e.offset == 24, "pid 0 is no process's");
+	b[31] = 0x80;
+	memset(&e, 0, sizeof(e));
+	ret = pfc_diagipc_decode_advertise(b, 34, &a, &e);
+	check(ret == -PFC_ERR_CORRUPT && e.offset == 24, "a pid past 2^22 is no process's");
+}
+
 int main(void)
 {
+	test_advertise();
 	test_session();
 	test_requests();
 	test_replies();

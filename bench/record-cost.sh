@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# bench/record-cost.sh - what perfconv record costs a .NET service, against perf record alone.
+#
+# Builds fixtures/bin-src/dotnet/ProbeWeb (an ASP.NET Core minimal API; cached in
+# build/dotnet-live/ProbeWeb-<hash>, as tests/aspnet-live.sh builds its apps), starts it on
+# 127.0.0.1, warms it up, and loads it with bench/load.cjs (node: COST_CONC requests in flight on
+# keep-alive connections, GET /work?n=COST_N) for COST_SECS seconds a run, in rounds of three
+# configurations, COST_RUNS rounds (default 3; interleaved, so that a change of the machine's load
+# falls on all three):
+#   none      no recorder
+#   perf      perf record -k mono -g -F 999 -p PID
+#   perfconv  perfconv record -p PID (default events gc,exceptions,jit: its perf map switched on,
+#             an EventPipe session with rundown, then the pack)
+# and prints every run's requests a second and the app's CPU time a request (user and system, from
+# /proc/PID/stat around the load: what the recorder adds to the service's own work, which a
+# loaded machine disturbs far less than it disturbs throughput), the medians, perfconv's median
+# against perf's, and
+# for perfconv the seconds from the end of the recording (its SIGINT, when the load ends) to the
+# pack written (perfconv's exit), each run and the median.  Targets: perfconv within 5% of perf;
+# the pack ready within 2 s.  Needs root, perf, node and the .NET 10 SDK with ASP.NET Core.
+#   PERFCONV=build/perfconv  COST_RUNS=3  COST_SECS=10  COST_CONC=8  COST_N=20000
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+PERFCONV=${PERFCONV:-$top/build/perfconv}
+RUNS=${COST_RUNS:-3} SECS=${COST_SECS:-10} CONC=${COST_CONC:-8} N=${COST_N:-20000}
+W=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-cost.XXXXXX")
+app= rec=
+cleanup() {
+	[ -n "$rec" ] && kill -INT "$rec" 2>/dev/null && wait "$rec" 2>/dev/null
+	[ -n "$app" ] && kill -KILL "$app" 2>/dev/null && wait "$app" 2>/dev/null
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+sdk=$(dotnet --version)
+key=$({ cat fixtures/bin-src/dotnet/ProbeWeb/*; echo "$sdk"; } | sha256sum | cut -c1-16)
+bin=$top/build/dotnet-live/ProbeWeb-$key
+if [ ! -x "$bin/ProbeWeb" ]; then
+	cp -R fixtures/bin-src/dotnet/ProbeWeb "$W/src"
+	(cd "$W/src" && dotnet build -c Release -o "$W/bin" --disable-build-servers -nodeReuse:false \
+		-p:UseSharedCompilation=false) >"$W/build.log" 2>&1 || { tail -20 "$W/build.log"; exit 1; }
+	mkdir -p "$top/build/dotnet-live"
+	rm -rf "$bin"
+	mv "$W/bin" "$bin"
+fi
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+url=http://127.0.0.1:$port
+env -u DOTNET_PerfMapEnabled "$bin/ProbeWeb" --urls "$url" >"$W/app.log" 2>&1 &
+app=$!
+for _ in $(seq 100); do curl -s -m 1 "$url/hello" >/dev/null 2>&1 && break; sleep 0.1; done
+node bench/load.cjs "$url/work?n=$N" 5 "$CONC" >/dev/null	# warm-up: tiered JIT settles
+
+# app_ticks: the app's user + system CPU time so far, in clock ticks
+app_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$app/stat"; }
+tck=$(getconf CLK_TCK)
+# load: "RPS CPU-MS-PER-1000-REQUESTS"
+load() {
+	local t0 t1 out
+	t0=$(app_ticks)
+	out=$(node bench/load.cjs "$url/work?n=$N" "$SECS" "$CONC")
+	t1=$(app_ticks)
+	echo "$out" | awk -v d=$((t1 - t0)) -v hz="$tck" '{ printf "%s %.1f\n", $2, ($6 > 0 ? d * 1000 / hz / $6 * 1000 : 0) }'
+}
+# wait_file GLOB: until a file matching it is non-empty (perf has started writing)
+wait_file() {
+	local f
+	for _ in $(seq 300); do
+		for f in $1; do [ -s "$f" ] && return 0; done
+		sleep 0.05
+	done
+	return 1
+}
+now() { date +%s.%N; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+printf '%-6s %18s %18s %18s %12s\n' run "none rps cpu" "perf rps cpu" "perfconv rps cpu" pack-ready-s
+for i in $(seq "$RUNS"); do
+	none=$(load)
+
+	perf record -q -k mono -g -F 999 -p "$app" -o "$W/perf.data" >"$W/perf.log" 2>&1 &
+	rec=$!
+	wait_file "$W/perf.data"
+	perf=$(load)
+	kill -INT "$rec"; wait "$rec" || true; rec=
+
+	rm -rf "$W/pc" && mkdir "$W/pc"
+	"$PERFCONV" record -q -p "$app" -o "$W/pc/cost.perfpack" >"$W/pc.log" 2>&1 &
+	rec=$!
+	wait_file "$W/pc/.cost.perfpack.record-*/perf.data"
+	pc=$(load)
+	t=$(now)
+	kill -INT "$rec"; wait "$rec" || { cat "$W/pc.log"; exit 1; }; rec=
+	ready=$(echo "$(now) - $t" | bc -l)
+	[ -s "$W/pc/cost.perfpack" ] || { echo "no pack"; cat "$W/pc.log"; exit 1; }
+	printf '%-6s %18s %18s %18s %12.2f\n' "$i" "$none" "$perf" "$pc" "$ready"
+	echo "$none $perf $pc $ready" >>"$W/runs"
+done
+# columns of runs: none rps, none cpu, perf rps, perf cpu, perfconv rps, perfconv cpu, ready
+col() { awk -v c="$1" '{ print $c }' "$W/runs" | median; }
+mn=$(col 1) cn=$(col 2) mp=$(col 3) cp=$(col 4) mc=$(col 5) cc=$(col 6) mr=$(col 7)
+printf '%-6s %18s %18s %18s %12.2f\n' median "$mn $cn" "$mp $cp" "$mc $cc" "$mr"
+awk -v n="$mn" -v p="$mp" -v c="$mc" -v cn="$cn" -v cp="$cp" -v cc="$cc" -v r="$mr" 'BEGIN {
+	d = (c - p) / p * 100
+	printf "requests/s: perf record %.1f%% of none, perfconv record %.1f%% of none; perfconv against perf: %+.1f%% (target within 5%%: %s)\n", p / n * 100, c / n * 100, d, (d >= -5 ? "met" : "MISSED")
+	e = (cc - cp) / cp * 100
+	printf "app CPU ms per 1000 requests: none %.1f, perf %.1f, perfconv %.1f; perfconv against perf: %+.1f%% (within 5%%: %s)\n", cn, cp, cc, e, (e <= 5 ? "met" : "MISSED")
+	printf "end of recording to pack ready: median %.2f s (target 2 s: %s)\n", r, (r <= 2 ? "met" : "MISSED")
+}'
