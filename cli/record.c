@@ -191,8 +191,8 @@ static int parse_formats(const struct pfc_rec_opts *o, const struct pfc_writer *
 			w = pfc_writer_by_name(name);
 		}
 		if (!w || w == &pfc_writer_pack) {
-			fprintf(stderr, "perfconv: record: -f '%s': %s%.*s%s (folded, svg, speedscope, pprof, trace.zip, "
-				"perf-script, top)\nTry 'perfconv record --help' for more information.\n", o->formats,
+			fprintf(stderr, "perfconv: record: -f '%s': %s%.*s%s (folded, svg, speedscope, firefox, pprof, "
+				"trace.zip, perf-script, top, runtime)\nTry 'perfconv record --help' for more information.\n", o->formats,
 				w ? "" : "unknown format '", w ? 0 : (int)len, f,
 				w ? "the pack is always made: -f names the formats made beside it" : "'");
 			return -1;
@@ -778,6 +778,14 @@ static int pack(struct rec *r)
 		snprintf(bdir, sizeof(bdir), "%s/.debug", home);
 		c.opts.buildid_dir = bdir;
 	}
+	/* the runtimes' streams, ended with their rundown by now, go into the pack (and into the
+	 * formats beside it: -f runtime, trace.zip's CTF) */
+	for (i = 0; i < r->ndn && c.opts.nr_events < PFC_CLI_MAX_EVENTS; i++)
+		if (r->dn[i].path[0] && file_size(r->dn[i].path) > 0)
+			c.events[c.opts.nr_events++] = r->dn[i].path;
+	c.opts.events = c.opts.nr_events ? c.events : NULL;
+	c.wopts.nettraces = c.events;
+	c.wopts.nr_nettraces = c.opts.nr_events;
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	c.umask = umask(0);
 	umask(c.umask);

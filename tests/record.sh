@@ -28,7 +28,8 @@
 #                         map: the pack converts to folded stacks in which Probe's managed frames
 #                         are named (tests/dotnet-resolution.py: at least 90 % of the weight with
 #                         managed frames has them all named), events/PID.nettrace is non-empty and
-#                         starts with the nettrace magic, the runtime holds no perf map open
+#                         starts with the nettrace magic, the pack carries it (events/0.nettrace)
+#                         and its -f runtime names the process, the runtime holds no perf map open
 #                         afterwards (it was off before: switched off again), no perf runs on, no
 #                         work directory is left;
 #   record/pid-on         the same of Probe started with DOTNET_PerfMapEnabled=1: its perf map is
@@ -424,6 +425,11 @@ if selected record/pid; then
 				fail record/pid "the perf map is still on afterwards, though it was off before" "$TMP/pid.err"
 			elif ! grep -q "switched on for the recording" "$TMP/pid.err"; then
 				fail record/pid "perfconv did not say it switched the perf map on" "$TMP/pid.err"
+			elif ! tar --zstd -tf "$TMP/pid/pid.perfpack" 2>/dev/null | grep -q '^events/0\.nettrace$'; then
+				fail record/pid "the pack does not carry the runtime's events (events/0.nettrace)" "$TMP/pid.err"
+			elif ! "$PERFCONV" -q -i "$TMP/pid/pid.perfpack" -f runtime -o "$TMP/pid/pid.runtime.txt" 2>"$TMP/pid.rt.err" ||
+				! grep -q "^process $app " "$TMP/pid/pid.runtime.txt"; then
+				fail record/pid "the pack's runtime report does not name process $app" "$TMP/pid.rt.err"
 			else
 				pass "record/pid ($(python3 tests/dotnet-resolution.py "$TMP/pid/pid.folded" 2>&1 | sed 's/^[^:]*: //'); events $(stat -c %s "$TMP/pid/pid.events/$app.nettrace") bytes; the perf map off again)"
 			fi
