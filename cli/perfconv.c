@@ -899,9 +899,6 @@ int main(int argc, char **argv)
 		return pfc_cli_r2r_dump(a.r2r_dump, a.r2r_dump_style, c.output, c.quiet);
 	if (report_only(&c, &a))
 		return pfc_cli_events(c.events[0], c.output, c.quiet);
-	/* a trace.zip also gets the streams' events, as perfcollect's LTTng CTF */
-	c.wopts.nettraces = c.events;
-	c.wopts.nr_nettraces = c.opts.nr_events;
 	if (optind < argc && !c.outdir)
 		return usage_error("unexpected argument '%s' (several inputs need -O OUTDIR)", argv[optind]);
 	if ((ret = settle_options(&c, &a)) >= 0 || (ret = events_check(&c)) >= 0)

@@ -784,8 +784,6 @@ static int pack(struct rec *r)
 		if (r->dn[i].path[0] && file_size(r->dn[i].path) > 0)
 			c.events[c.opts.nr_events++] = r->dn[i].path;
 	c.opts.events = c.opts.nr_events ? c.events : NULL;
-	c.wopts.nettraces = c.events;
-	c.wopts.nr_nettraces = c.opts.nr_events;
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	c.umask = umask(0);
 	umask(c.umask);

@@ -27,7 +27,6 @@
 #include "converter/util/grow.h"
 
 /* a nettrace is read whole from its mapping, as --events reads it */
-#define CTF_INPUT_MAX (64ull << 30)
 /* packets of a page, lttng's smallest sub-buffer; an event larger than that gets a packet of its
  * own size, rounded up to pages */
 #define CTF_PACKET 4096u
@@ -62,7 +61,7 @@ struct ctf_type {
 
 struct ctf_input {
 	const char *path;
-	void *map;
+	const uint8_t *buf;          /* the stream's bytes, the conversion's (converter/events/) */
 	size_t len;
 	struct pfc_nettrace_trace trace;
 	struct pfc_nettrace_stats st;
@@ -181,8 +180,9 @@ static int ev_cmp(const void *a, const void *b)
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-int pfc_ctf_read(struct pfc_ctf **out, const char *const *paths, size_t n, struct pfc_error *err)
+int pfc_ctf_read(struct pfc_ctf **out, const struct pfc_events *events, struct pfc_error *err)
 {
+	size_t n = events->n;
 	struct pfc_ctf *c = calloc(1, sizeof(*c));
 	size_t i;
 	int ret = 0;
@@ -195,17 +195,15 @@ int pfc_ctf_read(struct pfc_ctf **out, const char *const *paths, size_t n, struc
 		struct pfc_nettrace nt;
 		struct pfc_nettrace_ops ops = { 0 };
 
-		in->path = paths[i];
+		in->path = events->v[i].name;
+		in->buf = events->v[i].buf;
+		in->len = events->v[i].len;
 		c->nr_in++;
-		if (pfc_map_file(in->path, CTF_INPUT_MAX, &in->map, &in->len) < 0) {
-			ret = PFC_FAIL_NOOFF(err, OPEN, "cannot open '%s': %s", in->path, strerror(errno));
-			break;
-		}
 		c->cur = in;
 		ops.ctx = c;
 		ops.trace = on_trace;
 		ops.event = on_event;
-		ret = pfc_nettrace_read(&nt, in->map, in->len, &ops, err);
+		ret = pfc_nettrace_read(&nt, in->buf, in->len, &ops, err);
 		in->st = nt.st;
 		pfc_nettrace_free(&nt);
 		if (ret < 0) {
@@ -235,13 +233,8 @@ int pfc_ctf_read(struct pfc_ctf **out, const char *const *paths, size_t n, struc
 
 void pfc_ctf_free(struct pfc_ctf *c)
 {
-	size_t i;
-
 	if (!c)
 		return;
-	for (i = 0; i < c->nr_in; i++)
-		if (c->in[i].map)
-			munmap(c->in[i].map, c->in[i].len);
 	free(c->in);
 	free(c->ev);
 	free(c->types);

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "converter/events/events.h"
 #include "converter/util/error.h"
 #include "converter/util/strbuf.h"
 #include "formats/zipfile.h"
@@ -27,9 +28,10 @@ const struct pfc_ctf_name *pfc_ctf_name_find(uint32_t id, uint32_t version, int 
 
 struct pfc_ctf;
 
-/* Read the N streams at PATHS (one process each) whole, before anything is written: 0, or a
- * negative error naming the file (err->file) and the offset of the bad bytes. */
-int pfc_ctf_read(struct pfc_ctf **out, const char *const *paths, size_t n, struct pfc_error *err);
+/* Read the conversion's streams (one process each: --events, or a pack's) whole, before
+ * anything is written: 0, or a negative error naming the file (err->file) and the offset of
+ * the bad bytes. */
+int pfc_ctf_read(struct pfc_ctf **out, const struct pfc_events *events, struct pfc_error *err);
 
 /* The process name LTTng would give pid/tid (its comm), or NULL: the writer's caller knows. */
 typedef const char *(*pfc_ctf_comm_fn)(void *arg, int32_t pid, int32_t tid);

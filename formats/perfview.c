@@ -804,7 +804,7 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		goto out;
 	}
 	/* a stream that cannot be read stops the conversion before the archive has a byte */
-	if (o->nr_nettraces && (ret = pfc_ctf_read(&p.ctf, o->nettraces, o->nr_nettraces, err)) < 0)
+	if (s->evs.events.n && (ret = pfc_ctf_read(&p.ctf, &s->evs.events, err)) < 0)
 		goto out;
 	if ((ret = pfc_zip_open(&p.zip, out, o->output && strcmp(o->output, "-") ? o->output : "<stdout>", p.dir,
 				s->tuning, err)) < 0)

@@ -54,8 +54,6 @@ struct pfc_wopts {
 	int inverted;               /* icicle graph: roots at the top */
 	/* trace.zip */
 	int include_perf_data;      /* add the recording itself */
-	const char *const *nettraces;  /* --events: .nettrace streams whose runtime events go in as CTF */
-	size_t nr_nettraces;
 	const char *output;         /* the output's name; NULL or "-" = stdout */
 	const char *command_line;   /* as typed, for the log */
 	const char *warnings;       /* PFC_NEED_LOG: what the conversion warned about */

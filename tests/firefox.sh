@@ -29,7 +29,7 @@
 #   CHROMIUM=/usr/bin/chromium   the browser;  FIREFOX_SHOTS=dir  where screenshots go
 #   FIREFOX_APP=0        skip the app cases;  FIREFOX_EXTRA=FILE.data  also load this recording
 # the profiler's build is in this user's cache, which lib.sh's empty HOME hides
-FX_CACHE=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}
+FX_CACHE=${XDG_CACHE_HOME:-${TESTS_USER_HOME:-${HOME:-/root}}/.cache}
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" firefox
 need_perfconv firefox

@@ -37,6 +37,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-${1:-test}.XXXXXX") || exit 1
 bg_pids=()
 trap 'stop_bg; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
+# the user's own home, for what a suite may reuse from it (the Firefox Profiler's build)
+export TESTS_USER_HOME=${TESTS_USER_HOME:-$HOME}
 export HOME=$TMP/home
 mkdir -p "$HOME"
 # no debuginfod server unless a test starts one (Debian's profile.d may set the variable)
