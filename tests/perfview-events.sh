@@ -18,6 +18,7 @@
 #   trace.zip-events-bad        a corrupt nettrace: exit 1 naming the stream and the offset, no archive;
 #                               a stream cut short: converted, the log saying where it stops
 #   trace.zip-events-report     --events without a trace.zip to write still prints the runtime report
+#   trace.zip-events-pack       a pack made with --events gives the same CTF, without --events
 # Skipped without dotnet or when the TraceEvent package cannot be restored; CONSUMERS=0 skips TraceEvent.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" perfview-events
@@ -75,6 +76,25 @@ if selected trace.zip-events-same; then
 		fail trace.zip-events-same "-f trace.zip gives another CTF" "$TMP/err"
 	else
 		pass trace.zip-events-same
+	fi
+fi
+
+if selected trace.zip-events-pack; then
+	mkdir -p "$TMP/pk/ev"
+	"$PERFCONV" -q "${E[@]}" --events "$NT" -o "$TMP/pk/ev.perfpack" 2>"$TMP/pk.err" &&
+		"$PERFCONV" -q -i "$TMP/pk/ev.perfpack" -o "$TMP/pk/ev/ev.trace.zip" 2>>"$TMP/pk.err"
+	rc=$?
+	same=1 n=0
+	for e in $(zipinfo -1 "$TMP/ev.trace.zip" | grep /lttngTrace/); do
+		n=$((n + 1))
+		cmp -s <(unzip -p "$TMP/ev.trace.zip" "$e") <(unzip -p "$TMP/pk/ev/ev.trace.zip" "$e") || same=0
+	done
+	if [ $rc != 0 ]; then
+		fail trace.zip-events-pack "exit $rc packing or converting the pack" "$TMP/pk.err"
+	elif [ $n = 0 ] || [ $same = 0 ]; then
+		fail trace.zip-events-pack "the pack's trace.zip has another CTF ($n entries compared)" "$TMP/pk.err"
+	else
+		pass "trace.zip-events-pack ($n CTF entries the same)"
 	fi
 fi
 
