@@ -17,13 +17,19 @@ static void add(struct pfc_diff *d, const char *text, uint64_t base, uint64_t w)
 
 	if (id >= d->cap) {
 		size_t cap = (size_t)id + 16;
-		for (k = 0; k < 2; k++)
+		for (k = 0; k < 2; k++) {
 			d->w[k] = realloc(d->w[k], cap * sizeof(uint64_t));
+			d->cnt[k] = realloc(d->cnt[k], cap * sizeof(uint64_t));
+		}
 		d->order = realloc(d->order, cap * sizeof(uint32_t));
 		d->cap = cap;
 	}
 	d->w[0][id] = base;
 	d->w[1][id] = w;
+	d->cnt[0][id] = base;	/* one sample a unit of weight */
+	d->cnt[1][id] = w;
+	d->count[0] += base;
+	d->count[1] += w;
 	d->order[d->n++] = id;
 	d->sum[0] += base;
 	d->sum[1] += w;
@@ -84,6 +90,19 @@ int main(void)
 	check(f.n == 2 && f.v[0].len == 1 && f.v[0].name[0] == 'a', "by change: a first");
 	pfc_funcs_sort(&f, 1, 0);
 	check(f.n == 2 && f.v[0].name[0] == 'a' && f.v[1].name[0] == 'b', "by total: a (10) before b (10), by self");
+	pfc_funcs_free(&f);
+	pfc_diff_free(&d);
+
+	/* the JIT's numbers of dynamic methods differ from process to process: one function */
+	memset(&d, 0, sizeof(d));
+	pfc_intern_init(&d.lines);
+	d.have_base = 1;
+	add(&d, "proc;dynamicClass::lambda_method12;x", 5, 0);
+	add(&d, "proc;dynamicClass::lambda_method7;x", 0, 5);
+	check(pfc_funcs_build(&f, &d, &err) == 0, "pfc_funcs_build, lambdas");
+	a = find(&f, "dynamicClass::lambda_method");
+	check(a && a->total[0] == 5 && a->total[1] == 5 && a->dtotal == 0, "lambda_method12 and lambda_method7 are one function");
+	check(f.n == 2, "two functions with the lambdas (%zu)", f.n);
 	pfc_funcs_free(&f);
 	pfc_diff_free(&d);
 	return check_done("diff");
