@@ -2,7 +2,8 @@
  * events.h - the .NET runtime's event streams one conversion was given (--events FILE, or the
  * ones a pack carries): each .nettrace mapped once, with its process id and what the
  * conversion's own uses need of it, gathered in one streamed pass: the GC pauses (--during gc)
- * and, only when asked, the allocation events with their stacks (--alloc).  The runtime report
+ * and, only when asked, the allocation events with their stacks (--alloc), the exceptions
+ * (-f runtime, -f firefox) and each GC and JIT compilation with its times (-f firefox's markers).  The runtime report
  * reads the mappings again through runtime.c; perf.data, threads and symbols are not its concern.
  */
 #ifndef PFC_EVENTS_H
