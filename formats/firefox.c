@@ -558,7 +558,8 @@ static int gather_marks(struct fx_ctx *c)
 		if (add_mark(c, MK_PERF, 0, i, m->pid, m->tid, m->has_time ? m->time : 0, 0) < 0)
 			return -1;
 	}
-	for (i = 0; s->evs.marking && i < s->evs.events.n; i++) {
+	/* a time profile (--off-cpu, --thread-time) lays its stacks out with no times to meet them */
+	for (i = 0; s->evs.marking && c->stream && i < s->evs.events.n; i++) {
 		const struct pfc_events_file *f = &s->evs.events.v[i];
 		int32_t pid = s->evs.pids[i];
 		/* a process the recording does not have is skipped: evsample.c warned about it */
