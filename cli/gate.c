@@ -33,6 +33,7 @@ int pfc_cli_base_open(struct cli *c, char *msg, size_t size)
 	c->base_opts.events = NULL;
 	c->base_opts.nr_events = 0;
 	c->base_opts.throw_frames = 0;
+	c->base_opts.runtime_marks = 0;
 	c->base_opts.keep_stream = 0;
 	c->base_opts.record_files = 0;
 	c->base_opts.progress = NULL;

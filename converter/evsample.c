@@ -22,7 +22,8 @@ int pfc_evsample_open(struct pfc_session *s)
 {
 	struct pfc_evsample *v = &s->evs;
 	const struct pfc_opts *o = s->opts;
-	unsigned want = (o->alloc ? PFC_EVENTS_ALLOCS : 0) | (o->throw_frames ? PFC_EVENTS_THROWS : 0);
+	unsigned want = (o->alloc ? PFC_EVENTS_ALLOCS : 0) | (o->throw_frames ? PFC_EVENTS_THROWS : 0) |
+			(o->runtime_marks ? PFC_EVENTS_THROWS | PFC_EVENTS_MARKS : 0);
 	size_t i, j;
 	int ret;
 
@@ -87,6 +88,12 @@ int pfc_evsample_start(struct pfc_session *s)
 		return PFC_FAIL_NOOFF(s->err, UNSUPPORTED, "--during gc lays the runtime's GC pauses over the samples, and "
 				      "this recording's sample times are not on the runtime's clock (CLOCK_MONOTONIC): "
 				      "record with 'perf record -k mono'");
+	/* a timeline of samples and events on two clocks would draw each GC where it did not happen */
+	v->marking = s->opts->runtime_marks && v->events.n && v->mono;
+	if (s->opts->runtime_marks && v->events.n && !v->mono && s->opts->log)
+		fprintf(s->opts->log, "perfconv: warning: the runtime's events are not drawn as markers: this "
+			"recording's sample times are not on the runtime's clock (CLOCK_MONOTONIC); record with "
+			"'perf record -k mono'\n");
 	if (v->feeding && s->rd.nr_evsels)
 		v->ev = s->rd.evsels[0];
 	else
@@ -94,16 +101,24 @@ int pfc_evsample_start(struct pfc_session *s)
 	return 0;
 }
 
-/* the thread of the recording an event of stream i ran on: its own when the recording has it
- * in that process, else the process's main thread (a namespace's tids are not the host's) */
-static struct pfc_thread *event_thread(struct pfc_session *s, size_t i, uint64_t tid)
+const struct pfc_thread *pfc_evsample_thread(struct pfc_session *s, size_t i, uint64_t tid)
 {
 	int32_t pid = s->evs.pids[i];
 	const struct pfc_thread *th = NULL;
 
+	/* a namespace's tids are not the host's: --pid-map changed the pid, so the tid is unknown */
 	if (pid == (int32_t)s->evs.events.v[i].trace.pid && tid <= INT32_MAX)
 		th = pfc_machine_find_thread(&s->machine, pid, (int32_t)tid);
-	return th ? (struct pfc_thread *)th : pfc_machine_findnew_thread(&s->machine, pid, pid);
+	return th;
+}
+
+/* the thread of the recording an event of stream i ran on: its own when the recording has it
+ * in that process, else the process's main thread */
+static struct pfc_thread *event_thread(struct pfc_session *s, size_t i, uint64_t tid)
+{
+	const struct pfc_thread *th = pfc_evsample_thread(s, i, tid);
+
+	return th ? (struct pfc_thread *)th : pfc_machine_findnew_thread(&s->machine, s->evs.pids[i], s->evs.pids[i]);
 }
 
 static int feed_one(struct pfc_session *s, size_t i, const struct pfc_events_alloc *a, uint64_t *chain)

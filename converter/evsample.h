@@ -13,6 +13,7 @@
 #include "converter/events/events.h"
 
 struct pfc_session;
+struct pfc_thread;
 struct pfc_sample;
 struct pfc_evsel;
 
@@ -45,6 +46,7 @@ struct pfc_evsample {
 	size_t nr_throws, cap_throws;
 	int filtering;               /* --alloc or --during gc: perf's samples are not all kept */
 	int mono;                    /* the samples' times are on CLOCK_MONOTONIC (perf record -k mono) */
+	int marking;                 /* opts->runtime_marks, on one clock: the streams' GCs, exceptions and JIT */
 	int started;                 /* pfc_evsample_start ran (a pipe's events come as records) */
 	struct pfc_evsel *ev;        /* the event allocations are counted as */
 };
@@ -64,5 +66,9 @@ void pfc_evsample_count(struct pfc_session *s, const struct pfc_sample *smp);
 /* Whether perf's sample smp stays (--alloc drops them all, --during gc those outside a pause). */
 int pfc_evsample_keep(struct pfc_session *s, const struct pfc_sample *smp);
 void pfc_evsample_exit(struct pfc_session *s);
+/* The thread of the recording that an event of stream i on OS thread tid ran on, NULL when the
+ * recording has none by that tid in the stream's process (or --pid-map moved it: its tids are
+ * the namespace's). */
+const struct pfc_thread *pfc_evsample_thread(struct pfc_session *s, size_t i, uint64_t tid);
 
 #endif

@@ -86,6 +86,7 @@ struct pfc_opts {
 	int alloc;                   /* --alloc: the allocation events' stacks, in bytes, instead of perf's samples */
 	int during_gc;               /* --during gc: only the samples taken while their process was paused for a GC */
 	int throw_frames;            /* -f runtime: name the frames that throw each exception type */
+	int runtime_marks;           /* -f firefox: each GC, exception and JIT compilation, for a timeline */
 	/* called every few thousand records while reading (bytes done, samples); NULL: none */
 	void (*progress)(void *arg, const struct pfc_session *s);
 	void *progress_arg;

@@ -1,8 +1,9 @@
 /*
  * firefox.c - the Firefox Profiler's processed profile format (version FX_VERSION, as
  * firefox-devtools/profiler's src/types/profile.ts defines it; its upgraders lift older files):
- * one thread per (pid, tid) with its samples in time order and perf's lost-events and throttle
- * records as markers, over one shared string, stack, frame, function, resource and native
+ * one thread per (pid, tid) with its samples in time order, and as markers perf's lost-events and
+ * throttle records and, with --events, the .NET runtime's GCs, exceptions and JIT compilations
+ * (converter/events/ reads them), over one shared string, stack, frame, function, resource and native
  * symbol table.  Frames are named as speedscope's (every one, so the profiler never asks a
  * symbol server) and put in categories a .NET reader knows.  It reads the samples' times
  * (times.h), or the aggregated stacks of a time profile (--off-cpu, --thread-time).
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "converter/events/runtime.h"
 #include "converter/machine/intern.h"
 #include "converter/util/bytes.h"
 #include "converter/util/hashtab.h"
@@ -40,6 +42,18 @@ struct fx_thread {
 	uint64_t start;              /* its samples: ctx.idx[start .. start + nr) */
 	uint64_t lay;                /* a time profile: where its next stack is laid out, ns */
 	uint64_t first;              /* its first sample's time, UINT64_MAX when it has none */
+	size_t mk_start, mk_nr;      /* its markers: ctx.mk[mk_start .. mk_start + mk_nr) */
+};
+
+/* A marker: one of perf's marks, or one of a runtime stream's GCs, exceptions or JIT
+ * compilations (item idx of stream file), on the thread it happened on. */
+enum { MK_PERF, MK_GC, MK_EXC, MK_JIT };
+struct fx_mark {
+	uint64_t start, end;         /* ns of the recording's clock; end: intervals only */
+	int32_t pid, tid;
+	uint32_t src, file;          /* MK_*, and the stream of the runtime's */
+	uint32_t idx;                /* in s->marks.v, or the stream's gcs, throws or jits */
+	uint32_t seq;                /* the order they were gathered in: ties keep it */
 };
 
 struct fx_ctx {
@@ -87,6 +101,9 @@ struct fx_ctx {
 	uint32_t *res_name;           /* resource -> its name in the string array */
 	size_t nr_res, cap_res;
 	uint8_t *dotnet_pid;          /* per thread: its process runs .NET (a libcoreclr.so frame) */
+	struct fx_mark *mk;           /* every marker, by thread then time */
+	size_t nr_mk, cap_mk;
+	size_t nr_runtime_mk;         /* of them, the runtime's: their names and schemas are written */
 	struct pfc_sb tmp, esc;
 	int oom;
 };
@@ -483,14 +500,95 @@ static uint64_t samples_of(const struct fx_ctx *c, uint32_t sid)
 	return c->nr_of[sid];
 }
 
-/* The threads: every (pid, tid) with a sample of the event, or a mark. */
+static int cmp_fx_mark(const void *a, const void *b)
+{
+	const struct fx_mark *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int add_mark(struct fx_ctx *c, uint32_t src, uint32_t file, size_t idx, int32_t pid, int32_t tid,
+		    uint64_t start, uint64_t end)
+{
+	struct fx_mark *m;
+
+	if (grow((void **)&c->mk, &c->cap_mk, c->nr_mk + 1, sizeof(*c->mk)) < 0 || c->nr_mk >= UINT32_MAX)
+		return -1;
+	m = &c->mk[c->nr_mk];
+	m->start = start;
+	m->end = end;
+	m->pid = pid;
+	m->tid = tid;
+	m->src = src;
+	m->file = file;
+	m->idx = (uint32_t)idx;
+	m->seq = (uint32_t)c->nr_mk++;
+	c->nr_runtime_mk += src != MK_PERF;
+	return 0;
+}
+
+/* the tid of the recording a runtime event of stream i on OS thread tid is drawn on: its own
+ * thread when the recording knows it, else its process's main thread */
+static int32_t event_tid(struct fx_ctx *c, size_t i, uint64_t tid)
+{
+	const struct pfc_thread *th = pfc_evsample_thread(c->s, i, tid);
+
+	return th ? th->tid : c->s->evs.pids[i];
+}
+
+/* Every marker, by thread and time: perf's marks, then, when the samples are on the runtime's
+ * clock (s->evs.marking), each stream's GCs on its process's main thread (a pause stops all of
+ * its threads; the profiler draws a thread's markers on its own track, and the main thread's
+ * is the one a reader looks at first), its exceptions on the threads that threw them and its
+ * JIT compilations on the threads that compiled.  Allocations are left out: a tick every
+ * 100 KB allocated is thousands of markers a second, which --alloc draws better as stacks. */
+static int gather_marks(struct fx_ctx *c)
+{
+	struct pfc_session *s = c->s;
+	size_t i, j;
+
+	for (i = 0; i < s->marks.n; i++) {
+		const struct pfc_mark *m = &s->marks.v[i];
+		if (add_mark(c, MK_PERF, 0, i, m->pid, m->tid, m->has_time ? m->time : 0, 0) < 0)
+			return -1;
+	}
+	/* a time profile (--off-cpu, --thread-time) lays its stacks out with no times to meet them */
+	for (i = 0; s->evs.marking && c->stream && i < s->evs.events.n; i++) {
+		const struct pfc_events_file *f = &s->evs.events.v[i];
+		int32_t pid = s->evs.pids[i];
+		/* a process the recording does not have is skipped: evsample.c warned about it */
+		if (!pfc_session_thread_comm(s, pid, pid))
+			continue;
+		for (j = 0; j < f->nr_gcs; j++)
+			if (add_mark(c, MK_GC, (uint32_t)i, j, pid, pid, f->gcs[j].begin, f->gcs[j].end) < 0)
+				return -1;
+		for (j = 0; j < f->nr_throws; j++)
+			if (add_mark(c, MK_EXC, (uint32_t)i, j, pid, event_tid(c, i, f->throws[j].tid), f->throws[j].ts, 0) < 0)
+				return -1;
+		for (j = 0; j < f->nr_jits; j++)
+			if (add_mark(c, MK_JIT, (uint32_t)i, j, pid, event_tid(c, i, f->jits[j].tid), f->jits[j].begin,
+				     f->jits[j].end) < 0)
+				return -1;
+	}
+	if (c->nr_mk)
+		qsort(c->mk, c->nr_mk, sizeof(*c->mk), cmp_fx_mark);
+	return 0;
+}
+
+/* The threads: every (pid, tid) with a sample of the event, or a marker. */
 static int make_threads(struct fx_ctx *c)
 {
 	struct pfc_session *s = c->s;
 	size_t i, n = 0, cap = 0;
 	struct fx_thread *t = NULL;
 
-	for (i = 0; i < s->stacks.nr_stacks + s->marks.n; i++) {
+	for (i = 0; i < s->stacks.nr_stacks + c->nr_mk; i++) {
 		int32_t pid, tid;
 		if (i < s->stacks.nr_stacks) {
 			const struct pfc_stack *st = &s->stacks.stacks[i];
@@ -499,8 +597,8 @@ static int make_threads(struct fx_ctx *c)
 			pid = st->pid;
 			tid = st->tid;
 		} else {
-			pid = s->marks.v[i - s->stacks.nr_stacks].pid;
-			tid = s->marks.v[i - s->stacks.nr_stacks].tid;
+			pid = c->mk[i - s->stacks.nr_stacks].pid;
+			tid = c->mk[i - s->stacks.nr_stacks].tid;
 		}
 		if (n && t[n - 1].pid == pid && t[n - 1].tid == tid)
 			continue;
@@ -536,6 +634,12 @@ static int make_threads(struct fx_ctx *c)
 	for (i = 0, n = 0; i < c->nr_threads; i++) {
 		c->threads[i].start = n;
 		n += c->threads[i].nr;
+	}
+	for (i = 0; i < c->nr_mk; i++) {	/* both by (pid, tid): a thread's markers are one run */
+		struct fx_thread *th = find_thread(c, c->mk[i].pid, c->mk[i].tid);
+		if (!th->mk_nr)
+			th->mk_start = i;
+		th->mk_nr++;
 	}
 	if (!(c->idx = malloc((n + 1) * sizeof(*c->idx))))
 		goto oom;
@@ -921,7 +1025,36 @@ static void put_meta(struct fx_ctx *c, struct fx_w *out)
 	      "\"tableLabel\":\"{marker.name} {marker.data.event}\",\"display\":[\"marker-chart\",\"marker-table\","
 	      "\"timeline-overview\"],\"description\":\"the kernel throttled sampling of an event that took too long "
 	      "(PERF_RECORD_THROTTLE), or let it go on (PERF_RECORD_UNTHROTTLE)\","
-	      "\"fields\":[{\"key\":\"event\",\"label\":\"Event\",\"format\":\"string\"}]}]", out);
+	      "\"fields\":[{\"key\":\"event\",\"label\":\"Event\",\"format\":\"string\"}]}", out);
+	/* the runtime's, only when it has markers: a profile without is the bytes it always was */
+	if (c->nr_runtime_mk)
+		w_puts(",{\"name\":\"DotNetGC\",\"tooltipLabel\":\"GC {marker.data.gc}: generation {marker.data.generation}, "
+		      "{marker.data.reason}\",\"tableLabel\":\"GC {marker.data.gc}: generation {marker.data.generation}, "
+		      "{marker.data.reason}, paused {marker.data.pause}\",\"chartLabel\":\"gen {marker.data.generation}\","
+		      "\"display\":[\"marker-chart\",\"marker-table\",\"timeline-overview\"],"
+		      "\"description\":\"the .NET runtime paused the process's threads for a garbage collection "
+		      "(GCSuspendEEBegin to GCRestartEEEnd), with what its GCStart and GCHeapStats events said\","
+		      "\"fields\":[{\"key\":\"gc\",\"label\":\"GC number\",\"format\":\"integer\"},"
+		      "{\"key\":\"generation\",\"label\":\"Generation\",\"format\":\"integer\"},"
+		      "{\"key\":\"reason\",\"label\":\"Reason\",\"format\":\"string\"},"
+		      "{\"key\":\"pause\",\"label\":\"Pause\",\"format\":\"milliseconds\"},"
+		      "{\"key\":\"gen0\",\"label\":\"Gen 0 after\",\"format\":\"bytes\"},"
+		      "{\"key\":\"gen1\",\"label\":\"Gen 1 after\",\"format\":\"bytes\"},"
+		      "{\"key\":\"gen2\",\"label\":\"Gen 2 after\",\"format\":\"bytes\"},"
+		      "{\"key\":\"loh\",\"label\":\"LOH after\",\"format\":\"bytes\"},"
+		      "{\"key\":\"poh\",\"label\":\"POH after\",\"format\":\"bytes\"}]},"
+		      "{\"name\":\"DotNetException\",\"tooltipLabel\":\"{marker.data.exception}: {marker.data.message}\","
+		      "\"tableLabel\":\"{marker.data.exception}: {marker.data.message}\",\"chartLabel\":\"{marker.data.exception}\","
+		      "\"display\":[\"marker-chart\",\"marker-table\",\"timeline-overview\"],"
+		      "\"description\":\"the .NET runtime's ExceptionThrown: an exception thrown on this thread\","
+		      "\"fields\":[{\"key\":\"exception\",\"label\":\"Type\",\"format\":\"string\"},"
+		      "{\"key\":\"message\",\"label\":\"Message\",\"format\":\"string\"}]},"
+		      "{\"name\":\"DotNetJit\",\"tooltipLabel\":\"JIT {marker.data.method}\","
+		      "\"tableLabel\":\"JIT {marker.data.method}\",\"chartLabel\":\"{marker.data.method}\","
+		      "\"display\":[\"marker-chart\",\"marker-table\",\"timeline-overview\"],"
+		      "\"description\":\"the .NET runtime compiled a method on this thread (MethodJittingStarted to "
+		      "MethodLoadVerbose)\",\"fields\":[{\"key\":\"method\",\"label\":\"Method\",\"format\":\"string\"}]}", out);
+	w_puts("]", out);
 	w_puts(",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"ns\"}", out);
 	w_puts("},\n", out);
 }
@@ -982,67 +1115,120 @@ static void put_libs(struct fx_ctx *c, struct fx_w *out)
 	w_puts("],\n", out);
 }
 
-static int cmp_mark(const void *a, const void *b, void *arg)
+/* A time of the recording as the profiler's: ms from the profile's zero, which is its first
+ * sample; a mark before it (a LOST record whose trailer the kernel wrote with time 0, a JIT
+ * compilation before perf started) is drawn at the start */
+static void put_mark_ms(const struct fx_ctx *c, struct fx_w *out, uint64_t t)
 {
-	const struct pfc_mark *v = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t tx = v[x].has_time ? v[x].time : 0, ty = v[y].has_time ? v[y].time : 0;
-
-	if (tx != ty)
-		return tx < ty ? -1 : 1;
-	return x < y ? -1 : x > y;
+	put_ms(out, t > c->t0 ? t - c->t0 : 0);
 }
 
-/* A thread's markers: the marks of its (pid, tid), in time order. */
-static void put_markers(struct fx_ctx *c, struct fx_w *out, const struct fx_thread *th, const uint32_t *order,
-			const uint32_t *kind_name)
+/* a runtime marker's data, as its schema in put_meta lays it out */
+static void put_runtime_data(struct fx_ctx *c, struct fx_w *out, const struct fx_mark *m)
+{
+	const struct pfc_events_file *f = &c->s->evs.events.v[m->file];
+
+	if (m->src == MK_GC) {
+		const struct pfc_events_gc *g = &f->gcs[m->idx];
+		static const char *const keys[5] = { "gen0", "gen1", "gen2", "loh", "poh" };
+		int k;
+		w_puts("{\"type\":\"DotNetGC\"", out);
+		if (g->ran) {
+			const char *reason = pfc_runtime_gc_reason(g->reason);
+			w_puts(",\"gc\":", out);
+			put_u64(out, g->count);
+			w_puts(",\"generation\":", out);
+			put_u64(out, g->depth);
+			w_puts(",\"reason\":", out);
+			if (reason) {
+				put_cstr(c, out, reason);
+			} else {
+				pfc_sb_reset(&c->tmp);
+				pfc_sb_addf(&c->tmp, "reason %u", g->reason);
+				put_str(c, out, c->tmp.buf, c->tmp.len);
+			}
+		}
+		w_puts(",\"pause\":", out);
+		put_ms(out, g->end - g->begin);
+		for (k = 0; g->heap && k < 5; k++) {
+			w_printf(out, ",\"%s\":", keys[k]);
+			put_u64(out, g->gen_size[k]);
+		}
+		w_putc('}', out);
+	} else if (m->src == MK_EXC) {
+		const struct pfc_events_alloc *a = &f->throws[m->idx];
+		w_puts("{\"type\":\"DotNetException\",\"exception\":", out);
+		put_cstr(c, out, f->names + a->type);
+		w_puts(",\"message\":", out);
+		put_cstr(c, out, f->names + a->msg);
+		w_putc('}', out);
+	} else {
+		w_puts("{\"type\":\"DotNetJit\",\"method\":", out);
+		put_cstr(c, out, f->names + f->jits[m->idx].name);
+		w_putc('}', out);
+	}
+}
+
+/* A thread's markers, in time order. */
+static void put_markers(struct fx_ctx *c, struct fx_w *out, const struct fx_thread *th, const uint32_t *kind_name,
+			const uint32_t *src_name)
 {
 	const struct pfc_marks *M = &c->s->marks;
-	size_t i, n = 0, k;
+	const struct fx_mark *mk = c->mk + th->mk_start;
+	size_t k;
 	int col;
 
 	static const char *const cols[] = { "name", "startTime", "endTime", "phase", "category", "data" };
 	w_puts("\"markers\":{", out);
 	for (col = 0; col < 6; col++) {
 		w_printf(out, "%s\"%s\":[", col ? "," : "", cols[col]);
-		for (i = 0, k = 0; i < M->n; i++) {
-			const struct pfc_mark *m = &M->v[order[i]];
-			if (m->pid != th->pid || m->tid != th->tid)
-				continue;
-			if (k++)
+		for (k = 0; k < th->mk_nr; k++) {
+			const struct fx_mark *x = &mk[k];
+			/* the runtime's are instants (exceptions) or intervals (GC pauses, JIT) */
+			int interval = x->src == MK_GC || x->src == MK_JIT;
+			if (k)
 				w_putc(',', out);
 			switch (col) {
 			case 0:
-				put_u64(out, kind_name[m->kind]);
+				put_u64(out, x->src == MK_PERF ? kind_name[M->v[x->idx].kind] : src_name[x->src]);
 				break;
 			case 1:
-				put_ms(out, m->has_time && m->time > c->t0 ? m->time - c->t0 : 0);
+				put_mark_ms(c, out, x->start);
 				break;
-			case 2: w_puts("null", out); break;
-			case 3: w_putc('0', out); break;
-			case 4: put_u64(out, CAT_PERF); break;
+			case 2:
+				if (interval)
+					put_mark_ms(c, out, x->end);
+				else
+					w_puts("null", out);
+				break;
+			case 3: w_putc(interval ? '1' : '0', out); break;
+			case 4: put_u64(out, x->src == MK_PERF ? CAT_PERF : CAT_RUNTIME); break;
 			default:
-				if (m->kind == PFC_MARK_LOST || m->kind == PFC_MARK_LOST_SAMPLES) {
+				if (x->src != MK_PERF) {
+					put_runtime_data(c, out, x);
+					break;
+				}
+				if (M->v[x->idx].kind == PFC_MARK_LOST || M->v[x->idx].kind == PFC_MARK_LOST_SAMPLES) {
 					w_puts("{\"type\":\"PerfLost\",\"lost\":", out);
-					put_u64(out, m->value);
+					put_u64(out, M->v[x->idx].value);
 				} else {
 					w_puts("{\"type\":\"PerfThrottle\"", out);
 				}
 				w_puts(",\"event\":", out);
-				put_cstr(c, out, m->evsel < c->s->rd.nr_evsels ? pfc_session_evsel_name(c->s, m->evsel) : "");
+				put_cstr(c, out, M->v[x->idx].evsel < c->s->rd.nr_evsels ?
+					 pfc_session_evsel_name(c->s, M->v[x->idx].evsel) : "");
 				w_putc('}', out);
 			}
 		}
 		w_putc(']', out);
-		n = k;
 	}
 	w_puts(",\"length\":", out);
-	put_u64(out, n);
+	put_u64(out, th->mk_nr);
 	w_putc('}', out);
 }
 
 static void put_thread(struct fx_ctx *c, struct fx_w *out, const struct fx_thread *th, uint32_t name, uint32_t pname,
-		       const uint32_t *order, const uint32_t *kind_name, uint64_t pstart)
+		       const uint32_t *kind_name, const uint32_t *src_name, uint64_t pstart)
 {
 	const size_t *ix = c->idx + th->start;
 	struct ms_memo memo = { UINT64_MAX, 0, "" };
@@ -1095,7 +1281,7 @@ static void put_thread(struct fx_ctx *c, struct fx_w *out, const struct fx_threa
 	w_puts(",\"length\":", out);
 	put_u64(out, th->nr);
 	w_puts("},\n", out);
-	put_markers(c, out, th, order, kind_name);
+	put_markers(c, out, th, kind_name, src_name);
 	w_putc('}', out);
 }
 
@@ -1281,6 +1467,7 @@ static void fx_free(struct fx_ctx *c)
 	free(c->thread_of);
 	free(c->nr_of);
 	free(c->dotnet_pid);
+	free(c->mk);
 	pfc_intern_exit(&c->strs);
 	pfc_intern_exit(&c->funcs_key);
 	pfc_intern_exit(&c->syms_key);
@@ -1313,7 +1500,8 @@ static int fx_write(FILE *fout, struct pfc_session *s, const struct pfc_wopts *o
 	static const char *const mark_names[PFC_MARK__MAX] = { "Lost events", "Lost samples", "Throttle", "Unthrottle" };
 	struct fx_ctx c;
 	struct fx_w *out = NULL;
-	uint32_t mark_name[PFC_MARK__MAX], *names = NULL, *order = NULL;
+	static const char *const src_names[] = { "", "GC", "Exception", "JIT" };
+	uint32_t mark_name[PFC_MARK__MAX], src_name[4], *names = NULL;
 	size_t i, nf = s->stacks.nr_frames + 1, nd = s->machine.nr_dsos + 1;
 	int ret = 0;
 
@@ -1336,13 +1524,12 @@ static int fx_write(FILE *fout, struct pfc_session *s, const struct pfc_wopts *o
 	c.stack_of = calloc(s->stacks.nr_stacks + 1, sizeof(*c.stack_of));
 	c.lib_of_dso = calloc(nd, sizeof(*c.lib_of_dso));
 	c.res_of_dso = calloc(nd, sizeof(*c.res_of_dso));
-	order = malloc((s->marks.n + 1) * sizeof(*order));
 	if (!c.fmap || !c.fr_func || !c.fr_cat || !c.fr_depth || !c.fr_sym || !c.fr_addr || !c.stack_of ||
-	    !c.lib_of_dso || !c.res_of_dso || !order)
+	    !c.lib_of_dso || !c.res_of_dso)
 		goto oom;
 	if ((ret = pick_event(&c, err)) < 0)
 		goto out;
-	if (count_samples(&c) < 0 || make_threads(&c) < 0)
+	if (count_samples(&c) < 0 || gather_marks(&c) < 0 || make_threads(&c) < 0)
 		goto oom;
 	find_dotnet(&c);
 	for (i = 0; i < s->stacks.nr_stacks; i++) {
@@ -1384,13 +1571,8 @@ static int fx_write(FILE *fout, struct pfc_session *s, const struct pfc_wopts *o
 		if (c.uniform == UINT64_MAX)
 			c.uniform = 0;
 	}
-	/* the profile starts at its first sample; a mark before it (a LOST record whose trailer
-	 * the kernel wrote with time 0 comes first) is drawn at the start */
-	for (i = 0; i < s->marks.n; i++)
-		order[i] = (uint32_t)i;
 	if (c.t0 == UINT64_MAX || !c.have_times)
 		c.t0 = 0;
-	qsort_r(order, s->marks.n, sizeof(*order), cmp_mark, s->marks.v);
 	for (i = 0; i < c.nr_threads; i++) {
 		struct fx_thread *th = &c.threads[i];
 		if (th->nr)
@@ -1398,6 +1580,8 @@ static int fx_write(FILE *fout, struct pfc_session *s, const struct pfc_wopts *o
 	}
 	for (i = 0; i < PFC_MARK__MAX; i++)
 		mark_name[i] = str_id(&c, mark_names[i], strlen(mark_names[i]));
+	for (i = 1; i < 4; i++)
+		src_name[i] = c.nr_runtime_mk ? str_id(&c, src_names[i], strlen(src_names[i])) : 0;
 	if (!(names = malloc((2 * c.nr_threads + 1) * sizeof(*names))))
 		goto oom;
 	for (i = 0; i < c.nr_threads; i++) {
@@ -1422,7 +1606,7 @@ static int fx_write(FILE *fout, struct pfc_session *s, const struct pfc_wopts *o
 				pstart = c.threads[j].first;
 		pstart = pstart == UINT64_MAX || pstart < c.t0 || (!c.have_times && c.stream) ? 0 : pstart - c.t0;
 		w_puts(i ? ",\n" : "\n", out);
-		put_thread(&c, out, &c.threads[i], names[2 * i], names[2 * i + 1], order, mark_name, pstart);
+		put_thread(&c, out, &c.threads[i], names[2 * i], names[2 * i + 1], mark_name, src_name, pstart);
 	}
 	w_puts("],\n", out);
 	put_shared(&c, out);
@@ -1435,7 +1619,6 @@ oom:
 out:
 	free(out);
 	free(names);
-	free(order);
 	fx_free(&c);
 	return ret;
 }
@@ -1445,6 +1628,6 @@ static const char *const firefox_suffixes[] = { ".fxprof.json", NULL };
 const struct pfc_writer pfc_writer_firefox = {
 	.name = "firefox",
 	.suffixes = firefox_suffixes,
-	.needs = PFC_NEED_STACKS | PFC_NEED_TIMES | PFC_NEED_MARKS,
+	.needs = PFC_NEED_STACKS | PFC_NEED_TIMES | PFC_NEED_MARKS | PFC_NEED_RUNTIME_MARKS,
 	.write = fx_write,
 };

@@ -21,6 +21,7 @@ enum {
 	PFC_NEED_THROWS = 1 << 7,   /* the frames that threw the runtime's exceptions (--events) */
 	PFC_NEED_MARKS = 1 << 8,    /* lost events and throttling with their times (s->marks) */
 	PFC_NEED_TIMES = 1 << 9,    /* every sample's time, period and stack (s->times) */
+	PFC_NEED_RUNTIME_MARKS = 1 << 10,  /* --events: GCs, exceptions and JIT with their times (s->evs.marking) */
 };
 
 struct pfc_packw_pre;

@@ -61,7 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pfc_events e = { 0 };
 		size_t i, j;
 		memset(&f.err, 0, sizeof(f.err));
-		if (pfc_events_add(&e, "fuzz", NULL, data, size, PFC_EVENTS_ALLOCS | PFC_EVENTS_THROWS, &f.err) == 0) {
+		if (pfc_events_add(&e, "fuzz", NULL, data, size, PFC_EVENTS_ALLOCS | PFC_EVENTS_THROWS | PFC_EVENTS_MARKS,
+				   &f.err) == 0) {
 			const struct pfc_events_file *ef = &e.v[0];
 			/* pauses sorted and apart; every allocation's IPs and type inside its tables */
 			for (i = 1; i < ef->nr_pauses; i++)
@@ -69,6 +70,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			for (j = 0; j < ef->nr_allocs; j++)
 				if (ef->allocs[j].ips + ef->allocs[j].nr_ips > ef->nr_ips || ef->allocs[j].type >= ef->names_len)
+					abort();
+			/* the timeline's: each GC and JIT compilation ends after it begins, names inside */
+			for (j = 0; j < ef->nr_throws; j++)
+				if (ef->throws[j].msg >= ef->names_len || ef->throws[j].type >= ef->names_len)
+					abort();
+			for (j = 0; j < ef->nr_gcs; j++)
+				if (ef->gcs[j].end < ef->gcs[j].begin)
+					abort();
+			for (j = 0; j < ef->nr_jits; j++)
+				if (ef->jits[j].end < ef->jits[j].begin || ef->jits[j].name >= ef->names_len ||
+				    (j && ef->jits[j].begin < ef->jits[j - 1].begin))
 					abort();
 			(void)pfc_events_paused(ef, size);
 		}

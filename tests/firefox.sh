@@ -13,13 +13,19 @@
 #   firefox/markers            a recording made here with a one-page ring buffer (perf record -m 1)
 #                              has LOST and LOST_SAMPLES records: as many PerfLost markers as
 #                              perfconv --stats counts records (skipped where perf cannot record)
+#   firefox/runtime-markers    dotnet-events with --events (perf record -k mono): as many GC markers
+#                              as -f runtime's pauses, the 13 exceptions of truth.txt by type, the
+#                              JIT of Spin's instantiations, every marker inside the samples' time;
+#                              a recording without -k mono: no runtime marker, and a warning why
 #   firefox/app/NAME           the Firefox Profiler (a production build of its repository,
 #                              scripts/firefox-profiler.sh) in headless Debian chromium opens the
 #                              file from a local server (/from-url/): no error, the file's threads
 #                              and categories, per thread the call tree's total equal to the folded
 #                              --tid totals and its functions by self time equal to perfconv -f
 #                              top --tid's, the markers (tests/firefox/app.cjs, firefox_check.py
-#                              app); the load time is in the ok line, screenshots in tests/out/
+#                              app); the load time is in the ok line, screenshots in tests/out/;
+#                              dotnet-runtime (dotnet-events with --events): its marker table,
+#                              searched for GC, lists every GC marker (firefox-dotnet-runtime-markers.png)
 #
 # The app cases need the profiler's build (scripts/firefox-profiler.sh makes it once, into
 # $XDG_CACHE_HOME/perfconv/firefox-profiler; without it they are skipped and say so), chromium,
@@ -142,11 +148,69 @@ if selected firefox/markers; then
 	fi
 fi
 
+EV=$FIX/dotnet-events
+EV_ARGS=(-i "$EV/perf.data" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+if selected firefox/runtime-markers; then
+	run_pc "$C" -q "${EV_ARGS[@]}" --events "$EV/app.nettrace" -f runtime
+	pauses=$(awk '$1 == "pauses" { print $2 + 0 }' "$C/out")
+	run_pc "$C" -q "${EV_ARGS[@]}" --events "$EV/app.nettrace" -o "$TMP/ev.fxprof.json"
+	erc=$rc
+	run_pc "$C" "${MT_ARGS[@]}" --events "$EV/app.nettrace" -o "$TMP/ev-nomono.fxprof.json"
+	if ! got=$(python3 - "$TMP/ev.fxprof.json" "$EV/truth.txt" "${pauses:-0}" "$TMP/ev-nomono.fxprof.json" 2>&1 <<'PY'
+import collections, json, sys
+p = json.load(open(sys.argv[1]))
+S = p["shared"]["stringArray"]
+truth = collections.Counter()
+for line in open(sys.argv[2]):
+    w = line.split()
+    if w[1] == "exceptions":
+        truth[w[2]] = int(w[3])
+last = 0
+for t in p["threads"]:
+    s = 0
+    for d in t["samples"]["timeDeltas"]:
+        s += d
+    last = max(last, s)
+n, exc, spin, bad = collections.Counter(), collections.Counter(), 0, []
+for t in p["threads"]:
+    m = t["markers"]
+    for i in range(m["length"]):
+        name, d, a, b = S[m["name"][i]], m["data"][i] or {}, m["startTime"][i], m["endTime"][i]
+        n[name] += 1
+        if d.get("type") == "DotNetException":
+            exc[d["exception"]] += 1
+        if d.get("type") == "DotNetJit" and "Spin" in d["method"]:
+            spin += 1
+        if not (0 <= a <= last) or (b is not None and not a <= b <= last) or m["phase"][i] != (b is not None):
+            bad.append(f"{name} {a}..{b} outside 0..{last} or of the wrong phase")
+if n["GC"] != int(sys.argv[3]):
+    bad.append(f"{n['GC']} GC markers, -f runtime has {sys.argv[3]} pauses")
+if exc != truth:
+    bad.append(f"exceptions {dict(exc)}, truth.txt {dict(truth)}")
+if spin < 12:
+    bad.append(f"{spin} JIT markers of Spin, truth.txt has 12 instantiations")
+q = json.load(open(sys.argv[4]))
+if any(d and d.get("type", "").startswith("DotNet") for t in q["threads"] for d in t["markers"]["data"]):
+    bad.append("runtime markers on a recording without -k mono")
+print("; ".join(bad) if bad else f"{n['GC']} GC, {n['Exception']} exceptions, {n['JIT']} JIT ({spin} of Spin)")
+sys.exit(bool(bad))
+PY
+	); then
+		fail firefox/runtime-markers "$got"
+	elif ! grep -q "not drawn as markers.*perf record -k mono" "$C/err"; then
+		fail firefox/runtime-markers "no warning that a recording without -k mono gets no runtime markers" "$C/err"
+	else
+		rc=$erc
+		check_file "firefox/runtime-markers ($got)" "$TMP/ev.fxprof.json"
+	fi
+fi
+
 # ---- the profiler itself ----
 apps=()
 add_app() { selected "firefox/app/$1" && apps+=("$@"); }
 add_app mt-threads
 add_app dotnet-events
+add_app dotnet-runtime
 # ASP.NET Core with its perf map: named JIT frames (the screenshot in docs/firefox.png)
 [ -d "$FIX/dotnet-aspnet" ] && ! missing_runtime "$FIX/dotnet-aspnet" >/dev/null && add_app dotnet-aspnet
 [ -n "$LOST" ] && add_app markers
@@ -175,6 +239,7 @@ for name in "${apps[@]}"; do
 	case $name in
 	mt-threads) a=("${MT_ARGS[@]}") ;;
 	dotnet-events) a=(-i "$FIX/dotnet-events/perf.data" --symfs "$ROOT" --kallsyms "$ROOT/kallsyms") ;;
+	dotnet-runtime) a=("${EV_ARGS[@]}" --events "$EV/app.nettrace") ;;
 	dotnet-aspnet) a=(-i "$FIX/dotnet-aspnet/perf.data" --symfs "$ROOT" --kallsyms "$FIX/dotnet-aspnet/kallsyms"
 		--map-dir "$FIX/dotnet-aspnet/maps") ;;
 	markers) a=(-i "$LOST") ;;
@@ -190,12 +255,21 @@ for name in "${apps[@]}"; do
 	done
 	jobs+=("$name" "$d/$name.fxprof.json" "$SHOTS/firefox-$name.png")
 done
-node tests/firefox/app.cjs "$NM" "$DIST" "$TMP/app.json" "${jobs[@]}" >"$TMP/app.log" 2>&1
+MARKER_SEARCH=GC node tests/firefox/app.cjs "$NM" "$DIST" "$TMP/app.json" "${jobs[@]}" >"$TMP/app.log" 2>&1
 for name in "${apps[@]}"; do
 	d=$TMP/app-$name
 	if [ ! -s "$TMP/app.json" ]; then
 		fail "firefox/app/$name" "tests/firefox/app.cjs wrote nothing" "$TMP/app.log"
 		continue
+	fi
+	# the marker table searched for GC: a row of each GC marker (its start, duration and name)
+	if [ "$name" = dotnet-runtime ]; then
+		ngc=$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1])) if r["name"]=="dotnet-runtime"][0]; print(sum(1 for x in r.get("markerRows", []) if x.endswith(" GC")))' "$TMP/app.json" 2>&1)
+		want=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(sum(1 for t in p["threads"] for d in t["markers"]["data"] if d and d.get("type")=="DotNetGC"))' "$d/$name.fxprof.json")
+		if [ "$ngc" != "$want" ] || [ "$want" = 0 ]; then
+			fail "firefox/app/$name" "the marker table lists $ngc GC markers, the file has $want" "$TMP/app.log"
+			continue
+		fi
 	fi
 	if "${CHECK[@]}" app "$TMP/app.json" "$d/$name.fxprof.json" "$d/top" --folded-tid "$d/folded" >"$TMP/check.out" 2>&1; then
 		info=$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1])) if r["name"]==sys.argv[2]][0]; print("loaded in %d ms, %d threads, %d markers" % (r["loadMs"], len(r["threads"]), sum(len(t["markers"]) for t in r["threads"])))' "$TMP/app.json" "$name")

@@ -1,7 +1,7 @@
 /*
  * events.c - the event streams of one conversion: each .nettrace mapped once and read once,
  * keeping its pid, its GC pauses and, when an output needs them, its allocation events with
- * their stacks.  Nothing else is kept: an output that needs more (the runtime report) reads
+ * their stacks, its exceptions, and each GC and JIT compilation for a timeline.  Nothing else is kept: an output that needs more (the runtime report) reads
  * the mapping again, streamed, so a long session costs its mapping and no copy of its events.
  */
 #include "converter/events/events.h"
@@ -21,11 +21,21 @@
 #define EVENTS_MAX_BYTES (64ull << 30)
 /* a stack longer than this is cut (EventPipe's own limit is 100 frames) */
 #define EVENTS_MAX_IPS 1024
+/* JIT compilations begun and not yet ended that are waited for: one a thread compiling at
+ * once, so a few dozen; a start whose end never came is forgotten, oldest first, past this */
+#define EVENTS_MAX_JITTING 64
+
+struct jitting {
+	uint64_t method_id, tid, ts;
+};
 
 struct reading {
 	struct pfc_events_file *f;
 	unsigned want;
 	uint64_t suspend_ts;         /* the open suspension, 0 when none */
+	struct pfc_events_gc gc;     /* PFC_EVENTS_MARKS: what the open suspension saw */
+	struct jitting jitting[EVENTS_MAX_JITTING];  /* PFC_EVENTS_MARKS: in the order they began */
+	size_t nr_jitting;
 	struct pfc_clr_event ce;     /* large: string buffers */
 	struct pfc_error payload_err;
 	int oom;
@@ -35,6 +45,23 @@ static int on_trace(void *ctx, const struct pfc_nettrace_trace *t)
 {
 	((struct reading *)ctx)->f->trace = *t;
 	return 0;
+}
+
+/* s (and t after it, when not NULL) as one name in f->names: its offset, or -1 without memory */
+static int64_t add_name(struct pfc_events_file *f, const char *s, const char *sep, const char *t)
+{
+	size_t a = strlen(s), b = t ? strlen(sep) + strlen(t) : 0, off = f->names_len;
+
+	if (!pfc_grow_at(&f->names, &f->names_cap, f->names_len + a + b, 1, 4096) || f->names_len + a + b >= UINT32_MAX)
+		return -1;
+	memcpy(f->names + off, s, a);
+	if (t) {
+		memcpy(f->names + off + a, sep, strlen(sep));
+		memcpy(f->names + off + a + strlen(sep), t, strlen(t));
+	}
+	f->names[off + a + b] = 0;
+	f->names_len += a + b + 1;
+	return (int64_t)off;
 }
 
 static int add_alloc(struct reading *r, const struct pfc_nettrace_event *ev, uint64_t bytes, const char *type,
@@ -56,10 +83,17 @@ static int add_alloc(struct reading *r, const struct pfc_nettrace_event *ev, uin
 	a->tid = ev->thread_id;
 	a->bytes = bytes;
 	a->type = (uint32_t)f->names_len;
+	a->msg = a->type + (uint32_t)tlen - 1;
 	a->nr_ips = n;
 	a->ips = f->nr_ips;
 	memcpy(f->names + f->names_len, type, tlen);
 	f->names_len += tlen;
+	if (thrown && (r->want & PFC_EVENTS_MARKS)) {
+		int64_t m = add_name(f, r->ce.exception_message, "", NULL);
+		if (m < 0)
+			return -PFC_ERR_NOMEM;
+		a->msg = (uint32_t)m;
+	}
 	for (i = 0; i < n; i++) {
 		/* the stream is little-endian, as the hosts it is read on */
 		const uint8_t *p = ev->stack + (size_t)i * psz;
@@ -67,6 +101,43 @@ static int add_alloc(struct reading *r, const struct pfc_nettrace_event *ev, uin
 	}
 	(*nr)++;
 	return 0;
+}
+
+/* a JIT compilation ends (MethodLoadVerbose): the start of the same method on the same thread,
+ * which a method's first load after a rundown or a ReadyToRun load has not */
+static int jit_end(struct reading *r, const struct pfc_nettrace_event *ev)
+{
+	struct pfc_events_file *f = r->f;
+	struct pfc_events_jit *j;
+	int64_t name;
+	size_t i;
+
+	for (i = r->nr_jitting; i-- > 0;)
+		if (r->jitting[i].method_id == r->ce.method_id && r->jitting[i].tid == ev->thread_id)
+			break;
+	if (i == SIZE_MAX)
+		return 0;
+	if (!(j = pfc_grow_at(&f->jits, &f->cap_jits, f->nr_jits, sizeof(*f->jits), 64)) ||
+	    (name = r->ce.method_namespace[0] ? add_name(f, r->ce.method_namespace, ".", r->ce.method_name)
+					      : add_name(f, r->ce.method_name, "", NULL)) < 0)
+		return -PFC_ERR_NOMEM;
+	j->begin = r->jitting[i].ts;
+	j->end = ev->timestamp >= j->begin ? ev->timestamp : j->begin;
+	j->tid = ev->thread_id;
+	j->name = (uint32_t)name;
+	f->nr_jits++;
+	memmove(&r->jitting[i], &r->jitting[i + 1], (r->nr_jitting - i - 1) * sizeof(*r->jitting));
+	r->nr_jitting--;
+	return 0;
+}
+
+static void jit_start(struct reading *r, const struct pfc_nettrace_event *ev)
+{
+	if (r->nr_jitting == EVENTS_MAX_JITTING)
+		memmove(&r->jitting[0], &r->jitting[1], --r->nr_jitting * sizeof(*r->jitting));
+	r->jitting[r->nr_jitting].method_id = r->ce.method_id;
+	r->jitting[r->nr_jitting].tid = ev->thread_id;
+	r->jitting[r->nr_jitting++].ts = ev->timestamp;
 }
 
 static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
@@ -80,6 +151,22 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 	case PFC_CLR_GC_SUSPEND_BEGIN:
 		/* as runtime.c: the start whatever the reason, the end once a GC ran inside */
 		r->suspend_ts = ev->timestamp;
+		memset(&r->gc, 0, sizeof(r->gc));
+		break;
+	case PFC_CLR_GC_START:
+		/* the GC of the open pause; a background GC's start outside one is not a pause's */
+		if (r->suspend_ts) {
+			r->gc.count = e->count;
+			r->gc.depth = e->depth;
+			r->gc.reason = e->reason;
+			r->gc.ran = 1;
+		}
+		break;
+	case PFC_CLR_GC_HEAP_STATS:
+		if (r->suspend_ts) {
+			memcpy(r->gc.gen_size, e->gen_size, sizeof(r->gc.gen_size));
+			r->gc.heap = 1;
+		}
 		break;
 	case PFC_CLR_GC_RESTART_END:
 		if (r->suspend_ts && ev->timestamp >= r->suspend_ts) {
@@ -90,8 +177,25 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 			p->begin = r->suspend_ts;
 			p->end = ev->timestamp;
 			f->nr_pauses++;
+			if (r->want & PFC_EVENTS_MARKS) {
+				struct pfc_events_gc *g = pfc_grow_at(&f->gcs, &f->cap_gcs, f->nr_gcs, sizeof(*f->gcs), 32);
+				if (!g)
+					return -PFC_ERR_NOMEM;
+				*g = r->gc;
+				g->begin = r->suspend_ts;
+				g->end = ev->timestamp;
+				f->nr_gcs++;
+			}
 		}
 		r->suspend_ts = 0;
+		break;
+	case PFC_CLR_JIT_START:
+		if (r->want & PFC_EVENTS_MARKS)
+			jit_start(r, ev);
+		break;
+	case PFC_CLR_METHOD_LOAD:
+		if (r->want & PFC_EVENTS_MARKS)
+			return jit_end(r, ev);
 		break;
 	case PFC_CLR_GC_ALLOC_TICK:
 		if (r->want & PFC_EVENTS_ALLOCS)
@@ -130,6 +234,15 @@ static int alloc_cmp(const void *a, const void *b)
 	return x->ips < y->ips ? -1 : x->ips > y->ips;
 }
 
+static int jit_cmp(const void *a, const void *b)
+{
+	const struct pfc_events_jit *x = a, *y = b;
+
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
 static void file_free(struct pfc_events_file *f)
 {
 	if (f->mapped)
@@ -138,6 +251,8 @@ static void file_free(struct pfc_events_file *f)
 	free(f->pauses);
 	free(f->allocs);
 	free(f->throws);
+	free(f->gcs);
+	free(f->jits);
 	free(f->ips);
 	free(f->names);
 	memset(f, 0, sizeof(*f));
@@ -209,6 +324,8 @@ int pfc_events_add(struct pfc_events *e, const char *path, const char *name, con
 		qsort(f->allocs, f->nr_allocs, sizeof(*f->allocs), alloc_cmp);
 	if (f->nr_throws)
 		qsort(f->throws, f->nr_throws, sizeof(*f->throws), alloc_cmp);
+	if (f->nr_jits)
+		qsort(f->jits, f->nr_jits, sizeof(*f->jits), jit_cmp);
 	e->n++;
 	return 0;
 }

@@ -2,7 +2,8 @@
  * events.h - the .NET runtime's event streams one conversion was given (--events FILE, or the
  * ones a pack carries): each .nettrace mapped once, with its process id and what the
  * conversion's own uses need of it, gathered in one streamed pass: the GC pauses (--during gc)
- * and, only when asked, the allocation events with their stacks (--alloc).  The runtime report
+ * and, only when asked, the allocation events with their stacks (--alloc), the exceptions
+ * (-f runtime, -f firefox) and each GC and JIT compilation with its times (-f firefox's markers).  The runtime report
  * reads the mappings again through runtime.c; perf.data, threads and symbols are not its concern.
  */
 #ifndef PFC_EVENTS_H
@@ -16,6 +17,7 @@
 enum {
 	PFC_EVENTS_ALLOCS = 1 << 0,  /* the allocation events (--alloc) */
 	PFC_EVENTS_THROWS = 1 << 1,  /* the exceptions thrown, for the frames that throw them (-f runtime) */
+	PFC_EVENTS_MARKS = 1 << 2,   /* each pause's GC and the methods jitted, for a timeline (-f firefox) */
 };
 
 /* A pause of the process's threads for a GC: GCSuspendEEBegin to GCRestartEEEnd, in ns of
@@ -24,12 +26,30 @@ struct pfc_events_pause {
 	uint64_t begin, end;
 };
 
+/* A pause as a timeline draws it (PFC_EVENTS_MARKS): its times as in pauses, but never merged,
+ * and what the GCStart inside it said (ran: one did) and the GCHeapStats after it (heap: one
+ * came before the threads restarted): the sizes of generations 0-2, LOH and POH. */
+struct pfc_events_gc {
+	uint64_t begin, end;
+	uint32_t count, depth, reason;
+	uint8_t ran, heap;
+	uint64_t gen_size[5];
+};
+
+/* A method jitted (PFC_EVENTS_MARKS): MethodJittingStarted to the MethodLoadVerbose of the same
+ * method id on the same thread, named "namespace.name" (an offset in pfc_events_file.names). */
+struct pfc_events_jit {
+	uint64_t begin, end, tid;
+	uint32_t name;
+};
+
 /* One allocation event: a GCAllocationTick (bytes: its amount) or an AllocationSampled
  * (bytes: the sampling's mean distance), its type and managed stack, leaf first.  An
  * ExceptionThrown is kept the same way, its type the exception's and bytes 1. */
 struct pfc_events_alloc {
 	uint64_t ts, tid, bytes;
 	uint32_t type;               /* offset of its type name in pfc_events_file.names */
+	uint32_t msg;                /* an exception's message, when PFC_EVENTS_MARKS (else type's "") */
 	uint32_t nr_ips;
 	size_t ips;                  /* index of its first IP in pfc_events_file.ips */
 };
@@ -47,9 +67,13 @@ struct pfc_events_file {
 	size_t nr_allocs, cap_allocs;
 	struct pfc_events_alloc *throws;  /* the exceptions thrown, sorted by time */
 	size_t nr_throws, cap_throws;
+	struct pfc_events_gc *gcs;   /* PFC_EVENTS_MARKS: every pause, in stream order */
+	size_t nr_gcs, cap_gcs;
+	struct pfc_events_jit *jits; /* PFC_EVENTS_MARKS: sorted by begin */
+	size_t nr_jits, cap_jits;
 	uint64_t *ips;
 	size_t nr_ips, cap_ips;
-	char *names;                 /* type names, each NUL-terminated */
+	char *names;                 /* type, message and method names, each NUL-terminated */
 	size_t names_len, names_cap;
 };
 

@@ -13,7 +13,9 @@
 //     there for its console): the threads (name, pid, tid) and categories, and per thread the
 //     call tree's total and its inverted roots (the functions by self time: name, self, total,
 //     category) as the call tree shows them; the markers of every thread (name, start, data);
-//   - the rows the call tree draws (its DOM) for the thread it opens on, and a screenshot.
+//   - the rows the call tree draws (its DOM) for the thread it opens on, and a screenshot;
+//   - when that thread has markers, the rows its marker table draws (those its search field
+//     keeps of $MARKER_SEARCH, when set), and a screenshot of it.
 // It writes all of it to OUT.json for tests/firefox_check.py, which compares it with the file
 // and with perfconv's own folded and top outputs.  Exit status 1 when a page could not be loaded.
 // The whole run is bounded (120 s, a 66 MB recording's file included).
@@ -114,6 +116,21 @@ async function runJob(context, port, n) {
       w.dispatch(w.actions.changeSelectedThreads(new Set(out.selected)));
       return out;
     }));
+    // the marker table of the thread it opens on, when that has markers: the rows it draws
+    // (as text) and a screenshot beside the call tree's (SCREENSHOT with -markers before .png)
+    const opened = result.threads[result.selected[0]];
+    if (opened && opened.markers.length) {
+      await page.click('.tabBarTab[data-name="marker-table"] button');
+      await page.waitForSelector('.markerTable .treeViewRow');
+      // MARKER_SEARCH: only the rows the table's search field keeps (it draws the rows in view)
+      if (process.env.MARKER_SEARCH) {
+        await page.fill('.markerSettings .idleSearchFieldInput', process.env.MARKER_SEARCH);
+        await page.waitForTimeout(500);
+      }
+      result.markerRows = await page.$$eval('.markerTable .treeViewBodyInner .treeViewRow',
+        (rs) => rs.map((r) => r.innerText.replace(/\s+/g, ' ').trim()));
+      await page.screenshot({ path: shot.replace(/\.png$/, '-markers.png') });
+    }
     const text = await page.evaluate(() => document.body.innerText);
     if (/something went wrong|couldn.t|could not/i.test(text.slice(0, 2000)))
       bad(`the profiler shows an error: ${text.slice(0, 300)}`);
