@@ -29,6 +29,7 @@ struct cli {
 	struct pfc_opts opts;
 	struct pfc_pidmap pid_map[PFC_CLI_MAX_PID_MAP];	/* --pid-map HOST=NS, pointed to by opts */
 	const char *events[PFC_CLI_MAX_EVENTS];  /* --events FILE.nettrace, pointed to by opts */
+	int32_t events_pids[PFC_CLI_MAX_EVENTS];  /* perfconv record: their processes in the recording */
 	struct pfc_wopts wopts;
 	struct pfc_filter filter;
 	const char *output;          /* -o */

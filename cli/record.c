@@ -781,9 +781,14 @@ static int pack(struct rec *r)
 	/* the runtimes' streams, ended with their rundown by now, go into the pack (and into the
 	 * formats beside it: -f runtime, trace.zip's CTF) */
 	for (i = 0; i < r->ndn && c.opts.nr_events < PFC_CLI_MAX_EVENTS; i++)
-		if (r->dn[i].path[0] && file_size(r->dn[i].path) > 0)
+		if (r->dn[i].path[0] && file_size(r->dn[i].path) > 0) {
+			/* a runtime in a pid namespace names its stream by its pid there: the
+			 * recording's process is the host pid, which the pack then records */
+			c.events_pids[c.opts.nr_events] = (int32_t)r->dn[i].t.pid;
 			c.events[c.opts.nr_events++] = r->dn[i].path;
+		}
 	c.opts.events = c.opts.nr_events ? c.events : NULL;
+	c.opts.events_pids = c.opts.nr_events ? c.events_pids : NULL;
 	c.progress = !c.quiet && isatty(STDERR_FILENO);
 	c.umask = umask(0);
 	umask(c.umask);

@@ -33,7 +33,8 @@ int pfc_evsample_open(struct pfc_session *s)
 				return ret;
 	} else if (s->pack) {	/* a pack made with --events carries its streams */
 		const char *member, *name;
-		for (i = 0; (member = pfc_files_pack_events(s->files, i, &name)); i++) {
+		int32_t pid;
+		for (i = 0; (member = pfc_files_pack_events(s->files, i, &name, &pid)); i++) {
 			uint64_t size;
 			const void *b = pfc_pack_bytes(s->pack, member, &size);
 			if (!b)
@@ -54,12 +55,21 @@ int pfc_evsample_open(struct pfc_session *s)
 	/* a stream names its process by the pid it had in its own namespace; --pid-map says
 	 * which process of the recording (host pids) that is */
 	for (i = 0; i < v->events.n; i++) {
+		const char *name;
+		int32_t packed = 0;
 		v->pids[i] = (int32_t)v->events.v[i].trace.pid;
 		for (j = 0; j < o->nr_pid_map; j++)
 			if (o->pid_map[j].ns == v->pids[i]) {
 				v->pids[i] = o->pid_map[j].host;
 				break;
 			}
+		/* a pack says which process the stream was laid on where it was made (--pid-map
+		 * there, or perfconv record's own pid translation) */
+		if (!o->nr_events && s->pack && pfc_files_pack_events(s->files, i, &name, &packed) && packed > 0 &&
+		    j == o->nr_pid_map)
+			v->pids[i] = packed;
+		else if (o->nr_events && o->events_pids && o->events_pids[i] > 0)
+			v->pids[i] = o->events_pids[i];
 	}
 	v->throwing = o->throw_frames && v->events.n;
 	v->counting = v->throwing;

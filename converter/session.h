@@ -83,6 +83,8 @@ struct pfc_opts {
 	 * a pack's own), and what they do to the samples */
 	const char *const *events;
 	size_t nr_events;
+	const int32_t *events_pids;  /* each stream's process in the recording, 0: the stream's own pid
+				      * (perfconv record knows it for a runtime in a pid namespace) */
 	int alloc;                   /* --alloc: the allocation events' stacks, in bytes, instead of perf's samples */
 	int during_gc;               /* --during gc: only the samples taken while their process was paused for a GC */
 	int throw_frames;            /* -f runtime: name the frames that throw each exception type */

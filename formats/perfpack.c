@@ -462,11 +462,13 @@ static int plan_manifest(struct pfc_session *s, const struct pfc_wopts *o, struc
 	pfc_sb_addf(mf, "recording\t%s\t%llu\t%s\t%lld\n", PFC_PACK_RECORDING, (unsigned long long)st.st_size,
 		    s->recording_name, s->rd.have_mtime ? (long long)s->rd.mtime : (long long)st.st_mtime);
 	/* the .NET runtime's event streams (--events): converting the pack reads them as the
-	 * recording's, without --events; a reader before them ignores the line */
+	 * recording's, without --events, each on the process it was laid on here (the last
+	 * field: its pid in the recording); a reader before them ignores the line */
 	for (size_t k = 0; k < s->evs.events.n; k++) {
 		char member[64];
 		events_member(member, sizeof(member), k);
-		pfc_sb_addf(mf, "events\t%s\t%zu\t%s\n", member, s->evs.events.v[k].len, s->evs.events.v[k].name);
+		pfc_sb_addf(mf, "events\t%s\t%zu\t%s\t%d\n", member, s->evs.events.v[k].len, s->evs.events.v[k].name,
+			    s->evs.pids ? s->evs.pids[k] : (int32_t)s->evs.events.v[k].trace.pid);
 	}
 	used = pfc_files_bases_used(s->files);
 	for (b = 0; b < PFC_FILES_NR; b++)

@@ -36,7 +36,8 @@
 #                         still open afterwards (it was on before);
 #   record/namespace      Probe as pid 1 of its own pid and mount namespaces with a private tmpfs
 #                         /tmp, recorded by its host pid: the socket and the perf map are found
-#                         through /proc/PID/root, the frames named, the map off again;
+#                         through /proc/PID/root, the frames named, the map off again, and the
+#                         event stream, which names it pid 1, is laid on the host pid in the pack;
 #   record/sidecar        the other way round: Probe on the host, perfconv in its own mount
 #                         namespace with a private tmpfs /tmp (a sidecar container sharing the
 #                         pid namespace): the socket is found through /proc/PID/root/tmp, the
@@ -484,8 +485,11 @@ if selected record/namespace; then
 			mkdir -p "$TMP/ns"
 			pc ns -p "$hostpid" --duration "$SECS" -o "$TMP/ns/ns.perfpack"
 			if check_pack record/namespace ns "$hostpid"; then
+				"$PERFCONV" -q -i "$TMP/ns/ns.perfpack" -f runtime -o "$TMP/ns/ns.runtime.txt" 2>"$TMP/ns.rt.err"
 				if map_open "$hostpid" 1; then
 					fail record/namespace "the perf map is still on afterwards" "$TMP/ns.err"
+				elif ! grep -q "^recording  *[1-9][0-9]* samples of process $hostpid" "$TMP/ns/ns.runtime.txt"; then
+					fail record/namespace "the pack's runtime report does not lay the stream (pid 1 in its namespace) on process $hostpid" "$TMP/ns/ns.runtime.txt"
 				else
 					pass "record/namespace (pid 1 in its namespace, /tmp private; $(python3 tests/dotnet-resolution.py "$TMP/ns/ns.folded" 2>&1 | sed 's/^[^:]*: //'))"
 				fi

@@ -186,14 +186,15 @@ static int load_manifest(struct pfc_files *f, struct pfc_error *err)
 				f->have_mtime = 1;
 			}
 		} else if (!strcmp(fl[0], "events") && n >= 4) {
-			const char **v = realloc(f->events, (f->nr_events + 1) * 2 * sizeof(*v));
+			const char **v = realloc(f->events, (f->nr_events + 1) * 3 * sizeof(*v));
 			if (!v)
 				return PFC_FAIL_NOOFF(err, NOMEM, "pack manifest");
 			f->events = v;
 			if (pfc_pack_fd(f->pack, fl[1], &size) < 0)
 				return PFC_FAIL_NOOFF(err, CORRUPT, "MANIFEST line %zu: no member '%.200s'", lineno, fl[1]);
-			v[2 * f->nr_events] = fl[1];
-			v[2 * f->nr_events + 1] = fl[3];
+			v[3 * f->nr_events] = fl[1];
+			v[3 * f->nr_events + 1] = fl[3];
+			v[3 * f->nr_events + 2] = n >= 5 ? fl[4] : "";	/* the recorded process (newer packs) */
 			f->nr_events++;
 		} else if (!strcmp(fl[0], "entry") && n == 4 && base >= 0) {
 			struct listed *l = grow(&f->listed, &f->nr_listed, &cap_l, sizeof(*l));
@@ -321,12 +322,17 @@ const char *pfc_files_pack_recording(const struct pfc_files *f)
 	return f->recording;
 }
 
-const char *pfc_files_pack_events(const struct pfc_files *f, size_t i, const char **name)
+const char *pfc_files_pack_events(const struct pfc_files *f, size_t i, const char **name, int32_t *pid)
 {
+	char *end;
+	long v;
+
 	if (i >= f->nr_events)
 		return NULL;
-	*name = f->events[2 * i + 1];
-	return f->events[2 * i];
+	*name = f->events[3 * i + 1];
+	v = strtol(f->events[3 * i + 2], &end, 10);
+	*pid = *f->events[3 * i + 2] && !*end && v > 0 && v <= INT32_MAX ? (int32_t)v : 0;
+	return f->events[3 * i];
 }
 
 int pfc_files_from_pack(const struct pfc_files *f)

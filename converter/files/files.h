@@ -115,8 +115,9 @@ int pfc_files_pack_mtime(const struct pfc_files *f, long long *mtime);
 /* The recording's name where the pack was written (its MANIFEST), or NULL. */
 const char *pfc_files_pack_recording(const struct pfc_files *f);
 /* The pack's i-th event stream of a .NET runtime (its MANIFEST's events lines): its member,
- * and in *name the name it had where the pack was written; NULL past the last. */
-const char *pfc_files_pack_events(const struct pfc_files *f, size_t i, const char **name);
+ * in *name the name it had where the pack was written, and in *pid the recording's process it
+ * was laid on there (0: not said, an older pack); NULL past the last. */
+const char *pfc_files_pack_events(const struct pfc_files *f, size_t i, const char **name, int32_t *pid);
 /* Whether a pack is being read (sources tell the user other things then). */
 int pfc_files_from_pack(const struct pfc_files *f);
 
