@@ -505,11 +505,14 @@ sidecar() {
 	local n=$1 out
 	shift
 	out=$(mktemp -d /var/tmp/perfconv-sidecar.XXXXXX)
+	# the sidecar's private /tmp hides whatever lies under /tmp (a checkout there): its own copy
+	cp "$PERFCONV" "$out/perfconv"
 	unshare --mount --propagation private sh -c 'mount -t tmpfs perfconv-sidecar /tmp && exec "$@"' sh \
-		"$@" "$PERFCONV" record -p "$app" --duration "$SECS" -o "$out/$n.perfpack" \
+		"$@" "$out/perfconv" record -p "$app" --duration "$SECS" -o "$out/$n.perfpack" \
 		>"$TMP/$n.out" 2>"$TMP/$n.err" </dev/null
 	echo $? >"$TMP/$n.rc"
 	mkdir -p "$TMP/$n"
+	rm -f "$out/perfconv"
 	cp -R "$out/." "$TMP/$n/"
 	rm -rf "$out"
 }
