@@ -16,6 +16,7 @@
 #include "converter/events/runtime.h"
 #include "converter/machine/intern.h"
 #include "converter/util/bytes.h"
+#include "converter/util/grow.h"
 #include "converter/util/hashtab.h"
 #include "converter/util/strbuf.h"
 #include "formats/speedscope.h"
@@ -108,20 +109,10 @@ struct fx_ctx {
 	int oom;
 };
 
+/* room for need elements in the array at *p of *cap: util/grow.h's doubling, as 0 or -1 */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
-	size_t n = *cap ? *cap : 256;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if (!(q = realloc(*p, n * size)))
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
+	return need && !pfc_grow_at(p, cap, need - 1, size, 256) ? -1 : 0;
 }
 
 static uint32_t str_id(struct fx_ctx *c, const char *s, size_t n)
