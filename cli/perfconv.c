@@ -56,6 +56,7 @@ enum {
 	OPT_PID_MAP,
 	OPT_DOTNET_NAMES,
 	OPT_STRIP_TIERS,
+	OPT_KEEP_TIERS,
 	OPT_R2R_RVA,
 	OPT_FORCE,
 	OPT_TIMEOUT,
@@ -133,7 +134,8 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_RESOLVE_JIT, "resolve-jit", 0, 0, NULL, "name JIT code perf leaves unknown (the default; --perf-compat turns it off)" },
 	{ OPT_PID_MAP, "pid-map", 0, 1, "HOST=NS", "process HOST named its JIT files with pid NS (containers; repeatable)" },
 	{ OPT_DOTNET_NAMES, "dotnet-names", 0, 1, "FORM", ".NET method names: short (default in folded, svg, speedscope, firefox) or keep (as the runtime writes them)" },
-	{ OPT_STRIP_TIERS, "strip-tiers", 0, 0, NULL, "drop .NET tier tags such as [OptimizedTier1] from method names" },
+	{ OPT_STRIP_TIERS, "strip-tiers", 0, 0, NULL, "drop .NET tier tags such as [OptimizedTier1] from method names in every format, perf-script and trace.zip too" },
+	{ OPT_KEEP_TIERS, "keep-tiers", 0, 0, NULL, "keep .NET tier tags in every format (by default folded, svg, speedscope, top, pprof and firefox merge a method's tiers into one frame)" },
 	{ OPT_MINIDEBUGINFO, "minidebuginfo", 0, 0, NULL, "also read .gnu_debugdata (MiniDebugInfo) symbols, which perf 6.1 ignores" },
 	{ OPT_INCLUDE_PERF_DATA, "include-perf-data", 0, 0, NULL, "trace.zip: add the recording itself as NAME.trace/perf.data" },
 	{ OPT_R2R_RVA, "r2r-rva", 0, 0, NULL, "name frames of ReadyToRun images that have no map [IMAGE+0xRVA] by method instead of [IMAGE]" },
@@ -405,6 +407,7 @@ struct args {
 	int perfmap_enable;
 	int want_resolve;            /* --resolve-jit or --pid-map, which --perf-compat refuses */
 	int dotnet_names;            /* --dotnet-names, or -1 */
+	int tiers;                   /* --strip-tiers 1, --keep-tiers 0, or -1 */
 	int no_cache;
 	char symsrv[8192];           /* the --symbol-server URLs, space-separated */
 	char bdir[PATH_MAX], srvcache[PATH_MAX], symcache[PATH_MAX];
@@ -440,7 +443,8 @@ static int parse_symbol_option(struct cli *c, struct args *a, int opt, const cha
 			return EXIT_USAGE;
 		}
 		break;
-	case OPT_STRIP_TIERS: c->opts.strip_tiers = 1; break;
+	case OPT_STRIP_TIERS: a->tiers = 1; break;
+	case OPT_KEEP_TIERS: a->tiers = 0; break;
 	case OPT_MINIDEBUGINFO: c->opts.minidebuginfo = 1; break;
 	case OPT_R2R_RVA: c->opts.r2r_funcs = 1; break;
 	case OPT_R2R_DUMP: a->r2r_dump = arg; break;
@@ -698,6 +702,17 @@ static int settle_options(struct cli *c, struct args *a)
 		c->opts.dotnet_names = c->opts.perf_compat ? PFC_DOTNET_NAMES_KEEP : PFC_DOTNET_NAMES_SHORT;
 		c->opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
 	}
+	/* A method compiled again at another tier is still one method: the views that add up
+	 * stacks merge its tiers, as PerfView's CPU view does; perf-script and trace.zip keep
+	 * them, as perf script prints them (PerfView shows the tiers itself). */
+	if (a->tiers >= 0) {
+		c->opts.strip_tiers = c->opts.strip_tiers_text = a->tiers;
+	} else {
+		c->opts.strip_tiers = !c->opts.perf_compat;
+		c->opts.strip_tiers_text = 0;
+	}
+	/* a stripped library's unnamed frames one after the other say nothing one frame does not */
+	c->opts.fold_runs = !c->opts.perf_compat;
 	c->opts.verbose = c->verbose;
 	c->opts.log = c->quiet ? NULL : stderr;
 	/* debuginfod servers only when the user named some */
@@ -887,6 +902,7 @@ int main(int argc, char **argv)
 	c.wopts.version = PERFCONV_VERSION;
 	c.fail_if_grown = -1;
 	a.dotnet_names = -1;
+	a.tiers = -1;
 	if ((ret = parse_args(&c, &a, argc, argv)) >= 0)
 		return ret;
 	if (a.perfmap_pid) {

@@ -761,6 +761,8 @@ static int pack(struct rec *r)
 	c.opts.thread_time = r->o.thread_time;
 	c.opts.dotnet_names = PFC_DOTNET_NAMES_SHORT;
 	c.opts.dotnet_names_text = PFC_DOTNET_NAMES_KEEP;
+	c.opts.strip_tiers = 1;	/* the conversion's defaults (settle_options) */
+	c.opts.fold_runs = 1;
 	if (!r->o.offline && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
 		c.opts.debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	/* the servers the runtime's debug files came from: their cache answers without a request */

@@ -75,7 +75,10 @@ struct pfc_opts {
 	size_t nr_pid_map;
 	int dotnet_names;            /* PFC_DOTNET_NAMES_*: the display names of folded, SVG, speedscope */
 	int dotnet_names_text;       /* the same for the text formats (perf-script, trace.zip) */
-	int strip_tiers;             /* drop .NET tier tags ([OptimizedTier1], ...) */
+	int strip_tiers;             /* drop .NET tier tags ([OptimizedTier1], ...) from the display names */
+	int strip_tiers_text;        /* the same for the text formats' names */
+	int fold_runs;               /* the aggregating writers draw a run of unnamed frames of one DSO
+				      * as one frame (pfc_stacks_run_tail) */
 	int offcpu;                  /* PFC_OFFCPU_*: weigh sched_switch callchains by the time slept */
 	int thread_time;             /* off-CPU intervals and cpu-clock/task-clock samples in one profile */
 	struct pfc_filter *filter;   /* samples to keep (perf script's --comm/--pid=/--tid=/--time); NULL: all */

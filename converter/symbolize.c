@@ -210,30 +210,35 @@ void pfc_symbolize_dso(struct pfc_session *s, struct pfc_dso *d)
 
 /* ---- naming the frames ---- */
 
-/* Intern a .NET or JIT name rewritten in one --dotnet-names form (and --strip-tiers). */
-static uint32_t intern_jit_form(struct pfc_session *s, const char *name, size_t len, int form)
+/* Intern a .NET or JIT name rewritten in one --dotnet-names form, without its tier tag
+ * when strip is set. */
+static uint32_t intern_jit_form(struct pfc_session *s, const char *name, size_t len, int form, int strip)
 {
 	char buf[8192];
 
-	if (form == PFC_DOTNET_NAMES_KEEP && !s->opts->strip_tiers)
+	if (form == PFC_DOTNET_NAMES_KEEP && !strip)
 		return pfc_intern(&s->strings, name, len);
-	len = pfc_dotnet_name(buf, sizeof(buf), name, len, form, s->opts->strip_tiers);
+	len = pfc_dotnet_name(buf, sizeof(buf), name, len, form, strip);
 	return pfc_intern(&s->strings, buf, len);
 }
 
 /*
  * Name a frame.  A JIT or .NET name (perf map, jitdump, ReadyToRun) is rewritten twice: in
  * the display form of the aggregating writers (short by default: a frame starts with its
- * assembly or namespace) and in the text form of perf-script and trace.zip (the runtime's
- * own, which PerfView parses).  Other names are used as they are.
+ * assembly or namespace; no tier tag, so that a method's tiers add up in one frame) and in
+ * the text form of perf-script and trace.zip (the runtime's own, which PerfView parses).
+ * Both are interned here, once per unique frame, so a conversion that writes both kinds of
+ * format resolves once.  Other names are used as they are.
  */
 static int name_frame(struct pfc_session *s, struct pfc_frame *f, const char *name, size_t len, int jit)
 {
-	f->sym = jit ? intern_jit_form(s, name, len, s->opts->dotnet_names) : pfc_intern(&s->strings, name, len);
+	const struct pfc_opts *o = s->opts;
+
+	f->sym = jit ? intern_jit_form(s, name, len, o->dotnet_names, o->strip_tiers) : pfc_intern(&s->strings, name, len);
 	if (f->sym == UINT32_MAX)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");
-	f->sym_text = jit && s->opts->dotnet_names_text != s->opts->dotnet_names
-			      ? intern_jit_form(s, name, len, s->opts->dotnet_names_text)
+	f->sym_text = jit && (o->dotnet_names_text != o->dotnet_names || o->strip_tiers_text != o->strip_tiers)
+			      ? intern_jit_form(s, name, len, o->dotnet_names_text, o->strip_tiers_text)
 			      : f->sym;
 	if (f->sym_text == UINT32_MAX)
 		return PFC_FAIL_NOOFF(s->err, NOMEM, "symbol names");

@@ -392,6 +392,8 @@ static uint32_t stack_of(struct fx_ctx *c, uint32_t sid, int dotnet)
 	for (k = st->nr; k-- > 0;) {
 		uint32_t fid = S->frame_ids[st->first + k];
 		const struct pfc_frame *f = &S->frames[fid];
+		if (c->s->opts->fold_runs && pfc_stacks_run_tail(S, S->frame_ids + st->first, k))
+			continue;	/* a run of unnamed frames of one DSO is one */
 		/* an inlined function's frame follows (towards the leaf) the frame of the function
 		 * it was inlined into, at the same address: one deeper */
 		depth = f->inl && prev && prev->dso == f->dso && prev->addr == f->addr ? depth + 1 : 0;

@@ -482,6 +482,8 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 	const char *filter = o->event;
 	size_t i, name_width = 0, cap_pv = 0;
 	int ret = 0, have_last = 0;
+	/* --addrs asks for each unnamed frame's address: its runs are not folded */
+	int fold = s->opts->fold_runs && !o->addrs;
 	struct {
 		uint32_t evsel, comm;
 		int32_t tid;
@@ -604,8 +606,10 @@ frames:
 		}
 		/* frames root first */
 		for (p = st->nr; p-- > 0;) {
-			uint32_t fid = s->stacks.frame_ids[st->first + p], pid1 = frame_pieces(&c, fid, java);
-			if (!pid1)
+			uint32_t fid = s->stacks.frame_ids[st->first + p], pid1;
+			if (fold && pfc_stacks_run_tail(&s->stacks, s->stacks.frame_ids + st->first, p))
+				continue;
+			if (!(pid1 = frame_pieces(&c, fid, java)))
 				goto oom;
 			if (pfc_intern_len(&c.pieces, pid1 - 1)) {
 				pv[nr].text = pfc_intern_str(&c.pieces, pid1 - 1);

@@ -531,12 +531,13 @@ static void pp_sample_types(struct pp_ctx *c, struct pfc_session *s, struct pp_a
 }
 
 /* One sample's location ids, leaf first as the aggregate keeps the frames: the inlined
- * frames perf puts before a frame at the same address, innermost first, each a location. */
-static void sample_locations(struct pp_ctx *c, const struct pfc_stack *st, uint64_t *loc_ids)
+ * frames perf puts before a frame at the same address, innermost first, each a location;
+ * a run of unnamed frames of one DSO is one (pfc_stacks_run_tail).  Returns how many. */
+static size_t sample_locations(struct pp_ctx *c, const struct pfc_stack *st, uint64_t *loc_ids)
 {
 	const struct pfc_session *s = c->s;
 	const uint32_t *ids = &s->stacks.frame_ids[st->first];
-	size_t k;
+	size_t k, n = 0;
 	int inl;
 
 	for (k = 0, inl = -1; k < st->nr; k++) {
@@ -547,8 +548,11 @@ static void sample_locations(struct pp_ctx *c, const struct pfc_stack *st, uint6
 			inl++;
 		else
 			inl = 0;
-		loc_ids[k] = location_of(c, ids[k], inl);
+		if (s->opts->fold_runs && pfc_stacks_run_tail(&s->stacks, ids, k))
+			continue;
+		loc_ids[n++] = location_of(c, ids[k], inl);
 	}
+	return n;
 }
 
 /* samples: the stacks of the events written, in aggregation order (the base's after),
@@ -608,9 +612,8 @@ static int pp_samples(struct pp_ctx *c, const struct pfc_wopts *o, struct pp_arr
 			continue;
 		perftools__profiles__sample__init(sm);
 		sm->location_id = &a->loc_ids[nr_ids];
-		sample_locations(c, st, sm->location_id);
-		nr_ids += st->nr;
-		sm->n_location_id = st->nr;
+		sm->n_location_id = sample_locations(c, st, sm->location_id);
+		nr_ids += sm->n_location_id;
 		sm->value = &a->values[nr_vals * nr_samples];
 		sm->n_value = nr_vals;
 		sm->value[2 * (slot - 1)] = (int64_t)st->count;

@@ -229,6 +229,14 @@ static uint32_t frame_index(struct ss_ctx *c, uint32_t fid)
 	return c->fmap[fid];
 }
 
+/* Whether frame k of a stack is drawn: not when it continues a run of unnamed frames. */
+static int shown(const struct ss_ctx *c, const struct pfc_stack *st, uint32_t k)
+{
+	const struct pfc_session *s = c->s;
+
+	return !s->opts->fold_runs || !pfc_stacks_run_tail(&s->stacks, s->stacks.frame_ids + st->first, k);
+}
+
 /* Picks the stacks of one event and groups them into profiles. */
 static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *err)
 {
@@ -355,7 +363,9 @@ static int ss_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 			const struct pfc_stack *st = &s->stacks.stacks[c.ids[p->first + j]];
 			uint32_t k;
 			for (k = st->nr; k-- > 0;)
-				if (!frame_index(&c, s->stacks.frame_ids[st->first + k]))
+				if (!shown(&c, st, k))
+					continue;
+				else if (!frame_index(&c, s->stacks.frame_ids[st->first + k]))
 					goto oom;
 		}
 		if (p->total > c.profs[active].total)
@@ -415,11 +425,15 @@ static int ss_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		for (j = 0; j < p->n; j++) {
 			const struct pfc_stack *st = &s->stacks.stacks[c.ids[p->first + j]];
 			uint32_t k;
+			int sep = 0;
 			fputs(j ? ",\n[" : "\n[", out);
 			for (k = st->nr; k-- > 0;) {
-				put_u64(out, c.fmap[s->stacks.frame_ids[st->first + k]] - 1);
-				if (k)
+				if (!shown(&c, st, k))
+					continue;
+				if (sep)
 					fputc(',', out);
+				put_u64(out, c.fmap[s->stacks.frame_ids[st->first + k]] - 1);
+				sep = 1;
 			}
 			fputc(']', out);
 		}

@@ -65,7 +65,7 @@ derive_all() {
 	shift 3
 	selected "$name" || return 0
 	local d=$TMP/case
-	if ! expected "$kref" >"$TMP/kref" || ! expected "$jref" >"$TMP/jref"; then
+	if ! expected_as "$kref" "$@" >"$TMP/kref" || ! expected_as "$jref" "$@" >"$TMP/jref"; then
 		fail "$name" "no $kref or $jref to derive --all from"
 		return
 	fi
@@ -253,7 +253,7 @@ for dir in "$FIX"/*/; do
 		d=$TMP/case
 		rm -rf "$d"
 		mkdir -p "$d"
-		expected "$exp/folded.txt" >"$TMP/expected"
+		expected_as "$exp/folded.txt" "${args[@]}" >"$TMP/expected"
 		cat "$in" | "$PERFCONV" -q -i - "${args[@]:2}" -o "$d/out.folded" >"$d/out" 2>"$d/err"
 		rc=$?
 		if [ "$rc" != 0 ] || [ ! -f "$d/out.folded" ]; then

@@ -11,7 +11,8 @@
 #     pass, skip, xfail and fail print the result lines that tests/run.sh counts.
 # The helpers below them, in this order (a suite does not define its own under these names):
 #   consumers (CONSUMERS=0); need_perfconv and need_python, which stop a script that cannot run;
-#   expected, run_pc and golden (a folded conversion against an expected file); for the fixtures
+#   expected, run_pc, folds_runs, expected_as and golden (a folded conversion against an expected
+#   file, as the default mode folds it); for the fixtures
 #   fixture, jit_fixture, missing_runtime, fixture_or_skip and symfs_without_debug; skip_all;
 #   for the ASP.NET apps' load orders_body, load, before_time, running and measure; pack_offline
 #   (a pack converted in tests/tools/isolate.sh); stop_pid and stop_bg (processes started in the
@@ -135,24 +136,63 @@ run_pc() {
 	rc=$?
 }
 
+# folds_runs ARGS...: true when a folded conversion with ARGS is in the default mode, which draws
+# a run of unnamed frames of one library as one frame (neither --perf-compat nor --addrs).
+folds_runs() {
+	local a
+	for a in "$@"; do
+		case $a in --perf-compat | --addrs) return 1 ;; esac
+	done
+	return 0
+}
+
+# expected_as FILE ARGS...: print perf's expected folded FILE (or its .xz) as a conversion with
+# ARGS gives it: as it is with --perf-compat or --addrs, else with each run of unnamed frames of one
+# library folded into one by tests/tools/fold_runs.py, from perf's text.  False when FILE is missing.
+expected_as() {
+	local exp=$1
+	shift
+	if folds_runs "$@"; then
+		expected "$exp" >"$TMP/expected-perf" || return 1
+		python3 tests/tools/fold_runs.py <"$TMP/expected-perf"
+	else
+		expected "$exp"
+	fi
+}
+
 # golden NAME EXPECTED ARGS...: perfconv -q ARGS to a .folded file, which must equal EXPECTED (or
 # its .xz) byte for byte.  EXPECTED missing fails the case: the fixtures are committed with theirs.
+# In the default mode a stack's runs of unnamed frames of one library are one frame
+# (expected_as); where that changes perf's file, the same conversion with --perf-compat must
+# still give perf's file byte for byte.
 golden() {
-	local name=$1 exp=$2 d=$TMP/case
+	local name=$1 exp=$2 d=$TMP/case what=
 	shift 2
 	selected "$name" || return 0
 	if ! expected "$exp" >"$TMP/expected"; then
 		fail "$name" "no $exp"
 		return
 	fi
+	if folds_runs "$@"; then
+		python3 tests/tools/fold_runs.py <"$TMP/expected" >"$TMP/expected-folded"
+		if ! cmp -s "$TMP/expected" "$TMP/expected-folded"; then
+			run_pc "$d" -q "$@" --perf-compat -o "$d/out.folded"
+			if [ "$rc" != 0 ] || ! cmp -s "$TMP/expected" "$d/out.folded"; then
+				fail "$name" "--perf-compat: exit status $rc or an output that differs from $exp" "$d/err"
+				return
+			fi
+			mv "$TMP/expected-folded" "$TMP/expected"
+			what=" (runs of unnamed frames folded as tests/tools/fold_runs.py folds perf's; --perf-compat: perf's)"
+		fi
+	fi
 	run_pc "$d" -q "$@" -o "$d/out.folded"
 	if [ "$rc" != 0 ] || [ ! -f "$d/out.folded" ]; then
 		fail "$name" "exit status $rc, output $([ -f "$d/out.folded" ] && echo written || echo missing)" "$d/err"
 	elif cmp -s "$TMP/expected" "$d/out.folded"; then
-		pass "$name"
+		pass "$name$what"
 	else
 		diff -u "$TMP/expected" "$d/out.folded" --label "$exp" --label perfconv >"$d/diff"
-		fail "$name" "output differs from $exp" "$d/diff"
+		fail "$name" "output differs from $exp${what:+ (runs folded)}" "$d/diff"
 	fi
 }
 

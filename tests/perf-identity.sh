@@ -6,8 +6,9 @@
 #   perf-identity/FX/script     perf-script text, sample by sample and frame by frame
 #   perf-identity/FX/trace.zip  the trace's perf.data.txt, the same way
 #   perf-identity/FX/folded, /speedscope, /svg   no name of perf's loses weight, totals equal
-# The default runs with --dotnet-names keep, so that .NET names are compared in the runtime's
-# form (the short display form is a rewriting of the same name, tested in test_jit).
+# The default runs with --dotnet-names keep --keep-tiers, so that .NET names are compared in the
+# runtime's form (the short display form and the merged tiers are rewritings of the same name,
+# tested in test_jit and tests/tiers.sh).  Runs of unnamed frames the default folds are no names.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" identity
 need_perfconv perf-identity
@@ -35,7 +36,7 @@ for dir in "$FIX"/*/; do
 	rm -rf "$TMP/c" "$TMP/d"
 	"$PERFCONV" -q "${base[@]}" --perf-compat -O "$TMP/c" -f "$FORMATS" "${inputs[@]}" >"$TMP/err.c" 2>&1
 	rc_c=$?
-	"$PERFCONV" -q "${base[@]}" --dotnet-names keep -O "$TMP/d" -f "$FORMATS" "${inputs[@]}" >"$TMP/err.d" 2>&1
+	"$PERFCONV" -q "${base[@]}" --dotnet-names keep --keep-tiers -O "$TMP/d" -f "$FORMATS" "${inputs[@]}" >"$TMP/err.d" 2>&1
 	rc_d=$?
 	if [ "$rc_c" != 0 ] || [ "$rc_d" != 0 ]; then
 		cat "$TMP/err.c" "$TMP/err.d" >"$TMP/err"

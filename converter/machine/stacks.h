@@ -65,6 +65,23 @@ static inline void pfc_stacks_bump(struct pfc_stacks *s, uint32_t id, uint64_t p
 	s->stacks[id].count++;
 }
 
+/*
+ * Whether frame ids[k] of a stack (leaf first) continues a run of unnamed frames of one DSO
+ * begun at its callee ids[k - 1]: "[libcoreclr.so]" twelve times over says no more than once,
+ * so the aggregating writers leave it out under pfc_opts.fold_runs.  The run keeps its
+ * leaf-most frame, where the time was spent.  Only after symbolization.
+ */
+static inline int pfc_stacks_run_tail(const struct pfc_stacks *s, const uint32_t *ids, size_t k)
+{
+	const struct pfc_frame *f, *callee;
+
+	if (!k)
+		return 0;
+	f = &s->frames[ids[k]];
+	callee = &s->frames[ids[k - 1]];
+	return !f->resolved && !callee->resolved && f->dso && f->dso == callee->dso && f->kernel == callee->kernel;
+}
+
 /* Adds one sample; returns the stack id or UINT32_MAX. */
 uint32_t pfc_stacks_add(struct pfc_stacks *s, uint32_t evsel, uint32_t comm, int32_t pid, int32_t tid,
 			const uint32_t *frames, uint32_t nr, uint64_t period);
