@@ -1,10 +1,11 @@
 /*
  * speedscope.c - speedscope's JSON file format (https://www.speedscope.app/file-format-schema.json):
- * one "sampled" profile per thread, or per process, over one shared, de-duplicated frame
- * table.  It reads the aggregated stacks (a sampled profile needs no time order), so its
- * memory grows with unique stacks, not samples, and it streams the JSON as it goes; the
- * escaper makes any frame name valid UTF-8 JSON.  It does not choose frame names beyond
- * the resolved symbol: the folded writer's stackcollapse rules do not apply here.
+ * one "sampled" profile per thread (after one of all the threads of the heaviest process,
+ * which opens first), or per process, over one shared, de-duplicated frame table.  It reads
+ * the aggregated stacks (a sampled profile needs no time order), so its memory grows with
+ * unique stacks, not samples, and it streams the JSON as it goes; the escaper makes any frame
+ * name valid UTF-8 JSON.  It does not choose frame names beyond the resolved symbol: the
+ * folded writer's stackcollapse rules do not apply here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,8 @@ void pfc_json_string(struct pfc_sb *out, const char *str, size_t n)
 /* ---- the profiles ---- */
 
 struct ss_profile {
-	int32_t pid, tid;           /* tid is -1 per process */
+	int32_t pid, tid;           /* tid is -1 per process, and for a process's "all threads" */
+	int all;                    /* per thread: every thread of the process in one profile */
 	size_t first, n;            /* range of ctx.ids */
 	uint64_t total;
 	uint32_t comm;
@@ -237,6 +239,50 @@ static int shown(const struct ss_ctx *c, const struct pfc_stack *st, uint32_t k)
 	return !s->opts->fold_runs || !pfc_stacks_run_tail(&s->stacks, s->stacks.frame_ids + st->first, k);
 }
 
+/*
+ * The profile speedscope opens first (activeProfileIndex).  A thread's profile is a part of
+ * the work: a server's requests land on whichever thread-pool worker is free, and the
+ * heaviest thread of a .NET process can be its GC or tiered-compilation thread, all runtime
+ * frames.  So per thread, the process with the most weight also gets one profile of all its
+ * threads' samples (what dotnet-trace's users ask speedscope for), written first and opened;
+ * its threads' own profiles follow as before.  A process of one thread needs none: its
+ * thread's profile is opened.  The stacks are grouped by process already (cmp_ids), so the
+ * new profile is the range of its threads' stacks.
+ */
+static void add_all_threads(struct ss_ctx *c)
+{
+	size_t i, j, best = SIZE_MAX, best_nr = 0;
+	uint64_t best_total = 0;
+	struct ss_profile all;
+
+	for (i = 0; i < c->nr_profs; i = j) {
+		uint64_t total = 0;
+		for (j = i; j < c->nr_profs && c->profs[j].pid == c->profs[i].pid; j++)
+			total += c->profs[j].total;
+		if (best == SIZE_MAX || total > best_total) {
+			best = i;
+			best_total = total;
+			best_nr = j - i;
+		}
+	}
+	if (best == SIZE_MAX || best_nr < 2)
+		return;
+	memset(&all, 0, sizeof(all));
+	all.pid = c->profs[best].pid;
+	all.tid = -1;
+	all.all = 1;
+	all.first = c->profs[best].first;
+	for (j = best; j < best + best_nr; j++)
+		all.n += c->profs[j].n;
+	all.total = best_total;
+	all.comm = profile_comm(c, &all);
+	all.own = pfc_session_thread_comm(c->s, all.pid, all.pid);
+	/* profs has room for one more: there are at most as many profiles as stacks */
+	memmove(c->profs + 1, c->profs, c->nr_profs * sizeof(*c->profs));
+	c->profs[0] = all;
+	c->nr_profs++;
+}
+
 /* Picks the stacks of one event and groups them into profiles. */
 static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *err)
 {
@@ -291,6 +337,7 @@ static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *
 			p = &c->profs[c->nr_profs++];
 			p->pid = st->pid;
 			p->tid = c->by_process ? -1 : st->tid;
+			p->all = 0;
 			p->first = i;
 			p->n = 0;
 			p->total = 0;
@@ -305,6 +352,8 @@ static int build(struct ss_ctx *c, const struct pfc_wopts *o, struct pfc_error *
 		c->profs[i].comm = profile_comm(c, &c->profs[i]);
 		c->profs[i].own = c->by_process ? pfc_session_thread_comm(s, c->profs[i].pid, c->profs[i].pid) : NULL;
 	}
+	if (!c->by_process)
+		add_all_threads(c);
 	return 0;
 }
 
@@ -368,7 +417,7 @@ static int ss_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 				else if (!frame_index(&c, s->stacks.frame_ids[st->first + k]))
 					goto oom;
 		}
-		if (p->total > c.profs[active].total)
+		if (!c.profs[active].all && (p->all || p->total > c.profs[active].total))
 			active = i;
 	}
 
@@ -412,7 +461,9 @@ static int ss_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		fputs(i ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
 		pfc_sb_reset(&c.tmp);
 		pfc_sb_adds(&c.tmp, p->own ? p->own : pfc_intern_str(&s->strings, p->comm));
-		if (c.by_process)
+		if (p->all)
+			pfc_sb_addf(&c.tmp, " (%d) all threads", (int)p->pid);
+		else if (c.by_process)
 			pfc_sb_addf(&c.tmp, " (%d)", (int)p->pid);
 		else
 			pfc_sb_addf(&c.tmp, " (%d/%d)", (int)p->pid, (int)p->tid);

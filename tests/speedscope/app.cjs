@@ -5,7 +5,8 @@
 //
 // One browser, a fresh page per file.  The app and the files are served by an HTTP server on 127.0.0.1 only (an ephemeral port);
 // the app opens the file through its own `#profileURL=` import path.  Checks:
-//   - the toolbar names the active profile (activeProfileIndex) and "(i/N)";
+//   - the toolbar names the active profile (activeProfileIndex) and "(i/N)", and the app's
+//     export says it opened that one (the "all threads" profile of a .NET recording, profile 0);
 //   - the profile selector lists every profile name;
 //   - the app's own export (the Export button, speedscope's exportProfileGroup) gives back,
 //     for every profile in order, the same name, unit and total weight, and the same set of
@@ -117,7 +118,7 @@ async function runJob(context, port, n) {
     if (exported.activeProfileIndex !== active) bad(`the app shows profile ${exported.activeProfileIndex}, the file says ${active}`);
     const nframes = want.reduce((k, w) => k + w.frames.size, 0);
     const shown = want.length > 4 ? want.slice(0, 3).concat([{ name: '...', frames: { size: '..' } }]) : want;
-    return [problems, `${exported.profiles.length} profiles (${shown.map((w) => `${w.name}: ${w.frames.size} frames`).join(', ')}), ` +
+    return [problems, `opens ${JSON.stringify(activeName)} ${label}; ${exported.profiles.length} profiles (${shown.map((w) => `${w.name}: ${w.frames.size} frames`).join(', ')}), ` +
       `${nframes} frames in all`];
   } catch (e) {
     bad(String(e && e.message || e).split('\n').slice(0, 4).join(' / '));

@@ -14,7 +14,9 @@
 //    close matching the open frame on top, nothing left open.  And what perfconv promises:
 //    the exact $schema, name, exporter, unit, one profile per thread (or process) named
 //    "comm (pid/tid)" (or "comm (pid)"), endValue - startValue == the sum of the weights,
-//    an activeProfileIndex in range, no frame that no sample uses.
+//    an activeProfileIndex in range, no frame that no sample uses; per thread, first and
+//    opened, "comm (pid) all threads" with the samples of every thread of the process of most
+//    weight, when it has two threads or more (else the heaviest thread opens).
 // 4. By value: --folded-tid compares each thread's total weight with the folded --tid
 //    output's total for that thread (perf script | stackcollapse-perf.pl --tid), --folded
 //    the grand total, --script each thread's total with the sum of the periods of the first
@@ -105,12 +107,19 @@ function checkDoc(doc, opt, bad, load) {
   const totals = new Map();   // tid (or pid) -> total weight
   const okIndex = (x) => Number.isInteger(x) && x >= 0 && x < frames.length;
 
+  const allRe = /^(.+) \((-?\d+)\) all threads$/;
+  let all = null;   // per thread: the profile of every thread of the heaviest process
   profiles.forEach((p, pi) => {
     const where = `profile ${pi} (${JSON.stringify(p.name)})`;
     if (names.has(p.name)) bad(`${where}: two profiles have this name`);
     names.add(p.name);
-    const m = nameRe.exec(p.name || '');
-    if (!m) bad(`${where}: name is not "comm (${byProcess ? 'pid' : 'pid/tid'})"`);
+    const am = byProcess ? null : allRe.exec(p.name || '');
+    if (am) {
+      if (all) bad(`${where}: a second "all threads" profile`);
+      else all = { index: pi, pid: am[2], profile: p };
+    }
+    const m = am ? null : nameRe.exec(p.name || '');
+    if (!m && !am) bad(`${where}: name is not "comm (${byProcess ? 'pid' : 'pid/tid'})"`);
     if (opt.unit !== undefined && p.unit !== opt.unit) bad(`${where}: unit ${p.unit}, expected ${opt.unit}`);
     let sum = 0;
     if (p.type === 'sampled') {
@@ -142,7 +151,7 @@ function checkDoc(doc, opt, bad, load) {
       sum = p.endValue - p.startValue;
     }
     if (p.endValue - p.startValue !== sum) bad(`${where}: endValue - startValue = ${p.endValue - p.startValue}, weights sum to ${sum}`);
-    grand += sum;
+    if (!am) grand += sum;   // the "all threads" profile weighs its threads again
     if (m) {
       const key = byProcess ? m[2] : m[3];
       totals.set(key, (totals.get(key) || 0) + sum);
@@ -150,6 +159,46 @@ function checkDoc(doc, opt, bad, load) {
   });
   const unused = used.reduce((n, u) => n + (u ? 0 : 1), 0);
   if (unused) bad(`${unused} frames are used by no sample`);
+
+  // Per thread, the process of most weight with two threads or more has one profile of all
+  // its threads, first, and the file opens on it: its samples are those of its threads'
+  // profiles (stacks by frame names, weights added up).  Else the heaviest thread opens.
+  if (!byProcess && profiles.length) {
+    const procs = new Map();   // pid -> { total, threads }
+    for (const p of profiles) {
+      const m = nameRe.exec(p.name || '');
+      if (!m) continue;
+      const e = procs.get(m[2]) || { total: 0, threads: [] };
+      e.total += p.weights ? p.weights.reduce((a, b) => a + b, 0) : p.endValue - p.startValue;
+      e.threads.push(p);
+      procs.set(m[2], e);
+    }
+    let heavy = null;
+    for (const [pid, e] of procs) if (!heavy || e.total > heavy.total) heavy = { pid, ...e };
+    const stacks = (ps) => {
+      const w = new Map();
+      for (const p of ps)
+        (p.samples || []).forEach((st, i) => {
+          const k = JSON.stringify(st.map((x) => frames[x] && [frames[x].name, frames[x].file]));
+          w.set(k, (w.get(k) || 0) + p.weights[i]);
+        });
+      return w;
+    };
+    if (heavy && heavy.threads.length > 1) {
+      if (!all) bad(`no "all threads" profile for process ${heavy.pid}, the heaviest, of ${heavy.threads.length} threads`);
+      else {
+        if (all.pid !== heavy.pid) bad(`the "all threads" profile is of process ${all.pid}, the heaviest is ${heavy.pid}`);
+        if (all.index !== 0) bad(`the "all threads" profile is profile ${all.index}, not the first`);
+        if (doc.activeProfileIndex !== all.index) bad(`activeProfileIndex ${doc.activeProfileIndex}, not the "all threads" profile ${all.index}`);
+        const want = stacks(heavy.threads), got = stacks([all.profile]);
+        let differ = want.size !== got.size;
+        for (const [k, w] of want) if (got.get(k) !== w) differ = true;
+        if (differ) bad(`the "all threads" profile's stacks (${got.size}) are not its threads' (${want.size}) added up`);
+      }
+    } else if (all) {
+      bad(`an "all threads" profile for a process of one thread`);
+    }
+  }
 
   // 4. totals by value
   const compareThreads = (want, what) => {
