@@ -16,7 +16,8 @@
 #              (FIXTURE below) to FILE (default perf.data) and runs nothing; other subcommands fail
 #   perfconv   a wrapper first on PATH: runs $PERFCONV, and for a recording (-i FILE that is no pack)
 #              adds the files of the machine it was recorded on: --symfs fixtures/root, the fixture's
-#              kallsyms (else fixtures/root/kallsyms) and --map-dir with its maps/ (its /tmp)
+#              kallsyms (else fixtures/root/kallsyms) and --map-dir with its maps/ (its /tmp);
+#              a --symbol-server URL becomes one nothing listens on (127.0.0.1:1)
 #   perf.data  the case's fixture recording is there from the start, for a block that converts what
 #              an earlier section recorded, with the fixture's files BESIDE names (a nettrace)
 #   incoming/  holds two packs made from fixtures/fp-callgraph and fixtures/dotnet-perfmap-only
@@ -157,7 +158,14 @@ if [ -n "$in" ] && [[ $in != *.perfpack ]]; then
 	[ -f "$ks" ] && extra+=(--kallsyms "$ks")
 	[ -d "$README_FIXTURE/maps" ] && extra+=(--map-dir "$README_FIXTURE/maps")
 fi
-exec "$PERFCONV" "$@" "${extra[@]}"
+# a symbol server is one nothing listens on: no request leaves the machine, each costs a warning
+args=()
+for a in "$@"; do
+	[ "${prev-}" = --symbol-server ] && a=http://127.0.0.1:1
+	args+=("$a")
+	prev=$a
+done
+exec "$PERFCONV" "${args[@]}" "${extra[@]}"
 EOF
 chmod +x "$STUB/perf" "$STUB/perfconv"
 export README_ROOT=$top/$ROOT README_TOP=$top
