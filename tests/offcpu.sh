@@ -256,7 +256,8 @@ if want offcpu/speedscope && proc_data offcpu/speedscope &&
 import json, sys
 d = json.load(open(sys.argv[1], encoding="utf-8"))
 units = {p["unit"] for p in d["profiles"]}
-total = sum(sum(p["weights"]) for p in d["profiles"])
+# the threads' profiles; the first, "all threads", weighs its process's threads again
+total = sum(sum(p["weights"]) for p in d["profiles"] if not p["name"].endswith(" all threads"))
 folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]))
 assert units == {"nanoseconds"}, units
 assert d["name"].endswith("(off-CPU time)"), d["name"]

@@ -49,9 +49,10 @@ for dir in "$FIX"/*/; do
 	fixture_or_skip "$dir" || continue
 	selected "pprof/$fx/" || continue
 	out=$TMP/$fx.pb.gz
-	# perf's folded stacks, kept as folded.txt or (the larger ones) folded.txt.xz
+	# perf's folded stacks, kept as folded.txt or (the larger ones) folded.txt.xz, as the default
+	# mode draws them: each run of unnamed frames of one binary one frame (tests/lib.sh)
 	folded=$TMP/$fx.folded.txt
-	expected "$exp/folded.txt" >"$folded" 2>/dev/null || folded=
+	expected_as "$exp/folded.txt" "${args[@]}" >"$folded" 2>/dev/null || folded=
 	run_pc "$C" -q "${args[@]}" -o "$out"
 	if [ "$rc" != 0 ] || ! gzip -t "$out" 2>/dev/null; then
 		fail "pprof/$fx/protoc" "exit status $rc, or the output is not a gzip file" "$C/err"
