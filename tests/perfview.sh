@@ -120,6 +120,12 @@ for dir in "$FIX"/*/; do
 		"$PERFCONV" -q "${args[@]}" $opt -o "$d/ref.folded" 2>"$d/err"
 		if ! "$PY" "$CHECK" fold "$zip" $opt >"$d/pv.folded" 2>"$d/err"; then
 			fail "$name" "PerfView's grammar does not read perf.data.txt" "$d/err"
+		# perf.data.txt keeps every frame; the default's folded output draws a run of unnamed
+		# frames of one binary as one (tests/lib.sh)
+		elif folds_runs "${args[@]}" && ! python3 tests/tools/fold_runs.py <"$d/pv.folded" >"$d/pv.runs"; then
+			fail "$name" "tests/tools/fold_runs.py failed"
+		elif folds_runs "${args[@]}" && ! mv "$d/pv.runs" "$d/pv.folded"; then
+			fail "$name" "cannot move $d/pv.runs"
 		elif diff -u "$d/ref.folded" "$d/pv.folded" --label "perfconv folded" --label "perf.data.txt via PerfView's grammar" >"$d/diff"; then
 			pass "$name"
 		else
@@ -373,6 +379,11 @@ interop() {
 		if ! dotnet "$out/PerfViewCheck.dll" "$d/$fx.trace.zip" $mode "$d/pv-got.folded" >"$d/pv.out" 2>"$d/pv.err"; then
 			fail "$fx/$name" "TraceEvent did not read the archive" "$d/pv.err"
 			continue
+		fi
+		# the default's folded output draws a run of unnamed frames of one binary as one
+		# shellcheck disable=SC2086
+		if [ $mode = names ] && folds_runs ${fxargs[$fx]}; then
+			python3 tests/tools/fold_runs.py <"$d/pv-got.folded" >"$d/pv-got.runs" && mv "$d/pv-got.runs" "$d/pv-got.folded"
 		fi
 		if ! diff -u "$d/pv-want.folded" "$d/pv-got.folded" --label "perfconv --tid" --label "TraceEvent ($mode)" >"$d/diff"; then
 			fail "$fx/$name" "PerfView's samples differ from the folded output" "$d/diff"

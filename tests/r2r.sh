@@ -179,15 +179,18 @@ if selected r2r/no-map; then
 	conv "$TMP/nomap.folded" --symfs "$T" --perf-compat
 	T2=$(tree withmap r2rapp.ni.r2rmap)
 	conv "$TMP/withmap.folded" --symfs "$T2"
-	unmap "$TMP/withmap.folded" >"$TMP/withmap.unmapped"
+	# the default draws a run of unnamed frames of one binary as one (tests/tools/fold_runs.py):
+	# every side is compared with its runs folded
+	unmap "$TMP/withmap.folded" | python3 tests/tools/fold_runs.py >"$TMP/withmap.unmapped"
+	python3 tests/tools/fold_runs.py <"$TMP/nomap.folded" >"$TMP/nomap.runs"
 	# without --perf-compat the image's metadata names the same frames
 	conv "$TMP/meta.folded" --symfs "$T"
-	unmap "$TMP/meta.folded" >"$TMP/meta.unmapped"
+	unmap "$TMP/meta.folded" | python3 tests/tools/fold_runs.py >"$TMP/meta.unmapped"
 	if [ "$rc" != 0 ]; then
 		fail r2r/no-map "exit status $rc" "$TMP/meta.folded.err"
 	elif ! grep -q '\[r2rapp.dll\]' "$TMP/nomap.folded"; then
 		fail r2r/no-map "with --perf-compat, frames in the DLL must show as [r2rapp.dll], as perf prints them" "$TMP/nomap.folded"
-	elif ! diff -u "$TMP/withmap.unmapped" "$TMP/nomap.folded" >"$TMP/nomap.diff"; then
+	elif ! diff -u "$TMP/withmap.unmapped" "$TMP/nomap.runs" >"$TMP/nomap.diff"; then
 		fail r2r/no-map "the output without a map is not the output with one, names folded back" "$TMP/nomap.diff"
 	elif grep -q '\[r2rapp.dll\]' "$TMP/meta.folded" || ! cmp -s "$TMP/withmap.unmapped" "$TMP/meta.unmapped"; then
 		fail r2r/no-map "without a map the metadata must name every frame of the DLL, and nothing else may change" "$TMP/meta.folded"
@@ -240,16 +243,18 @@ if selected r2r/crossgen1-perfinfo; then
 	conv "$TMP/pibadrva.folded" --symfs "$T2" --map-dir "$TMP/pi-bad" --r2r-rva
 	T3=$(tree cg3)
 	conv "$TMP/cg3.folded" --symfs "$T3" --perf-compat    # [r2rapp.dll], as perf prints them
+	# as the default draws it: each run of unnamed frames of one binary one frame
+	python3 tests/tools/fold_runs.py <"$TMP/cg3.folded" >"$TMP/cg3.runs"
 	if [ -z "$pid" ]; then
 		fail r2r/crossgen1-perfinfo "no pid in the --pid output"
 	elif ! cmp -s "$TMP/cg1.folded" "$TMP/cg2.folded"; then
 		fail r2r/crossgen1-perfinfo "a crossgen1 map gives other names than the r2rmap" "$TMP/cg1.folded.err"
 	elif ! cmp -s "$TMP/pigood.folded" "$TMP/cg2.folded"; then
 		fail r2r/crossgen1-perfinfo "a perfinfo with the image's MVID must change nothing" "$TMP/pigood.folded.err"
-	elif ! cmp -s "$TMP/pibad.folded" "$TMP/cg3.folded" ||
+	elif ! cmp -s "$TMP/pibad.folded" "$TMP/cg3.runs" ||
 	     ! grep -q "pid $pid loaded MVID {11111111-72d8-460a-9c89-3a2a331061a5} (perfinfo-$pid.map), the file has $MVID" "$TMP/pibad.folded.err"; then
 		fail r2r/crossgen1-perfinfo "a perfinfo MVID other than the file's must leave the frames unresolved, with a warning" "$TMP/pibad.folded.err"
-	elif ! cmp -s "$TMP/pibadrva.folded" "$TMP/cg3.folded"; then
+	elif ! cmp -s "$TMP/pibadrva.folded" "$TMP/cg3.runs"; then
 		fail r2r/crossgen1-perfinfo "--r2r-rva must not name frames from a file other than the one that ran" "$TMP/pibadrva.folded.err"
 	else
 		pass r2r/crossgen1-perfinfo
