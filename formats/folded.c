@@ -5,7 +5,9 @@
  * line and frame lines are built as perf prints them and the script's regular expressions
  * are applied to that text (hand-coded with Perl's matching semantics): comms cut at
  * " <digits> ", the first event filtering the others, sums of printed periods, name
- * tidying, annotations, bytewise sort.  Frames are tidied once per unique frame.
+ * tidying, annotations, bytewise sort.  Frames are tidied once per unique frame.  The
+ * one departure: --pid/--tid name the sample's pid where the script prints "?" (perf's
+ * default text has none), unless --perf-compat.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -486,7 +488,7 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 	int fold = s->opts->fold_runs && !o->addrs;
 	struct {
 		uint32_t evsel, comm;
-		int32_t tid;
+		int32_t pid, tid;
 		uint64_t avg;
 		int keep, per;
 	} last = { 0 };
@@ -535,6 +537,7 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 	for (i = 0; i < s->stacks.nr_stacks; i++) {
 		const struct pfc_stack *st = &s->stacks.stacks[i];
 		const char *pid, *tid, *per, *ev;
+		char ids[2][16];
 		size_t comm_len, pid_len, tid_len, per_len, ev_len, k, p, nr = 0;
 		uint64_t weight = st->count, avg = st->period / (st->count ? st->count : 1);
 		int java;
@@ -542,8 +545,8 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 		if (s->offcpu && (!st->period || !pfc_offcpu_in_profile(s->offcpu, st->evsel)))
 			continue;
 		/* the header text depends on these only; consecutive stacks often share them */
-		if (have_last && st->evsel == last.evsel && st->comm == last.comm && st->tid == last.tid &&
-		    avg == last.avg) {
+		if (have_last && st->evsel == last.evsel && st->comm == last.comm && st->pid == last.pid &&
+		    st->tid == last.tid && avg == last.avg) {
 			if (!last.keep)
 				continue;
 			if (last.per)
@@ -553,6 +556,7 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 		have_last = 1;
 		last.evsel = st->evsel;
 		last.comm = st->comm;
+		last.pid = st->pid;
 		last.tid = st->tid;
 		last.avg = avg;
 		last.keep = 0;
@@ -572,8 +576,16 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 			}
 		}
 		last.keep = 1;
-		/* tid "0" or none: the script takes the number as the tid and "?" as the pid */
-		if (!tid || (tid_len == 1 && tid[0] == '0')) {
+		if (!s->opts->perf_compat) {
+			/* perf script's default text holds the tid alone, so the script's --pid and
+			 * --tid print "?" for the pid; the sample has both, and only --perf-compat
+			 * keeps the script's "?" */
+			pid_len = (size_t)snprintf(ids[0], sizeof(ids[0]), "%d", (int)st->pid);
+			tid_len = (size_t)snprintf(ids[1], sizeof(ids[1]), "%d", (int)st->tid);
+			pid = ids[0];
+			tid = ids[1];
+		} else if (!tid || (tid_len == 1 && tid[0] == '0')) {
+			/* tid "0" or none: the script takes the number as the tid and "?" as the pid */
 			tid = pid;
 			tid_len = pid_len;
 			pid = "?";

@@ -33,8 +33,9 @@ build_pkgs=(make gcc pkg-config libelf-dev libdw-dev libzstd-dev libxxhash-dev z
 # tests/pprof.sh reads the pprof output with go tool pprof (golang-go) and protoc --decode.
 # tests/debuginfod.sh serves a debug file with Debian's debuginfod server on 127.0.0.1 (curl asks
 # it when its scan is done).
-# tests/readme.sh runs the README's recipes as written, one of which shards packs over machines
-# with GNU parallel (Debian's parallel; its --sshlogin form is the one a user runs, -j 2 here).
+# tests/readme.sh runs the recipes of the README and docs/recipes.md as written, one of which
+# shards packs over machines with GNU parallel (Debian's parallel; its --sshlogin form is the one a
+# user runs, -j 2 here).
 # tests/perfview-events.sh reads trace.zip's LTTng CTF with babeltrace2 too.
 test_pkgs=(python3 mandoc chromium unzip golang-go protobuf-compiler debuginfod curl parallel babeltrace2)
 # bench/bench.sh records with perf, and zips perf script's text as perfcollect does.

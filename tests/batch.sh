@@ -340,7 +340,7 @@ if selected filter/usage; then
 	"$PERFCONV" -i "$FIX/mt-threads/perf.data" --pid=x1 -o - >/dev/null 2>&1
 	[ $? = 2 ] || bad="${bad:---pid=x1 must be a usage error}"
 	# the bare flag is still the folded format's --pid
-	"$PERFCONV" -q -i "$FIX/mt-threads/perf.data" "${S[@]}" --pid -o "$TMP/p.folded"
+	"$PERFCONV" -q -i "$FIX/mt-threads/perf.data" "${S[@]}" --perf-compat --pid -o "$TMP/p.folded"
 	cmp -s "$TMP/p.folded" "$FIX/mt-threads/expected/folded-pid.txt" || bad="${bad:---pid alone no longer gives folded-pid.txt}"
 	if [ -n "$bad" ]; then fail filter/usage "$bad" "$TMP/u.err"; else pass filter/usage; fi
 fi

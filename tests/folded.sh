@@ -5,7 +5,7 @@
 # stacks from a pipe, from one thread, from compressed debug files and from longer attrs.  Which
 # running kernel names a recording's frames is tests/running-kernel.sh's; the other formats are
 # their own suites'.
-#   FX/folded, FX/folded-{pid,tid,kernel,addrs,jit,all,EVENT,nodebug,nomap}, FX/stats, FX/header,
+#   FX/folded, FX/folded-{pid,tid,kernel,addrs,jit,all,EVENT,nodebug,nomap}, FX/pid-default, FX/stats, FX/header,
 #   FX/stdin, FX/one-thread, FX/raw-perf.data, FX/dwarf-summary, FX/dwarf-cut,
 #   FX/compressed-debug, FX/dwarf-image-cache, FX/unwind-cache-windows, attr-size/FX
 # Run by tests/run.sh; prints "ok    NAME", "FAIL  NAME: why" or "skip  NAME: why".  PERFCONV,
@@ -101,6 +101,80 @@ EOF
 	fi
 }
 
+# pid_default NAME TID_REF ARGS...: by default --tid and --pid name each sample's pid where the
+# script prints "?".  The expected lines are perf + stackcollapse-perf.pl's --tid (TID_REF) with
+# each "?" made the pid that `perf script -F pid,tid` prints for that tid, and for --pid those
+# lines with the tid left out and merged.  For JIT fixtures, whose default names more frames than
+# perf's (their golden files are --perf-compat's), the weight of each name is compared instead.
+pid_default() {
+	local name=$1 ref=$2 d=$TMP/case a base=() how=lines
+	shift 2
+	selected "$name" || return 0
+	[ -f "$ref" ] || [ -f "$ref.xz" ] || return 0
+	if ! command -v perf >/dev/null 2>&1; then
+		skip "$name" "perf is not installed (scripts/install-deps.sh --bench)"
+		return
+	fi
+	for a in "$@"; do
+		if [ "$a" = --perf-compat ]; then how=weights; else base+=("$a"); fi
+	done
+	expected "$ref" >"$TMP/tid-ref"
+	if ! perf script -f -i "$in" -F pid,tid >"$TMP/pidtid" 2>"$TMP/perf-err" || [ ! -s "$TMP/pidtid" ]; then
+		fail "$name" "perf script -F pid,tid printed nothing for $in" "$TMP/perf-err"
+		return
+	fi
+	run_pc "$d" -q "${base[@]}" --tid -o "$TMP/tid.folded"
+	[ "$rc" = 0 ] && run_pc "$d" -q "${base[@]}" --pid -o "$TMP/pid.folded"
+	if [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc" "$d/err"
+	elif python3 - "$TMP/pidtid" "$TMP/tid-ref" "$TMP/tid.folded" "$TMP/pid.folded" "$how" >"$d/diff" 2>&1 <<'EOF'; then
+import collections, difflib, re, sys
+pidtid, ref, got_tid, got_pid, how = sys.argv[1:6]
+pids = collections.defaultdict(set)
+for l in open(pidtid):
+    m = re.match(r"\s*(-?\d+)/(-?\d+)\s*$", l)
+    if m:
+        pids[m.group(2)].add(m.group(1))
+head = re.compile(r"^(.*?)-\?/(\d+)((?:;.*)? \d+)$")
+want_tid, want_pid = [], collections.Counter()
+for l in open(ref, encoding="latin-1").read().splitlines():
+    m = head.match(l)
+    if not m or len(pids[m.group(2)]) != 1:
+        print("%s: no single pid in perf script for this line: %s" % (ref, l[:120]))
+        sys.exit(1)
+    comm, tid, rest = m.groups()
+    pid = next(iter(pids[tid]))
+    want_tid.append("%s-%s/%s%s" % (comm, pid, tid, rest))
+    stack, n = rest.rsplit(" ", 1)
+    want_pid["%s-%s%s" % (comm, pid, stack)] += int(n)
+bytewise = lambda s: s.encode("latin-1")
+want = {"--tid": sorted(want_tid, key=bytewise),
+        "--pid": sorted(("%s %d" % kv for kv in want_pid.items()), key=bytewise)}
+got = {"--tid": open(got_tid, encoding="latin-1").read().splitlines(),
+       "--pid": open(got_pid, encoding="latin-1").read().splitlines()}
+def weights(lines):
+    w = collections.Counter()
+    for l in lines:
+        stack, n = l.rsplit(" ", 1)
+        w[stack.split(";", 1)[0]] += int(n)
+    return ["%s %d" % kv for kv in sorted(w.items())]
+bad = False
+for opt in ("--tid", "--pid"):
+    a, b = want[opt], got[opt]
+    if how == "weights":
+        a, b = weights(a), weights(b)
+    if a != b:
+        print("perfconv %s (%s) differs from perf's with perf script's pids:" % (opt, how))
+        sys.stdout.writelines(l[:160] + "\n" for l in list(difflib.unified_diff(a, b, "expected", "perfconv", lineterm=""))[:12])
+        bad = True
+sys.exit(bad)
+EOF
+		pass "$name"
+	else
+		fail "$name" "the names' pids differ from perf script's" "$d/diff"
+	fi
+}
+
 # textcmp NAME EXPECTED SED_FILTER ARGS...: compare perfconv's stdout with EXPECTED, both filtered.
 textcmp() {
 	local name=$1 exp=$2 filter=$3
@@ -150,10 +224,25 @@ for dir in "$FIX"/*/; do
 		variants=0
 		selected "$fx/folded-" && skip "$fx/folded-{pid,tid,kernel,addrs,all}" "VARIANTS=${VARIANTS:-1}: on one fixture in ${VARIANTS:-1}"
 	fi
+	# --pid and --tid: perf's default text has no pid, so the script prints "?" for it; that is
+	# --perf-compat's output, and the default names the pid (pid_default).  dwarf-zstd: its
+	# --perf-compat names some libc frames otherwise than perf 6.1 does (__libc_start_main_impl
+	# for __libc_start_main_alias_2) while the default gives perf's; pid_default checks its lines.
+	compat=()
+	jit_fixture "$fx" || compat=(--perf-compat)
 	for opt in pid tid kernel addrs; do
 		[ "$variants" = 1 ] || continue
-		golden "$fx/folded-$opt" "$exp/folded-$opt.txt" "${args[@]}" "--$opt"
+		case $opt in
+		pid | tid)
+			if [ "$fx" = dwarf-zstd ]; then
+				selected "$fx/folded-$opt" && xfail "$fx/folded-$opt" "--perf-compat's libc names differ from perf's here"
+			else
+				golden "$fx/folded-$opt" "$exp/folded-$opt.txt" "${args[@]}" "${compat[@]}" "--$opt"
+			fi ;;
+		*) golden "$fx/folded-$opt" "$exp/folded-$opt.txt" "${args[@]}" "--$opt" ;;
+		esac
 	done
+	[ "$variants" = 1 ] && pid_default "$fx/pid-default" "$exp/folded-tid.txt" "${args[@]}"
 	jref=$exp/folded.txt
 	# --jit where perf made a file for it (dotnet-aspnet's is compressed, folded-jit.txt.xz)
 	if [ -f "$exp/folded-jit.txt" ] || [ -f "$exp/folded-jit.txt.xz" ]; then

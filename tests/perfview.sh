@@ -35,6 +35,17 @@ done
 
 S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
 
+# no_pid: folded --tid lines with the pid of "comm-PID/TID" made "?", as stackcollapse-perf.pl
+# prints it for perf's default text (the tid alone) and the checkers of PerfView's reading fold,
+# sorted again by stack as the script sorts
+no_pid() {
+	python3 -c '
+import re, sys
+lines = [re.sub(rb"^([^;]*)--?[0-9]+/(-?[0-9]+)(?=[; ])", rb"\1-?/\2", l) for l in sys.stdin.buffer.read().splitlines()]
+lines.sort(key=lambda l: l.rsplit(b" ", 1)[0])
+sys.stdout.buffer.write(b"".join(l + b"\n" for l in lines))'
+}
+
 # the jitdump perf inject used, where perfconv looks for it (--map-dir)
 if [ -f "$FIX/node-jitdump/jit-15218.dump.xz" ]; then
 	mkdir -p "$TMP/jitmaps"
@@ -113,11 +124,12 @@ for dir in "$FIX"/*/; do
 		fi
 	fi
 
-	# perf.data.txt by value, through PerfView's grammar
+	# perf.data.txt by value, through PerfView's grammar; --tid folds as stackcollapse-perf.pl does
+	# perf's default text, with "?" for the pid (perfconv's default names it: no_pid)
 	for opt in "" --tid; do
 		name=$fx/trace.zip-fold${opt:+-tid}
 		selected "$name" || continue
-		"$PERFCONV" -q "${args[@]}" $opt -o "$d/ref.folded" 2>"$d/err"
+		"$PERFCONV" -q "${args[@]}" $opt -o - 2>"$d/err" | no_pid >"$d/ref.folded"
 		if ! "$PY" "$CHECK" fold "$zip" $opt >"$d/pv.folded" 2>"$d/err"; then
 			fail "$name" "PerfView's grammar does not read perf.data.txt" "$d/err"
 		# perf.data.txt keeps every frame; the default's folded output draws a run of unnamed
@@ -368,7 +380,8 @@ interop() {
 		# the number of frames is compared
 		case " ${fxargs[$fx]} " in *" --map-dir "*) mode=depth ;; esac
 		# shellcheck disable=SC2086
-		PERFCONV_DEBUG_DIR=${fxdebug[$fx]} "$PERFCONV" -q ${fxargs[$fx]} --tid -o "$d/tid.folded" 2>"$d/err"
+		# PerfViewCheck folds as stackcollapse-perf.pl --tid, with "?" for the pid
+		PERFCONV_DEBUG_DIR=${fxdebug[$fx]} "$PERFCONV" -q ${fxargs[$fx]} --tid -o - 2>"$d/err" | no_pid >"$d/tid.folded"
 		# PerfView strips the brackets of "([vdso])": stackcollapse's [[vdso]] is PerfView's [vdso]
 		if [ $mode = names ]; then
 			sed 's/\[\[\([^];]*\)\]\]/[\1]/g' "$d/tid.folded"

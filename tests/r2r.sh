@@ -232,8 +232,8 @@ if selected r2r/crossgen1-perfinfo; then
 	conv "$TMP/cg1.folded" --symfs "$T"
 	T2=$(tree cg2 r2rapp.ni.r2rmap)
 	conv "$TMP/cg2.folded" --symfs "$T2"
-	# the folded --tid names carry no pid (perf script prints none here): the main thread's tid is it
-	pid=$("$PERFCONV" -q -i "$DATA/perf.data" --tid --kallsyms "$TMP/kallsyms" --symfs "$T" | sed -n 's/^dotnet-[^/]*\/\([0-9][0-9]*\);.*/\1/p' | sort -n | head -n 1)
+	# the process's pid, as the folded --pid names give it
+	pid=$("$PERFCONV" -q -i "$DATA/perf.data" --pid --kallsyms "$TMP/kallsyms" --symfs "$T" | sed -n 's/^dotnet-\([0-9][0-9]*\);.*/\1/p' | sort -u | head -n 1)
 	mkdir -p "$TMP/pi-good" "$TMP/pi-bad"
 	printf 'ImageLoad;%s/System.Private.CoreLib.dll;{00000000-0000-0000-0000-000000000001};0;\nImageLoad;%s/r2rapp.dll;%s;00007F9201340000;\n' \
 		"$RT_DIR" "$APPDIR" "$(echo "$MVID" | tr a-f A-F)" >"$TMP/pi-good/perfinfo-$pid.map"
