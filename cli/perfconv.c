@@ -296,6 +296,8 @@ static int open_base(struct cli *c)
 		return 0;
 	/* a diff compares frames by name: a method whose tier changed is the same method */
 	c->opts.strip_tiers = 1;
+	/* and a process's name with --pid is the same process: the two recordings' pids differ */
+	c->opts.script_pids = 1;
 	if (pfc_cli_base_open(c, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "perfconv: --diff: %s\n", msg);
 		return -1;

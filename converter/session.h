@@ -77,6 +77,8 @@ struct pfc_opts {
 	int dotnet_names_text;       /* the same for the text formats (perf-script, trace.zip) */
 	int strip_tiers;             /* drop .NET tier tags ([OptimizedTier1], ...) from the display names */
 	int strip_tiers_text;        /* the same for the text formats' names */
+	int script_pids;             /* folded --pid/--tid print "?" for the pid, as stackcollapse-perf.pl
+				      * does (--perf-compat; --diff, whose two recordings' pids differ) */
 	int fold_runs;               /* the aggregating writers draw a run of unnamed frames of one DSO
 				      * as one frame (pfc_stacks_run_tail) */
 	int offcpu;                  /* PFC_OFFCPU_*: weigh sched_switch callchains by the time slept */

@@ -7,7 +7,7 @@
  * " <digits> ", the first event filtering the others, sums of printed periods, name
  * tidying, annotations, bytewise sort.  Frames are tidied once per unique frame.  The
  * one departure: --pid/--tid name the sample's pid where the script prints "?" (perf's
- * default text has none), unless --perf-compat.
+ * default text has none), unless --perf-compat or --diff.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -576,10 +576,11 @@ int pfc_folded_walk(struct pfc_session *s, const struct pfc_wopts *o, pfc_folded
 			}
 		}
 		last.keep = 1;
-		if (!s->opts->perf_compat) {
+		if (!s->opts->perf_compat && !s->opts->script_pids) {
 			/* perf script's default text holds the tid alone, so the script's --pid and
 			 * --tid print "?" for the pid; the sample has both, and only --perf-compat
-			 * keeps the script's "?" */
+			 * (and --diff, to match one recording's processes with the other's) keep
+			 * the script's "?" */
 			pid_len = (size_t)snprintf(ids[0], sizeof(ids[0]), "%d", (int)st->pid);
 			tid_len = (size_t)snprintf(ids[1], sizeof(ids[1]), "%d", (int)st->tid);
 			pid = ids[0];

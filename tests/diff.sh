@@ -55,6 +55,23 @@ if selected diff/folded; then
 fi
 
 # ---------------------------------------------------------------------------------------------------
+# diff/pid: two recordings are two processes, so --pid names a process "comm-?" in a diff (as
+# stackcollapse-perf.pl does), where a conversion of one recording names its pid
+if selected diff/pid; then
+	run_pc "$C" "${PC[@]}" -i "$D/v2.data" --diff "$D/v1a.data" --pid
+	run_pc "$TMP/p" "${PC[@]}" -i "$D/v2.data" --pid
+	if [ "$rc" != 0 ]; then
+		fail diff/pid "exit status $rc" "$TMP/p/err"
+	elif grep -qv -- '^[^;]*-?;' "$C/out"; then
+		fail diff/pid "a diff's --pid line names a pid" "$C/out"
+	elif ! grep -q -- '^[^;]*-[0-9][0-9]*;' "$TMP/p/out"; then
+		fail diff/pid "one recording's --pid lines name no pid" "$TMP/p/out"
+	else
+		pass diff/pid
+	fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
 # diff/magnitude: path_grow three times heavier, path_shrink halved, path_steady unchanged (within
 # the sampling's 5%), and the top report leads with the two changed paths, the right way round
 if selected diff/magnitude; then
