@@ -59,9 +59,10 @@ fi
 # stackcollapse-perf.pl does), where a conversion of one recording names its pid
 if selected diff/pid; then
 	run_pc "$C" "${PC[@]}" -i "$D/v2.data" --diff "$D/v1a.data" --pid
+	drc=$rc
 	run_pc "$TMP/p" "${PC[@]}" -i "$D/v2.data" --pid
-	if [ "$rc" != 0 ]; then
-		fail diff/pid "exit status $rc" "$TMP/p/err"
+	if [ "$drc" != 0 ] || [ "$rc" != 0 ] || ! [ -s "$C/out" ]; then
+		fail diff/pid "exit status $drc (diff), $rc (one recording)" "$C/err"
 	elif grep -qv -- '^[^;]*-?;' "$C/out"; then
 		fail diff/pid "a diff's --pid line names a pid" "$C/out"
 	elif ! grep -q -- '^[^;]*-[0-9][0-9]*;' "$TMP/p/out"; then
