@@ -19,6 +19,11 @@
 
 /* a nettrace is read from its mapping; a session of hours fits well below this */
 #define EVENTS_MAX_BYTES (64ull << 30)
+/* A stream is read through its mapping, which would keep every page of it resident: the pages
+ * behind the reader are given back in steps of this (a multiple of any page size), the last
+ * EVENTS_RELEASE_LAG bytes before it kept for the stacks and blocks still in use. */
+#define EVENTS_RELEASE_STEP ((uint64_t)4 << 20)
+#define EVENTS_RELEASE_LAG ((uint64_t)4 << 20)
 /* a stack longer than this is cut (EventPipe's own limit is 100 frames) */
 #define EVENTS_MAX_IPS 1024
 /* JIT compilations begun and not yet ended that are waited for: one a thread compiling at
@@ -29,9 +34,19 @@ struct jitting {
 	uint64_t method_id, tid, ts;
 };
 
+/* the kinds of the metadata seen last, by slot: most events name one of a few */
+struct kind_slot {
+	const char *provider;        /* the metadata's own string: one per record for the whole read */
+	uint32_t event_id, version;
+	int kind;
+};
+#define KIND_SLOTS 64
+
 struct reading {
 	struct pfc_events_file *f;
 	unsigned want;
+	uint32_t kinds;              /* bit k: events of kind k are decoded */
+	struct kind_slot slot[KIND_SLOTS];
 	uint64_t suspend_ts;         /* the open suspension, 0 when none */
 	struct pfc_events_gc gc;     /* PFC_EVENTS_MARKS: what the open suspension saw */
 	struct jitting jitting[EVENTS_MAX_JITTING];  /* PFC_EVENTS_MARKS: in the order they began */
@@ -140,12 +155,36 @@ static void jit_start(struct reading *r, const struct pfc_nettrace_event *ev)
 	r->jitting[r->nr_jitting++].ts = ev->timestamp;
 }
 
+/* Whether ev is of a kind this read keeps: the payloads of the others (most of a stream:
+ * allocations, exceptions and loads nobody asked for) are not decoded at all. */
+static int wanted(struct reading *r, const struct pfc_nettrace_event *ev)
+{
+	const struct pfc_nettrace_meta *m = ev->meta;
+	struct kind_slot *k;
+
+	if (!m)
+		return 0;
+	k = &r->slot[ev->meta_id % KIND_SLOTS];
+	if (k->provider != m->provider || k->event_id != m->event_id || k->version != m->version) {
+		k->provider = m->provider;
+		k->event_id = m->event_id;
+		k->version = m->version;
+		k->kind = pfc_clr_kind(m);
+	}
+	return r->kinds >> k->kind & 1;
+}
+
 static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 {
 	struct reading *r = ctx;
 	struct pfc_events_file *f = r->f;
 	struct pfc_clr_event *e = &r->ce;
-	int kind = pfc_clr_decode(ev, f->trace.pointer_size, e, &r->payload_err);
+	int kind;
+
+	pfc_events_release(f, ev->offset);
+	if (!wanted(r, ev))
+		return 0;
+	kind = pfc_clr_decode(ev, f->trace.pointer_size, e, &r->payload_err);
 
 	switch (kind) {
 	case PFC_CLR_GC_SUSPEND_BEGIN:
@@ -293,10 +332,19 @@ int pfc_events_add(struct pfc_events *e, const char *path, const char *name, con
 	}
 	r->f = f;
 	r->want = want;
+	r->kinds = 1u << PFC_CLR_GC_SUSPEND_BEGIN | 1u << PFC_CLR_GC_START | 1u << PFC_CLR_GC_HEAP_STATS |
+		   1u << PFC_CLR_GC_RESTART_END;
+	if (want & PFC_EVENTS_MARKS)
+		r->kinds |= 1u << PFC_CLR_JIT_START | 1u << PFC_CLR_METHOD_LOAD;
+	if (want & PFC_EVENTS_ALLOCS)
+		r->kinds |= 1u << PFC_CLR_GC_ALLOC_TICK | 1u << PFC_CLR_ALLOC_SAMPLED;
+	if (want & PFC_EVENTS_THROWS)
+		r->kinds |= 1u << PFC_CLR_EXC_THROWN;
 	ops.ctx = r;
 	ops.trace = on_trace;
 	ops.event = on_event;
 	ret = pfc_nettrace_read(&nt, f->buf, f->len, &ops, err);
+	pfc_events_release(f, f->len);
 	f->stream = nt.st;
 	pfc_nettrace_free(&nt);
 	free(r);
@@ -328,6 +376,23 @@ int pfc_events_add(struct pfc_events *e, const char *path, const char *name, con
 		qsort(f->jits, f->nr_jits, sizeof(*f->jits), jit_cmp);
 	e->n++;
 	return 0;
+}
+
+void pfc_events_release(struct pfc_events_file *f, uint64_t off)
+{
+	uintptr_t page = (uintptr_t)EVENTS_RELEASE_STEP, upto;
+
+	/* a private read-only mapping: the pages dropped come back from the file if read again */
+	if (off + EVENTS_RELEASE_STEP < f->released)	/* another read from the start */
+		f->released = 0;
+	if (!f->mapped || off < f->released + EVENTS_RELEASE_STEP + EVENTS_RELEASE_LAG)
+		return;
+	upto = ((uintptr_t)off - EVENTS_RELEASE_LAG) / page * page;
+	if (upto > f->len)
+		upto = f->len / page * page;
+	if (upto > f->released)
+		madvise((uint8_t *)f->buf + f->released, upto - f->released, MADV_DONTNEED);
+	f->released = upto;
 }
 
 int pfc_events_paused(const struct pfc_events_file *f, uint64_t t)

@@ -59,6 +59,7 @@ struct pfc_events_file {
 	const uint8_t *buf;          /* its bytes (mapped, or a pack member's: see owned) */
 	size_t len;
 	int mapped;                  /* buf is our mapping, unmapped by pfc_events_free */
+	uint64_t released;           /* its pages before this offset were given back (pfc_events_release) */
 	struct pfc_nettrace_trace trace;  /* pid, clock frequency, pointer size */
 	struct pfc_nettrace_stats stream;
 	struct pfc_events_pause *pauses;  /* sorted by begin, apart */
@@ -88,6 +89,10 @@ struct pfc_events {
  * the caller's (a pack member). */
 int pfc_events_add(struct pfc_events *e, const char *path, const char *name, const uint8_t *buf, size_t len,
 		   unsigned want, struct pfc_error *err);
+/* A reader of f's bytes is past off: its mapping's pages well before it may leave memory (they
+ * are read from the file again if touched), so that reading a stream costs a window of it,
+ * not its size.  Nothing for bytes that are not our mapping (a pack member). */
+void pfc_events_release(struct pfc_events_file *f, uint64_t off);
 /* Whether pid's threads were paused for a GC at time t (ns), by the pauses of file f. */
 int pfc_events_paused(const struct pfc_events_file *f, uint64_t t);
 void pfc_events_free(struct pfc_events *e);
