@@ -1,7 +1,8 @@
 /*
  * zipfile.c - a ZIP archive, per PKWARE's APPNOTE.TXT: entries' local headers (completed in
  * place once their CRC and sizes are known), zip64 fields, the central directory and its end
- * records, and members deflated with igzip level 1 or stored, their CRCs and zlib's text
+ * records, and members deflated with igzip level 1 (at once, or in pieces through a temporary
+ * file: pfc_zip_spill) or stored, their CRCs and zlib's text
  * mark.  The same calls give the same bytes.  Which entries an archive holds, their names
  * and times, and deflating in parallel are the caller's (perfview.c, zipdeflate.c).
  */
@@ -541,4 +542,121 @@ int pfc_zip_add_deflated(struct pfc_zip *z, const char *name, uint64_t size, con
 	    (ret = pfc_zip_put(z, d->buf, d->len)) < 0)
 		return ret;
 	return pfc_zip_entry_end(z, sum);
+}
+
+/*
+ * A member deflated in pieces as its bytes are made, before its turn in the archive comes:
+ * its deflated bytes wait in an unlinked temporary file, so that several members can be
+ * made at once (trace.zip's CTF channels, one a CPU, filled in time order) in the memory
+ * of one deflate stream each.
+ */
+struct pfc_zip_spill {
+	struct isal_zstream zs;
+	struct tmark tm;
+	struct pfc_zip_sum sum;
+	uint8_t *level_buf, *out;
+	FILE *tmp;
+	int failed;
+};
+
+/* Deflate what zs holds (the end of the stream when fin), writing whole output buffers. */
+static int spill_run(struct pfc_zip_spill *s, int fin)
+{
+	for (;;) {
+		if (!s->zs.avail_out) {
+			if (fwrite(s->out, 1, ZIP_OUTBUF, s->tmp) != ZIP_OUTBUF)
+				return -1;
+			s->sum.csize += ZIP_OUTBUF;
+			s->zs.next_out = s->out;
+			s->zs.avail_out = ZIP_OUTBUF;
+		}
+		if (isal_deflate(&s->zs) != COMP_OK)
+			return -1;
+		if (s->zs.avail_out && !s->zs.avail_in && (!fin || s->zs.internal_state.state == ZSTATE_END))
+			return 0;
+	}
+}
+
+struct pfc_zip_spill *pfc_zip_spill_new(void)
+{
+	struct pfc_zip_spill *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
+	s->out = malloc(ZIP_OUTBUF);
+	s->tmp = tmpfile();
+	if (!s->level_buf || !s->out || !s->tmp) {
+		pfc_zip_spill_free(s);
+		return NULL;
+	}
+	isal_deflate_init(&s->zs);
+	s->zs.level = 1;
+	s->zs.level_buf = s->level_buf;
+	s->zs.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+	s->zs.gzip_flag = IGZIP_DEFLATE;
+	s->zs.flush = NO_FLUSH;
+	s->zs.next_out = s->out;
+	s->zs.avail_out = ZIP_OUTBUF;
+	return s;
+}
+
+int pfc_zip_spill_put(struct pfc_zip_spill *s, const void *b, size_t n)
+{
+	while (n && !s->failed) {
+		uint32_t k = n > CHUNK ? CHUNK : (uint32_t)n;
+		s->sum.crc = crc32_gzip_refl(s->sum.crc, b, k);
+		tmark_add(&s->tm, b, k);
+		s->sum.usize += k;
+		s->zs.next_in = (uint8_t *)b;
+		s->zs.avail_in = k;
+		if (spill_run(s, 0) < 0)
+			s->failed = 1;
+		b = (const uint8_t *)b + k;
+		n -= k;
+	}
+	return s->failed ? -1 : 0;
+}
+
+int pfc_zip_add_spill(struct pfc_zip *z, const char *name, struct pfc_zip_spill *s)
+{
+	uint8_t *buf = s->out;
+	uint64_t left;
+	size_t k;
+	int ret;
+
+	s->zs.next_in = NULL;
+	s->zs.avail_in = 0;
+	s->zs.end_of_stream = 1;
+	if (s->failed || spill_run(s, 1) < 0)
+		goto fail;
+	k = ZIP_OUTBUF - s->zs.avail_out;
+	if ((k && fwrite(s->out, 1, k, s->tmp) != k) || fflush(s->tmp) != 0 || fseeko(s->tmp, 0, SEEK_SET) != 0)
+		goto fail;
+	s->sum.csize += k;
+	s->sum.text = !s->tm.binary && s->tm.text;
+	if ((ret = pfc_zip_entry_begin(z, name, 0, s->sum.usize >= PFC_ZIP64_FROM)) < 0)
+		return ret;
+	for (left = s->sum.csize; left; left -= k) {
+		k = left > ZIP_OUTBUF ? ZIP_OUTBUF : (size_t)left;
+		if (fread(buf, 1, k, s->tmp) != k)
+			goto fail;
+		if ((ret = pfc_zip_put(z, buf, k)) < 0)
+			return ret;
+	}
+	return pfc_zip_entry_end(z, &s->sum);
+fail:
+	return PFC_FAIL_NOOFF(z->err, IO, "deflating %s through a temporary file: %s", name,
+			      errno ? strerror(errno) : "deflate failed");
+}
+
+void pfc_zip_spill_free(struct pfc_zip_spill *s)
+{
+	if (!s)
+		return;
+	if (s->tmp)
+		fclose(s->tmp);
+	free(s->level_buf);
+	free(s->out);
+	free(s);
 }
