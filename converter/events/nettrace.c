@@ -383,12 +383,17 @@ static struct pfc_nettrace_thread_ent *thread_findnew(struct pfc_nettrace *nt, u
 
 /* Sequence numbers count every event a thread tried to write: a gap is what the runtime
  * dropped.  A restart at 1 is a new thread that reused the id, not a loss. */
-static int note_seq(struct nt_read *r, uint64_t tid, uint32_t seq)
+static int note_seq(struct nt_read *r, uint64_t tid, uint32_t seq, size_t *last)
 {
-	struct pfc_nettrace_thread_ent *t = thread_findnew(r->nt, tid);
+	struct pfc_nettrace *nt = r->nt;
+	struct pfc_nettrace_thread_ent *t;
 
-	if (!t)
+	/* a block holds runs of one thread's events: the last one's entry first */
+	if (*last < nt->nr_threads && nt->threads[*last].tid == tid)
+		t = &nt->threads[*last];
+	else if (!(t = thread_findnew(nt, tid)))
 		return PFC_FAIL_NOOFF(r->err, NOMEM, "nettrace threads");
+	*last = (size_t)(t - nt->threads);
 	if (t->seq && seq != 1 && seq > t->seq + 1)
 		r->nt->st.nr_dropped += seq - t->seq - 1;
 	t->seq = seq;
@@ -403,6 +408,12 @@ static int read_event_block(struct nt_read *r, const uint8_t *p, uint32_t len, i
 	struct pfc_nettrace_event ev;
 	uint16_t hsize, flags;
 	int compressed;
+	/* the metadata and stacks stay as they are for the whole block: the last ones looked up
+	 * serve the next events, which mostly name the same */
+	struct pfc_nettrace_meta *meta = NULL;
+	const struct pfc_nettrace_stack_ent *stack = NULL;
+	uint32_t meta_id = 0, stack_id = 0;
+	size_t thread = SIZE_MAX;
 
 	pfc_cur_init(&c, p, len, r->swap);
 	hsize = cur_u16(&c);
@@ -492,13 +503,22 @@ static int read_event_block(struct nt_read *r, const uint8_t *p, uint32_t len, i
 				return rc;
 			continue;
 		}
-		ev.meta = meta_find(nt, ev.meta_id);
+		if (!meta || ev.meta_id != meta_id) {
+			meta = meta_find(nt, ev.meta_id);
+			meta_id = ev.meta_id;
+		}
+		ev.meta = meta;
 		if (!ev.meta)
 			nt->st.nr_no_meta++;
 		ev.stack = NULL;
 		ev.nr_ips = 0;
 		if (ev.stack_id) {
-			const struct pfc_nettrace_stack_ent *s = stack_find(nt, ev.stack_id);
+			const struct pfc_nettrace_stack_ent *s;
+			if (!stack || ev.stack_id != stack_id) {
+				stack = stack_find(nt, ev.stack_id);
+				stack_id = ev.stack_id;
+			}
+			s = stack;
 			if (s && nt->trace.pointer_size) {
 				ev.stack = s->p;
 				ev.nr_ips = s->len / nt->trace.pointer_size;
@@ -511,7 +531,7 @@ static int read_event_block(struct nt_read *r, const uint8_t *p, uint32_t len, i
 		if (ev.timestamp > nt->st.max_ts)
 			nt->st.max_ts = ev.timestamp;
 		nt->st.nr_events++;
-		if (note_seq(r, ev.capture_thread_id, ev.seq) < 0)
+		if (note_seq(r, ev.capture_thread_id, ev.seq, &thread) < 0)
 			return -PFC_ERR_NOMEM;
 		if (r->ops && r->ops->event) {
 			int rc = r->ops->event(r->ops->ctx, &ev);
