@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -752,7 +753,130 @@ struct chan {
 
 static void cut(struct pfc_sb *b, size_t len);
 
+/* The channels' filled stages deflated on a thread of their own while the streams are read
+ * and merged (the two take about the same time), in the order they were handed over. */
+#define CTF_JOBS 8
+struct ctf_job {
+	struct pfc_zip_spill *spill;
+	struct pfc_sb b;
+};
+
+struct deflater {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	pthread_t th;
+	int started, stop, failed;
+	struct ctf_job job[CTF_JOBS];  /* a ring: head, n */
+	size_t head, n;
+	struct pfc_sb spare[CTF_JOBS];  /* buffers back from the thread, for the next stages */
+	size_t nr_spare;
+	int busy;                    /* the thread holds a job */
+};
+
+static void *deflate_main(void *arg)
+{
+	struct deflater *d = arg;
+
+	pthread_mutex_lock(&d->mu);
+	for (;;) {
+		struct ctf_job j;
+		int bad;
+		while (!d->n && !d->stop)
+			pthread_cond_wait(&d->work, &d->mu);
+		if (!d->n)
+			break;
+		j = d->job[d->head];
+		d->head = (d->head + 1) % CTF_JOBS;
+		d->n--;
+		d->busy = 1;
+		pthread_mutex_unlock(&d->mu);
+		bad = pfc_zip_spill_put(j.spill, j.b.buf, j.b.len) < 0;
+		j.b.len = 0;
+		pthread_mutex_lock(&d->mu);
+		d->busy = 0;
+		d->failed |= bad;
+		if (d->nr_spare < CTF_JOBS)
+			d->spare[d->nr_spare++] = j.b;
+		else
+			pfc_sb_free(&j.b);
+		pthread_cond_signal(&d->done);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
+/* Deflate b's bytes into spill, on the thread when there is one: b is then swapped for an
+ * empty buffer.  -1 when deflating failed. */
+static int deflater_put(struct deflater *d, struct pfc_zip_spill *spill, struct pfc_sb *b)
+{
+	int failed;
+
+	if (!d->started) {
+		int bad = pfc_zip_spill_put(spill, b->buf, b->len) < 0;
+		b->len = 0;
+		return bad ? -1 : 0;
+	}
+	pthread_mutex_lock(&d->mu);
+	while (d->n == CTF_JOBS)
+		pthread_cond_wait(&d->done, &d->mu);
+	d->job[(d->head + d->n) % CTF_JOBS].spill = spill;
+	d->job[(d->head + d->n) % CTF_JOBS].b = *b;
+	d->n++;
+	memset(b, 0, sizeof(*b));
+	if (d->nr_spare)
+		*b = d->spare[--d->nr_spare];
+	failed = d->failed;
+	pthread_cond_signal(&d->work);
+	pthread_mutex_unlock(&d->mu);
+	return failed ? -1 : 0;
+}
+
+/* Wait until every stage handed over is deflated; -1 when one failed. */
+static int deflater_wait(struct deflater *d)
+{
+	int failed;
+
+	if (!d->started)
+		return 0;
+	pthread_mutex_lock(&d->mu);
+	while (d->n || d->busy)
+		pthread_cond_wait(&d->done, &d->mu);
+	failed = d->failed;
+	pthread_mutex_unlock(&d->mu);
+	return failed ? -1 : 0;
+}
+
+static void deflater_start(struct deflater *d)
+{
+	memset(d, 0, sizeof(*d));
+	if (pthread_mutex_init(&d->mu, NULL) != 0)
+		return;
+	if (pthread_cond_init(&d->work, NULL) != 0 || pthread_cond_init(&d->done, NULL) != 0 ||
+	    pthread_create(&d->th, NULL, deflate_main, d) != 0)
+		return;	/* the stages are deflated in line */
+	d->started = 1;
+}
+
+static void deflater_end(struct deflater *d)
+{
+	size_t i;
+
+	if (d->started) {
+		pthread_mutex_lock(&d->mu);
+		d->stop = 1;
+		pthread_cond_signal(&d->work);
+		pthread_mutex_unlock(&d->mu);
+		pthread_join(d->th, NULL);
+	}
+	for (i = 0; i < d->n; i++)
+		pfc_sb_free(&d->job[(d->head + i) % CTF_JOBS].b);
+	for (i = 0; i < d->nr_spare; i++)
+		pfc_sb_free(&d->spare[i]);
+	d->n = d->nr_spare = 0;
+}
+
 struct ctf_writing {
+	struct deflater dfl;
 	struct chan *ch;
 	const uint8_t *uuid;
 	pfc_ctf_comm_fn comm;
@@ -776,7 +900,7 @@ static uint8_t *le(uint8_t *d, uint64_t v, int bytes)
 /* The channel's packet: its header (room left before its events), its padding to whole pages,
  * and its index entry; packets go to the deflate stream a few hundred kilobytes at a time,
  * as it takes small pieces slowly. */
-static int packet(const struct ctf_writing *w, struct chan *ch, uint32_t cpu, int last)
+static int packet(struct ctf_writing *w, struct chan *ch, uint32_t cpu, int last)
 {
 	uint64_t psize = (ch->size + CTF_PACKET - 1) / CTF_PACKET * CTF_PACKET;
 	struct pfc_sb *x = &ch->index, *b = &ch->pkt;
@@ -802,11 +926,8 @@ static int packet(const struct ctf_writing *w, struct chan *ch, uint32_t cpu, in
 	d = le(d, ch->seq, 8);
 	d = le(d, 0, 8);	/* events_discarded */
 	le(d, cpu, 4);
-	if (last || b->len >= CTF_STAGE) {
-		if (pfc_zip_spill_put(ch->spill, b->buf, b->len) < 0)
-			return -1;
-		b->len = 0;
-	}
+	if ((last || b->len >= CTF_STAGE) && deflater_put(&w->dfl, ch->spill, b) < 0)
+		return -1;
 	/* the index entry: CTF's packet index 1.1, big-endian */
 	put_be(x, ch->off, 8);
 	put_be(x, psize * 8, 8);
@@ -887,19 +1008,22 @@ static int emit_event(struct pfc_ctf *c, const struct ctf_ev *e)
 	return b->oom ? -PFC_ERR_NOMEM : 0;
 }
 
-/* The channel of cpu into zip: its packets, or the empty packet lttng leaves a CPU without
- * events, then its index. */
-static int channel_add(struct ctf_writing *w, struct chan *ch, uint32_t cpu, struct pfc_zip *zip, struct pfc_sb *name,
-		       struct pfc_error *err)
+/* The last packet of cpu's channel, or the empty packet lttng leaves a CPU without events. */
+static int channel_end(struct ctf_writing *w, struct chan *ch, uint32_t cpu, struct pfc_error *err)
+{
+	if (!ch->spill && chan_open(w, ch) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "CTF channel");
+	if (packet(w, ch, cpu, 1) < 0)
+		return PFC_FAIL_NOOFF(err, WRITE, "CTF channel %u: %s", cpu, errno ? strerror(errno) : "deflate failed");
+	return 0;
+}
+
+/* The channel of cpu into zip, then its index. */
+static int channel_add(struct chan *ch, uint32_t cpu, struct pfc_zip *zip, struct pfc_sb *name, struct pfc_error *err)
 {
 	size_t base = name->len;
 	int ret = 0;
 
-	if (!ch->spill && chan_open(w, ch) < 0)
-		return PFC_FAIL_NOOFF(err, NOMEM, "CTF channel");
-	/* the last packet, also when it is the first and has no event */
-	if (packet(w, ch, cpu, 1) < 0)
-		return PFC_FAIL_NOOFF(err, WRITE, "CTF channel %u: %s", cpu, errno ? strerror(errno) : "deflate failed");
 	pfc_sb_addf(name, "channel0_%u", cpu);
 	if (ch->index.oom || name->oom)
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF channel");
@@ -915,7 +1039,6 @@ static int channel_add(struct ctf_writing *w, struct chan *ch, uint32_t cpu, str
 	return ret;
 }
 
-/* b back to its first len bytes */
 static void cut(struct pfc_sb *b, size_t len)
 {
 	if (b->buf && len < b->len) {
@@ -1006,11 +1129,16 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 	w.arg = arg;
 	c->w = &w;
 	c->emit = emit_event;
+	deflater_start(&w.dfl);
 	if (ret == 0 && (ret = merge(c, err)) < 0 && !err->code)
 		ret = ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channels")
 					    : PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", strerror(errno));
 	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
-		ret = channel_add(&w, &w.ch[cpu], cpu, zip, &name, err);
+		ret = channel_end(&w, &w.ch[cpu], cpu, err);
+	if (ret == 0 && deflater_wait(&w.dfl) < 0)
+		ret = PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", errno ? strerror(errno) : "deflate failed");
+	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
+		ret = channel_add(&w.ch[cpu], cpu, zip, &name, err);
 	if (ret == 0 && c->nr_forced)
 		pfc_sb_addf(log, "Runtime events written out of time order: %llu (a stream whose events are not "
 				 "flagged sorted, reordered within %zu)\n", (unsigned long long)c->nr_forced, CTF_WINDOW);
@@ -1019,6 +1147,7 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 			    (unsigned long long)c->nr_ev,
 			    name.buf, c->nr_cpus, (size_t)next_id);
 out:
+	deflater_end(&w.dfl);
 	for (cpu = 0; w.ch && cpu < c->nr_cpus; cpu++) {
 		pfc_zip_spill_free(w.ch[cpu].spill);
 		pfc_sb_free(&w.ch[cpu].pkt);
