@@ -1,7 +1,8 @@
 /*
  * ctf.c - the .NET runtime's events of .nettrace streams as the LTTng CTF trace perfcollect puts
- * in a trace.zip: a first read of each stream counts what the trace will hold (its event names,
- * for the metadata and the trace's UUID), a second merges the streams' events into time order
+ * in a trace.zip: what the trace will hold (its event names, for the metadata and the trace's
+ * UUID) is counted from what the conversion's load of each stream counted (converter/events/,
+ * else by a read of its own), then a read merges the streams' events into time order
  * in bounded memory and fills one channel of packets per CPU, each deflated as it fills, then
  * the metadata (TSDL text in metadata packets), the channels and an index per channel go in.
  * The names of the events are ctfnames.c's; the archive and its log are perfview.c's.
@@ -238,6 +239,70 @@ static int count_event(void *ctx, const struct pfc_nettrace_event *ev)
 	return 0;
 }
 
+/* Whether the kinds the load counted say what every event becomes: all of them, and no
+ * record's lumped sizes may hold its fields' size (which would make some of them plain). */
+static int kinds_enough(const struct pfc_events_file *f)
+{
+	size_t i;
+
+	if (!f->kinds_whole)
+		return 0;
+	for (i = 0; i < f->nr_kinds; i++) {
+		const struct pfc_events_kind *k = &f->kinds[i];
+		const struct pfc_ctf_name *name;
+		int older = 0;
+		if (!k->lumped || !k->provider || strcmp(k->provider, PFC_CLR_PROVIDER))
+			continue;
+		name = pfc_ctf_name_find(k->event_id, k->version, &older);
+		if (name && !older && fields_size(name->fields) >= 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* What the load of the stream counted (converter/events/), as count_event would have: no read
+ * of its own.  0, or an error (no memory). */
+static int count_kinds(struct pfc_ctf *c, struct ctf_input *in)
+{
+	const struct pfc_events_file *f = in->file;
+	size_t i;
+	int ret;
+
+	in->trace = f->trace;
+	in->have_trace = 1;
+	in->st = f->stream;
+	in->nr_in = f->stream.nr_events;
+	for (i = 0; i < f->nr_kinds; i++) {
+		const struct pfc_events_kind *k = &f->kinds[i];
+		struct pfc_nettrace_meta m;
+		struct pfc_nettrace_event ev;
+		int type;
+
+		memset(&m, 0, sizeof(m));
+		memset(&ev, 0, sizeof(ev));
+		m.id = k->meta_id;
+		m.event_id = k->event_id;
+		m.version = k->version;
+		m.provider = k->provider;
+		m.name = k->name;
+		ev.meta = k->provider ? &m : NULL;
+		ev.meta_id = k->meta_id;
+		ev.payload_len = k->len;
+		type = event_type(c, &ev);
+		if (type == CTF_NO_NAME) {
+			if ((ret = pfc_clr_counts_add_n(&c->left, &ev, 0, k->n)) < 0)
+				return ret;
+			continue;
+		}
+		if (type < 0)
+			return type;
+		c->types[type].n += k->n;
+		c->nr_ev += k->n;
+		in->nr_out += k->n;
+	}
+	return 0;
+}
+
 int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_error *err)
 {
 	size_t n = events->n;
@@ -261,6 +326,12 @@ int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_err
 		ops.trace = on_trace;
 		ops.event = count_event;
 		memset(c->slot, 0, sizeof(c->slot));
+		/* the load counted the stream's kinds: enough, unless it had too many */
+		if (kinds_enough(in->file)) {
+			if (count_kinds(c, in) < 0)
+				return PFC_FAIL_NOOFF(err, NOMEM, "runtime events");
+			goto counted;
+		}
 		ret = pfc_nettrace_read(&nt, in->file->buf, in->file->len, &ops, err);
 		in->st = nt.st;
 		pfc_nettrace_free(&nt);
@@ -268,6 +339,7 @@ int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_err
 			snprintf(err->file, sizeof(err->file), "%s", in->path);
 			break;
 		}
+counted:
 		if (in->have_trace && (in->trace.pointer_size == 4 || in->trace.pointer_size == 8) && !c->pointer_size)
 			c->pointer_size = in->trace.pointer_size;
 		if (in->have_trace && in->trace.nr_cpus > c->nr_cpus && in->trace.nr_cpus <= 4096)

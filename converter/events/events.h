@@ -54,6 +54,17 @@ struct pfc_events_alloc {
 	size_t ips;                  /* index of its first IP in pfc_events_file.ips */
 };
 
+/* The events of one metadata record and payload size (or, lumped, of the record's sizes past
+ * the first few), and the index of the first in the stream: what a writer that lays events
+ * out by kind (trace.zip's CTF) needs before it reads them again, without a read of its own. */
+struct pfc_events_kind {
+	char *provider, *name;       /* the record's; NULL: events whose metadata id has no record */
+	uint32_t meta_id, event_id, version;
+	uint32_t len;                /* the payload size, unless lumped */
+	int lumped;
+	uint64_t n, first;
+};
+
 struct pfc_events_file {
 	char *name;                  /* the path given, or the name the file had where a pack was made */
 	const uint8_t *buf;          /* its bytes (mapped, or a pack member's: see owned) */
@@ -74,6 +85,10 @@ struct pfc_events_file {
 	size_t nr_jits, cap_jits;
 	uint64_t *ips;
 	size_t nr_ips, cap_ips;
+	struct pfc_events_kind *kinds;    /* in the order each first came */
+	size_t nr_kinds, cap_kinds;
+	int kinds_cut;               /* a stream of too many kinds: kinds is not all of it */
+	int kinds_whole;             /* kinds counts every event (pfc_events_add read them all) */
 	char *names;                 /* type, message and method names, each NUL-terminated */
 	size_t names_len, names_cap;
 };
