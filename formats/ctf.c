@@ -20,7 +20,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "converter/util/fileio.h"
 #include "converter/util/grow.h"
 #include "converter/util/hashtab.h"
+#include "formats/zipspill.h"
 
 /* packets of a page, lttng's smallest sub-buffer; an event larger than that gets a packet of its
  * own size, rounded up to pages */
@@ -825,130 +825,8 @@ struct chan {
 
 static void cut(struct pfc_sb *b, size_t len);
 
-/* The channels' filled stages deflated on a thread of their own while the streams are read
- * and merged (the two take about the same time), in the order they were handed over. */
-#define CTF_JOBS 8
-struct ctf_job {
-	struct pfc_zip_spill *spill;
-	struct pfc_sb b;
-};
-
-struct deflater {
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	pthread_t th;
-	int started, stop, failed;
-	struct ctf_job job[CTF_JOBS];  /* a ring: head, n */
-	size_t head, n;
-	struct pfc_sb spare[CTF_JOBS];  /* buffers back from the thread, for the next stages */
-	size_t nr_spare;
-	int busy;                    /* the thread holds a job */
-};
-
-static void *deflate_main(void *arg)
-{
-	struct deflater *d = arg;
-
-	pthread_mutex_lock(&d->mu);
-	for (;;) {
-		struct ctf_job j;
-		int bad;
-		while (!d->n && !d->stop)
-			pthread_cond_wait(&d->work, &d->mu);
-		if (!d->n)
-			break;
-		j = d->job[d->head];
-		d->head = (d->head + 1) % CTF_JOBS;
-		d->n--;
-		d->busy = 1;
-		pthread_mutex_unlock(&d->mu);
-		bad = pfc_zip_spill_put(j.spill, j.b.buf, j.b.len) < 0;
-		j.b.len = 0;
-		pthread_mutex_lock(&d->mu);
-		d->busy = 0;
-		d->failed |= bad;
-		if (d->nr_spare < CTF_JOBS)
-			d->spare[d->nr_spare++] = j.b;
-		else
-			pfc_sb_free(&j.b);
-		pthread_cond_signal(&d->done);
-	}
-	pthread_mutex_unlock(&d->mu);
-	return NULL;
-}
-
-/* Deflate b's bytes into spill, on the thread when there is one: b is then swapped for an
- * empty buffer.  -1 when deflating failed. */
-static int deflater_put(struct deflater *d, struct pfc_zip_spill *spill, struct pfc_sb *b)
-{
-	int failed;
-
-	if (!d->started) {
-		int bad = pfc_zip_spill_put(spill, b->buf, b->len) < 0;
-		b->len = 0;
-		return bad ? -1 : 0;
-	}
-	pthread_mutex_lock(&d->mu);
-	while (d->n == CTF_JOBS)
-		pthread_cond_wait(&d->done, &d->mu);
-	d->job[(d->head + d->n) % CTF_JOBS].spill = spill;
-	d->job[(d->head + d->n) % CTF_JOBS].b = *b;
-	d->n++;
-	memset(b, 0, sizeof(*b));
-	if (d->nr_spare)
-		*b = d->spare[--d->nr_spare];
-	failed = d->failed;
-	pthread_cond_signal(&d->work);
-	pthread_mutex_unlock(&d->mu);
-	return failed ? -1 : 0;
-}
-
-/* Wait until every stage handed over is deflated; -1 when one failed. */
-static int deflater_wait(struct deflater *d)
-{
-	int failed;
-
-	if (!d->started)
-		return 0;
-	pthread_mutex_lock(&d->mu);
-	while (d->n || d->busy)
-		pthread_cond_wait(&d->done, &d->mu);
-	failed = d->failed;
-	pthread_mutex_unlock(&d->mu);
-	return failed ? -1 : 0;
-}
-
-static void deflater_start(struct deflater *d)
-{
-	memset(d, 0, sizeof(*d));
-	if (pthread_mutex_init(&d->mu, NULL) != 0)
-		return;
-	if (pthread_cond_init(&d->work, NULL) != 0 || pthread_cond_init(&d->done, NULL) != 0 ||
-	    pthread_create(&d->th, NULL, deflate_main, d) != 0)
-		return;	/* the stages are deflated in line */
-	d->started = 1;
-}
-
-static void deflater_end(struct deflater *d)
-{
-	size_t i;
-
-	if (d->started) {
-		pthread_mutex_lock(&d->mu);
-		d->stop = 1;
-		pthread_cond_signal(&d->work);
-		pthread_mutex_unlock(&d->mu);
-		pthread_join(d->th, NULL);
-	}
-	for (i = 0; i < d->n; i++)
-		pfc_sb_free(&d->job[(d->head + i) % CTF_JOBS].b);
-	for (i = 0; i < d->nr_spare; i++)
-		pfc_sb_free(&d->spare[i]);
-	d->n = d->nr_spare = 0;
-}
-
 struct ctf_writing {
-	struct deflater dfl;
+	struct pfc_zip_spiller dfl;
 	struct chan *ch;
 	const uint8_t *uuid;
 	pfc_ctf_comm_fn comm;
@@ -998,7 +876,7 @@ static int packet(struct ctf_writing *w, struct chan *ch, uint32_t cpu, int last
 	d = le(d, ch->seq, 8);
 	d = le(d, 0, 8);	/* events_discarded */
 	le(d, cpu, 4);
-	if ((last || b->len >= CTF_STAGE) && deflater_put(&w->dfl, ch->spill, b) < 0)
+	if ((last || b->len >= CTF_STAGE) && pfc_zip_spiller_put(&w->dfl, ch->spill, b) < 0)
 		return -1;
 	/* the index entry: CTF's packet index 1.1, big-endian */
 	put_be(x, ch->off, 8);
@@ -1201,13 +1079,13 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 	w.arg = arg;
 	c->w = &w;
 	c->emit = emit_event;
-	deflater_start(&w.dfl);
+	pfc_zip_spiller_start(&w.dfl);
 	if (ret == 0 && (ret = merge(c, err)) < 0 && !err->code)
 		ret = ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channels")
 					    : PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", strerror(errno));
 	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
 		ret = channel_end(&w, &w.ch[cpu], cpu, err);
-	if (ret == 0 && deflater_wait(&w.dfl) < 0)
+	if (ret == 0 && pfc_zip_spiller_wait(&w.dfl) < 0)
 		ret = PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", errno ? strerror(errno) : "deflate failed");
 	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
 		ret = channel_add(&w.ch[cpu], cpu, zip, &name, err);
@@ -1219,7 +1097,7 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 			    (unsigned long long)c->nr_ev,
 			    name.buf, c->nr_cpus, (size_t)next_id);
 out:
-	deflater_end(&w.dfl);
+	pfc_zip_spiller_end(&w.dfl);
 	for (cpu = 0; w.ch && cpu < c->nr_cpus; cpu++) {
 		pfc_zip_spill_free(w.ch[cpu].spill);
 		pfc_sb_free(&w.ch[cpu].pkt);

@@ -1,10 +1,9 @@
 /*
  * zipfile.c - a ZIP archive, per PKWARE's APPNOTE.TXT: entries' local headers (completed in
  * place once their CRC and sizes are known), zip64 fields, the central directory and its end
- * records, and members deflated with igzip level 1 (at once, or in pieces through a temporary
- * file: pfc_zip_spill) or stored, their CRCs and zlib's text
+ * records, and members deflated with igzip level 1 or stored, their CRCs and zlib's text
  * mark.  The same calls give the same bytes.  Which entries an archive holds, their names
- * and times, and deflating in parallel are the caller's (perfview.c, zipdeflate.c).
+ * and times, and deflating in parallel are the caller's (perfview.c, zipdeflate.c, zipspill.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +41,7 @@ struct pfc_zip_ent {
 	uint32_t crc;
 	uint32_t ext_fa;
 	uint16_t flag, method;
-	uint16_t int_fa;              /* 1: text, by zlib's rule (tmark_add) */
+	uint16_t int_fa;              /* 1: text, by zlib's rule (pfc_zip_tmark_add) */
 	int zip64;                    /* the local header has the zip64 extra field */
 };
 
@@ -382,11 +381,7 @@ static int zout_put(struct pfc_zip_out *z, const uint8_t *b, size_t n)
  * only; judging every byte gives the same mark to the side files perfconv copies (perf maps
  * and the log are text, a jitdump's header holds small binary numbers).
  */
-struct tmark {
-	int binary, text;
-};
-
-static void tmark_add(struct tmark *t, const uint8_t *b, size_t n)
+void pfc_zip_tmark_add(struct pfc_zip_tmark *t, const uint8_t *b, size_t n)
 {
 	/* bit c of BLOCK: byte c is binary; of ALLOW: byte c (< 32) is text */
 	const uint32_t block = 0xf3ffc07fu, allow = (1u << 9) | (1u << 10) | (1u << 13);
@@ -408,7 +403,7 @@ int pfc_zip_deflate(FILE *f, const void *mem, size_t mem_len, struct pfc_zip_out
 	uint32_t *crc = &r->crc;
 	uint64_t *usize = &r->usize, *csize = &r->csize;
 	struct isal_zstream zs;
-	struct tmark tm = { 0, 0 };
+	struct pfc_zip_tmark tm = { 0, 0 };
 	uint8_t *in = NULL, *out = malloc(ZIP_OUTBUF), *level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
 	uint64_t total_out = 0;
 	int ret = 0, zr = COMP_OK;
@@ -448,7 +443,7 @@ int pfc_zip_deflate(FILE *f, const void *mem, size_t mem_len, struct pfc_zip_out
 		zs.end_of_stream = fin;
 		if (n) {
 			*crc = crc32_gzip_refl(*crc, zs.next_in, n);
-			tmark_add(&tm, zs.next_in, n);
+			pfc_zip_tmark_add(&tm, zs.next_in, n);
 		}
 		*usize += n;
 		for (;;) {
@@ -544,119 +539,3 @@ int pfc_zip_add_deflated(struct pfc_zip *z, const char *name, uint64_t size, con
 	return pfc_zip_entry_end(z, sum);
 }
 
-/*
- * A member deflated in pieces as its bytes are made, before its turn in the archive comes:
- * its deflated bytes wait in an unlinked temporary file, so that several members can be
- * made at once (trace.zip's CTF channels, one a CPU, filled in time order) in the memory
- * of one deflate stream each.
- */
-struct pfc_zip_spill {
-	struct isal_zstream zs;
-	struct tmark tm;
-	struct pfc_zip_sum sum;
-	uint8_t *level_buf, *out;
-	FILE *tmp;
-	int failed;
-};
-
-/* Deflate what zs holds (the end of the stream when fin), writing whole output buffers. */
-static int spill_run(struct pfc_zip_spill *s, int fin)
-{
-	for (;;) {
-		if (!s->zs.avail_out) {
-			if (fwrite(s->out, 1, ZIP_OUTBUF, s->tmp) != ZIP_OUTBUF)
-				return -1;
-			s->sum.csize += ZIP_OUTBUF;
-			s->zs.next_out = s->out;
-			s->zs.avail_out = ZIP_OUTBUF;
-		}
-		if (isal_deflate(&s->zs) != COMP_OK)
-			return -1;
-		if (s->zs.avail_out && !s->zs.avail_in && (!fin || s->zs.internal_state.state == ZSTATE_END))
-			return 0;
-	}
-}
-
-struct pfc_zip_spill *pfc_zip_spill_new(void)
-{
-	struct pfc_zip_spill *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	s->level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
-	s->out = malloc(ZIP_OUTBUF);
-	s->tmp = tmpfile();
-	if (!s->level_buf || !s->out || !s->tmp) {
-		pfc_zip_spill_free(s);
-		return NULL;
-	}
-	isal_deflate_init(&s->zs);
-	s->zs.level = 1;
-	s->zs.level_buf = s->level_buf;
-	s->zs.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-	s->zs.gzip_flag = IGZIP_DEFLATE;
-	s->zs.flush = NO_FLUSH;
-	s->zs.next_out = s->out;
-	s->zs.avail_out = ZIP_OUTBUF;
-	return s;
-}
-
-int pfc_zip_spill_put(struct pfc_zip_spill *s, const void *b, size_t n)
-{
-	while (n && !s->failed) {
-		uint32_t k = n > CHUNK ? CHUNK : (uint32_t)n;
-		s->sum.crc = crc32_gzip_refl(s->sum.crc, b, k);
-		tmark_add(&s->tm, b, k);
-		s->sum.usize += k;
-		s->zs.next_in = (uint8_t *)b;
-		s->zs.avail_in = k;
-		if (spill_run(s, 0) < 0)
-			s->failed = 1;
-		b = (const uint8_t *)b + k;
-		n -= k;
-	}
-	return s->failed ? -1 : 0;
-}
-
-int pfc_zip_add_spill(struct pfc_zip *z, const char *name, struct pfc_zip_spill *s)
-{
-	uint8_t *buf = s->out;
-	uint64_t left;
-	size_t k;
-	int ret;
-
-	s->zs.next_in = NULL;
-	s->zs.avail_in = 0;
-	s->zs.end_of_stream = 1;
-	if (s->failed || spill_run(s, 1) < 0)
-		goto fail;
-	k = ZIP_OUTBUF - s->zs.avail_out;
-	if ((k && fwrite(s->out, 1, k, s->tmp) != k) || fflush(s->tmp) != 0 || fseeko(s->tmp, 0, SEEK_SET) != 0)
-		goto fail;
-	s->sum.csize += k;
-	s->sum.text = !s->tm.binary && s->tm.text;
-	if ((ret = pfc_zip_entry_begin(z, name, 0, s->sum.usize >= PFC_ZIP64_FROM)) < 0)
-		return ret;
-	for (left = s->sum.csize; left; left -= k) {
-		k = left > ZIP_OUTBUF ? ZIP_OUTBUF : (size_t)left;
-		if (fread(buf, 1, k, s->tmp) != k)
-			goto fail;
-		if ((ret = pfc_zip_put(z, buf, k)) < 0)
-			return ret;
-	}
-	return pfc_zip_entry_end(z, &s->sum);
-fail:
-	return PFC_FAIL_NOOFF(z->err, IO, "deflating %s through a temporary file: %s", name,
-			      errno ? strerror(errno) : "deflate failed");
-}
-
-void pfc_zip_spill_free(struct pfc_zip_spill *s)
-{
-	if (!s)
-		return;
-	if (s->tmp)
-		fclose(s->tmp);
-	free(s->level_buf);
-	free(s->out);
-	free(s);
-}

@@ -79,13 +79,11 @@ int pfc_zip_add_file(struct pfc_zip *z, const char *name, const char *path);
 int pfc_zip_add_deflated(struct pfc_zip *z, const char *name, uint64_t size, const struct pfc_zip_out *d,
 			 const struct pfc_zip_sum *sum);
 
-/* A member deflated in pieces before its turn (several at once): new (NULL without memory or
- * a temporary file), put its bytes (-1 on a failure, then also at add), then add it to the
- * archive whole, named NAME, and free it. */
-struct pfc_zip_spill;
-struct pfc_zip_spill *pfc_zip_spill_new(void);
-int pfc_zip_spill_put(struct pfc_zip_spill *s, const void *b, size_t n);
-int pfc_zip_add_spill(struct pfc_zip *z, const char *name, struct pfc_zip_spill *s);
-void pfc_zip_spill_free(struct pfc_zip_spill *s);
+/* zlib's text mark of an entry (pfc_zip_sum.text), judged piece by piece: text when it is not
+ * binary at the end and text was seen. */
+struct pfc_zip_tmark {
+	int binary, text;
+};
+void pfc_zip_tmark_add(struct pfc_zip_tmark *t, const uint8_t *b, size_t n);
 
 #endif
