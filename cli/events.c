@@ -42,7 +42,7 @@ int pfc_cli_events(const char *path, const char *output, int quiet)
 		munmap(map, len);
 		return EXIT_FAILED;
 	}
-	ret = pfc_runtime_text(&rt, path, NULL, 0, &sb);
+	ret = pfc_runtime_text(&rt, path, 0, NULL, 0, &sb);
 	if (ret == 0 && output && strcmp(output, "-") && !(out = fopen(output, "w"))) {
 		fprintf(stderr, "perfconv: cannot open '%s': %m\n", output);
 		ret = -PFC_ERR_OPEN;

@@ -1,7 +1,10 @@
 /*
  * ctf.c - the .NET runtime's events of .nettrace streams as the LTTng CTF trace perfcollect puts
- * in a trace.zip: the streams read whole and their events sorted by time, then the metadata
- * (TSDL text in metadata packets), one channel of packets per CPU, and an index per channel.
+ * in a trace.zip: what the trace will hold (its event names, for the metadata and the trace's
+ * UUID) is counted from what the conversion's load of each stream counted (converter/events/,
+ * else by a read of its own), then a read merges the streams' events into time order
+ * in bounded memory and fills one channel of packets per CPU, each deflated as it fills, then
+ * the metadata (TSDL text in metadata packets), the channels and an index per channel go in.
  * The names of the events are ctfnames.c's; the archive and its log are perfview.c's.
  *
  * The layout is lttng-ust 2.x's, as TraceEvent's CtfTraceEventSource reads it: the packet
@@ -16,6 +19,7 @@
 #include "formats/ctf.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +29,9 @@
 #include "converter/events/nettrace.h"
 #include "converter/util/fileio.h"
 #include "converter/util/grow.h"
+#include "converter/util/hashtab.h"
+#include "formats/zipspill.h"
 
-/* a nettrace is read whole from its mapping, as --events reads it */
 /* packets of a page, lttng's smallest sub-buffer; an event larger than that gets a packet of its
  * own size, rounded up to pages */
 #define CTF_PACKET 4096u
@@ -37,17 +42,22 @@
 #define CTF_PKT_HEADER 84u
 /* the event header (extended: id 65535, u32 id, u64 time) and context (vpid, vtid, procname[17]) */
 #define CTF_EV_FIXED (14u + 25u)
+/* a channel's packets are deflated this many bytes at a time */
+#define CTF_STAGE ((size_t)256 << 10)
 /* a packed payload's two lengths */
 #define CTF_EV_PACKED 8u
 
+/* An event read and not yet written: the merge's heap orders them by (ts, input, idx), the
+ * order a sort of every event by time, ties in input order, would give. */
 struct ctf_ev {
 	uint64_t ts;                 /* CLOCK_MONOTONIC ns */
-	uint64_t ord;                /* input order, which breaks ties */
+	uint64_t idx;                /* its place among its input's events written */
+	uint32_t input;
 	int32_t pid, tid;
 	uint32_t cpu;
 	uint32_t type;               /* index into pfc_ctf.types */
-	const uint8_t *payload;
 	uint32_t len;
+	const uint8_t *payload;
 };
 
 struct ctf_type {
@@ -59,27 +69,68 @@ struct ctf_type {
 	uint32_t ctf_id;             /* the metadata's event id: one per name and form */
 };
 
+/* What the events of one metadata record become, looked up once for all of them (a few
+ * records name every event of a stream). */
+struct name_slot {
+	const char *provider;        /* the record's own string, one per record for a whole read */
+	uint32_t event_id, version;
+	const struct pfc_ctf_name *name;  /* NULL: left out */
+	int older;
+	long fsize;                  /* its fields' bytes, -1: packed */
+	int type[2];                 /* its type, packed and plain; -1 not yet looked up */
+};
+#define NAME_SLOTS 64
+/* event_type: an event TraceEvent has no LTTng name for */
+#define CTF_NO_NAME INT_MIN
+/* the events a stream that never says its events are sorted is reordered within (a bounded
+ * memory: 48 bytes each) */
+#define CTF_WINDOW ((size_t)1 << 18)
+/* the queues the events wait in, by a hash of their stream and capture thread: a queue
+ * shared by two threads stays in order too, at the cost of moving some of its events */
+#define CTF_QUEUES 256u
+
+/* A ring of events in time order. */
+struct ctf_queue {
+	struct ctf_ev *v;
+	size_t head, n, cap;         /* cap: a power of two */
+	size_t hpos;                 /* its place in pfc_ctf.qheap while n > 0 */
+};
+
 struct ctf_input {
 	const char *path;
-	const uint8_t *buf;          /* the stream's bytes, the conversion's (converter/events/) */
-	size_t len;
+	struct pfc_events_file *file;     /* the stream's bytes, the conversion's (converter/events/) */
 	struct pfc_nettrace_trace trace;
 	struct pfc_nettrace_stats st;
 	int have_trace;
 	uint64_t nr_in, nr_out;
+	/* while the trace is written: its reader, and the time no later event of it comes before */
+	struct pfc_nettrace nt;
+	uint64_t mark;
+	int reading, done;
+	uint64_t next_idx;
 };
 
 struct pfc_ctf {
 	struct ctf_input *in;
 	size_t nr_in;
-	struct ctf_ev *ev;
-	size_t nr_ev, cap_ev;
+	uint64_t nr_ev;
 	struct ctf_type *types;
 	size_t nr_types, cap_types;
 	struct pfc_clr_counts left;  /* events TraceEvent cannot read from CTF, by kind */
 	uint32_t nr_cpus;
 	uint32_t pointer_size;
 	struct ctf_input *cur;       /* while reading */
+	struct name_slot slot[NAME_SLOTS];
+	/* while writing: the events read and not yet written, in queues by capture thread, and
+	 * a heap of the queues that hold any, by their first event */
+	struct ctf_queue *q;         /* CTF_QUEUES */
+	uint32_t *qheap;
+	size_t nr_qheap;
+	size_t pending;
+	uint64_t nr_forced;          /* written before their turn: the window was full */
+	int (*emit)(struct pfc_ctf *c, const struct ctf_ev *e);
+	struct pfc_nettrace_ops ops;
+	struct ctf_writing *w;
 };
 
 static uint64_t to_ns(const struct ctf_input *in, uint64_t qpc)
@@ -131,6 +182,7 @@ static int type_of(struct pfc_ctf *c, const struct pfc_ctf_name *name, uint32_t 
 			return (int)i;
 	if (!(t = pfc_grow_at(&c->types, &c->cap_types, c->nr_types, sizeof(*c->types), 16)))
 		return -PFC_ERR_NOMEM;
+	memset(t, 0, sizeof(*t));
 	t->name = name;
 	t->version = version;
 	t->older = older;
@@ -138,49 +190,120 @@ static int type_of(struct pfc_ctf *c, const struct pfc_ctf_name *name, uint32_t 
 	return (int)c->nr_types++;
 }
 
-static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
+/* The type ev is written as (>= 0), or -1 when it has no LTTng name (left out), or an error. */
+static int event_type(struct pfc_ctf *c, const struct pfc_nettrace_event *ev)
 {
-	struct pfc_ctf *c = ctx;
-	const struct pfc_ctf_name *name = NULL;
-	struct ctf_ev *e;
-	int older = 0, type, plain;
+	const struct pfc_nettrace_meta *m = ev->meta;
+	struct name_slot *sl;
+	int plain;
 
-	c->cur->nr_in++;
-	if (ev->meta && !strcmp(ev->meta->provider, PFC_CLR_PROVIDER))
-		name = pfc_ctf_name_find(ev->meta->event_id, ev->meta->version, &older);
-	if (!name)
-		return pfc_clr_counts_add(&c->left, ev, 0);
+	if (!m)
+		return CTF_NO_NAME;
+	sl = &c->slot[ev->meta_id % NAME_SLOTS];
+	if (sl->provider != m->provider || sl->event_id != m->event_id || sl->version != m->version) {
+		sl->provider = m->provider;
+		sl->event_id = m->event_id;
+		sl->version = m->version;
+		sl->older = 0;
+		sl->name = strcmp(m->provider, PFC_CLR_PROVIDER) ? NULL
+				: pfc_ctf_name_find(m->event_id, m->version, &sl->older);
+		sl->fsize = sl->name ? fields_size(sl->name->fields) : -1;
+		sl->type[0] = sl->type[1] = -1;
+	}
+	if (!sl->name)
+		return CTF_NO_NAME;
 	/* a payload of another size than the declared fields (a runtime that added one without a new
 	 * version) goes packed, under the same name */
-	plain = !older && fields_size(name->fields) == (long)ev->payload_len;
-	if ((type = type_of(c, name, ev->meta->version, older, plain)) < 0)
+	plain = !sl->older && sl->fsize == (long)ev->payload_len;
+	if (sl->type[plain] < 0)
+		sl->type[plain] = type_of(c, sl->name, m->version, sl->older, plain);
+	return sl->type[plain];
+}
+
+/* The first read: what the trace will hold (its event names in the order they come, how many
+ * of each, what is left out), nothing kept of the events themselves. */
+static int count_event(void *ctx, const struct pfc_nettrace_event *ev)
+{
+	struct pfc_ctf *c = ctx;
+	int type = event_type(c, ev);
+
+	c->cur->nr_in++;
+	pfc_events_release(c->cur->file, ev->offset);
+	if (type == CTF_NO_NAME)
+		return pfc_clr_counts_add(&c->left, ev, 0);
+	if (type < 0)
 		return type;
-	if (!(e = pfc_grow_at(&c->ev, &c->cap_ev, c->nr_ev, sizeof(*c->ev), 1024)))
-		return -PFC_ERR_NOMEM;
-	e->ts = to_ns(c->cur, ev->timestamp);
-	e->ord = c->nr_ev;
-	e->pid = c->cur->have_trace ? (int32_t)c->cur->trace.pid : 0;
-	e->tid = (int32_t)ev->thread_id;
-	e->cpu = ev->processor;
-	e->type = (uint32_t)type;
-	e->payload = ev->payload;
-	e->len = ev->payload_len;
 	c->types[type].n++;
 	c->nr_ev++;
 	c->cur->nr_out++;
 	return 0;
 }
 
-static int ev_cmp(const void *a, const void *b)
+/* Whether the kinds the load counted say what every event becomes: all of them, and no
+ * record's lumped sizes may hold its fields' size (which would make some of them plain). */
+static int kinds_enough(const struct pfc_events_file *f)
 {
-	const struct ctf_ev *x = a, *y = b;
+	size_t i;
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->ord < y->ord ? -1 : x->ord > y->ord;
+	if (!f->kinds_whole)
+		return 0;
+	for (i = 0; i < f->nr_kinds; i++) {
+		const struct pfc_events_kind *k = &f->kinds[i];
+		const struct pfc_ctf_name *name;
+		int older = 0;
+		if (!k->lumped || !k->provider || strcmp(k->provider, PFC_CLR_PROVIDER))
+			continue;
+		name = pfc_ctf_name_find(k->event_id, k->version, &older);
+		if (name && !older && fields_size(name->fields) >= 0)
+			return 0;
+	}
+	return 1;
 }
 
-int pfc_ctf_read(struct pfc_ctf **out, const struct pfc_events *events, struct pfc_error *err)
+/* What the load of the stream counted (converter/events/), as count_event would have: no read
+ * of its own.  0, or an error (no memory). */
+static int count_kinds(struct pfc_ctf *c, struct ctf_input *in)
+{
+	const struct pfc_events_file *f = in->file;
+	size_t i;
+	int ret;
+
+	in->trace = f->trace;
+	in->have_trace = 1;
+	in->st = f->stream;
+	in->nr_in = f->stream.nr_events;
+	for (i = 0; i < f->nr_kinds; i++) {
+		const struct pfc_events_kind *k = &f->kinds[i];
+		struct pfc_nettrace_meta m;
+		struct pfc_nettrace_event ev;
+		int type;
+
+		memset(&m, 0, sizeof(m));
+		memset(&ev, 0, sizeof(ev));
+		m.id = k->meta_id;
+		m.event_id = k->event_id;
+		m.version = k->version;
+		m.provider = k->provider;
+		m.name = k->name;
+		ev.meta = k->provider ? &m : NULL;
+		ev.meta_id = k->meta_id;
+		ev.payload_len = k->len;
+		type = event_type(c, &ev);
+		if (type == CTF_NO_NAME) {
+			if ((ret = pfc_clr_counts_add_n(&c->left, &ev, 0, k->n)) < 0)
+				return ret;
+			continue;
+		}
+		if (type < 0)
+			return type;
+		c->types[type].n += k->n;
+		c->nr_ev += k->n;
+		in->nr_out += k->n;
+	}
+	return 0;
+}
+
+int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_error *err)
 {
 	size_t n = events->n;
 	struct pfc_ctf *c = calloc(1, sizeof(*c));
@@ -196,20 +319,27 @@ int pfc_ctf_read(struct pfc_ctf **out, const struct pfc_events *events, struct p
 		struct pfc_nettrace_ops ops = { 0 };
 
 		in->path = events->v[i].name;
-		in->buf = events->v[i].buf;
-		in->len = events->v[i].len;
+		in->file = &events->v[i];
 		c->nr_in++;
 		c->cur = in;
 		ops.ctx = c;
 		ops.trace = on_trace;
-		ops.event = on_event;
-		ret = pfc_nettrace_read(&nt, in->buf, in->len, &ops, err);
+		ops.event = count_event;
+		memset(c->slot, 0, sizeof(c->slot));
+		/* the load counted the stream's kinds: enough, unless it had too many */
+		if (kinds_enough(in->file)) {
+			if (count_kinds(c, in) < 0)
+				return PFC_FAIL_NOOFF(err, NOMEM, "runtime events");
+			goto counted;
+		}
+		ret = pfc_nettrace_read(&nt, in->file->buf, in->file->len, &ops, err);
 		in->st = nt.st;
 		pfc_nettrace_free(&nt);
 		if (ret < 0) {
 			snprintf(err->file, sizeof(err->file), "%s", in->path);
 			break;
 		}
+counted:
 		if (in->have_trace && (in->trace.pointer_size == 4 || in->trace.pointer_size == 8) && !c->pointer_size)
 			c->pointer_size = in->trace.pointer_size;
 		if (in->have_trace && in->trace.nr_cpus > c->nr_cpus && in->trace.nr_cpus <= 4096)
@@ -221,25 +351,246 @@ int pfc_ctf_read(struct pfc_ctf **out, const struct pfc_events *events, struct p
 		c->pointer_size = 8;
 	if (!c->nr_cpus)
 		c->nr_cpus = 1;
-	/* a processor number beyond the trace's count goes to the last channel */
-	for (i = 0; i < c->nr_ev; i++)
-		if (c->ev[i].cpu >= c->nr_cpus)
-			c->ev[i].cpu = c->nr_cpus - 1;
-	if (c->nr_ev)
-		qsort(c->ev, c->nr_ev, sizeof(*c->ev), ev_cmp);
 	pfc_clr_counts_sort(&c->left);
 	return 0;
 }
 
 void pfc_ctf_free(struct pfc_ctf *c)
 {
+	size_t i;
+
 	if (!c)
 		return;
+	for (i = 0; i < c->nr_in; i++)
+		if (c->in[i].reading)
+			pfc_nettrace_free(&c->in[i].nt);
 	free(c->in);
-	free(c->ev);
+	for (i = 0; c->q && i < CTF_QUEUES; i++)
+		free(c->q[i].v);
+	free(c->q);
+	free(c->qheap);
 	free(c->types);
 	pfc_clr_counts_free(&c->left);
 	free(c);
+}
+
+/* ---- the merge: each stream's events come nearly in time order (each thread's in order,
+ * blocks in order), and an event flagged sorted says that none after it in its stream is
+ * older.  The events read wait in a heap until no stream can still give an older one. ---- */
+
+static int ev_before(const struct ctf_ev *x, const struct ctf_ev *y)
+{
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	if (x->input != y->input)
+		return x->input < y->input;
+	return x->idx < y->idx;
+}
+
+static const struct ctf_ev *q_first(const struct ctf_queue *q)
+{
+	return &q->v[q->head];
+}
+
+static int q_before(const struct pfc_ctf *c, uint32_t a, uint32_t b)
+{
+	return ev_before(q_first(&c->q[a]), q_first(&c->q[b]));
+}
+
+static void qheap_set(struct pfc_ctf *c, size_t i, uint32_t qi)
+{
+	c->qheap[i] = qi;
+	c->q[qi].hpos = i;
+}
+
+static void qheap_up(struct pfc_ctf *c, size_t i)
+{
+	uint32_t qi = c->qheap[i];
+
+	for (; i > 0 && q_before(c, qi, c->qheap[(i - 1) / 2]); i = (i - 1) / 2)
+		qheap_set(c, i, c->qheap[(i - 1) / 2]);
+	qheap_set(c, i, qi);
+}
+
+static void qheap_down(struct pfc_ctf *c, size_t i)
+{
+	uint32_t qi = c->qheap[i];
+
+	for (;;) {
+		size_t k = 2 * i + 1;
+		if (k >= c->nr_qheap)
+			break;
+		if (k + 1 < c->nr_qheap && q_before(c, c->qheap[k + 1], c->qheap[k]))
+			k++;
+		if (!q_before(c, c->qheap[k], qi))
+			break;
+		qheap_set(c, i, c->qheap[k]);
+		i = k;
+	}
+	qheap_set(c, i, qi);
+}
+
+/* The first event of all into e, taken out. */
+static void take_first(struct pfc_ctf *c, struct ctf_ev *e)
+{
+	uint32_t qi = c->qheap[0];
+	struct ctf_queue *q = &c->q[qi];
+
+	*e = q->v[q->head];
+	q->head = (q->head + 1) & (q->cap - 1);
+	c->pending--;
+	if (--q->n) {
+		qheap_down(c, 0);
+		return;
+	}
+	if (--c->nr_qheap) {
+		qheap_set(c, 0, c->qheap[c->nr_qheap]);
+		qheap_down(c, 0);
+	}
+}
+
+/* e into its queue, in order: after the last unless it is older (then moved back to its place). */
+static int q_add(struct pfc_ctf *c, struct ctf_queue *q, uint32_t qi, const struct ctf_ev *e)
+{
+	size_t i, mask;
+
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 256, k;
+		struct ctf_ev *v = malloc(cap * sizeof(*v));
+		if (!v)
+			return -PFC_ERR_NOMEM;
+		for (k = 0; k < q->n; k++)
+			v[k] = q->v[(q->head + k) & (q->cap - 1)];
+		free(q->v);
+		q->v = v;
+		q->cap = cap;
+		q->head = 0;
+	}
+	mask = q->cap - 1;
+	for (i = q->n; i > 0 && ev_before(e, &q->v[(q->head + i - 1) & mask]); i--)
+		q->v[(q->head + i) & mask] = q->v[(q->head + i - 1) & mask];
+	q->v[(q->head + i) & mask] = *e;
+	c->pending++;
+	if (q->n++ == 0) {
+		qheap_set(c, c->nr_qheap++, qi);
+		qheap_up(c, c->nr_qheap - 1);
+	} else if (i == 0) {
+		qheap_up(c, q->hpos);
+	}
+	return 0;
+}
+
+/* Whether no stream still to be read can give an event before e. */
+static int ev_safe(const struct pfc_ctf *c, const struct ctf_ev *e)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_in; i++) {
+		const struct ctf_input *in = &c->in[i];
+		if (in->done)
+			continue;
+		/* its later events are at in->mark or after; one at e's time goes after e only when
+		 * it is from e's input or a later one */
+		if (in->mark < e->ts || (in->mark == e->ts && i < e->input))
+			return 0;
+	}
+	return 1;
+}
+
+/* Write the events no stream can come before any more (all of them at the end). */
+static int heap_drain(struct pfc_ctf *c, int all)
+{
+	int ret;
+
+	while (c->nr_qheap && (all || ev_safe(c, q_first(&c->q[c->qheap[0]])))) {
+		struct ctf_ev e;
+		take_first(c, &e);
+		if ((ret = c->emit(c, &e)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* The second read: each event with a name goes into the heap. */
+static int merge_event(void *ctx, const struct pfc_nettrace_event *ev)
+{
+	struct pfc_ctf *c = ctx;
+	struct ctf_input *in = c->cur;
+	struct ctf_ev e;
+	uint32_t qi;
+	int type = event_type(c, ev), ret;
+
+	pfc_events_release(in->file, ev->offset);
+	if (ev->sorted && to_ns(in, ev->timestamp) > in->mark)
+		in->mark = to_ns(in, ev->timestamp);
+	if (type < 0)
+		return type == CTF_NO_NAME ? 0 : type;
+	/* a stream that never says its events are sorted is reordered within this many */
+	if (c->pending == CTF_WINDOW) {
+		struct ctf_ev first;
+		take_first(c, &first);
+		c->nr_forced++;
+		if ((ret = c->emit(c, &first)) < 0)
+			return ret;
+	}
+	e.ts = to_ns(in, ev->timestamp);
+	e.idx = in->next_idx++;
+	e.input = (uint32_t)(in - c->in);
+	e.pid = in->have_trace ? (int32_t)in->trace.pid : 0;
+	e.tid = (int32_t)ev->thread_id;
+	/* a processor number beyond the trace's count goes to the last channel */
+	e.cpu = ev->processor < c->nr_cpus ? ev->processor : c->nr_cpus - 1;
+	e.type = (uint32_t)type;
+	e.payload = ev->payload;
+	e.len = ev->payload_len;
+	qi = (uint32_t)(pfc_hashtab_mix(e.input, ev->capture_thread_id) % CTF_QUEUES);
+	if ((ret = q_add(c, &c->q[qi], qi, &e)) < 0)
+		return ret;
+	return 0;
+}
+
+/* Read every stream again, block by block, the one that holds the others back first, and
+ * hand c->emit each event in time order. */
+static int merge(struct pfc_ctf *c, struct pfc_error *err)
+{
+	size_t i;
+	int ret = 0;
+
+	if (!c->q && (!(c->q = calloc(CTF_QUEUES, sizeof(*c->q))) || !(c->qheap = calloc(CTF_QUEUES, sizeof(*c->qheap)))))
+		return PFC_FAIL_NOOFF(err, NOMEM, "runtime events");
+	c->ops.ctx = c;
+	c->ops.trace = on_trace;
+	c->ops.event = merge_event;
+	for (i = 0; i < c->nr_in; i++) {
+		struct ctf_input *in = &c->in[i];
+		in->mark = 0;
+		in->done = 0;
+		in->reading = 1;
+		if ((ret = pfc_nettrace_begin(&in->nt, in->file->buf, in->file->len, &c->ops, err)) < 0) {
+			snprintf(err->file, sizeof(err->file), "%s", in->path);
+			return ret;
+		}
+	}
+	memset(c->slot, 0, sizeof(c->slot));
+	for (;;) {
+		struct ctf_input *next = NULL;
+		for (i = 0; i < c->nr_in; i++)
+			if (!c->in[i].done && (!next || c->in[i].mark < next->mark))
+				next = &c->in[i];
+		if (!next)
+			break;
+		c->cur = next;
+		if ((ret = pfc_nettrace_step(&next->nt)) <= 0) {
+			if (ret < 0) {
+				snprintf(err->file, sizeof(err->file), "%s", next->path);
+				return ret;
+			}
+			next->done = 1;
+		}
+		if ((ret = heap_drain(c, 0)) < 0)
+			return ret;
+	}
+	return heap_drain(c, 1);
 }
 
 /* ---- the bytes ---- */
@@ -460,104 +811,184 @@ static void metadata_packets(const char *text, size_t len, const uint8_t uuid[16
 	} while (off < len);
 }
 
+/* One CPU's channel while it is written: the packet being filled (its events' bytes; the
+ * header goes before them once it is full), the packets before it deflated (spill), and
+ * their index. */
 struct chan {
-	struct pfc_sb data, index;
-	uint64_t seq;
+	struct pfc_zip_spill *spill;  /* NULL until its first event */
+	struct pfc_sb pkt, index;    /* pkt: whole packets, then the one being filled from pkt_at */
+	size_t pkt_at;
+	uint64_t seq, off;           /* packets written, and their bytes */
+	uint64_t first, last;        /* the packet's first and last event times */
+	size_t size, n;              /* its bytes with the header, its events */
 };
 
-/* One packet of the channel's events [from, to) of c->ev (those on cpu), whose bytes are size. */
-static void packet(const struct pfc_ctf *c, struct chan *ch, uint32_t cpu, const uint8_t uuid[16], size_t from,
-		   size_t to, size_t size, pfc_ctf_comm_fn comm, void *arg)
+static void cut(struct pfc_sb *b, size_t len);
+
+struct ctf_writing {
+	struct pfc_zip_spiller dfl;
+	struct chan *ch;
+	const uint8_t *uuid;
+	pfc_ctf_comm_fn comm;
+	void *arg;
+	/* the comm of the last thread asked for */
+	int32_t comm_pid, comm_tid;
+	const char *comm_name;
+	int have_comm;
+};
+
+
+static uint8_t *le(uint8_t *d, uint64_t v, int bytes)
 {
-	struct pfc_sb *b = &ch->data;
-	uint64_t start = b->len, first = 0, last = 0, psize = (size + CTF_PACKET - 1) / CTF_PACKET * CTF_PACKET;
-	size_t i;
-	int have = 0;
+	int i;
 
-	for (i = from; i < to; i++)
-		if (c->ev[i].cpu == cpu) {
-			if (!have)
-				first = c->ev[i].ts;
-			last = c->ev[i].ts;
-			have = 1;
-		}
-	put_u32(b, 0xc1fc1fc1);
-	pfc_sb_add(b, (const char *)uuid, 16);
-	put_u32(b, 0);	/* stream_id */
-	put_u64(b, cpu);	/* stream_instance_id: lttng's per-CPU buffer */
-	put_u64(b, first);
-	put_u64(b, last);
-	put_u64(b, (uint64_t)size * 8);
-	put_u64(b, psize * 8);
-	put_u64(b, ch->seq);
-	put_u64(b, 0);	/* events_discarded */
-	put_u32(b, cpu);
-	for (i = from; i < to; i++) {
-		const struct ctf_ev *e = &c->ev[i];
-		const char *name;
-		char proc[17];
-
-		if (e->cpu != cpu)
-			continue;
-		put_u16(b, 65535);
-		put_u32(b, c->types[e->type].ctf_id);
-		put_u64(b, e->ts);
-		put_u32(b, (uint32_t)e->pid);
-		put_u32(b, (uint32_t)e->tid);
-		memset(proc, 0, sizeof(proc));
-		if (comm && (name = comm(arg, e->pid, e->tid)))
-			strncpy(proc, name, 16);
-		pfc_sb_add(b, proc, sizeof(proc));
-		if (!c->types[e->type].plain) {
-			put_u32(b, e->len);
-			put_u32(b, e->len);
-		}
-		pfc_sb_add(b, (const char *)e->payload, e->len);
-	}
-	put_zeros(b, psize - size);
-	/* the index entry: CTF's packet index 1.1, big-endian */
-	put_be(&ch->index, start, 8);
-	put_be(&ch->index, psize * 8, 8);
-	put_be(&ch->index, (uint64_t)size * 8, 8);
-	put_be(&ch->index, first, 8);
-	put_be(&ch->index, last, 8);
-	put_be(&ch->index, 0, 8);
-	put_be(&ch->index, 0, 8);
-	put_be(&ch->index, cpu, 8);
-	put_be(&ch->index, ch->seq, 8);
-	ch->seq++;
+	for (i = 0; i < bytes; i++)
+		*d++ = (uint8_t)(v >> (8 * i));
+	return d;
 }
 
-/* The channel of one CPU: packets of up to CTF_PACKET bytes, an event never cut. */
-static void channel(const struct pfc_ctf *c, struct chan *ch, uint32_t cpu, const uint8_t uuid[16],
-		    pfc_ctf_comm_fn comm, void *arg)
+/* The channel's packet: its header (room left before its events), its padding to whole pages,
+ * and its index entry; packets go to the deflate stream a few hundred kilobytes at a time,
+ * as it takes small pieces slowly. */
+static int packet(struct ctf_writing *w, struct chan *ch, uint32_t cpu, int last)
 {
-	size_t i, from = 0, size = CTF_PKT_HEADER, n = 0;
+	uint64_t psize = (ch->size + CTF_PACKET - 1) / CTF_PACKET * CTF_PACKET;
+	struct pfc_sb *x = &ch->index, *b = &ch->pkt;
+	uint8_t *d;
 
+	if (!ch->n && pfc_sb_grow(b, CTF_PKT_HEADER) == 0) {	/* an empty packet */
+		ch->pkt_at = b->len;
+		b->len += CTF_PKT_HEADER;
+	}
+	put_zeros(b, psize - ch->size);
+	if (b->oom)
+		return -1;
+	d = (uint8_t *)b->buf + ch->pkt_at;
+	d = le(d, 0xc1fc1fc1, 4);
+	memcpy(d, w->uuid, 16);
+	d += 16;
+	d = le(d, 0, 4);	/* stream_id */
+	d = le(d, cpu, 8);	/* stream_instance_id: lttng's per-CPU buffer */
+	d = le(d, ch->n ? ch->first : 0, 8);
+	d = le(d, ch->n ? ch->last : 0, 8);
+	d = le(d, (uint64_t)ch->size * 8, 8);
+	d = le(d, psize * 8, 8);
+	d = le(d, ch->seq, 8);
+	d = le(d, 0, 8);	/* events_discarded */
+	le(d, cpu, 4);
+	if ((last || b->len >= CTF_STAGE) && pfc_zip_spiller_put(&w->dfl, ch->spill, b) < 0)
+		return -1;
+	/* the index entry: CTF's packet index 1.1, big-endian */
+	put_be(x, ch->off, 8);
+	put_be(x, psize * 8, 8);
+	put_be(x, (uint64_t)ch->size * 8, 8);
+	put_be(x, ch->n ? ch->first : 0, 8);
+	put_be(x, ch->n ? ch->last : 0, 8);
+	put_be(x, 0, 8);
+	put_be(x, 0, 8);
+	put_be(x, cpu, 8);
+	put_be(x, ch->seq, 8);
+	ch->seq++;
+	ch->off += psize;
+	ch->size = CTF_PKT_HEADER;
+	ch->n = 0;
+	return 0;
+}
+
+static int chan_open(struct ctf_writing *w, struct chan *ch)
+{
+	if (!(ch->spill = pfc_zip_spill_new()))
+		return -1;
 	put_be(&ch->index, 0xc1f1dcc1, 4);
 	put_be(&ch->index, 1, 4);
 	put_be(&ch->index, 1, 4);
 	put_be(&ch->index, 72, 4);	/* bytes per entry */
-	for (i = 0; i < c->nr_ev; i++) {
-		size_t evsize;
-
-		if (c->ev[i].cpu != cpu)
-			continue;
-		evsize = CTF_EV_FIXED + c->ev[i].len + (c->types[c->ev[i].type].plain ? 0 : CTF_EV_PACKED);
-		if (n && size + evsize > CTF_PACKET) {
-			packet(c, ch, cpu, uuid, from, i, size, comm, arg);
-			from = i;
-			size = CTF_PKT_HEADER;
-			n = 0;
-		}
-		size += evsize;
-		n++;
-	}
-	/* a CPU without events still has its (empty) packet, as lttng leaves one */
-	packet(c, ch, cpu, uuid, from, c->nr_ev, size, comm, arg);
+	ch->size = CTF_PKT_HEADER;
+	(void)w;
+	return 0;
 }
 
-/* b back to its first len bytes */
+/* One event, in time order, into its CPU's packet: packets of up to CTF_PACKET bytes, an
+ * event never cut. */
+static int emit_event(struct pfc_ctf *c, const struct ctf_ev *e)
+{
+	struct ctf_writing *w = c->w;
+	struct chan *ch = &w->ch[e->cpu];
+	int plain = c->types[e->type].plain;
+	size_t evsize = CTF_EV_FIXED + e->len + (plain ? 0 : CTF_EV_PACKED);
+	struct pfc_sb *b = &ch->pkt;
+	char proc[17];
+
+	if (!ch->spill && chan_open(w, ch) < 0)
+		return -PFC_ERR_NOMEM;
+	if (ch->n && ch->size + evsize > CTF_PACKET && packet(w, ch, e->cpu, 0) < 0)
+		return b->oom ? -PFC_ERR_NOMEM : -PFC_ERR_WRITE;
+	if (!ch->n) {
+		ch->first = e->ts;
+		if (pfc_sb_grow(b, CTF_PKT_HEADER) < 0)
+			return -PFC_ERR_NOMEM;
+		ch->pkt_at = b->len;
+		b->len += CTF_PKT_HEADER;
+	}
+	ch->last = e->ts;
+	ch->size += evsize;
+	ch->n++;
+	put_u16(b, 65535);
+	put_u32(b, c->types[e->type].ctf_id);
+	put_u64(b, e->ts);
+	put_u32(b, (uint32_t)e->pid);
+	put_u32(b, (uint32_t)e->tid);
+	memset(proc, 0, sizeof(proc));
+	if (w->comm) {
+		if (!w->have_comm || w->comm_pid != e->pid || w->comm_tid != e->tid) {
+			w->comm_pid = e->pid;
+			w->comm_tid = e->tid;
+			w->comm_name = w->comm(w->arg, e->pid, e->tid);
+			w->have_comm = 1;
+		}
+		if (w->comm_name)
+			strncpy(proc, w->comm_name, 16);
+	}
+	pfc_sb_add(b, proc, sizeof(proc));
+	if (!plain) {
+		put_u32(b, e->len);
+		put_u32(b, e->len);
+	}
+	pfc_sb_add(b, (const char *)e->payload, e->len);
+	return b->oom ? -PFC_ERR_NOMEM : 0;
+}
+
+/* The last packet of cpu's channel, or the empty packet lttng leaves a CPU without events. */
+static int channel_end(struct ctf_writing *w, struct chan *ch, uint32_t cpu, struct pfc_error *err)
+{
+	if (!ch->spill && chan_open(w, ch) < 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "CTF channel");
+	if (packet(w, ch, cpu, 1) < 0)
+		return PFC_FAIL_NOOFF(err, WRITE, "CTF channel %u: %s", cpu, errno ? strerror(errno) : "deflate failed");
+	return 0;
+}
+
+/* The channel of cpu into zip, then its index. */
+static int channel_add(struct chan *ch, uint32_t cpu, struct pfc_zip *zip, struct pfc_sb *name, struct pfc_error *err)
+{
+	size_t base = name->len;
+	int ret = 0;
+
+	pfc_sb_addf(name, "channel0_%u", cpu);
+	if (ch->index.oom || name->oom)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF channel");
+	if (ret == 0)
+		ret = pfc_zip_add_spill(zip, name->buf, ch->spill);
+	cut(name, base);
+	pfc_sb_addf(name, "index/channel0_%u.idx", cpu);
+	if (ret == 0 && name->oom)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF index");
+	if (ret == 0)
+		ret = pfc_zip_add_mem(zip, name->buf, ch->index.buf, ch->index.len);
+	cut(name, base);
+	return ret;
+}
+
 static void cut(struct pfc_sb *b, size_t len)
 {
 	if (b->buf && len < b->len) {
@@ -570,7 +1001,7 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 		  struct pfc_sb *log, struct pfc_error *err)
 {
 	struct pfc_sb text = { 0 }, meta = { 0 }, name = { 0 };
-	struct chan ch;
+	struct ctf_writing w = { 0 };
 	uint8_t uuid[16];
 	char uuid_s[37], subdir[256];
 	struct tm tm;
@@ -641,30 +1072,39 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 			ret = pfc_zip_add_mem(zip, name.buf, meta.buf, meta.len);
 		cut(&name, base);
 	}
-	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++) {
-		size_t base = name.len;
-
-		memset(&ch, 0, sizeof(ch));
-		channel(c, &ch, cpu, uuid, comm, arg);
-		pfc_sb_addf(&name, "channel0_%u", cpu);
-		if (ch.data.oom || ch.index.oom || name.oom)
-			ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF channel");
-		if (ret == 0)
-			ret = pfc_zip_add_mem(zip, name.buf, ch.data.buf, ch.data.len);
-		cut(&name, base);
-		pfc_sb_addf(&name, "index/channel0_%u.idx", cpu);
-		if (ret == 0 && name.oom)
-			ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF index");
-		if (ret == 0)
-			ret = pfc_zip_add_mem(zip, name.buf, ch.index.buf, ch.index.len);
-		cut(&name, base);
-		pfc_sb_free(&ch.data);
-		pfc_sb_free(&ch.index);
-	}
+	if (ret == 0 && !(w.ch = calloc(c->nr_cpus, sizeof(*w.ch))))
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF channels");
+	w.uuid = uuid;
+	w.comm = comm;
+	w.arg = arg;
+	c->w = &w;
+	c->emit = emit_event;
+	pfc_zip_spiller_start(&w.dfl);
+	if (ret == 0 && (ret = merge(c, err)) < 0 && !err->code)
+		ret = ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channels")
+					    : PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", strerror(errno));
+	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
+		ret = channel_end(&w, &w.ch[cpu], cpu, err);
+	if (ret == 0 && pfc_zip_spiller_wait(&w.dfl) < 0)
+		ret = PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", errno ? strerror(errno) : "deflate failed");
+	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
+		ret = channel_add(&w.ch[cpu], cpu, zip, &name, err);
+	if (ret == 0 && c->nr_forced)
+		pfc_sb_addf(log, "Runtime events written out of time order: %llu (a stream whose events are not "
+				 "flagged sorted, reordered within %zu)\n", (unsigned long long)c->nr_forced, CTF_WINDOW);
 	if (ret == 0)
-		pfc_sb_addf(log, "Runtime events written as CTF: %zu in %s (%u channels, %zu event names)\n", c->nr_ev,
+		pfc_sb_addf(log, "Runtime events written as CTF: %llu in %s (%u channels, %zu event names)\n",
+			    (unsigned long long)c->nr_ev,
 			    name.buf, c->nr_cpus, (size_t)next_id);
 out:
+	pfc_zip_spiller_end(&w.dfl);
+	for (cpu = 0; w.ch && cpu < c->nr_cpus; cpu++) {
+		pfc_zip_spill_free(w.ch[cpu].spill);
+		pfc_sb_free(&w.ch[cpu].pkt);
+		pfc_sb_free(&w.ch[cpu].index);
+	}
+	free(w.ch);
+	c->w = NULL;
 	pfc_sb_free(&text);
 	pfc_sb_free(&meta);
 	pfc_sb_free(&name);

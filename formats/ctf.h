@@ -28,10 +28,11 @@ const struct pfc_ctf_name *pfc_ctf_name_find(uint32_t id, uint32_t version, int 
 
 struct pfc_ctf;
 
-/* Read the conversion's streams (one process each: --events, or a pack's) whole, before
- * anything is written: 0, or a negative error naming the file (err->file) and the offset of
- * the bad bytes. */
-int pfc_ctf_read(struct pfc_ctf **out, const struct pfc_events *events, struct pfc_error *err);
+/* Count what the conversion's streams (one process each: --events, or a pack's) will put in
+ * the trace, keeping none of their events, before anything is written: 0, or a negative error
+ * naming the file (err->file) and the offset of the bad bytes.  The events themselves are
+ * read again by pfc_ctf_write, from the same bytes. */
+int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_error *err);
 
 /* The process name LTTng would give pid/tid (its comm), or NULL: the writer's caller knows. */
 typedef const char *(*pfc_ctf_comm_fn)(void *arg, int32_t pid, int32_t tid);

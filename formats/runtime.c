@@ -167,13 +167,17 @@ static void exceptions(const struct pfc_runtime *rt, const struct pfc_rt_thrower
 	}
 }
 
-int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, const struct pfc_rt_thrower *thr,
+int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, int32_t pid, const struct pfc_rt_thrower *thr,
 		     size_t nr_thr, struct pfc_sb *b)
 {
 	uint64_t span = rt->last_ts > rt->first_ts ? rt->last_ts - rt->first_ts : 0;
 
-	pfc_sb_addf(b, "process %u (%s): %.3f s of runtime events, %u CPUs", rt->trace.pid, name,
-		    (double)span / 1e9, rt->trace.nr_cpus);
+	/* a runtime in a pid namespace knows itself by its pid there; the samples by the host's */
+	if (pid > 0 && (uint32_t)pid != rt->trace.pid)
+		pfc_sb_addf(b, "process %d (%s, pid %u in its namespace)", (int)pid, name, rt->trace.pid);
+	else
+		pfc_sb_addf(b, "process %u (%s)", rt->trace.pid, name);
+	pfc_sb_addf(b, ": %.3f s of runtime events, %u CPUs", (double)span / 1e9, rt->trace.nr_cpus);
 	if (rt->stream.complete)
 		pfc_sb_adds(b, ", stream complete");
 	else
@@ -359,7 +363,7 @@ static int write_runtime(FILE *out, struct pfc_session *s, const struct pfc_wopt
 		if ((ret = pfc_runtime_read(rt, f->buf, f->len, err)) < 0)
 			snprintf(err->file, sizeof(err->file), "%s", f->name);
 		else if (throwers(s, (uint32_t)i, o, &thr, &nr_thr) < 0 ||
-			 pfc_runtime_text(rt, f->name, thr, nr_thr, &sb) < 0)
+			 pfc_runtime_text(rt, f->name, s->evs.pids ? s->evs.pids[i] : 0, thr, nr_thr, &sb) < 0)
 			ret = PFC_FAIL_NOOFF(err, NOMEM, "runtime report");
 		else if (s->evs.procs)
 			recording_line(s, i, &sb);

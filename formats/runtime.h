@@ -17,10 +17,12 @@ struct pfc_rt_thrower {
 	uint64_t n;
 };
 
-/* Append the report of rt, read from the file named name, to out; under each exception type
+/* Append the report of rt, read from the file named name, to out, as the report of process pid
+ * (the recording's, which a runtime in a pid namespace does not know itself by; 0: the
+ * stream's own); under each exception type
  * the frames of thr[0, nr_thr) that threw it most (sorted by type, then most first; NULL: none
  * known).  -PFC_ERR_NOMEM when out ran out of memory. */
-int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, const struct pfc_rt_thrower *thr,
+int pfc_runtime_text(const struct pfc_runtime *rt, const char *name, int32_t pid, const struct pfc_rt_thrower *thr,
 		     size_t nr_thr, struct pfc_sb *out);
 
 #endif

@@ -3,7 +3,7 @@
  * place once their CRC and sizes are known), zip64 fields, the central directory and its end
  * records, and members deflated with igzip level 1 or stored, their CRCs and zlib's text
  * mark.  The same calls give the same bytes.  Which entries an archive holds, their names
- * and times, and deflating in parallel are the caller's (perfview.c, zipdeflate.c).
+ * and times, and deflating in parallel are the caller's (perfview.c, zipdeflate.c, zipspill.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +41,7 @@ struct pfc_zip_ent {
 	uint32_t crc;
 	uint32_t ext_fa;
 	uint16_t flag, method;
-	uint16_t int_fa;              /* 1: text, by zlib's rule (tmark_add) */
+	uint16_t int_fa;              /* 1: text, by zlib's rule (pfc_zip_tmark_add) */
 	int zip64;                    /* the local header has the zip64 extra field */
 };
 
@@ -381,11 +381,7 @@ static int zout_put(struct pfc_zip_out *z, const uint8_t *b, size_t n)
  * only; judging every byte gives the same mark to the side files perfconv copies (perf maps
  * and the log are text, a jitdump's header holds small binary numbers).
  */
-struct tmark {
-	int binary, text;
-};
-
-static void tmark_add(struct tmark *t, const uint8_t *b, size_t n)
+void pfc_zip_tmark_add(struct pfc_zip_tmark *t, const uint8_t *b, size_t n)
 {
 	/* bit c of BLOCK: byte c is binary; of ALLOW: byte c (< 32) is text */
 	const uint32_t block = 0xf3ffc07fu, allow = (1u << 9) | (1u << 10) | (1u << 13);
@@ -407,7 +403,7 @@ int pfc_zip_deflate(FILE *f, const void *mem, size_t mem_len, struct pfc_zip_out
 	uint32_t *crc = &r->crc;
 	uint64_t *usize = &r->usize, *csize = &r->csize;
 	struct isal_zstream zs;
-	struct tmark tm = { 0, 0 };
+	struct pfc_zip_tmark tm = { 0, 0 };
 	uint8_t *in = NULL, *out = malloc(ZIP_OUTBUF), *level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
 	uint64_t total_out = 0;
 	int ret = 0, zr = COMP_OK;
@@ -447,7 +443,7 @@ int pfc_zip_deflate(FILE *f, const void *mem, size_t mem_len, struct pfc_zip_out
 		zs.end_of_stream = fin;
 		if (n) {
 			*crc = crc32_gzip_refl(*crc, zs.next_in, n);
-			tmark_add(&tm, zs.next_in, n);
+			pfc_zip_tmark_add(&tm, zs.next_in, n);
 		}
 		*usize += n;
 		for (;;) {
@@ -542,3 +538,4 @@ int pfc_zip_add_deflated(struct pfc_zip *z, const char *name, uint64_t size, con
 		return ret;
 	return pfc_zip_entry_end(z, sum);
 }
+

@@ -79,4 +79,11 @@ int pfc_zip_add_file(struct pfc_zip *z, const char *name, const char *path);
 int pfc_zip_add_deflated(struct pfc_zip *z, const char *name, uint64_t size, const struct pfc_zip_out *d,
 			 const struct pfc_zip_sum *sum);
 
+/* zlib's text mark of an entry (pfc_zip_sum.text), judged piece by piece: text when it is not
+ * binary at the end and text was seen. */
+struct pfc_zip_tmark {
+	int binary, text;
+};
+void pfc_zip_tmark_add(struct pfc_zip_tmark *t, const uint8_t *b, size_t n);
+
 #endif

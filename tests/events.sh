@@ -13,7 +13,8 @@
 #   events/cli                  perfconv --events: the report's GC, allocation and exception lines against the
 #                               workload's truth, -o and -q, a cut stream, and the errors (exit 1, the file named)
 #   events/convert/runtime      -i perf.data --events -f runtime: the report of the conversion, against the truth
-#                               (GCs and induced GCs by generation, pauses, the 3:1 allocation, exceptions, JIT)
+#                               (GCs and induced GCs by generation, pauses, the 3:1 allocation, exceptions, JIT);
+#                               under --pid-map, the process named by the recording's pid
 #   events/convert/same         with --events and nothing asked of them, every output is the same bytes
 #   events/convert/during-gc    --during gc: the samples inside the pauses are native code (runtime, libc,
 #                               kernel) far more often than those outside; refused without perf record -k mono
@@ -77,6 +78,10 @@ convert_cases() {
 			grep -Eq "^recording +$n samples of process $(t pid) in [0-9.]+ s, $g \([0-9.]+%\) in GC pauses, which are [0-9.]+% of that time\$" "$r" || exit 1
 			# the report of the conversion is the report of --events alone, and the frames that throw
 			"$PERFCONV" -q --events "$E" | cmp -s - <(grep -v '^    [0-9]*  thrown in \|^recording ' "$r") || exit 1
+			# a runtime in a pid namespace, laid on the recording's process (--pid-map, perfconv record):
+			# the report heads with the pid its samples have
+			"$PERFCONV" -q -i "$P" --events "$E" --pid-map "4242=$(t pid)" -f runtime -o "$TMP/ns.runtime.txt" || exit 1
+			grep -q "^process 4242 (.*app.nettrace, pid $(t pid) in its namespace): .*stream complete\$" "$TMP/ns.runtime.txt" || exit 1
 		) >"$TMP/crt.log" 2>&1
 		if [ $? = 0 ]; then
 			pass events/convert/runtime

@@ -143,6 +143,17 @@ const char *pfc_clr_event_name(const char *provider, uint32_t event_id)
 	return NULL;
 }
 
+enum pfc_clr_kind pfc_clr_kind(const struct pfc_nettrace_meta *m)
+{
+	const struct evdef *d;
+	int prov;
+
+	if (!m || (prov = provider_of(m->provider)) < 0 || !(d = def_find(prov, m->event_id)) ||
+	    m->version < d->min_version)
+		return PFC_CLR_UNKNOWN;
+	return d->kind;
+}
+
 int pfc_clr_decode(const struct pfc_nettrace_event *ev, uint32_t pointer_size,
 		   struct pfc_clr_event *out, struct pfc_error *err)
 {
@@ -255,13 +266,18 @@ static int count_index(struct pfc_clr_counts *c, const struct pfc_nettrace_event
 
 int pfc_clr_counts_add(struct pfc_clr_counts *c, const struct pfc_nettrace_event *ev, int kind)
 {
+	return pfc_clr_counts_add_n(c, ev, kind, 1);
+}
+
+int pfc_clr_counts_add_n(struct pfc_clr_counts *c, const struct pfc_nettrace_event *ev, int kind, uint64_t n)
+{
 	int i = count_index(c, ev);
 
 	if (i < 0)
 		return i;
-	c->v[i].n++;
+	c->v[i].n += n;
 	if (kind < 0)
-		c->v[i].bad++;
+		c->v[i].bad += n;
 	else if (kind > 0)
 		c->v[i].decoded = 1;
 	return 0;

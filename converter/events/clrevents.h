@@ -77,6 +77,10 @@ struct pfc_clr_event {
 int pfc_clr_decode(const struct pfc_nettrace_event *ev, uint32_t pointer_size,
 		   struct pfc_clr_event *out, struct pfc_error *err);
 
+/* The kind pfc_clr_decode gives the events of metadata m, without a payload to read: a reader
+ * that wants a few kinds decodes only theirs. */
+enum pfc_clr_kind pfc_clr_kind(const struct pfc_nettrace_meta *m);
+
 /* The name the manifest gives a runtime or rundown event id ("GCStart"), NULL for others. */
 const char *pfc_clr_event_name(const char *provider, uint32_t event_id);
 
@@ -97,6 +101,8 @@ struct pfc_clr_counts {
 
 /* Count ev (decoded as kind, or bad when its payload was refused).  -PFC_ERR_NOMEM on failure. */
 int pfc_clr_counts_add(struct pfc_clr_counts *c, const struct pfc_nettrace_event *ev, int kind);
+/* The same for n events like ev. */
+int pfc_clr_counts_add_n(struct pfc_clr_counts *c, const struct pfc_nettrace_event *ev, int kind, uint64_t n);
 /* Sort by provider, event id, version (for printing). */
 void pfc_clr_counts_sort(struct pfc_clr_counts *c);
 void pfc_clr_counts_free(struct pfc_clr_counts *c);

@@ -1,8 +1,11 @@
 /*
  * events.c - the event streams of one conversion: each .nettrace mapped once and read once,
- * keeping its pid, its GC pauses and, when an output needs them, its allocation events with
- * their stacks, its exceptions, and each GC and JIT compilation for a timeline.  Nothing else is kept: an output that needs more (the runtime report) reads
- * the mapping again, streamed, so a long session costs its mapping and no copy of its events.
+ * keeping its pid, its GC pauses, how many events of each metadata record and payload size it
+ * holds (what trace.zip's CTF writer needs before it reads the events again) and, when an output
+ * needs them, its allocation events with their stacks, its exceptions, and each GC and JIT
+ * compilation for a timeline.  Only the payloads of those kinds are decoded.  Nothing else is
+ * kept: an output that needs more (the runtime report, the CTF) reads the mapping again,
+ * streamed, so a long session costs its mapping's window and no copy of its events.
  */
 #include "converter/events/events.h"
 #include "converter/events/clrevents.h"
@@ -19,6 +22,15 @@
 
 /* a nettrace is read from its mapping; a session of hours fits well below this */
 #define EVENTS_MAX_BYTES (64ull << 30)
+/* A stream is read through its mapping, which would keep every page of it resident: the pages
+ * behind the reader are given back in steps of this (a multiple of any page size), the last
+ * EVENTS_RELEASE_LAG bytes before it kept for the stacks and blocks still in use. */
+#define EVENTS_RELEASE_STEP ((uint64_t)4 << 20)
+#define EVENTS_RELEASE_LAG ((uint64_t)4 << 20)
+/* the payload sizes of one metadata record counted apart (a record of fixed-size fields has
+ * one; one with strings, many, which are lumped), and the kinds a stream may have in all */
+#define EVENTS_KIND_SIZES 4
+#define EVENTS_MAX_KINDS 4096
 /* a stack longer than this is cut (EventPipe's own limit is 100 frames) */
 #define EVENTS_MAX_IPS 1024
 /* JIT compilations begun and not yet ended that are waited for: one a thread compiling at
@@ -29,9 +41,24 @@ struct jitting {
 	uint64_t method_id, tid, ts;
 };
 
+/* the kinds of the metadata seen last, by slot: most events name one of a few */
+struct kind_slot {
+	const char *provider;        /* the metadata's own string: one per record for the whole read */
+	uint32_t event_id, version;
+	int kind;
+	size_t at[EVENTS_KIND_SIZES + 1];  /* its entries in f->kinds by size, the lumped one last; */
+	uint32_t len[EVENTS_KIND_SIZES];
+	size_t nr_len;
+	int have_lumped;
+};
+#define KIND_SLOTS 64
+
 struct reading {
 	struct pfc_events_file *f;
 	unsigned want;
+	uint32_t kinds;              /* bit k: events of kind k are decoded */
+	struct kind_slot slot[KIND_SLOTS];
+	uint64_t slot_misses;
 	uint64_t suspend_ts;         /* the open suspension, 0 when none */
 	struct pfc_events_gc gc;     /* PFC_EVENTS_MARKS: what the open suspension saw */
 	struct jitting jitting[EVENTS_MAX_JITTING];  /* PFC_EVENTS_MARKS: in the order they began */
@@ -140,12 +167,122 @@ static void jit_start(struct reading *r, const struct pfc_nettrace_event *ev)
 	r->jitting[r->nr_jitting++].ts = ev->timestamp;
 }
 
+/* Whether ev is of a kind this read keeps: the payloads of the others (most of a stream:
+ * allocations, exceptions and loads nobody asked for) are not decoded at all. */
+/* A new entry of f->kinds for ev (lumped: for its record's other sizes); SIZE_MAX without memory,
+ * or when the stream has too many kinds (then f->kinds_cut). */
+static size_t kind_new(struct pfc_events_file *f, const struct pfc_nettrace_event *ev, int lumped)
+{
+	struct pfc_events_kind *k;
+
+	if (f->nr_kinds == EVENTS_MAX_KINDS) {
+		f->kinds_cut = 1;
+		return SIZE_MAX;
+	}
+	if (!(k = pfc_grow_at(&f->kinds, &f->cap_kinds, f->nr_kinds, sizeof(*f->kinds), 32)))
+		return SIZE_MAX;
+	memset(k, 0, sizeof(*k));
+	k->meta_id = ev->meta_id;
+	if (ev->meta) {
+		if (!(k->provider = strdup(ev->meta->provider)) || !(k->name = strdup(ev->meta->name))) {
+			free(k->provider);
+			return SIZE_MAX;
+		}
+		k->event_id = ev->meta->event_id;
+		k->version = ev->meta->version;
+	}
+	k->len = lumped ? 0 : ev->payload_len;
+	k->lumped = lumped;
+	k->first = f->stream.nr_events;
+	return f->nr_kinds++;
+}
+
+/* Count ev under its kind in f->kinds; -1 without memory. */
+static int kind_count(struct reading *r, struct kind_slot *k, const struct pfc_nettrace_event *ev)
+{
+	struct pfc_events_file *f = r->f;
+	size_t i, at;
+
+	if (f->kinds_cut)
+		return 0;
+	for (i = 0; i < k->nr_len; i++)
+		if (k->len[i] == ev->payload_len) {
+			f->kinds[k->at[i]].n++;
+			goto counted;
+		}
+	if (k->nr_len < EVENTS_KIND_SIZES) {
+		if ((at = kind_new(f, ev, 0)) == SIZE_MAX)
+			return f->kinds_cut ? 0 : -1;
+		k->len[k->nr_len] = ev->payload_len;
+		k->at[k->nr_len++] = at;
+	} else {
+		if (!k->have_lumped) {
+			if ((at = kind_new(f, ev, 1)) == SIZE_MAX)
+				return f->kinds_cut ? 0 : -1;
+			k->at[EVENTS_KIND_SIZES] = at;
+			k->have_lumped = 1;
+		}
+		at = k->at[EVENTS_KIND_SIZES];
+	}
+	f->kinds[at].n++;
+counted:
+	f->stream.nr_events++;	/* the index of the next event, while reading */
+	return 0;
+}
+
+/* The slot of ev's metadata record, found or made (a slot taken by another record is given
+ * to this one: its entries are looked up in f->kinds again, by the record's own strings). */
+static struct kind_slot *kind_slot(struct reading *r, const struct pfc_nettrace_event *ev)
+{
+	const struct pfc_nettrace_meta *m = ev->meta;
+	struct kind_slot *k = &r->slot[ev->meta_id % KIND_SLOTS];
+	struct pfc_events_file *f = r->f;
+	const char *prov = m ? m->provider : NULL;
+	size_t i;
+
+	if (k->provider == prov && (!m || (k->event_id == m->event_id && k->version == m->version)) &&
+	    (m || (k->nr_len && f->kinds[k->at[0]].meta_id == ev->meta_id)))
+		return k;
+	/* a hostile stream whose records keep taking each other's slots: its kinds are not kept */
+	if (++r->slot_misses > 4096 + f->stream.nr_events / 8)
+		f->kinds_cut = 1;
+	memset(k, 0, sizeof(*k));
+	k->provider = prov;
+	k->event_id = m ? m->event_id : 0;
+	k->version = m ? m->version : 0;
+	k->kind = pfc_clr_kind(m);
+	for (i = 0; !f->kinds_cut && i < f->nr_kinds; i++) {
+		const struct pfc_events_kind *e = &f->kinds[i];
+		if (m ? !(e->provider && e->event_id == m->event_id && e->version == m->version &&
+			  !strcmp(e->provider, m->provider) && !strcmp(e->name, m->name))
+		      : (e->provider || e->meta_id != ev->meta_id))
+			continue;
+		if (e->lumped) {
+			k->at[EVENTS_KIND_SIZES] = i;
+			k->have_lumped = 1;
+		} else if (k->nr_len < EVENTS_KIND_SIZES) {
+			k->len[k->nr_len] = e->len;
+			k->at[k->nr_len++] = i;
+		}
+	}
+	return k;
+}
+
 static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 {
 	struct reading *r = ctx;
 	struct pfc_events_file *f = r->f;
 	struct pfc_clr_event *e = &r->ce;
-	int kind = pfc_clr_decode(ev, f->trace.pointer_size, e, &r->payload_err);
+	int kind;
+
+	struct kind_slot *k = kind_slot(r, ev);
+
+	pfc_events_release(f, ev->offset);
+	if (kind_count(r, k, ev) < 0)
+		return -PFC_ERR_NOMEM;
+	if (!(r->kinds >> k->kind & 1))
+		return 0;
+	kind = pfc_clr_decode(ev, f->trace.pointer_size, e, &r->payload_err);
 
 	switch (kind) {
 	case PFC_CLR_GC_SUSPEND_BEGIN:
@@ -245,6 +382,13 @@ static int jit_cmp(const void *a, const void *b)
 
 static void file_free(struct pfc_events_file *f)
 {
+	size_t i;
+
+	for (i = 0; i < f->nr_kinds; i++) {
+		free(f->kinds[i].provider);
+		free(f->kinds[i].name);
+	}
+	free(f->kinds);
 	if (f->mapped)
 		munmap((void *)f->buf, f->len);
 	free(f->name);
@@ -293,11 +437,21 @@ int pfc_events_add(struct pfc_events *e, const char *path, const char *name, con
 	}
 	r->f = f;
 	r->want = want;
+	r->kinds = 1u << PFC_CLR_GC_SUSPEND_BEGIN | 1u << PFC_CLR_GC_START | 1u << PFC_CLR_GC_HEAP_STATS |
+		   1u << PFC_CLR_GC_RESTART_END;
+	if (want & PFC_EVENTS_MARKS)
+		r->kinds |= 1u << PFC_CLR_JIT_START | 1u << PFC_CLR_METHOD_LOAD;
+	if (want & PFC_EVENTS_ALLOCS)
+		r->kinds |= 1u << PFC_CLR_GC_ALLOC_TICK | 1u << PFC_CLR_ALLOC_SAMPLED;
+	if (want & PFC_EVENTS_THROWS)
+		r->kinds |= 1u << PFC_CLR_EXC_THROWN;
 	ops.ctx = r;
 	ops.trace = on_trace;
 	ops.event = on_event;
 	ret = pfc_nettrace_read(&nt, f->buf, f->len, &ops, err);
+	pfc_events_release(f, f->len);
 	f->stream = nt.st;
+	f->kinds_whole = !f->kinds_cut;
 	pfc_nettrace_free(&nt);
 	free(r);
 	if (ret == -PFC_ERR_NOMEM && !err->code)
@@ -328,6 +482,23 @@ int pfc_events_add(struct pfc_events *e, const char *path, const char *name, con
 		qsort(f->jits, f->nr_jits, sizeof(*f->jits), jit_cmp);
 	e->n++;
 	return 0;
+}
+
+void pfc_events_release(struct pfc_events_file *f, uint64_t off)
+{
+	uintptr_t page = (uintptr_t)EVENTS_RELEASE_STEP, upto;
+
+	/* a private read-only mapping: the pages dropped come back from the file if read again */
+	if (off + EVENTS_RELEASE_STEP < f->released)	/* another read from the start */
+		f->released = 0;
+	if (!f->mapped || off < f->released + EVENTS_RELEASE_STEP + EVENTS_RELEASE_LAG)
+		return;
+	upto = ((uintptr_t)off - EVENTS_RELEASE_LAG) / page * page;
+	if (upto > f->len)
+		upto = f->len / page * page;
+	if (upto > f->released)
+		madvise((uint8_t *)f->buf + f->released, upto - f->released, MADV_DONTNEED);
+	f->released = upto;
 }
 
 int pfc_events_paused(const struct pfc_events_file *f, uint64_t t)

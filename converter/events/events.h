@@ -54,11 +54,23 @@ struct pfc_events_alloc {
 	size_t ips;                  /* index of its first IP in pfc_events_file.ips */
 };
 
+/* The events of one metadata record and payload size (or, lumped, of the record's sizes past
+ * the first few), and the index of the first in the stream: what a writer that lays events
+ * out by kind (trace.zip's CTF) needs before it reads them again, without a read of its own. */
+struct pfc_events_kind {
+	char *provider, *name;       /* the record's; NULL: events whose metadata id has no record */
+	uint32_t meta_id, event_id, version;
+	uint32_t len;                /* the payload size, unless lumped */
+	int lumped;
+	uint64_t n, first;
+};
+
 struct pfc_events_file {
 	char *name;                  /* the path given, or the name the file had where a pack was made */
 	const uint8_t *buf;          /* its bytes (mapped, or a pack member's: see owned) */
 	size_t len;
 	int mapped;                  /* buf is our mapping, unmapped by pfc_events_free */
+	uint64_t released;           /* its pages before this offset were given back (pfc_events_release) */
 	struct pfc_nettrace_trace trace;  /* pid, clock frequency, pointer size */
 	struct pfc_nettrace_stats stream;
 	struct pfc_events_pause *pauses;  /* sorted by begin, apart */
@@ -73,6 +85,10 @@ struct pfc_events_file {
 	size_t nr_jits, cap_jits;
 	uint64_t *ips;
 	size_t nr_ips, cap_ips;
+	struct pfc_events_kind *kinds;    /* in the order each first came */
+	size_t nr_kinds, cap_kinds;
+	int kinds_cut;               /* a stream of too many kinds: kinds is not all of it */
+	int kinds_whole;             /* kinds counts every event (pfc_events_add read them all) */
 	char *names;                 /* type, message and method names, each NUL-terminated */
 	size_t names_len, names_cap;
 };
@@ -88,6 +104,10 @@ struct pfc_events {
  * the caller's (a pack member). */
 int pfc_events_add(struct pfc_events *e, const char *path, const char *name, const uint8_t *buf, size_t len,
 		   unsigned want, struct pfc_error *err);
+/* A reader of f's bytes is past off: its mapping's pages well before it may leave memory (they
+ * are read from the file again if touched), so that reading a stream costs a window of it,
+ * not its size.  Nothing for bytes that are not our mapping (a pack member). */
+void pfc_events_release(struct pfc_events_file *f, uint64_t off);
 /* Whether pid's threads were paused for a GC at time t (ns), by the pauses of file f. */
 int pfc_events_paused(const struct pfc_events_file *f, uint64_t t);
 void pfc_events_free(struct pfc_events *e);

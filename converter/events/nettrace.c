@@ -383,12 +383,17 @@ static struct pfc_nettrace_thread_ent *thread_findnew(struct pfc_nettrace *nt, u
 
 /* Sequence numbers count every event a thread tried to write: a gap is what the runtime
  * dropped.  A restart at 1 is a new thread that reused the id, not a loss. */
-static int note_seq(struct nt_read *r, uint64_t tid, uint32_t seq)
+static int note_seq(struct nt_read *r, uint64_t tid, uint32_t seq, size_t *last)
 {
-	struct pfc_nettrace_thread_ent *t = thread_findnew(r->nt, tid);
+	struct pfc_nettrace *nt = r->nt;
+	struct pfc_nettrace_thread_ent *t;
 
-	if (!t)
+	/* a block holds runs of one thread's events: the last one's entry first */
+	if (*last < nt->nr_threads && nt->threads[*last].tid == tid)
+		t = &nt->threads[*last];
+	else if (!(t = thread_findnew(nt, tid)))
 		return PFC_FAIL_NOOFF(r->err, NOMEM, "nettrace threads");
+	*last = (size_t)(t - nt->threads);
 	if (t->seq && seq != 1 && seq > t->seq + 1)
 		r->nt->st.nr_dropped += seq - t->seq - 1;
 	t->seq = seq;
@@ -403,6 +408,12 @@ static int read_event_block(struct nt_read *r, const uint8_t *p, uint32_t len, i
 	struct pfc_nettrace_event ev;
 	uint16_t hsize, flags;
 	int compressed;
+	/* the metadata and stacks stay as they are for the whole block: the last ones looked up
+	 * serve the next events, which mostly name the same */
+	struct pfc_nettrace_meta *meta = NULL;
+	const struct pfc_nettrace_stack_ent *stack = NULL;
+	uint32_t meta_id = 0, stack_id = 0;
+	size_t thread = SIZE_MAX;
 
 	pfc_cur_init(&c, p, len, r->swap);
 	hsize = cur_u16(&c);
@@ -492,13 +503,22 @@ static int read_event_block(struct nt_read *r, const uint8_t *p, uint32_t len, i
 				return rc;
 			continue;
 		}
-		ev.meta = meta_find(nt, ev.meta_id);
+		if (!meta || ev.meta_id != meta_id) {
+			meta = meta_find(nt, ev.meta_id);
+			meta_id = ev.meta_id;
+		}
+		ev.meta = meta;
 		if (!ev.meta)
 			nt->st.nr_no_meta++;
 		ev.stack = NULL;
 		ev.nr_ips = 0;
 		if (ev.stack_id) {
-			const struct pfc_nettrace_stack_ent *s = stack_find(nt, ev.stack_id);
+			const struct pfc_nettrace_stack_ent *s;
+			if (!stack || ev.stack_id != stack_id) {
+				stack = stack_find(nt, ev.stack_id);
+				stack_id = ev.stack_id;
+			}
+			s = stack;
 			if (s && nt->trace.pointer_size) {
 				ev.stack = s->p;
 				ev.nr_ips = s->len / nt->trace.pointer_size;
@@ -511,7 +531,7 @@ static int read_event_block(struct nt_read *r, const uint8_t *p, uint32_t len, i
 		if (ev.timestamp > nt->st.max_ts)
 			nt->st.max_ts = ev.timestamp;
 		nt->st.nr_events++;
-		if (note_seq(r, ev.capture_thread_id, ev.seq) < 0)
+		if (note_seq(r, ev.capture_thread_id, ev.seq, &thread) < 0)
 			return -PFC_ERR_NOMEM;
 		if (r->ops && r->ops->event) {
 			int rc = r->ops->event(r->ops->ctx, &ev);
@@ -642,113 +662,135 @@ static int read_type(struct nt_read *r, struct pfc_cursor *c, uint32_t *version,
 	return 0;
 }
 
-int pfc_nettrace_read(struct pfc_nettrace *nt, const uint8_t *buf, size_t len,
-		      const struct pfc_nettrace_ops *ops, struct pfc_error *err)
+int pfc_nettrace_begin(struct pfc_nettrace *nt, const uint8_t *buf, size_t len,
+		       const struct pfc_nettrace_ops *ops, struct pfc_error *err)
 {
 	static const char fs[] = "!FastSerialization.1";
-	struct nt_read r;
-	struct pfc_cursor c;
+	struct pfc_cursor *c = &nt->cur;
 	const uint8_t *s;
-	int seen_trace = 0;
 
 	memset(nt, 0, sizeof(*nt));
-	r.nt = nt;
-	r.base = buf;
-	r.ops = ops;
-	r.err = err;
-	r.swap = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
-	pfc_cur_init(&c, buf, len, r.swap);
+	nt->base = buf;
+	nt->ops = ops;
+	nt->err = err;
+	nt->swap = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	pfc_cur_init(c, buf, len, nt->swap);
 	if (!pfc_nettrace_is(buf, len))
 		return PFC_FAIL(err, UNSUPPORTED, 0, "not a nettrace stream (no 'Nettrace' magic)");
-	c.p += 8;
-	if (pfc_cur_u32(&c) != sizeof(fs) - 1 || !(s = pfc_cur_bytes(&c, sizeof(fs) - 1)) ||
+	c->p += 8;
+	if (pfc_cur_u32(c) != sizeof(fs) - 1 || !(s = pfc_cur_bytes(c, sizeof(fs) - 1)) ||
 	    memcmp(s, fs, sizeof(fs) - 1) != 0)
 		return PFC_FAIL(err, UNSUPPORTED, 8, "nettrace stream without the '%s' header", fs);
+	return 0;
+}
 
-	for (;;) {
-		const uint8_t *obj = c.p;
-		char name[64];
-		uint32_t version = 0, blen;
-		const uint8_t *body;
-		int rc;
+int pfc_nettrace_step(struct pfc_nettrace *nt)
+{
+	struct nt_read r = { nt, nt->base, nt->ops, nt->err, nt->swap };
+	struct pfc_cursor *c = &nt->cur;
+	struct pfc_error *err = nt->err;
+	const uint8_t *obj = c->p;
+	char name[64];
+	uint32_t version = 0, blen;
+	const uint8_t *body;
+	int rc;
 
-		if (pfc_cur_left(&c) == 0) {
-			nt->st.truncated = 1;
-			nt->st.truncated_at = off_of(&r, obj);
-			break;
-		}
-		if (*c.p == NT_TAG_NULL) {
-			nt->st.complete = 1;
-			break;
-		}
-		rc = read_type(&r, &c, &version, name, sizeof(name));
+	if (nt->done)
+		return 0;
+	if (pfc_cur_left(c) == 0) {
+		nt->st.truncated = 1;
+		nt->st.truncated_at = off_of(&r, obj);
+		goto end;
+	}
+	if (*c->p == NT_TAG_NULL) {
+		nt->st.complete = 1;
+		goto end;
+	}
+	rc = read_type(&r, c, &version, name, sizeof(name));
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		goto cut;
+	if (strcmp(name, "Trace") == 0) {
+		if (nt->seen_trace)
+			return PFC_FAIL(err, CORRUPT, off_of(&r, obj), "nettrace stream with a second Trace object");
+		if (version > 4)
+			return PFC_FAIL(err, UNSUPPORTED, off_of(&r, obj),
+					"nettrace format V6 (Trace object version %u) is not read yet", version);
+		nt->seen_trace = 1;
+		rc = read_trace(&r, c, version);
 		if (rc < 0)
 			return rc;
 		if (rc > 0)
 			goto cut;
-		if (strcmp(name, "Trace") == 0) {
-			if (seen_trace)
-				return PFC_FAIL(err, CORRUPT, off_of(&r, obj), "nettrace stream with a second Trace object");
-			if (version > 4)
-				return PFC_FAIL(err, UNSUPPORTED, off_of(&r, obj),
-						"nettrace format V6 (Trace object version %u) is not read yet", version);
-			seen_trace = 1;
-			rc = read_trace(&r, &c, version);
-			if (rc < 0)
-				return rc;
-			if (rc > 0)
-				goto cut;
+	} else {
+		int which;
+		if (!nt->seen_trace)
+			return PFC_FAIL(err, CORRUPT, off_of(&r, obj), "nettrace block '%s' before the Trace object", name);
+		if (strcmp(name, "EventBlock") == 0)
+			which = 0;
+		else if (strcmp(name, "MetadataBlock") == 0)
+			which = 1;
+		else if (strcmp(name, "StackBlock") == 0)
+			which = 2;
+		else if (strcmp(name, "SPBlock") == 0)
+			which = 3;
+		else
+			return PFC_FAIL(err, UNSUPPORTED, off_of(&r, obj), "nettrace object '%s'", name);
+		blen = pfc_cur_u32(c);
+		/* the block's bytes start at the next 4-byte file offset */
+		while (!c->bad && off_of(&r, c->p) & 3)
+			cur_u8(c);
+		body = pfc_cur_bytes(c, blen);
+		if (c->bad)
+			goto cut;
+		if (which == 0) {
+			nt->st.nr_event_blocks++;
+			rc = read_event_block(&r, body, blen, 0);
+		} else if (which == 1) {
+			nt->st.nr_metadata_blocks++;
+			rc = read_event_block(&r, body, blen, 1);
+		} else if (which == 2) {
+			nt->st.nr_stack_blocks++;
+			rc = read_stack_block(&r, body, blen);
 		} else {
-			int which;
-			if (!seen_trace)
-				return PFC_FAIL(err, CORRUPT, off_of(&r, obj), "nettrace block '%s' before the Trace object", name);
-			if (strcmp(name, "EventBlock") == 0)
-				which = 0;
-			else if (strcmp(name, "MetadataBlock") == 0)
-				which = 1;
-			else if (strcmp(name, "StackBlock") == 0)
-				which = 2;
-			else if (strcmp(name, "SPBlock") == 0)
-				which = 3;
-			else
-				return PFC_FAIL(err, UNSUPPORTED, off_of(&r, obj), "nettrace object '%s'", name);
-			blen = pfc_cur_u32(&c);
-			/* the block's bytes start at the next 4-byte file offset */
-			while (!c.bad && off_of(&r, c.p) & 3)
-				cur_u8(&c);
-			body = pfc_cur_bytes(&c, blen);
-			if (c.bad)
-				goto cut;
-			if (which == 0) {
-				nt->st.nr_event_blocks++;
-				rc = read_event_block(&r, body, blen, 0);
-			} else if (which == 1) {
-				nt->st.nr_metadata_blocks++;
-				rc = read_event_block(&r, body, blen, 1);
-			} else if (which == 2) {
-				nt->st.nr_stack_blocks++;
-				rc = read_stack_block(&r, body, blen);
-			} else {
-				rc = read_sp_block(&r, body, blen);
-			}
-			if (rc < 0)
-				return rc;
+			rc = read_sp_block(&r, body, blen);
 		}
-		if (cur_u8(&c) != NT_TAG_END) {
-			if (c.bad)
-				goto cut;
-			return PFC_FAIL(err, CORRUPT, off_of(&r, c.p - 1), "nettrace object '%s' not ended", name);
-		}
-		continue;
-cut:
-		/* the session was cut (the process died, the client stopped reading): keep what came before */
-		nt->st.truncated = 1;
-		nt->st.truncated_at = off_of(&r, obj);
-		break;
+		if (rc < 0)
+			return rc;
 	}
-	if (!seen_trace)
-		return PFC_FAIL(err, TRUNCATED, len, "nettrace stream ends before its Trace object");
+	if (cur_u8(c) != NT_TAG_END) {
+		if (c->bad)
+			goto cut;
+		return PFC_FAIL(err, CORRUPT, off_of(&r, c->p - 1), "nettrace object '%s' not ended", name);
+	}
+	return 1;
+cut:
+	/* the session was cut (the process died, the client stopped reading): keep what came before */
+	nt->st.truncated = 1;
+	nt->st.truncated_at = off_of(&r, obj);
+end:
+	nt->done = 1;
+	if (!nt->seen_trace)
+		return PFC_FAIL(err, TRUNCATED, (uint64_t)(c->end - nt->base), "nettrace stream ends before its Trace object");
 	return 0;
+}
+
+uint64_t pfc_nettrace_offset(const struct pfc_nettrace *nt)
+{
+	return (uint64_t)(nt->cur.p - nt->base);
+}
+
+int pfc_nettrace_read(struct pfc_nettrace *nt, const uint8_t *buf, size_t len,
+		      const struct pfc_nettrace_ops *ops, struct pfc_error *err)
+{
+	int rc = pfc_nettrace_begin(nt, buf, len, ops, err);
+
+	if (rc < 0)
+		return rc;
+	while ((rc = pfc_nettrace_step(nt)) > 0)
+		;
+	return rc;
 }
 
 void pfc_nettrace_free(struct pfc_nettrace *nt)

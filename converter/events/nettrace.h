@@ -101,6 +101,12 @@ struct pfc_nettrace {
 	struct pfc_nettrace_thread_ent *threads;
 	size_t nr_threads, cap_threads;
 	struct pfc_nettrace_idmap meta_ix, stack_ix, thread_ix;
+	/* where a read in steps is */
+	const uint8_t *base;
+	struct pfc_cursor cur;
+	const struct pfc_nettrace_ops *ops;
+	struct pfc_error *err;
+	int swap, seen_trace, done;
 };
 
 /* Read the whole stream in buf (a mapped file) and call ops for its parts in file order.
@@ -110,6 +116,15 @@ struct pfc_nettrace {
 int pfc_nettrace_read(struct pfc_nettrace *nt, const uint8_t *buf, size_t len,
 		      const struct pfc_nettrace_ops *ops, struct pfc_error *err);
 void pfc_nettrace_free(struct pfc_nettrace *nt);
+
+/* The same read in steps, for a reader that merges several streams: begin checks the header
+ * (0, or a negative error), then each step reads one object (a block: its events go to ops)
+ * and returns 1 while more may follow, 0 at the end (as pfc_nettrace_read returns), or a
+ * negative error.  offset: where the next object starts. */
+int pfc_nettrace_begin(struct pfc_nettrace *nt, const uint8_t *buf, size_t len,
+		       const struct pfc_nettrace_ops *ops, struct pfc_error *err);
+int pfc_nettrace_step(struct pfc_nettrace *nt);
+uint64_t pfc_nettrace_offset(const struct pfc_nettrace *nt);
 
 /* Whether buf starts like a nettrace stream. */
 int pfc_nettrace_is(const uint8_t *buf, size_t len);

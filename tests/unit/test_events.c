@@ -213,7 +213,7 @@ static int report(const char *path)
 	memset(&err, 0, sizeof(err));
 	rc = pfc_runtime_read(&rt, (const uint8_t *)buf, len, &err);
 	if (rc == 0)
-		rc = pfc_runtime_text(&rt, path, NULL, 0, &sb);
+		rc = pfc_runtime_text(&rt, path, 0, NULL, 0, &sb);
 	if (rc == 0)
 		fputs(sb.buf, stdout);
 	else
@@ -619,10 +619,19 @@ static void test_report(void)
 	check(rt.exceptions == t.args + t.invalids && rt.exception_types.n == 2 &&
 	      rt.exception_types.v[0].n == t.invalids, "report: exceptions by type, the most first");
 	check(rt.jit_methods > 12 && rt.jit_done == rt.jit_methods && rt.jit_ns > 0, "report: JIT starts matched to their loads");
-	check(pfc_runtime_text(&rt, "app.nettrace", NULL, 0, &a) == 0 && pfc_runtime_text(&rt, "app.nettrace", NULL, 0, &b) == 0 &&
+	check(pfc_runtime_text(&rt, "app.nettrace", 0, NULL, 0, &a) == 0 && pfc_runtime_text(&rt, "app.nettrace", 0, NULL, 0, &b) == 0 &&
 	      a.len == b.len && memcmp(a.buf, b.buf, a.len) == 0, "report: the same model gives the same bytes");
 	check(a.buf && strstr(a.buf, "GCs           21: gen0 13, gen1 4, gen2 4\n") &&
 	      strstr(a.buf, "  8  System.InvalidOperationException\n"), "report: its GC and exception lines");
+	{
+		/* a runtime in a pid namespace (perfconv record, --pid-map): the samples' pid heads it */
+		struct pfc_sb ns = { 0 };
+		char want[128];
+		snprintf(want, sizeof(want), "process 4242 (app.nettrace, pid %u in its namespace): ", rt.trace.pid);
+		check(pfc_runtime_text(&rt, "app.nettrace", 4242, NULL, 0, &ns) == 0 && ns.buf &&
+		      strncmp(ns.buf, want, strlen(want)) == 0, "report: a namespaced runtime under the recording's pid");
+		free(ns.buf);
+	}
 	pfc_runtime_free(&rt);
 	free(a.buf);
 	a.buf = NULL;
@@ -632,7 +641,7 @@ static void test_report(void)
 	rc = pfc_runtime_read(&rt, (const uint8_t *)buf, len - 3000, &err);
 	check(rc == 0 && rt.stream.truncated && !rt.rundown_complete && rt.gcs == t.collections[0],
 	      "report: a stream cut in its rundown keeps every GC");
-	check(pfc_runtime_text(&rt, "cut", NULL, 0, &a) == 0 && strstr(a.buf, "stream cut at offset") &&
+	check(pfc_runtime_text(&rt, "cut", 0, NULL, 0, &a) == 0 && strstr(a.buf, "stream cut at offset") &&
 	      strstr(a.buf, "no rundown"), "report: says the stream is cut and has no rundown");
 	pfc_runtime_free(&rt);
 	free(a.buf);
