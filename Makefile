@@ -31,9 +31,10 @@ LIBS = $(PKG_LIBS) -liberty -lm -pthread
 # `make static` sets STATIC=1 for its own sub-make, whose objects go to build-static/.  Every
 # library is linked in, the ones that perfconv otherwise loads when needed too (PFC_STATIC:
 # libarchive, libcurl; libdebuginfod has no static archive and is left out).  libisal.a, a
-# libcurl.a for HTTP and HTTPS only and a libarchive.a without xar (whose libxml2 brings ICU) are
-# built from Debian's sources by scripts/static-libs.sh into build-static/libs/lib, searched
-# first; the others are Debian's own archives.
+# libcurl.a for HTTP and HTTPS only, a libarchive.a without xar (whose libxml2 brings ICU) and a
+# libzstd.a with worker threads (as Debian's libzstd.so; its libzstd.a has none) are built from
+# Debian's sources by scripts/static-libs.sh into build-static/libs/lib, searched first; the
+# others are Debian's own archives.
 STATIC_BUILD := build-static
 STATIC_LIBS_DIR := $(STATIC_BUILD)/libs
 ifeq ($(STATIC),1)
@@ -41,6 +42,9 @@ STATIC_CFLAGS = -DPFC_STATIC
 STATIC_LDFLAGS = -static -L$(STATIC_LIBS_DIR)/lib
 LIBS = -lisal -lcurl -larchive -ldw -lelf -lzstd -lxxhash -ldeflate -ltraceevent -llzma -lbz2 -lz \
 	-lprotobuf-c -lssl -lcrypto -liberty -lm -pthread
+# the archives static-libs.sh builds: a new one links again
+STATIC_ARCHIVES = $(addprefix $(STATIC_LIBS_DIR)/lib/,libisal.a libcurl.a libarchive.a libzstd.a)
+$(BUILD)/perfconv: $(STATIC_ARCHIVES)
 # glibc's archive warns at each call that needs its shared NSS modules or loader at run time.
 # These four are dropped, the others shown: getaddrinfo (libcurl) and gethostbyname (OpenSSL's
 # BIO, unused) resolve through /etc/hosts and DNS with the files and dns code glibc links in
@@ -110,7 +114,7 @@ perfconv: $(BUILD)/perfconv
 
 $(BUILD)/perfconv: $(LIB_OBJS) $(CLI_OBJS)
 ifeq ($(STATIC),1)
-	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) 2>$@.ld; rc=$$?; \
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS) 2>$@.ld; rc=$$?; \
 		$(STATIC_LD_QUIET) $@.ld >&2; rm -f $@.ld; exit $$rc
 else
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
@@ -190,9 +194,9 @@ asan:
 
 # --- one static executable ------------------------------------------------------------------------
 # build-static/perfconv runs on a kernel alone (tests/static.sh checks it in a mount namespace
-# with empty library directories).  The first run fetches and builds ISA-L, libcurl and libarchive
-# (ten to fifteen minutes on 2 busy CPUs), later runs reuse them; it is not part of make check, whose tests/static.sh
-# uses the executable only when it is there.
+# with empty library directories).  The first run fetches and builds ISA-L, libcurl, libarchive
+# and libzstd (ten to twenty minutes on 2 busy CPUs), later runs reuse them.  It is not part of
+# make check, whose tests/static.sh brings the executable up to date only once those are built.
 static:
 	$(Q)$(MAKE) deps DEPS_ARGS=--static
 	$(Q)scripts/static-libs.sh $(STATIC_LIBS_DIR)

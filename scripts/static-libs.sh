@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # static-libs.sh - the static archives `make static` needs that Debian 12 does not ship, or ships
 # with dependencies it does not ship, built from Debian's own source packages into DIR/lib
-# (libisal.a, libcurl.a, libarchive.a), each once: a later run whose DIR/lib/NAME.stamp names the
+# (libisal.a, libcurl.a, libarchive.a, libzstd.a), each once: a later run whose DIR/lib/NAME.stamp names the
 # same source version and recipe does nothing for it.
 #
 #   scripts/static-libs.sh DIR
@@ -13,7 +13,9 @@
 # HTTP and HTTPS (OpenSSL, whose archives Debian ships) and nothing else, all symsrv.c asks of it.
 # libarchive: Debian's libarchive.a is there, but its table of formats brings in the xar writer,
 # which needs libxml2 and so ICU (30 MB of data); this one has no xar and no crypto, and the tar,
-# pax and zstd code packs use.
+# pax and zstd code packs use.  libzstd: Debian's libzstd.a is zstd's single-threaded default,
+# which refuses the worker threads that packs compress with (and whose frames are other bytes);
+# this one is the same source with ZSTD_MULTITHREAD, as Debian's libzstd.so is built.
 # Sources come through apt-get with a private list of deb-src lines made from the machine's own
 # Debian sources, in DIR/apt: the machine's apt configuration is left alone.
 set -euo pipefail
@@ -39,6 +41,8 @@ curl_recipe="--disable-shared --enable-static --with-openssl --without-libpsl --
 	--disable-mqtt --disable-ftp --disable-file --disable-manual --disable-ntlm --disable-docs
 	--enable-threaded-resolver --with-ca-bundle=/etc/ssl/certs/ca-certificates.crt
 	--with-ca-path=/etc/ssl/certs"
+zstd_src=$(src_of libzstd-dev)
+zstd_recipe="make -C lib libzstd.a-mt"
 archive_src=$(src_of libarchive-dev)
 archive_recipe="--disable-maintainer-mode --disable-shared --enable-static --disable-bsdtar --disable-bsdcat --disable-bsdcpio
 	--without-xml2 --without-expat --without-nettle --without-openssl --without-lz4 --without-libb2
@@ -49,7 +53,7 @@ fresh() {
 	[ -f "$dir/lib/$1.a" ] && [ "$(cat "$dir/lib/$1.stamp" 2>/dev/null)" = "$2 $3" ]
 }
 if fresh libisal "$isal_src" "$isal_recipe" && fresh libcurl "$curl_src" "$curl_recipe" &&
-	fresh libarchive "$archive_src" "$archive_recipe"; then
+	fresh libarchive "$archive_src" "$archive_recipe" && fresh libzstd "$zstd_src" "$zstd_recipe"; then
 	exit 0
 fi
 
@@ -123,3 +127,11 @@ fresh libcurl "$curl_src" "$curl_recipe" ||
 	autotools libcurl "$curl_src" "$curl_recipe" "-C lib" lib/.libs/libcurl.a
 fresh libarchive "$archive_src" "$archive_recipe" ||
 	autotools libarchive "$archive_src" "$archive_recipe" libarchive.la .libs/libarchive.a
+if ! fresh libzstd "$zstd_src" "$zstd_recipe"; then
+	src=$(fetch "$zstd_src")
+	echo "static-libs.sh: building libzstd.a (with worker threads) in $src" >&2
+	# shellcheck disable=SC2086  # the recipe is words
+	(cd "$src" && $zstd_recipe -j"$jobs" >"$dir/src/libzstd.log" 2>&1) ||
+		{ tail -n 20 "$dir/src/libzstd.log" >&2; exit 1; }
+	built libzstd "$zstd_src" "$zstd_recipe" "$src/lib/libzstd.a"
+fi
