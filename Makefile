@@ -3,6 +3,7 @@
 #   make                 build ./perfconv (objects in build/)
 #   make check           install missing Debian packages (skip with NO_DEPS=1), build, run all tests
 #   make asan            the same tests with an ASan+UBSan build in build-asan/
+#   make static          one statically linked executable, build-static/perfconv (docs/static.md)
 #   make demo            convert fixtures/fp-callgraph into demo/flame.folded and demo/flame.svg
 #   make bench           bench/bench.sh: perfconv against perf script on a large recording
 #   make fuzz            build the fuzz/fuzz_*.c targets with clang's libFuzzer, run each FUZZ_SECONDS
@@ -23,9 +24,37 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # when servers are named, packar.c when a pack is read or written
 PKG_LIBS := $(shell pkg-config --libs $(filter-out libdebuginfod libcurl libarchive,$(PKGS)) 2>/dev/null)
 
-ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(CFLAGS)
-ALL_LDFLAGS = $(LDFLAGS)
+ALL_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(DEVELOPER_CFLAGS) $(SAN_CFLAGS) $(STATIC_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(STATIC_LDFLAGS) $(LDFLAGS)
 LIBS = $(PKG_LIBS) -liberty -lm -pthread
+
+# `make static` sets STATIC=1 for its own sub-make, whose objects go to build-static/.  Every
+# library is linked in, the ones that perfconv otherwise loads when needed too (PFC_STATIC:
+# libarchive, libcurl; libdebuginfod has no static archive and is left out).  libisal.a, a
+# libcurl.a for HTTP and HTTPS only, a libarchive.a without xar (whose libxml2 brings ICU) and a
+# libzstd.a with worker threads (as Debian's libzstd.so; its libzstd.a has none) are built from
+# Debian's sources by scripts/static-libs.sh into build-static/libs/lib, searched first; the
+# others are Debian's own archives.
+STATIC_BUILD := build-static
+STATIC_LIBS_DIR := $(STATIC_BUILD)/libs
+ifeq ($(STATIC),1)
+STATIC_CFLAGS = -DPFC_STATIC
+STATIC_LDFLAGS = -static -L$(STATIC_LIBS_DIR)/lib
+LIBS = -lisal -lcurl -larchive -ldw -lelf -lzstd -lxxhash -ldeflate -ltraceevent -llzma -lbz2 -lz \
+	-lprotobuf-c -lssl -lcrypto -liberty -lm -pthread
+# the archives static-libs.sh builds: a new one links again
+STATIC_ARCHIVES = $(addprefix $(STATIC_LIBS_DIR)/lib/,libisal.a libcurl.a libarchive.a libzstd.a)
+$(BUILD)/perfconv: $(STATIC_ARCHIVES)
+# glibc's archive warns at each call that needs its shared NSS modules or loader at run time.
+# These four are dropped, the others shown: getaddrinfo (libcurl) and gethostbyname (OpenSSL's
+# BIO, unused) resolve through /etc/hosts and DNS with the files and dns code glibc links in
+# (tests/static.sh names a server localhost in a namespace without libraries); getpwuid_r is
+# libcurl's .netrc lookup, which only CURLOPT_NETRC turns on and symsrv.c never sets; dlopen is
+# libtraceevent's plugin loader, which perfconv never calls.
+STATIC_LD_QUIET = awk '/: in function / { held = $$0; next } \
+	/warning: Using .(getaddrinfo|gethostbyname|getpwuid_r|dlopen). in statically linked/ { held = ""; next } \
+	{ if (held != "") print held; held = ""; print } END { if (held != "") print held }'
+endif
 
 ifeq ($(DEVELOPER),1)
 DEVELOPER_CFLAGS = -Werror
@@ -84,7 +113,12 @@ perfconv: $(BUILD)/perfconv
 	$(Q)cp $< $@
 
 $(BUILD)/perfconv: $(LIB_OBJS) $(CLI_OBJS)
+ifeq ($(STATIC),1)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS) 2>$@.ld; rc=$$?; \
+		$(STATIC_LD_QUIET) $@.ld >&2; rm -f $@.ld; exit $$rc
+else
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+endif
 
 $(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h &: $(PROFILE_PROTO)
 	@mkdir -p $(BUILD)/gen
@@ -158,6 +192,16 @@ asan:
 	CONSUMERS=$${CONSUMERS:-0} \
 	$(MAKE) $(JOBS_FLAG) test-run BUILD=$(ASAN_BUILD) SAN_CFLAGS='$(ASAN_CFLAGS)' PERFCONV=$(ASAN_BUILD)/perfconv
 
+# --- one static executable ------------------------------------------------------------------------
+# build-static/perfconv runs on a kernel alone (tests/static.sh checks it in a mount namespace
+# with empty library directories).  The first run fetches and builds ISA-L, libcurl, libarchive
+# and libzstd (ten to twenty minutes on 2 busy CPUs), later runs reuse them.  It is not part of
+# make check, whose tests/static.sh brings the executable up to date only once those are built.
+static:
+	$(Q)$(MAKE) deps DEPS_ARGS=--static
+	$(Q)scripts/static-libs.sh $(STATIC_LIBS_DIR)
+	$(Q)$(MAKE) $(JOBS_FLAG) $(STATIC_BUILD)/perfconv BUILD=$(STATIC_BUILD) STATIC=1
+
 # --- fuzzing ---------------------------------------------------------------------------------------
 # clang-14 with libFuzzer (scripts/install-deps.sh --fuzz); objects in build-fuzz/.  The library is
 # compiled with -fsanitize=fuzzer-no-link so that coverage reaches every parser; each target is linked
@@ -220,8 +264,8 @@ uninstall:
 	rm -f '$(DESTDIR)$(bindir)/perfconv' '$(DESTDIR)$(man1dir)/perfconv.1'
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz perfconv demo
+	rm -rf $(BUILD) $(ASAN_BUILD) $(STATIC_BUILD) build-fuzz perfconv demo
 
 FORCE:
 
-.PHONY: all clean unit deps check test-run asan demo bench fuzz fuzz-build fuzz-campaign fuzz-bins install uninstall FORCE
+.PHONY: all clean unit deps check test-run asan static demo bench fuzz fuzz-build fuzz-campaign fuzz-bins install uninstall FORCE

@@ -92,6 +92,16 @@ struct opt_doc {
 	const char *help;
 };
 
+/* The static build (`make static`, docs/static.md) links every library in; Debian has no static
+ * libdebuginfod, so that build has no debuginfod client, and its --help and --version say so. */
+#ifdef PFC_STATIC
+#define DEBUGINFOD_STATIC "; not in this static build, which has no debuginfod client (--symbol-server still fetches)"
+#define BUILD_STATIC " (static)"
+#else
+#define DEBUGINFOD_STATIC ""
+#define BUILD_STATIC ""
+#endif
+
 /* The one source of the options: getopt's table and --help both come from it. */
 static const struct opt_doc opt_table[] = {
 	{ 'i', "input", 'i', 1, "FILE", "perf.data to read; '-' reads a pipe-mode stream from stdin (default: perf.data)" },
@@ -146,7 +156,7 @@ static const struct opt_doc opt_table[] = {
 	{ OPT_R2R_DUMP_STYLE, "r2r-dump-style", 0, 1, "STYLE", "--r2r-dump names: runtime (default, as in the runtime's perf map) or r2rmap (as crossgen2 writes them)" },
 	{ OPT_ENABLE_PERFMAP, "enable-perfmap", 0, 1, "PID[:TYPE]", "ask the running .NET 8+ process PID to write its perf map and jitdump (TYPE: all, the default; perfmap; jitdump), then exit" },
 	{ OPT_DISABLE_PERFMAP, "disable-perfmap", 0, 1, "PID", "ask the running .NET 8+ process PID to stop writing its perf map and jitdump, then exit" },
-	{ OPT_DEBUGINFOD, "debuginfod", 0, 1, "URLS", "fetch the debug files of binaries without symbols by build-id from these debuginfod servers (default: $DEBUGINFOD_URLS; none when unset)" },
+	{ OPT_DEBUGINFOD, "debuginfod", 0, 1, "URLS", "fetch the debug files of binaries without symbols by build-id from these debuginfod servers (default: $DEBUGINFOD_URLS; none when unset)" DEBUGINFOD_STATIC },
 	{ OPT_DEBUGINFOD_TIMEOUT, "debuginfod-timeout", 0, 1, "SECONDS", "give up on a debug file after this long, and on the servers for the rest of the conversion (default: 10)" },
 	{ OPT_SYMBOL_SERVER, "symbol-server", 0, 1, "URL", "fetch the debug files of binaries without symbols by build-id from this symbol server, as dotnet-symbol does (repeatable; default: $PERFCONV_SYMBOL_SERVERS; none when unset)" },
 	{ OPT_SYMBOL_SERVER_TIMEOUT, "symbol-server-timeout", 0, 1, "SECONDS", "give up on a symbol server that does not connect or stops sending for this long, for the rest of the conversion (default: 10)" },
@@ -604,7 +614,7 @@ static int parse_option(struct cli *c, struct args *a, int opt, const char *arg)
 	case 'q': c->quiet = 1; break;
 	case 'v': c->verbose++; break;
 	case 'h': usage(stdout); return EXIT_OK;
-	case 'V': printf("perfconv %s\n", PERFCONV_VERSION); return EXIT_OK;
+	case 'V': printf("perfconv %s%s\n", PERFCONV_VERSION, BUILD_STATIC); return EXIT_OK;
 	default:
 		return parse_symbol_option(c, a, opt, arg);
 	}

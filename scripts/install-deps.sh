@@ -5,6 +5,7 @@
 #   scripts/install-deps.sh --test     build + test dependencies (make check, make asan)
 #   scripts/install-deps.sh --bench    build + benchmark dependencies (make bench)
 #   scripts/install-deps.sh --fuzz     build + fuzzing dependencies (make fuzz)
+#   scripts/install-deps.sh --static   build + what make static builds ISA-L, libcurl, libarchive with
 #   scripts/install-deps.sh --dotnet-trace   also Microsoft's dotnet-trace from NuGet, into build/tools/
 #                                      (DOTNET_TOOLS=DIR elsewhere): fixtures/bin-src/dotnet/record-events.sh
 #   scripts/install-deps.sh --list     print the packages that would be checked, install nothing
@@ -43,6 +44,10 @@ bench_pkgs=(linux-perf zip)
 # make fuzz builds the fuzz/ targets with clang's libFuzzer (-fsanitize=fuzzer), which Debian ships
 # apart from the compiler.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
+# make static builds ISA-L (nasm) and libcurl (OpenSSL's archives in libssl-dev) from their Debian
+# source packages (dpkg-dev unpacks them), scripts/static-libs.sh; the other archives come with the
+# -dev packages above.
+static_pkgs=(nasm dpkg-dev libssl-dev)
 # fixtures/bin-src/dotnet/record-events.sh records the runtime's events with dotnet-trace, a .NET tool
 # on NuGet (not a Debian package): installed with the SDK's `dotnet tool install`, at a pinned version.
 dotnet_trace_version=10.0.750501
@@ -55,10 +60,11 @@ for arg in "$@"; do
 	--test) want+=("${test_pkgs[@]}") ;;
 	--bench) want+=("${bench_pkgs[@]}") ;;
 	--fuzz) want+=("${fuzz_pkgs[@]}") ;;
+	--static) want+=("${static_pkgs[@]}") ;;
 	--dotnet-trace) dotnet_trace=1 ;;
 	--list) list_only=1 ;;
 	-h | --help)
-		sed -n '2,15s/^# \{0,1\}//p' "$0"
+		sed -n '2,16s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	*)

@@ -31,7 +31,7 @@
 LIVE_SUITES=(offcpu.sh dotnet-live.sh aspnet-live.sh dotnet-dwarf.sh dotnet-enable.sh diff-live.sh record.sh)
 # The others, the slowest first (as measured on 2 CPUs), so that the lanes end together
 # (TRUNCATE=0 leaves truncate.sh out).
-POOL_SUITES=(pack.sh perfview.sh folded.sh truncate.sh perf-identity.sh foreign.sh pprof.sh svg.sh tiers.sh
+POOL_SUITES=(static.sh pack.sh perfview.sh folded.sh truncate.sh perf-identity.sh foreign.sh pprof.sh svg.sh tiers.sh
 	perf-script.sh speedscope.sh firefox.sh batch.sh endian.sh r2r-truth.sh debuginfod.sh symsrv.sh r2r.sh
 	diff.sh jit.sh dotnet-baseline.sh events.sh perfview-events.sh fuzz.sh preload.sh r2rcache.sh arm64.sh readme.sh
 	running-kernel.sh layout.sh cli.sh man.sh)

@@ -2,7 +2,8 @@
  * packar.c - what the pack's reader and writer share: libarchive, loaded when a pack is
  * first read or written rather than at start, and the rules of member names (which names a
  * pack may hold, how a hostile one is shown in a message, the locale their conversion needs).
- * Reading packs is packread.c's, writing them packwrite.c's.
+ * Reading packs is packread.c's, writing them packwrite.c's.  The static build (PFC_STATIC,
+ * `make static`) links libarchive in instead of loading it.
  */
 #include <dlfcn.h>
 #include <locale.h>
@@ -16,6 +17,16 @@
 
 static struct pfc_pack_ar ar;
 
+#ifdef PFC_STATIC
+/* a static binary has no dynamic loader to load a library with: its functions are linked in */
+static void ar_load_once(void)
+{
+#define X(f) ar.f = f;
+	AR_FUNCTIONS(X)
+#undef X
+	ar.ok = 1;
+}
+#else
 static void ar_load_once(void)
 {
 	void *lib = dlopen(AR_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -35,6 +46,7 @@ static void ar_load_once(void)
 #undef X
 	ar.ok = 1;
 }
+#endif
 
 int pfc_pack_ar_load(struct pfc_error *err)
 {

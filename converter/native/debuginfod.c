@@ -6,6 +6,8 @@
  * timeout.  A build-id the servers do not know is not an error.  The library is loaded
  * only when the user names servers: linked in, it and libcurl's tree of dependencies
  * (TLS, Kerberos, LDAP...) cost every run of perfconv their start-up relocations.
+ * Debian ships libdebuginfod as a shared library only: the static build (PFC_STATIC,
+ * `make static`) has no client, says so when servers are named, and finds nothing.
  */
 #include <dlfcn.h>
 #include <elfutils/debuginfod.h>
@@ -36,6 +38,22 @@ struct pfc_debuginfod_api {         /* the functions used, from the loaded libra
 	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
 };
 
+#ifdef PFC_STATIC
+/* no library to load: pfc_debuginfod_open fails after its warning, and progress is never called */
+static int api_load(struct pfc_debuginfod_api *a)
+{
+	(void)a;
+	return -1;
+}
+
+static int progress(debuginfod_client *c, long done, long total)
+{
+	(void)c;
+	(void)done;
+	(void)total;
+	return 1;
+}
+#else
 static int api_load(struct pfc_debuginfod_api *a)
 {
 	/* never unloaded: libcurl, which it loads, keeps its global state (initialized once a
@@ -76,6 +94,7 @@ static int progress(debuginfod_client *c, long done, long total)
 	(void)total;
 	return d && now() - d->started > d->timeout;
 }
+#endif
 
 int pfc_debuginfod_open(struct pfc_debuginfod *d, const char *urls, double timeout, FILE *log)
 {
@@ -93,6 +112,11 @@ int pfc_debuginfod_open(struct pfc_debuginfod *d, const char *urls, double timeo
 	snprintf(secs, sizeof(secs), "%ld", (long)(d->timeout + 0.999));
 	setenv("DEBUGINFOD_TIMEOUT", secs, 0);
 	d->api = calloc(1, sizeof(*d->api));
+#ifdef PFC_STATIC
+	if (d->log)
+		fprintf(d->log, "perfconv: warning: debuginfod: this static build of perfconv has no "
+			"debuginfod client (--symbol-server still fetches)\n");
+#endif
 	if (!d->api || api_load(d->api) < 0) {
 		free(d->api);
 		d->api = NULL;
@@ -156,7 +180,9 @@ void pfc_debuginfod_close(struct pfc_debuginfod *d)
 		d->api->end(d->client);
 	d->client = NULL;
 	if (d->api) {
+#ifndef PFC_STATIC
 		dlclose(d->api->lib);
+#endif
 		free(d->api);
 		d->api = NULL;
 	}

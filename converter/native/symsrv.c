@@ -55,6 +55,21 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+#ifdef PFC_STATIC
+/* The static build (`make static`) links in a libcurl of its own, built for HTTP and HTTPS
+ * only (scripts/static-libs.sh): a static binary has no dynamic loader to load one with. */
+static int api_load(struct pfc_symsrv_api *a)
+{
+	a->lib = NULL;
+	a->init = curl_easy_init;
+	a->setopt = curl_easy_setopt;
+	a->perform = curl_easy_perform;
+	a->getinfo = curl_easy_getinfo;
+	a->cleanup = curl_easy_cleanup;
+	a->strerror = curl_easy_strerror;
+	return 0;
+}
+#else
 static int api_load(struct pfc_symsrv_api *a)
 {
 	size_t i;
@@ -77,6 +92,7 @@ static int api_load(struct pfc_symsrv_api *a)
 	}
 	return 0;
 }
+#endif
 
 int pfc_symsrv_key(const uint8_t *build_id, int len, char *key, size_t size)
 {
@@ -469,8 +485,10 @@ void pfc_symsrv_close(struct pfc_symsrv *s)
 	if (s->curl)
 		s->api->cleanup(s->curl);
 	s->curl = NULL;
+#ifndef PFC_STATIC
 	if (s->api && s->api->lib)
 		dlclose(s->api->lib);	/* it stays loaded (RTLD_NODELETE) */
+#endif
 	free(s->api);
 	s->api = NULL;
 	for (i = 0; i < s->nr_urls; i++)
