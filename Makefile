@@ -33,10 +33,11 @@ LIBS = $(PKG_LIBS) -liberty -lm -pthread
 # libarchive, libcurl; libdebuginfod has no static archive and is left out).  libisal.a, a
 # libcurl.a for HTTP and HTTPS only, a libarchive.a without xar (whose libxml2 brings ICU) and a
 # libzstd.a with worker threads (as Debian's libzstd.so; its libzstd.a has none) are built from
-# Debian's sources by scripts/static-libs.sh into build-static/libs/lib, searched first; the
-# others are Debian's own archives.
+# Debian's sources by scripts/static-libs.sh into ~/.cache/perfconv/static-libs/lib, searched
+# first (a cache of the machine's, not the checkout's: a fresh clone links at once); the others are
+# Debian's own archives.
 STATIC_BUILD := build-static
-STATIC_LIBS_DIR := $(STATIC_BUILD)/libs
+STATIC_LIBS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/perfconv/static-libs
 ifeq ($(STATIC),1)
 STATIC_CFLAGS = -DPFC_STATIC
 STATIC_LDFLAGS = -static -L$(STATIC_LIBS_DIR)/lib

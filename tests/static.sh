@@ -17,7 +17,7 @@
 #   static/debuginfod  --debuginfod says this build has no client, and the conversion goes on
 #
 # The executable is STATIC_PERFCONV (default build-static/perfconv).  When ISA-L, libcurl,
-# libarchive and libzstd were built once (build-static/libs/lib), `make static NO_DEPS=1` brings it
+# libarchive and libzstd were built once (~/.cache/perfconv/static-libs/lib), `make static NO_DEPS=1` brings it
 # up to date first; without them every case is skipped, since their first build takes minutes: run
 # `make static` once.
 #
@@ -25,6 +25,9 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" static
 need_perfconv static
+# the archives make static links, in the cache of the user running the tests (lib.sh made HOME a
+# temporary directory)
+LIBS_DIR=${STATIC_LIBS_DIR:-${XDG_CACHE_HOME:-$TESTS_USER_HOME/.cache}/perfconv/static-libs}
 unset PERFCONV_SYMBOL_SERVERS DEBUGINFOD_URLS XDG_CACHE_HOME
 cases=(static/linked static/empty static/dotnet static/pack static/events static/symsrv static/debuginfod)
 any=0
@@ -32,11 +35,11 @@ for c in "${cases[@]}"; do selected "$c" && any=1; done
 [ "$any" = 1 ] || exit 0
 
 SP=${STATIC_PERFCONV:-build-static/perfconv}
-L=build-static/libs/lib
+L=$LIBS_DIR/lib
 if [ -z "${STATIC_PERFCONV-}" ] && [ -f $L/libisal.a ] && [ -f $L/libcurl.a ] &&
 	[ -f $L/libarchive.a ] && [ -f $L/libzstd.a ]; then
 	# not the make that runs the tests, if one does: its variables (BUILD, SAN_CFLAGS) are its own
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make static NO_DEPS=1 >"$TMP/make.log" 2>&1 || {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make static NO_DEPS=1 STATIC_LIBS_DIR="$LIBS_DIR" >"$TMP/make.log" 2>&1 || {
 		for c in "${cases[@]}"; do fail "$c" "make static failed" "$TMP/make.log"; done
 		exit 0
 	}
