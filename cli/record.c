@@ -153,6 +153,7 @@ struct rec {
 	int ready;
 	double header_seen;          /* when perf's file header appeared; 0: not yet */
 	int progress_shown;
+	int restarts;                /* perf started again after it failed to start */
 };
 
 static int parse_pids(struct pfc_rec_opts *o, const char *arg)
@@ -884,6 +885,32 @@ static void serve(struct rec *r, int ms)
 	pfc_rec_port_serve(&r->port, r->dn, &r->ndn, MAX_DOTNET, &r->o, r->work, ms);
 }
 
+/* perf 6.1 attached to a busy .NET service (-p) may exit with status 255 and no error said
+ * (at most a warning that it could not open a thread's events) while it starts, when a
+ * thread of the target (a thread-pool worker retiring) ends in the meantime: it had recorded
+ * nothing yet, so it is started again, twice at most.  One that says an error is not.  1 when
+ * it was started again. */
+#define PERF_RESTARTS 2
+static int restart_perf(struct rec *r)
+{
+	char said[4096];
+
+	if (r->ready || r->o.cmd || r->perf_status != 255 || r->restarts >= PERF_RESTARTS || stop_signals)
+		return 0;
+	if (pfc_diagsock_read_small(r->log, said, sizeof(said)) > 0 && strstr(said, "rror"))
+		return 0;
+	r->restarts++;
+	if (r->o.verbose)
+		fprintf(stderr, "perfconv: record: perf exited with status 255 while it started; starting it again\n");
+	pfc_rec_count_close(&r->count);
+	memset(&r->count, 0, sizeof(r->count));
+	r->header_seen = 0;
+	r->perf_exited = r->perf_signaled = r->perf_status = 0;
+	unlink(r->data);
+	r->t0 = pfc_diagsock_now();
+	return start_perf(r) == 0;
+}
+
 static int wait_loop(struct rec *r)
 {
 	double next = 0, next_debug = 0;
@@ -894,7 +921,7 @@ static int wait_loop(struct rec *r)
 
 		if (stop_signals)
 			return 0;
-		if (perf_ended(r))
+		if (perf_ended(r) && !restart_perf(r))
 			return 1;
 		if (!perf_ready(r)) {
 			if (t - r->t0 > PERF_START_TIMEOUT) {

@@ -11,6 +11,9 @@
 #                         directory and in /proc, exit 1), usage (an unknown event kind, exit 2),
 #                         perf-fails (a perf on PATH that fails: its own stderr is shown, exit 1,
 #                         nothing left in the output directory);
+#   record/perf-restart   a perf that exits with status 255 and nothing said on its first start
+#                         (as perf 6.1 may when a thread of its target ends while it starts): -v
+#                         says it is started again, and the recording packs (exit 0);
 #   record/err-formats    -f with an unknown format, with pack, and with a format of samples under
 #                         --off-cpu: each a usage error (exit 2) naming it;
 #   record/off-cpu        `--off-cpu -f folded,svg -- sh` of a shell that sleeps 0.3 s twice: the
@@ -83,7 +86,7 @@
 SECS=${RECORD_SECONDS:-3}
 
 cases=() live_cases=()
-for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails err-formats off-cpu thread-time progress err-advertise; do
+for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails perf-restart err-formats off-cpu thread-time progress err-advertise; do
 	selected "record/$c" && cases+=("record/$c")
 done
 for c in pid pid-on namespace sidecar sidecar-noptrace debug-files command startup alloc build-ids target-exits sigint sigint-twice; do
@@ -184,6 +187,32 @@ EOF
 	else
 		expect_err record/err-perf-fails perffail 1 "perf record failed \(exit status 255\)" \
 			"perf: Error: the fake perf cannot open its events"
+	fi
+fi
+if selected record/perf-restart; then
+	# a perf that exits with status 255 and nothing said on its first start, as perf 6.1 does
+	# when a thread of its target ends while it opens its events; the real one after
+	mkdir -p "$TMP/flakybin" "$TMP/flaky"
+	cat >"$TMP/flakybin/perf" <<EOF
+#!/bin/sh
+[ "\$1" = record ] && [ ! -e "$TMP/flaky.failed" ] && { : >"$TMP/flaky.failed"; exit 255; }
+exec $(command -v perf) "\$@"
+EOF
+	chmod +x "$TMP/flakybin/perf"
+	sleep 30 &
+	spid=$!
+	pids+=("$spid")
+	PATH=$TMP/flakybin:$PATH "$PERFCONV" record -v -p "$spid" --dotnet-events none --duration 1 \
+		-o "$TMP/flaky/x.perfpack" >"$TMP/flaky.out" 2>"$TMP/flaky.err" </dev/null
+	echo $? >"$TMP/flaky.rc"
+	if [ ! -e "$TMP/flaky.failed" ]; then
+		fail record/perf-restart "the flaky perf never ran" "$TMP/flaky.err"
+	elif [ "$(cat "$TMP/flaky.rc")" != 0 ] || [ ! -s "$TMP/flaky/x.perfpack" ]; then
+		fail record/perf-restart "exit status $(cat "$TMP/flaky.rc"), pack: $(ls -A "$TMP/flaky" | tr '\n' ' ')" "$TMP/flaky.err"
+	elif ! grep -q "perf exited with status 255 while it started; starting it again" "$TMP/flaky.err"; then
+		fail record/perf-restart "no word of perf started again" "$TMP/flaky.err"
+	else
+		pass "record/perf-restart (perf started again; a pack of $(stat -c %s "$TMP/flaky/x.perfpack") bytes)"
 	fi
 fi
 if selected record/err-formats; then
