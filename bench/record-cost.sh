@@ -10,7 +10,8 @@
 #   none      no recorder
 #   perf      perf record -k mono -g -F 999 -p PID
 #   perfconv  perfconv record -p PID (default events gc,exceptions,jit: its perf map switched on,
-#             an EventPipe session with rundown, then the pack)
+#             an EventPipe session with rundown, perf with --no-buildid and the build-ids
+#             written by perfconv, then the pack)
 # and prints every run's requests a second and the app's CPU time a request (user and system, from
 # /proc/PID/stat around the load: what the recorder adds to the service's own work, which a
 # loaded machine disturbs far less than it disturbs throughput), the medians, perfconv's median
@@ -22,7 +23,9 @@
 # every round: "LABEL=ARGS;LABEL=ARGS" (ARGS: perfconv record's options, or BINARY -- OPTIONS for
 # another build), e.g. COST_VARIANTS='default=;noevents=--dotnet-events none;gc=--dotnet-events gc'.
 # Beside each round: the load average, and each recorder's own CPU (perf's, and perfconv's with
-# its perf's) in ms per 1000 requests.  COST_VERBOSE=1 keeps perfconv record -v's log of the stop.
+# its perf's) in ms per 1000 requests.  COST_VERBOSE=1 prints perfconv record -v's times of the stop
+# on stderr (the sessions' rundown, perf's exit, the build-ids, the pack), the breakdown of the
+# pack's seconds.  A run whose perf fails is made again, twice at most.
 #   PERFCONV=build/perfconv  COST_RUNS=3  COST_SECS=10  COST_CONC=8  COST_N=20000
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -130,7 +133,7 @@ for i in $(seq "$RUNS"); do
 		done
 		ready=$(echo "$(now) - $t" | bc -l)
 		[ -s "$W/pc/cost.perfpack" ] || { echo "no pack"; cat "$W/pc.log"; exit 1; }
-		[ -n "${COST_VERBOSE:-}" ] && grep -E 'ended|after the stop|packed|pack' "$W/pc.log" | sed "s/^/    [${v%%=*} $i] /" >&2
+		[ -n "${COST_VERBOSE:-}" ] && grep -E 'ended|after the stop|packed|build-ids|again' "$W/pc.log" | sed "s/^/    [${v%%=*} $i] /" >&2
 		line="$line $pc $ready"
 		own="$own; $(per1k $((r1 - r0)) "${pc%% *}")+$(per1k $((p1 - p0)) "${pc%% *}")"
 	done
