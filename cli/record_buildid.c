@@ -35,7 +35,7 @@ struct bmap {
 	int32_t pid;            /* -1: the kernel's */
 	uint64_t start, end;
 	uint32_t file;          /* index in files */
-	uint64_t seq;           /* when it was added, in records */
+	uint64_t time;          /* its record's time; 0 when it has none (perf's synthesized maps) */
 };
 
 struct bfile {
@@ -43,11 +43,29 @@ struct bfile {
 	int kernel;             /* the kernel or a module */
 	int hit;
 	int32_t pid;            /* a process that mapped it: its mount namespace has the file */
+	uint64_t first;         /* its first mapping's time: perf makes its list of DSOs in time order */
+	size_t order;           /* its first mapping's place in the file */
 };
 
 struct bfork {
 	int32_t pid, ppid;
-	uint64_t seq;
+	uint64_t time;
+};
+
+/* a sample whose address no mapping seen so far covered: each CPU's records come in their own
+ * order, so a mapping may follow, in the file, a sample taken after it */
+struct bpending {
+	int32_t pid;
+	int kernel;
+	uint64_t ip, time;
+};
+
+/* one process's mappings, in the order they came: a system-wide recording has thousands of
+ * processes, and each sample looks in its own */
+struct bproc {
+	int32_t pid;
+	uint32_t *maps;         /* indexes in maps */
+	size_t n, cap;
 };
 
 struct bscan {
@@ -59,7 +77,10 @@ struct bscan {
 	size_t nfiles, cfiles;
 	struct bfork *forks;
 	size_t nforks, cforks;
-	uint64_t seq;
+	struct bproc *procs;    /* open addressing by pid; pid 0 marks a free slot (-1: the kernel) */
+	size_t cprocs, nprocs;
+	struct bpending *pending;
+	size_t npending, cpending;
 	int vdso;               /* a [vdso] was mapped: perf writes its build-id, hit or not */
 	int nomem;
 };
@@ -87,6 +108,45 @@ static uint64_t ld64(const struct bscan *b, const uint8_t *p)
 	return pfc_ld64(p, b->rd->swap);
 }
 
+static uint32_t pid_hash(int32_t pid)
+{
+	return (uint32_t)pid * 2654435761u;
+}
+
+/* pid's slot (created when make is set); NULL when it has none, or out of memory */
+static struct bproc *proc_of(struct bscan *b, int32_t pid, int make)
+{
+	size_t i;
+
+	if (pid == 0)
+		pid = INT32_MIN;	/* the idle task: 0 marks a free slot */
+	if (make && (b->nprocs + 1) * 2 > b->cprocs) {
+		size_t c = b->cprocs ? b->cprocs * 2 : 256, k;
+		struct bproc *t = calloc(c, sizeof(*t));
+		if (!t)
+			return NULL;
+		for (k = 0; k < b->cprocs; k++)
+			if (b->procs[k].pid) {
+				for (i = pid_hash(b->procs[k].pid) & (c - 1); t[i].pid; i = (i + 1) & (c - 1))
+					;
+				t[i] = b->procs[k];
+			}
+		free(b->procs);
+		b->procs = t;
+		b->cprocs = c;
+	}
+	if (!b->cprocs)
+		return NULL;
+	for (i = pid_hash(pid) & (b->cprocs - 1); b->procs[i].pid; i = (i + 1) & (b->cprocs - 1))
+		if (b->procs[i].pid == pid)
+			return &b->procs[i];
+	if (!make)
+		return NULL;
+	b->procs[i].pid = pid;
+	b->nprocs++;
+	return &b->procs[i];
+}
+
 /* a file's index, added the first time it is mapped: perf's list of DSOs keeps that order */
 static int file_of(struct bscan *b, const char *name, size_t len, int kernel, int32_t pid)
 {
@@ -104,14 +164,34 @@ static int file_of(struct bscan *b, const char *name, size_t len, int kernel, in
 		return -1;
 	f->kernel = kernel;
 	f->pid = pid;
+	f->first = UINT64_MAX;
+	f->order = b->nfiles;
 	return (int)b->nfiles++;
 }
 
-static int add_map(struct bscan *b, const uint8_t *rec, uint32_t size, size_t name_at, uint16_t misc)
+/* a non-sample record's time, from its sample_id_all trailer; 0 when it has none */
+static uint64_t record_time(struct bscan *b, const struct pfc_rec *r)
 {
+	struct pfc_evsel *ev;
+	struct pfc_sample s;
+
+	if (!b->rd->nr_evsels || !(ev = pfc_reader_evsel_of(b->rd, r)) || !ev->sample_id_all)
+		return 0;
+	memset(&s, 0, sizeof(s));
+	if (pfc_sample_parse_id(ev, r->data + 8, r->size - 8, b->rd->swap, &s) < 0 || !(s.flags & PFC_S_HAS_TIME))
+		return 0;
+	return s.time;
+}
+
+static int add_map(struct bscan *b, const struct pfc_rec *r, size_t name_at)
+{
+	const uint8_t *rec = r->data;
+	uint32_t size = r->size;
+	uint16_t misc = r->misc;
 	int32_t pid = (int32_t)ld32(b, rec + 8);
 	uint64_t start = ld64(b, rec + 16), len = ld64(b, rec + 24);
 	int kernel = (misc & PFC_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	struct bproc *pr;
 	size_t n;
 	int f;
 
@@ -126,48 +206,68 @@ static int add_map(struct bscan *b, const uint8_t *rec, uint32_t size, size_t na
 		return -1;
 	if (!(b->maps = grow(b->maps, &b->cmaps, b->nmaps, sizeof(*b->maps))))
 		return -1;
-	b->maps[b->nmaps++] = (struct bmap){ kernel ? -1 : pid, start, start + len, (uint32_t)f, b->seq };
+	if (!(pr = proc_of(b, kernel ? -1 : pid, 1)) || !(pr->maps = grow(pr->maps, &pr->cap, pr->n, sizeof(*pr->maps))))
+		return -1;
+	pr->maps[pr->n++] = (uint32_t)b->nmaps;
+	b->maps[b->nmaps] = (struct bmap){ kernel ? -1 : pid, start, start + len, (uint32_t)f, record_time(b, r) };
+	if (b->maps[b->nmaps].time < b->files[f].first)
+		b->files[f].first = b->maps[b->nmaps].time;
+	b->nmaps++;
 	return 0;
 }
 
-/* The file at ip for pid, as perf's thread__find_map finds it: the newest mapping of the
- * process that covers it, else of the process it was forked from (before the fork).  The
- * kernel's: a module's mapping, else the kernel itself, whose map perf stretches over every
- * kernel address. */
-static struct bfile *find(struct bscan *b, int32_t pid, uint64_t ip, int kernel)
+/* The file at ip for pid at time t, as perf's thread__find_map finds it in time order: the
+ * newest mapping of the process that covers it and is not later than t, else of the process
+ * it was forked from (before the fork).  The kernel's: a module's mapping, else the kernel
+ * itself, whose map perf stretches over every kernel address. */
+static struct bfile *find(struct bscan *b, int32_t pid, uint64_t ip, int kernel, uint64_t t)
 {
-	uint64_t before = UINT64_MAX;
+	uint64_t before = t;
+	struct bproc *pr;
 	size_t i, k;
 	int hops;
 
 	if (kernel) {
 		struct bfile *text = NULL;
-		for (i = b->nmaps; i-- > 0;) {
-			struct bfile *f = &b->files[b->maps[i].file];
-			if (b->maps[i].pid != -1)
-				continue;
+		if (!(pr = proc_of(b, -1, 0)))
+			return NULL;
+		for (i = pr->n; i-- > 0;) {
+			const struct bmap *m = &b->maps[pr->maps[i]];
+			struct bfile *f = &b->files[m->file];
 			if (!strncmp(f->name, "[kernel.kallsyms]", 17)) {
 				text = text ? text : f;
 				continue;
 			}
-			if (ip >= b->maps[i].start && ip < b->maps[i].end)
+			if (ip >= m->start && ip < m->end)
 				return f;
 		}
 		return text;
 	}
 	for (hops = 0; hops < 64; hops++) {
-		for (i = b->nmaps; i-- > 0;)
-			if (b->maps[i].pid == pid && b->maps[i].seq < before && ip >= b->maps[i].start &&
-			    ip < b->maps[i].end)
-				return &b->files[b->maps[i].file];
+		if ((pr = proc_of(b, pid, 0)))
+			for (i = pr->n; i-- > 0;) {
+				const struct bmap *m = &b->maps[pr->maps[i]];
+				if (m->time <= before && ip >= m->start && ip < m->end)
+					return &b->files[m->file];
+			}
 		for (k = b->nforks; k-- > 0 && b->forks[k].pid != pid;)
 			;
 		if (k == (size_t)-1)
 			return NULL;
-		before = b->forks[k].seq;
+		if (b->forks[k].time < before)
+			before = b->forks[k].time;
 		pid = b->forks[k].ppid;
 	}
 	return NULL;
+}
+
+static int by_first(const void *a, const void *b)
+{
+	const struct bfile *x = a, *y = b;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 static int on_record(void *ctx, const struct pfc_rec *r)
@@ -178,19 +278,18 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 	struct bfile *f;
 	int cpumode;
 
-	b->seq++;
 	switch (r->type) {
 	case REC_MMAP:
-		return add_map(b, r->data, r->size, 40, r->misc) < 0 ? (b->nomem = 1, -1) : 0;
+		return add_map(b, r, 40) < 0 ? (b->nomem = 1, -1) : 0;
 	case REC_MMAP2:
-		return add_map(b, r->data, r->size, 72, r->misc) < 0 ? (b->nomem = 1, -1) : 0;
+		return add_map(b, r, 72) < 0 ? (b->nomem = 1, -1) : 0;
 	case REC_FORK:
-		if (r->size < 24 || ld32(b, r->data + 8) == ld32(b, r->data + 12))
+		if (r->size < 32 || ld32(b, r->data + 8) == ld32(b, r->data + 12))
 			return 0;	/* a thread, not a process */
 		if (!(b->forks = grow(b->forks, &b->cforks, b->nforks, sizeof(*b->forks))))
 			return b->nomem = 1, -1;
 		b->forks[b->nforks++] = (struct bfork){ (int32_t)ld32(b, r->data + 8), (int32_t)ld32(b, r->data + 12),
-							b->seq };
+							ld64(b, r->data + 24) };
 		return 0;
 	case REC_SAMPLE:
 		if (!b->rd->nr_evsels || !(ev = pfc_reader_evsel_of(b->rd, r)) || !(ev->sample_type & PERF_SAMPLE_IP))
@@ -200,8 +299,16 @@ static int on_record(void *ctx, const struct pfc_rec *r)
 		cpumode = r->misc & PFC_MISC_CPUMODE_MASK;
 		if (cpumode != PERF_RECORD_MISC_KERNEL && cpumode != PERF_RECORD_MISC_USER)
 			return 0;
-		if ((f = find(b, (int32_t)s.pid, s.ip, cpumode == PERF_RECORD_MISC_KERNEL)))
+		if (!(s.flags & PFC_S_HAS_TIME))
+			s.time = UINT64_MAX;	/* no times: the file's order is the only one */
+		if ((f = find(b, (int32_t)s.pid, s.ip, cpumode == PERF_RECORD_MISC_KERNEL, s.time))) {
 			f->hit = 1;
+			return 0;
+		}
+		if (!(b->pending = grow(b->pending, &b->cpending, b->npending, sizeof(*b->pending))))
+			return b->nomem = 1, -1;
+		b->pending[b->npending++] = (struct bpending){ (int32_t)s.pid, cpumode == PERF_RECORD_MISC_KERNEL, s.ip,
+							       s.time };
 		return 0;
 	default:
 		return 0;
@@ -396,6 +503,12 @@ int pfc_rec_buildid_add(const char *path, int *nr, char *msg, size_t cap)
 		goto out;
 	}
 	/* a malformed record ends the scan, not the recording: the conversion reports it */
+	for (i = 0; i < b.npending; i++) {
+		struct bfile *f = find(&b, b.pending[i].pid, b.pending[i].ip, b.pending[i].kernel, b.pending[i].time);
+		if (f)
+			f->hit = 1;
+	}
+	qsort(b.files, b.nfiles, sizeof(*b.files), by_first);
 	for (i = 0; i < b.nfiles; i++) {
 		const struct bfile *f = &b.files[i];
 		int vdso = !strcmp(f->name, "[vdso]");
@@ -425,8 +538,12 @@ out:
 	for (i = 0; i < b.nfiles; i++)
 		free(b.files[i].name);
 	free(b.files);
+	for (i = 0; i < b.cprocs; i++)
+		free(b.procs[i].maps);
+	free(b.procs);
 	free(b.maps);
 	free(b.forks);
+	free(b.pending);
 	free(sec);
 	pfc_reader_close(&rd);
 	return ret;
