@@ -768,8 +768,8 @@ if selected record/build-ids; then
 			done <"$d/hit"
 			grep ' \[vdso\]$' "$d/listed" >>"$d/want"
 			sort -k2 -u "$d/want" -o "$d/want"
-			if ! grep -q 'libcoreclr.so$' "$d/want"; then
-				fail record/build-ids "perf script puts no sample in libcoreclr.so: nothing to compare" "$d/hit"
+			if ! grep -qv ' \[vdso\]$' "$d/want"; then
+				fail record/build-ids "perf script puts no sample in a file with a build-id: nothing to compare" "$d/hit"
 			elif ! diff "$d/want" "$d/listed" >"$d/diff"; then
 				fail record/build-ids "the pack's build-ids differ from the files' with samples (< the files, > the pack)" "$d/diff"
 			else
