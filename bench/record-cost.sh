@@ -10,7 +10,8 @@
 #   none      no recorder
 #   perf      perf record -k mono -g -F 999 -p PID
 #   perfconv  perfconv record -p PID (default events gc,exceptions,jit: its perf map switched on,
-#             an EventPipe session with rundown, then the pack)
+#             an EventPipe session with rundown, perf with --no-buildid and the build-ids
+#             written by perfconv, then the pack)
 # and prints every run's requests a second and the app's CPU time a request (user and system, from
 # /proc/PID/stat around the load: what the recorder adds to the service's own work, which a
 # loaded machine disturbs far less than it disturbs throughput), the medians, perfconv's median
@@ -18,6 +19,13 @@
 # for perfconv the seconds from the end of the recording (its SIGINT, when the load ends) to the
 # pack written (perfconv's exit), each run and the median.  Targets: perfconv within 5% of perf;
 # the pack ready within 2 s.  Needs root, perf, node and the .NET 10 SDK with ASP.NET Core.
+# COST_VARIANTS measures more configurations of perfconv record side by side, each a column in
+# every round: "LABEL=ARGS;LABEL=ARGS" (ARGS: perfconv record's options, or BINARY -- OPTIONS for
+# another build), e.g. COST_VARIANTS='default=;noevents=--dotnet-events none;gc=--dotnet-events gc'.
+# Beside each round: the load average, and each recorder's own CPU (perf's, and perfconv's with
+# its perf's) in ms per 1000 requests.  COST_VERBOSE=1 prints perfconv record -v's times of the stop
+# on stderr (the sessions' rundown, perf's exit, the build-ids, the pack), the breakdown of the
+# pack's seconds.  A run whose perf fails is made again, twice at most.
 #   PERFCONV=build/perfconv  COST_RUNS=3  COST_SECS=10  COST_CONC=8  COST_N=20000
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,36 +83,80 @@ wait_file() {
 now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-printf '%-6s %18s %18s %18s %12s\n' run "none rps cpu" "perf rps cpu" "perfconv rps cpu" pack-ready-s
+# ticks PID: a process's own user + system CPU time so far, in clock ticks (0 when gone)
+ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# per1k TICKS REQUESTS-A-SECOND: CPU ms per 1000 requests of the load
+per1k() { awk -v d="$1" -v hz="$tck" -v r="$2" -v s="$SECS" 'BEGIN { printf "%.1f", (r > 0 ? d * 1000 / hz / (r * s) * 1000 : 0) }'; }
+
+IFS=';' read -r -a variants <<<"${COST_VARIANTS:-perfconv=}"
+nv=${#variants[@]}
+printf '%-6s %18s %18s' run "none rps cpu" "perf rps cpu"
+for v in "${variants[@]}"; do printf ' %18s %12s' "${v%%=*} rps cpu" "pack-ready-s"; done
+printf '  %s\n' "recorders' own CPU ms/1000 req (perf; perfconv+its perf), load average"
 for i in $(seq "$RUNS"); do
+	la=$(cut -d' ' -f1 /proc/loadavg)
 	none=$(load)
 
 	perf record -q -k mono -g -F 999 -p "$app" -o "$W/perf.data" >"$W/perf.log" 2>&1 &
 	rec=$!
 	wait_file "$W/perf.data"
+	r0=$(ticks "$rec")
 	perf=$(load)
+	rcpu=$(per1k $(($(ticks "$rec") - r0)) "${perf%% *}")
 	kill -INT "$rec"; wait "$rec" || true; rec=
+	line="$none $perf" own="$rcpu"
 
-	rm -rf "$W/pc" && mkdir "$W/pc"
-	"$PERFCONV" record -q -p "$app" -o "$W/pc/cost.perfpack" >"$W/pc.log" 2>&1 &
-	rec=$!
-	wait_file "$W/pc/.cost.perfpack.record-*/perf.data"
-	pc=$(load)
-	t=$(now)
-	kill -INT "$rec"; wait "$rec" || { cat "$W/pc.log"; exit 1; }; rec=
-	ready=$(echo "$(now) - $t" | bc -l)
-	[ -s "$W/pc/cost.perfpack" ] || { echo "no pack"; cat "$W/pc.log"; exit 1; }
-	printf '%-6s %18s %18s %18s %12.2f\n' "$i" "$none" "$perf" "$pc" "$ready"
-	echo "$none $perf $pc $ready" >>"$W/runs"
+	for v in "${variants[@]}"; do
+		args=${v#*=} bin=$PERFCONV
+		case "$args" in *' -- '*) bin=${args%% -- *} args=${args#* -- } ;; esac
+		for attempt in 1 2 3; do
+			rm -rf "$W/pc" && mkdir "$W/pc"
+			# shellcheck disable=SC2086
+			"$bin" record ${COST_VERBOSE:+-v} -q -p "$app" $args -o "$W/pc/cost.perfpack" >"$W/pc.log" 2>&1 &
+			rec=$!
+			wait_file "$W/pc/.cost.perfpack.record-*/perf.data"
+			cperf=$(cat "/proc/$rec/task/$rec/children" 2>/dev/null | cut -d' ' -f1)
+			r0=$(ticks "$rec") p0=$(ticks "${cperf:-0}")
+			pc=$(load)
+			r1=$(ticks "$rec") p1=$(ticks "${cperf:-0}")
+			t=$(now)
+			kill -INT "$rec" 2>/dev/null || echo "perfconv record ended before its SIGINT" >>"$W/pc.log"
+			# perf 6.1 may exit with status 255 when a thread of the target ends while it opens
+			# its events: such a run is made again, up to twice
+			if ! wait "$rec"; then
+				rec=
+				[ "$attempt" != 3 ] && { sed "s/^/    [${v%%=*} $i failed, again] /" "$W/pc.log" >&2; continue; }
+				cat "$W/pc.log"; exit 1
+			fi
+			rec=
+			break
+		done
+		ready=$(echo "$(now) - $t" | bc -l)
+		[ -s "$W/pc/cost.perfpack" ] || { echo "no pack"; cat "$W/pc.log"; exit 1; }
+		[ -n "${COST_VERBOSE:-}" ] && grep -E 'ended|after the stop|packed|build-ids|again' "$W/pc.log" | sed "s/^/    [${v%%=*} $i] /" >&2
+		line="$line $pc $ready"
+		own="$own; $(per1k $((r1 - r0)) "${pc%% *}")+$(per1k $((p1 - p0)) "${pc%% *}")"
+	done
+	printf '%-6s %18s %18s' "$i" "$none" "$perf"
+	set -- $line; shift 4
+	while [ $# -gt 0 ]; do printf ' %18s %12.2f' "$1 $2" "$3"; shift 3; done
+	printf '  %s, load %s\n' "$own" "$la"
+	echo "$line" >>"$W/runs"
 done
-# columns of runs: none rps, none cpu, perf rps, perf cpu, perfconv rps, perfconv cpu, ready
+# columns of runs: none rps, none cpu, perf rps, perf cpu, then each variant's rps, cpu, ready
 col() { awk -v c="$1" '{ print $c }' "$W/runs" | median; }
-mn=$(col 1) cn=$(col 2) mp=$(col 3) cp=$(col 4) mc=$(col 5) cc=$(col 6) mr=$(col 7)
-printf '%-6s %18s %18s %18s %12.2f\n' median "$mn $cn" "$mp $cp" "$mc $cc" "$mr"
-awk -v n="$mn" -v p="$mp" -v c="$mc" -v cn="$cn" -v cp="$cp" -v cc="$cc" -v r="$mr" 'BEGIN {
-	d = (c - p) / p * 100
-	printf "requests/s: perf record %.1f%% of none, perfconv record %.1f%% of none; perfconv against perf: %+.1f%% (target within 5%%: %s)\n", p / n * 100, c / n * 100, d, (d >= -5 ? "met" : "MISSED")
-	e = (cc - cp) / cp * 100
-	printf "app CPU ms per 1000 requests: none %.1f, perf %.1f, perfconv %.1f; perfconv against perf: %+.1f%% (within 5%%: %s)\n", cn, cp, cc, e, (e <= 5 ? "met" : "MISSED")
-	printf "end of recording to pack ready: median %.2f s (target 2 s: %s)\n", r, (r <= 2 ? "met" : "MISSED")
-}'
+mn=$(col 1) cn=$(col 2) mp=$(col 3) cp=$(col 4)
+printf '%-6s %18s %18s' median "$mn $cn" "$mp $cp"
+for k in $(seq 0 $((nv - 1))); do printf ' %18s %12.2f' "$(col $((5 + 3 * k))) $(col $((6 + 3 * k)))" "$(col $((7 + 3 * k)))"; done
+printf '\n'
+for k in $(seq 0 $((nv - 1))); do
+	v=${variants[$k]} mc=$(col $((5 + 3 * k))) cc=$(col $((6 + 3 * k))) mr=$(col $((7 + 3 * k)))
+	name=${v%%=*}; [ "$nv" -gt 1 ] && echo "$name (${v#*=}):"
+	awk -v n="$mn" -v p="$mp" -v c="$mc" -v cn="$cn" -v cp="$cp" -v cc="$cc" -v r="$mr" 'BEGIN {
+		d = (c - p) / p * 100
+		printf "requests/s: perf record %.1f%% of none, perfconv record %.1f%% of none; perfconv against perf: %+.1f%% (target within 5%%: %s)\n", p / n * 100, c / n * 100, d, (d >= -5 ? "met" : "MISSED")
+		e = (cc - cp) / cp * 100
+		printf "app CPU ms per 1000 requests: none %.1f, perf %.1f, perfconv %.1f; perfconv against perf: %+.1f%% (within 5%%: %s)\n", cn, cp, cc, e, (e <= 5 ? "met" : "MISSED")
+		printf "end of recording to pack ready: median %.2f s (target 2 s: %s)\n", r, (r <= 2 ? "met" : "MISSED")
+	}'
+done

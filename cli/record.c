@@ -153,6 +153,7 @@ struct rec {
 	int ready;
 	double header_seen;          /* when perf's file header appeared; 0: not yet */
 	int progress_shown;
+	int restarts;                /* perf started again after it failed to start */
 };
 
 static int parse_pids(struct pfc_rec_opts *o, const char *arg)
@@ -450,11 +451,14 @@ static int start_perf(struct rec *r)
 		argv[n++] = "-F";
 		argv[n++] = freq;
 	}
-	/* Not --buildid-mmap, though it would spare perf reading its whole file again when it
-	 * stops (1.9 s of its 2.3 s stop in a 5 s recording of a .NET app on the loaded test
-	 * machine, against 0.5 s): perf 6.1 with it reported thousands of wake-ups for a few
-	 * hundred samples, and exited with status 255 and no message in two of three 1 s
-	 * recordings of Probe (none of three without it). */
+	/* Not perf's own pass over its file for the build-ids of the files its samples hit: most
+	 * of its stop (1.5-2.7 s of a 10 s recording of a busy ASP.NET service on the loaded
+	 * test machine).  perfconv reads the file right after perf's exit, twenty times faster,
+	 * and writes the same section (record_buildid.c).  --no-buildid also leaves perf's
+	 * build-id cache alone; the pack carries the files themselves.  Not --buildid-mmap
+	 * either: perf 6.1 with it reported thousands of wake-ups for a few hundred samples,
+	 * and exited with status 255 and no message in two of three 1 s recordings of Probe. */
+	argv[n++] = "--no-buildid";
 	argv[n++] = "-o";
 	argv[n++] = r->data;
 	if (r->o.npids) {
@@ -803,6 +807,23 @@ static int pack(struct rec *r)
 	return 0;
 }
 
+/* the build-ids perf left out (--no-buildid), read on this machine before anything changes */
+static int add_build_ids(struct rec *r)
+{
+	char msg[PATH_MAX + 128];
+	double t = pfc_diagsock_now();
+	int nr;
+
+	if (pfc_rec_buildid_add(r->data, &nr, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "perfconv: record: %s\n", msg);
+		return -1;
+	}
+	if (r->o.verbose)
+		fprintf(stderr, "perfconv: record: the build-ids of %d files with samples, in %.2f s\n", nr,
+			pfc_diagsock_now() - t);
+	return 0;
+}
+
 /* the streams from the work directory to NAME.events/PID.nettrace */
 static int keep_events(struct rec *r)
 {
@@ -866,6 +887,32 @@ static void serve(struct rec *r, int ms)
 	pfc_rec_port_serve(&r->port, r->dn, &r->ndn, MAX_DOTNET, &r->o, r->work, ms);
 }
 
+/* perf 6.1 attached to a busy .NET service (-p) may exit with status 255 and no error said
+ * (at most a warning that it could not open a thread's events) while it starts, when a
+ * thread of the target (a thread-pool worker retiring) ends in the meantime: it had recorded
+ * nothing yet, so it is started again, twice at most.  One that says an error is not.  1 when
+ * it was started again. */
+#define PERF_RESTARTS 2
+static int restart_perf(struct rec *r)
+{
+	char said[4096];
+
+	if (r->ready || r->o.cmd || r->perf_status != 255 || r->restarts >= PERF_RESTARTS || stop_signals)
+		return 0;
+	if (pfc_diagsock_read_small(r->log, said, sizeof(said)) > 0 && strstr(said, "rror"))
+		return 0;
+	r->restarts++;
+	if (r->o.verbose)
+		fprintf(stderr, "perfconv: record: perf exited with status 255 while it started; starting it again\n");
+	pfc_rec_count_close(&r->count);
+	memset(&r->count, 0, sizeof(r->count));
+	r->header_seen = 0;
+	r->perf_exited = r->perf_signaled = r->perf_status = 0;
+	unlink(r->data);
+	r->t0 = pfc_diagsock_now();
+	return start_perf(r) == 0;
+}
+
 static int wait_loop(struct rec *r)
 {
 	double next = 0, next_debug = 0;
@@ -876,7 +923,7 @@ static int wait_loop(struct rec *r)
 
 		if (stop_signals)
 			return 0;
-		if (perf_ended(r))
+		if (perf_ended(r) && !restart_perf(r))
 			return 1;
 		if (!perf_ready(r)) {
 			if (t - r->t0 > PERF_START_TIMEOUT) {
@@ -1007,7 +1054,13 @@ int pfc_cli_record(int argc, char **argv)
 	if (r.o.verbose)
 		print_perf_log(&r);
 	pfc_rec_debug_finish(&r.debug);
-	ret = pack(&r);
+	ret = add_build_ids(&r);
+	if (ret == 0) {
+		double t = pfc_diagsock_now();
+		ret = pack(&r);
+		if (r.o.verbose)
+			fprintf(stderr, "perfconv: record: packed in %.2f s\n", pfc_diagsock_now() - t);
+	}
 	if (ret < 0 && stop_signals < 2) {
 		/* the recording is not lost with the pack: it can be packed again, or converted */
 		char keep[PATH_MAX + 16];

@@ -170,6 +170,11 @@ void pfc_rec_count_close(struct pfc_rec_count *k);
 void pfc_rec_debug_start(struct pfc_rec_debug *d, const struct pfc_rec_proc *dn, int ndn);
 void pfc_rec_debug_finish(struct pfc_rec_debug *d);
 
+/* record_buildid.c: the BUILD_ID section of perf's file at path, which perf (run with
+ * --no-buildid) left out: the build-ids of the files its samples hit, read here now.  0 (nr:
+ * how many), or -1 with msg; a file that has the section already is left alone. */
+int pfc_rec_buildid_add(const char *path, int *nr, char *msg, size_t cap);
+
 /* entry point: argv[0] is "record"; returns the exit status */
 int pfc_cli_record(int argc, char **argv);
 

@@ -11,6 +11,9 @@
 #                         directory and in /proc, exit 1), usage (an unknown event kind, exit 2),
 #                         perf-fails (a perf on PATH that fails: its own stderr is shown, exit 1,
 #                         nothing left in the output directory);
+#   record/perf-restart   a perf that exits with status 255 and nothing said on its first start
+#                         (as perf 6.1 may when a thread of its target ends while it starts): -v
+#                         says it is started again, and the recording packs (exit 0);
 #   record/err-formats    -f with an unknown format, with pack, and with a format of samples under
 #                         --off-cpu: each a usage error (exit 2) naming it;
 #   record/off-cpu        `--off-cpu -f folded,svg -- sh` of a shell that sleeps 0.3 s twice: the
@@ -60,6 +63,16 @@
 #                         resumed), so the method that runs only
 #                         at the start is named in the folded stacks and the nettrace's GCs number
 #                         what GC.CollectionCount printed;
+#   record/alloc          `perfconv record --dotnet-events alloc -- dotnet EventsProbe.dll`
+#                         (fixtures/bin-src/dotnet/EventsProbe: int[250] allocated in AllocInts,
+#                         Record objects in AllocRecords): the pack's --alloc folded stacks have
+#                         System.Int32[] as a leaf under AllocInts and EventsProbe.Record under
+#                         AllocRecords, so the runtime's GCAllocationTick events carried stacks;
+#   record/build-ids      the pack's perf.data (perf ran with --no-buildid, perfconv wrote the
+#                         section) lists, as `perf buildid-list` prints it, exactly the files
+#                         perf script puts samples in that have a build-id, plus [vdso], each
+#                         with the build-id readelf reads in the file (the kernel's as
+#                         perf buildid-list -k reads it);
 #   record/target-exits   without --duration, the app killed after 3 s: perf ends, and what was
 #                         recorded is packed (exit 0), with no warning about its perf map;
 #   record/sigint         without --duration, one SIGINT after 3 s: exit 0 and a pack;
@@ -73,10 +86,10 @@
 SECS=${RECORD_SECONDS:-3}
 
 cases=() live_cases=()
-for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails err-formats off-cpu thread-time progress err-advertise; do
+for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails perf-restart err-formats off-cpu thread-time progress err-advertise; do
 	selected "record/$c" && cases+=("record/$c")
 done
-for c in pid pid-on namespace sidecar sidecar-noptrace debug-files command startup target-exits sigint sigint-twice; do
+for c in pid pid-on namespace sidecar sidecar-noptrace debug-files command startup alloc build-ids target-exits sigint sigint-twice; do
 	selected "record/$c" && live_cases+=("record/$c")
 done
 [ "${#cases[@]}" -eq 0 ] && [ "${#live_cases[@]}" -eq 0 ] && exit 0
@@ -174,6 +187,32 @@ EOF
 	else
 		expect_err record/err-perf-fails perffail 1 "perf record failed \(exit status 255\)" \
 			"perf: Error: the fake perf cannot open its events"
+	fi
+fi
+if selected record/perf-restart; then
+	# a perf that exits with status 255 and nothing said on its first start, as perf 6.1 does
+	# when a thread of its target ends while it opens its events; the real one after
+	mkdir -p "$TMP/flakybin" "$TMP/flaky"
+	cat >"$TMP/flakybin/perf" <<EOF
+#!/bin/sh
+[ "\$1" = record ] && [ ! -e "$TMP/flaky.failed" ] && { : >"$TMP/flaky.failed"; exit 255; }
+exec $(command -v perf) "\$@"
+EOF
+	chmod +x "$TMP/flakybin/perf"
+	sleep 30 &
+	spid=$!
+	pids+=("$spid")
+	PATH=$TMP/flakybin:$PATH "$PERFCONV" record -v -p "$spid" --dotnet-events none --duration 1 \
+		-o "$TMP/flaky/x.perfpack" >"$TMP/flaky.out" 2>"$TMP/flaky.err" </dev/null
+	echo $? >"$TMP/flaky.rc"
+	if [ ! -e "$TMP/flaky.failed" ]; then
+		fail record/perf-restart "the flaky perf never ran" "$TMP/flaky.err"
+	elif [ "$(cat "$TMP/flaky.rc")" != 0 ] || [ ! -s "$TMP/flaky/x.perfpack" ]; then
+		fail record/perf-restart "exit status $(cat "$TMP/flaky.rc"), pack: $(ls -A "$TMP/flaky" | tr '\n' ' ')" "$TMP/flaky.err"
+	elif ! grep -q "perf exited with status 255 while it started; starting it again" "$TMP/flaky.err"; then
+		fail record/perf-restart "no word of perf started again" "$TMP/flaky.err"
+	else
+		pass "record/perf-restart (perf started again; a pack of $(stat -c %s "$TMP/flaky/x.perfpack") bytes)"
 	fi
 fi
 if selected record/err-formats; then
@@ -668,6 +707,73 @@ if selected record/startup; then
 				fail record/startup "the nettrace holds ${got:-no} GCs, the app counted $gcs" "$TMP/startup/report.txt"
 			else
 				pass "record/startup (Early named in $early stacks; $got GCs in the nettrace, as the app counted)"
+			fi
+		fi
+	fi
+fi
+if selected record/alloc; then
+	epbin=$(build_app EventsProbe)
+	if [ -z "$epbin" ]; then
+		fail record/alloc "dotnet build of fixtures/bin-src/dotnet/EventsProbe failed" "$TMP/build-EventsProbe.log"
+	else
+		mkdir -p "$TMP/alloc"
+		pc alloc -v --dotnet-events alloc -o "$TMP/alloc/alloc.perfpack" -- dotnet "$epbin/EventsProbe.dll"
+		if [ "$(cat "$TMP/alloc.rc")" != 0 ]; then
+			fail record/alloc "exit status $(cat "$TMP/alloc.rc")" "$TMP/alloc.err"
+		elif ! "$PERFCONV" -q -i "$TMP/alloc/alloc.perfpack" --alloc -o "$TMP/alloc/alloc.folded" \
+			2>"$TMP/alloc/conv.err" </dev/null; then
+			fail record/alloc "the pack does not convert with --alloc" "$TMP/alloc/conv.err"
+		else
+			# the bytes of the stacks whose leaf is the type and which pass through the method
+			ints=$(awk '/;EventsProbe!EventsProbe\.Program::AllocInts;System\.Int32\[\] [0-9]+$/ { n += $NF } END { print n + 0 }' "$TMP/alloc/alloc.folded")
+			recs=$(awk '/;EventsProbe!EventsProbe\.Program::AllocRecords;EventsProbe\.Record [0-9]+$/ { n += $NF } END { print n + 0 }' "$TMP/alloc/alloc.folded")
+			if [ "$ints" -eq 0 ] || [ "$recs" -eq 0 ]; then
+				fail record/alloc "no allocation stacks System.Int32[] under AllocInts ($ints bytes) and EventsProbe.Record under AllocRecords ($recs bytes); the heaviest: $(sort -t' ' -k2 -rn "$TMP/alloc/alloc.folded" | awk '{ print $NF, $0 }' | sort -rn | head -3 | cut -c1-300 | tr '\n' ' ')" "$TMP/alloc.err"
+			else
+				pass "record/alloc (System.Int32[] under AllocInts: $ints bytes; EventsProbe.Record under AllocRecords: $recs bytes)"
+			fi
+		fi
+	fi
+fi
+if selected record/build-ids; then
+	if ! command -v readelf >/dev/null 2>&1; then
+		skip record/build-ids "no readelf"
+	elif ! start_probe; then
+		fail record/build-ids "Probe did not start"
+	else
+		mkdir -p "$TMP/bids"
+		pc bids -v --dotnet-events none --duration "$SECS" -p "$app" -o "$TMP/bids/bids.perfpack"
+		stop_app "$app"
+		d=$TMP/bids
+		if [ "$(cat "$TMP/bids.rc")" != 0 ]; then
+			fail record/build-ids "exit status $(cat "$TMP/bids.rc")" "$TMP/bids.err"
+		elif ! grep -q -- '--no-buildid' "$TMP/bids.err"; then
+			fail record/build-ids "perf did not run with --no-buildid" "$TMP/bids.err"
+		elif ! tar --zstd -xf "$d/bids.perfpack" -C "$d" perf.data 2>"$d/tar.err"; then
+			fail record/build-ids "no perf.data in the pack" "$d/tar.err"
+		else
+			perf buildid-list -i "$d/perf.data" 2>/dev/null | sort -k2 >"$d/listed"
+			# what perf's own pass would list: the files of the samples' addresses (perf 6.1
+			# marks the sample's ip only), with the build-id each file has, and the vdso
+			perf script -i "$d/perf.data" -F ip,dso -G 2>/dev/null | sed -n 's/.*(\(.*\))$/\1/p' | sort -u >"$d/hit"
+			: >"$d/want"
+			while read -r f; do
+				case "$f" in
+				'[kernel.kallsyms]')
+					id=$(perf buildid-list -k 2>/dev/null) ;;
+				/*)	id=$(readelf -n "$f" 2>/dev/null | sed -n 's/.*Build ID: //p' | head -1) ;;
+				*)	id= ;;
+				esac
+				[ -n "$id" ] && echo "$id $f" >>"$d/want"
+			done <"$d/hit"
+			grep ' \[vdso\]$' "$d/listed" >>"$d/want"
+			sort -k2 -u "$d/want" -o "$d/want"
+			if ! grep -qv ' \[vdso\]$' "$d/want"; then
+				fail record/build-ids "perf script puts no sample in a file with a build-id: nothing to compare" "$d/hit"
+			elif ! diff "$d/want" "$d/listed" >"$d/diff"; then
+				fail record/build-ids "the pack's build-ids differ from the files' with samples (< the files, > the pack)" "$d/diff"
+			else
+				pass "record/build-ids ($(wc -l <"$d/listed") files: $(awk '{ print $2 }' "$d/listed" | sed 's|.*/||' | tr '\n' ' ')$(sed -n 's/.*the build-ids of .* files with samples, in \(.*\)/in \1/p' "$TMP/bids.err"))"
 			fi
 		fi
 	fi

@@ -229,7 +229,11 @@ int pfc_diagipc_decode_session_reply(const uint8_t *buf, size_t len, struct pfc_
 
 /* Microsoft-Windows-DotNETRuntime's keywords (dotnet/runtime ClrEtwAll.man): each word
  * turns on the events it names.  alloc is GC at the verbose level, where the runtime adds
- * GCAllocationTick (about every 100 KB allocated, with the type and a stack). */
+ * GCAllocationTick (about every 100 KB allocated, with the type and a stack).  The stack takes
+ * no keyword of its own: EventPipe walks the managed stack of every event whose manifest entry
+ * wants one, GCAllocationTick's included, unless the session asks for none (CollectTracing3);
+ * the Stack keyword 0x40000000 is ETW's.  Runtime 10.0.12's ticks carry their stacks at 0x1,
+ * level 5 (tests/record.sh, record/alloc: the allocating methods under the types). */
 static const struct {
 	const char *word;
 	uint64_t keywords;
