@@ -699,10 +699,13 @@ static void stop_all(struct rec *r, int abandon)
 	if (r->progress_shown)
 		progress(r, 1);
 	if (!abandon && !r->o.cmd) {
-		for (i = 0; i < r->ndn; i++)
-			pfc_rec_dotnet_stop_send(&r->dn[i], r->o.quiet);
+		/* perf first: a session's end ends the runtime's thread that streamed it, and perf
+		 * 6.1 attached with -p polls the exited thread's events in a loop (POLLHUP, at
+		 * 100% of a CPU: 10,000 wake-ups in the few milliseconds before its SIGINT) */
 		if (r->perf && perf_ready(r) && !perf_ended(r))
 			kill(r->perf, SIGINT);
+		for (i = 0; i < r->ndn; i++)
+			pfc_rec_dotnet_stop_send(&r->dn[i], r->o.quiet);
 	}
 	for (i = 0; i < r->ndn; i++)
 		pfc_rec_dotnet_stop(&r->dn[i], RUNDOWN_TIMEOUT, abandon, &stop_signals, r->o.quiet);
