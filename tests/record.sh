@@ -809,9 +809,11 @@ sig() {
 	rec=$!
 	recording "$TMP/$n"
 	sleep "$SECS"
+	# the second SIGINT within the stop, which takes 0.3 s on the idle machine (the sessions'
+	# rundown and perf's last write, then the pack)
 	for i in $(seq "$count"); do
 		kill -INT "$rec"
-		sleep 0.3
+		sleep 0.05
 	done
 	wait "$rec"
 	echo $? >"$TMP/$n.rc"
