@@ -10,7 +10,10 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" preload
 need_perfconv preload
-S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms")
+# an empty perf map directory: a live suite's .NET process that happens to get a fixture's pid
+# writes /tmp/perf-PID.map between the two conversions of a case
+mkdir -p "$TMP/maps"
+S=(--symfs "$ROOT" --kallsyms "$ROOT/kallsyms" --map-dir "$TMP/maps")
 
 # With the thread held back and a kallsyms cut short, so that sampled kernel addresses fall
 # outside its range, the result must equal the one without the preload; the cut file must make
@@ -23,10 +26,10 @@ for fx in cpu-systemwide tracepoint-systemwide fp-callgraph; do
 		name=preload/$fx/$(basename "$ks")
 		selected "$name" || { [ "$ks" = "$TMP/kallsyms-cut" ] && selected preload/retried; } || continue
 		d=$TMP/case
-		PERFCONV_PRELOAD=0 run_pc "$d" -i "$FIX/$fx/perf.data" --symfs "$ROOT" --kallsyms "$ks" --kernel --addrs -o - -q
+		PERFCONV_PRELOAD=0 run_pc "$d" -i "$FIX/$fx/perf.data" --symfs "$ROOT" --kallsyms "$ks" --map-dir "$TMP/maps" --kernel --addrs -o - -q
 		cp "$d/out" "$TMP/inline.folded"
 		PERFCONV_PRELOAD_DELAY_MS=300 run_pc "$d" -v -i "$FIX/$fx/perf.data" --symfs "$ROOT" --kallsyms "$ks" \
-			--kernel --addrs -o "$TMP/preload.folded"
+			--map-dir "$TMP/maps" --kernel --addrs -o "$TMP/preload.folded"
 		grep -q 'converting again' "$d/err" && retried=$((retried + 1))
 		if [ "$rc" = 0 ] && [ -s "$TMP/inline.folded" ] && cmp -s "$TMP/inline.folded" "$TMP/preload.folded"; then
 			pass "$name"
