@@ -38,8 +38,9 @@ SP=${STATIC_PERFCONV:-build-static/perfconv}
 L=$LIBS_DIR/lib
 if [ -z "${STATIC_PERFCONV-}" ] && [ -f $L/libisal.a ] && [ -f $L/libcurl.a ] &&
 	[ -f $L/libarchive.a ] && [ -f $L/libzstd.a ]; then
-	# not the make that runs the tests, if one does: its variables (BUILD, SAN_CFLAGS) are its own
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make static NO_DEPS=1 STATIC_LIBS_DIR="$LIBS_DIR" >"$TMP/make.log" 2>&1 || {
+	# not the make that runs the tests, if one does: the variables of its command line reach its
+	# recipes' environment (make asan's BUILD and SAN_CFLAGS), and are its own
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SAN_CFLAGS -u BUILD -u PERFCONV make static NO_DEPS=1 STATIC_LIBS_DIR="$LIBS_DIR" >"$TMP/make.log" 2>&1 || {
 		for c in "${cases[@]}"; do fail "$c" "make static failed" "$TMP/make.log"; done
 		exit 0
 	}
