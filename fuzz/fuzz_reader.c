@@ -26,10 +26,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static char rk[] = "/tmp/pfc-fuzz-kernel-XXXXXX", rkfile[64];
+
+/* the stand-in for the running kernel's directory goes when the fuzzer exits */
+static void remove_rk(void)
+{
+	unlink(rkfile);
+	rmdir(rk);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
-	static char ksyms[32], rk[] = "/tmp/pfc-fuzz-kernel-XXXXXX", rkfile[64];
+	static char ksyms[32];
 	static const char ksyms_text[] =
 		"ffffffff81000000 T _stext\nffffffff81001000 T do_syscall_64\nffffffff81002000 t schedule\n";
 	static struct pfc_tuning tn;	/* what PERFCONV_RUNNING_KERNEL and PERFCONV_PIPELINE give */
@@ -52,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(rkfile, sizeof(rkfile), "%s/kallsyms", rk);
 		if (symlink(ksyms, rkfile) < 0)
 			abort();
+		atexit(remove_rk);
 		tn.running_kernel = rk;
 	}
 	if (pfc_fuzz_file(data, size, path) < 0)
