@@ -193,6 +193,8 @@ static int conv_start(struct conv *cv, const struct timespec *t0, const struct p
 			o->throw_frames = 1;
 		if (ws[i]->needs & PFC_NEED_RUNTIME_MARKS)
 			o->runtime_marks = 1;
+		if (ws[i]->needs & PFC_READS_EVENTS)
+			o->events_read_later = 1;
 	}
 	cv->log_to = c->opts.log;
 	if (c->progress && n > 0 && (cv->logf = pfc_cli_progress_start(&cv->prog, c->verbose, c->env.progress_delay, t0, o)))

@@ -94,6 +94,9 @@ struct pfc_opts {
 	int during_gc;               /* --during gc: only the samples taken while their process was paused for a GC */
 	int throw_frames;            /* -f runtime: name the frames that throw each exception type */
 	int runtime_marks;           /* -f firefox: each GC, exception and JIT compilation, for a timeline */
+	int events_read_later;       /* an output reads every event of the streams (trace.zip's CTF), and
+				      * finds a corrupt one: the load reads their Trace objects only,
+				      * unless the samples need their contents */
 	/* called every few thousand records while reading (bytes done, samples); NULL: none */
 	void (*progress)(void *arg, const struct pfc_session *s);
 	void *progress_arg;

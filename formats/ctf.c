@@ -1,10 +1,10 @@
 /*
  * ctf.c - the .NET runtime's events of .nettrace streams as the LTTng CTF trace perfcollect puts
- * in a trace.zip: what the trace will hold (its event names, for the metadata and the trace's
- * UUID) is counted from what the conversion's load of each stream counted (converter/events/,
- * else by a read of its own), then a read merges the streams' events into time order
- * in bounded memory and fills one channel of packets per CPU, each deflated as it fills, then
- * the metadata (TSDL text in metadata packets), the channels and an index per channel go in.
+ * in a trace.zip: one read of the streams merges their events into time order in bounded memory
+ * and fills one channel of packets per CPU, each deflated as it fills, naming each kind of event
+ * as it first comes; then the metadata (TSDL text in metadata packets, declaring what came), the
+ * channels and an index per channel go in.  The trace's UUID, in every packet, is made from the
+ * streams' Trace objects and sizes, which the conversion's load read (converter/events/).
  * The names of the events are ctfnames.c's; the archive and its log are perfview.c's.
  *
  * The layout is lttng-ust 2.x's, as TraceEvent's CtfTraceEventSource reads it: the packet
@@ -116,6 +116,7 @@ struct pfc_ctf {
 	uint64_t nr_ev;
 	struct ctf_type *types;
 	size_t nr_types, cap_types;
+	uint32_t nr_ids;             /* the metadata's event ids given */
 	struct pfc_clr_counts left;  /* events TraceEvent cannot read from CTF, by kind */
 	uint32_t nr_cpus;
 	uint32_t pointer_size;
@@ -187,6 +188,15 @@ static int type_of(struct pfc_ctf *c, const struct pfc_ctf_name *name, uint32_t 
 	t->version = version;
 	t->older = older;
 	t->plain = plain;
+	/* the metadata's event id: one per name and form, in the order they first came */
+	t->ctf_id = c->nr_ids;
+	for (i = 0; i < c->nr_types; i++)
+		if (c->types[i].name == name && c->types[i].plain == plain) {
+			t->ctf_id = c->types[i].ctf_id;
+			break;
+		}
+	if (t->ctf_id == c->nr_ids)
+		c->nr_ids++;
 	return (int)c->nr_types++;
 }
 
@@ -220,138 +230,37 @@ static int event_type(struct pfc_ctf *c, const struct pfc_nettrace_event *ev)
 	return sl->type[plain];
 }
 
-/* The first read: what the trace will hold (its event names in the order they come, how many
- * of each, what is left out), nothing kept of the events themselves. */
-static int count_event(void *ctx, const struct pfc_nettrace_event *ev)
-{
-	struct pfc_ctf *c = ctx;
-	int type = event_type(c, ev);
-
-	c->cur->nr_in++;
-	pfc_events_release(c->cur->file, ev->offset);
-	if (type == CTF_NO_NAME)
-		return pfc_clr_counts_add(&c->left, ev, 0);
-	if (type < 0)
-		return type;
-	c->types[type].n++;
-	c->nr_ev++;
-	c->cur->nr_out++;
-	return 0;
-}
-
-/* Whether the kinds the load counted say what every event becomes: all of them, and no
- * record's lumped sizes may hold its fields' size (which would make some of them plain). */
-static int kinds_enough(const struct pfc_events_file *f)
-{
-	size_t i;
-
-	if (!f->kinds_whole)
-		return 0;
-	for (i = 0; i < f->nr_kinds; i++) {
-		const struct pfc_events_kind *k = &f->kinds[i];
-		const struct pfc_ctf_name *name;
-		int older = 0;
-		if (!k->lumped || !k->provider || strcmp(k->provider, PFC_CLR_PROVIDER))
-			continue;
-		name = pfc_ctf_name_find(k->event_id, k->version, &older);
-		if (name && !older && fields_size(name->fields) >= 0)
-			return 0;
-	}
-	return 1;
-}
-
-/* What the load of the stream counted (converter/events/), as count_event would have: no read
- * of its own.  0, or an error (no memory). */
-static int count_kinds(struct pfc_ctf *c, struct ctf_input *in)
-{
-	const struct pfc_events_file *f = in->file;
-	size_t i;
-	int ret;
-
-	in->trace = f->trace;
-	in->have_trace = 1;
-	in->st = f->stream;
-	in->nr_in = f->stream.nr_events;
-	for (i = 0; i < f->nr_kinds; i++) {
-		const struct pfc_events_kind *k = &f->kinds[i];
-		struct pfc_nettrace_meta m;
-		struct pfc_nettrace_event ev;
-		int type;
-
-		memset(&m, 0, sizeof(m));
-		memset(&ev, 0, sizeof(ev));
-		m.id = k->meta_id;
-		m.event_id = k->event_id;
-		m.version = k->version;
-		m.provider = k->provider;
-		m.name = k->name;
-		ev.meta = k->provider ? &m : NULL;
-		ev.meta_id = k->meta_id;
-		ev.payload_len = k->len;
-		type = event_type(c, &ev);
-		if (type == CTF_NO_NAME) {
-			if ((ret = pfc_clr_counts_add_n(&c->left, &ev, 0, k->n)) < 0)
-				return ret;
-			continue;
-		}
-		if (type < 0)
-			return type;
-		c->types[type].n += k->n;
-		c->nr_ev += k->n;
-		in->nr_out += k->n;
-	}
-	return 0;
-}
-
 int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_error *err)
 {
 	size_t n = events->n;
 	struct pfc_ctf *c = calloc(1, sizeof(*c));
 	size_t i;
-	int ret = 0;
 
 	*out = c;
 	if (!c || (n && !(c->in = calloc(n, sizeof(*c->in)))))
 		return PFC_FAIL_NOOFF(err, NOMEM, "runtime events");
 	for (i = 0; i < n; i++) {
 		struct ctf_input *in = &c->in[i];
-		struct pfc_nettrace nt;
-		struct pfc_nettrace_ops ops = { 0 };
+		const struct pfc_events_file *f = &events->v[i];
 
-		in->path = events->v[i].name;
+		in->path = f->name;
 		in->file = &events->v[i];
 		c->nr_in++;
-		c->cur = in;
-		ops.ctx = c;
-		ops.trace = on_trace;
-		ops.event = count_event;
-		memset(c->slot, 0, sizeof(c->slot));
-		/* the load counted the stream's kinds: enough, unless it had too many */
-		if (kinds_enough(in->file)) {
-			if (count_kinds(c, in) < 0)
-				return PFC_FAIL_NOOFF(err, NOMEM, "runtime events");
-			goto counted;
-		}
-		ret = pfc_nettrace_read(&nt, in->file->buf, in->file->len, &ops, err);
-		in->st = nt.st;
-		pfc_nettrace_free(&nt);
-		if (ret < 0) {
-			snprintf(err->file, sizeof(err->file), "%s", in->path);
-			break;
-		}
-counted:
-		if (in->have_trace && (in->trace.pointer_size == 4 || in->trace.pointer_size == 8) && !c->pointer_size)
-			c->pointer_size = in->trace.pointer_size;
-		if (in->have_trace && in->trace.nr_cpus > c->nr_cpus && in->trace.nr_cpus <= 4096)
-			c->nr_cpus = in->trace.nr_cpus;
+		/* the load read the Trace object: the channels and the UUID are known before the
+		 * events are read; the read sets it again */
+		if (!f->have_trace)
+			continue;
+		in->trace = f->trace;
+		in->have_trace = 1;
+		if ((f->trace.pointer_size == 4 || f->trace.pointer_size == 8) && !c->pointer_size)
+			c->pointer_size = f->trace.pointer_size;
+		if (f->trace.nr_cpus > c->nr_cpus && f->trace.nr_cpus <= 4096)
+			c->nr_cpus = f->trace.nr_cpus;
 	}
-	if (ret < 0)
-		return ret;
 	if (!c->pointer_size)
 		c->pointer_size = 8;
 	if (!c->nr_cpus)
 		c->nr_cpus = 1;
-	pfc_clr_counts_sort(&c->left);
 	return 0;
 }
 
@@ -511,7 +420,7 @@ static int heap_drain(struct pfc_ctf *c, int all)
 	return 0;
 }
 
-/* The second read: each event with a name goes into the heap. */
+/* The read: each event is counted, and each with a name goes into the heap. */
 static int merge_event(void *ctx, const struct pfc_nettrace_event *ev)
 {
 	struct pfc_ctf *c = ctx;
@@ -523,8 +432,14 @@ static int merge_event(void *ctx, const struct pfc_nettrace_event *ev)
 	pfc_events_release(in->file, ev->offset);
 	if (ev->sorted && to_ns(in, ev->timestamp) > in->mark)
 		in->mark = to_ns(in, ev->timestamp);
+	in->nr_in++;
+	if (type == CTF_NO_NAME)
+		return pfc_clr_counts_add(&c->left, ev, 0);
 	if (type < 0)
-		return type == CTF_NO_NAME ? 0 : type;
+		return type;
+	c->types[type].n++;
+	c->nr_ev++;
+	in->nr_out++;
 	/* a stream that never says its events are sorted is reordered within this many */
 	if (c->pending == CTF_WINDOW) {
 		struct ctf_ev first;
@@ -549,8 +464,8 @@ static int merge_event(void *ctx, const struct pfc_nettrace_event *ev)
 	return 0;
 }
 
-/* Read every stream again, block by block, the one that holds the others back first, and
- * hand c->emit each event in time order. */
+/* Read every stream, block by block, the one that holds the others back first, and hand
+ * c->emit each event in time order. */
 static int merge(struct pfc_ctf *c, struct pfc_error *err)
 {
 	size_t i;
@@ -586,6 +501,7 @@ static int merge(struct pfc_ctf *c, struct pfc_error *err)
 				return ret;
 			}
 			next->done = 1;
+			next->st = next->nt.st;
 		}
 		if ((ret = heap_drain(c, 0)) < 0)
 			return ret;
@@ -595,12 +511,6 @@ static int merge(struct pfc_ctf *c, struct pfc_error *err)
 
 /* ---- the bytes ---- */
 
-static void put_u16(struct pfc_sb *b, uint16_t v)
-{
-	uint8_t d[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-	pfc_sb_add(b, (const char *)d, 2);
-}
-
 static void put_u32(struct pfc_sb *b, uint32_t v)
 {
 	uint8_t d[4];
@@ -609,16 +519,6 @@ static void put_u32(struct pfc_sb *b, uint32_t v)
 	for (i = 0; i < 4; i++)
 		d[i] = (uint8_t)(v >> (8 * i));
 	pfc_sb_add(b, (const char *)d, 4);
-}
-
-static void put_u64(struct pfc_sb *b, uint64_t v)
-{
-	uint8_t d[8];
-	int i;
-
-	for (i = 0; i < 8; i++)
-		d[i] = (uint8_t)(v >> (8 * i));
-	pfc_sb_add(b, (const char *)d, 8);
 }
 
 static void put_be(struct pfc_sb *b, uint64_t v, int bytes)
@@ -647,7 +547,7 @@ static void trace_uuid(const struct pfc_ctf *c, uint8_t u[16])
 
 	for (i = 0; i < c->nr_in; i++) {
 		const struct ctf_input *in = &c->in[i];
-		uint64_t v[3] = { in->have_trace ? in->trace.sync_qpc : 0, in->have_trace ? in->trace.pid : 0, in->nr_out };
+		uint64_t v[3] = { in->have_trace ? in->trace.sync_qpc : 0, in->have_trace ? in->trace.pid : 0, (uint64_t)in->file->len };
 		size_t k;
 		for (k = 0; k < 24; k++) {
 			uint8_t byte = (uint8_t)(v[k / 8] >> (8 * (k % 8)));
@@ -833,7 +733,7 @@ struct ctf_writing {
 	void *arg;
 	/* the comm of the last thread asked for */
 	int32_t comm_pid, comm_tid;
-	const char *comm_name;
+	char comm_field[17];         /* comm_pid's name as the event's 17 bytes: NUL-padded, cut at 16 */
 	int have_comm;
 };
 
@@ -910,6 +810,16 @@ static int chan_open(struct ctf_writing *w, struct chan *ch)
 
 /* One event, in time order, into its CPU's packet: packets of up to CTF_PACKET bytes, an
  * event never cut. */
+/* v little-endian at d, and the end of it */
+static inline uint8_t *st_le(uint8_t *d, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		d[i] = (uint8_t)(v >> (8 * i));
+	return d + bytes;
+}
+
 static int emit_event(struct pfc_ctf *c, const struct ctf_ev *e)
 {
 	struct ctf_writing *w = c->w;
@@ -917,45 +827,49 @@ static int emit_event(struct pfc_ctf *c, const struct ctf_ev *e)
 	int plain = c->types[e->type].plain;
 	size_t evsize = CTF_EV_FIXED + e->len + (plain ? 0 : CTF_EV_PACKED);
 	struct pfc_sb *b = &ch->pkt;
-	char proc[17];
+	uint8_t *d;
 
 	if (!ch->spill && chan_open(w, ch) < 0)
 		return -PFC_ERR_NOMEM;
 	if (ch->n && ch->size + evsize > CTF_PACKET && packet(w, ch, e->cpu, 0) < 0)
 		return b->oom ? -PFC_ERR_NOMEM : -PFC_ERR_WRITE;
+	if (pfc_sb_grow(b, evsize + (ch->n ? 0 : CTF_PKT_HEADER)) < 0)
+		return -PFC_ERR_NOMEM;
 	if (!ch->n) {
 		ch->first = e->ts;
-		if (pfc_sb_grow(b, CTF_PKT_HEADER) < 0)
-			return -PFC_ERR_NOMEM;
 		ch->pkt_at = b->len;
 		b->len += CTF_PKT_HEADER;
 	}
 	ch->last = e->ts;
 	ch->size += evsize;
 	ch->n++;
-	put_u16(b, 65535);
-	put_u32(b, c->types[e->type].ctf_id);
-	put_u64(b, e->ts);
-	put_u32(b, (uint32_t)e->pid);
-	put_u32(b, (uint32_t)e->tid);
-	memset(proc, 0, sizeof(proc));
-	if (w->comm) {
-		if (!w->have_comm || w->comm_pid != e->pid || w->comm_tid != e->tid) {
-			w->comm_pid = e->pid;
-			w->comm_tid = e->tid;
-			w->comm_name = w->comm(w->arg, e->pid, e->tid);
-			w->have_comm = 1;
-		}
-		if (w->comm_name)
-			strncpy(proc, w->comm_name, 16);
+	if (!w->have_comm || w->comm_pid != e->pid || w->comm_tid != e->tid) {
+		const char *name = w->comm ? w->comm(w->arg, e->pid, e->tid) : NULL;
+		w->comm_pid = e->pid;
+		w->comm_tid = e->tid;
+		w->have_comm = 1;
+		memset(w->comm_field, 0, sizeof(w->comm_field));
+		if (name)
+			strncpy(w->comm_field, name, 16);
 	}
-	pfc_sb_add(b, proc, sizeof(proc));
+	/* the fixed header, the process name, the sizes of a sequence payload, the payload */
+	d = (uint8_t *)b->buf + b->len;
+	d = st_le(d, 65535, 2);
+	d = st_le(d, c->types[e->type].ctf_id, 4);
+	d = st_le(d, e->ts, 8);
+	d = st_le(d, (uint32_t)e->pid, 4);
+	d = st_le(d, (uint32_t)e->tid, 4);
+	memcpy(d, w->comm_field, sizeof(w->comm_field));
+	d += sizeof(w->comm_field);
 	if (!plain) {
-		put_u32(b, e->len);
-		put_u32(b, e->len);
+		d = st_le(d, e->len, 4);
+		d = st_le(d, e->len, 4);
 	}
-	pfc_sb_add(b, (const char *)e->payload, e->len);
-	return b->oom ? -PFC_ERR_NOMEM : 0;
+	if (e->len)
+		memcpy(d, e->payload, e->len);
+	b->len += evsize;
+	b->buf[b->len] = 0;
+	return 0;
 }
 
 /* The last packet of cpu's channel, or the empty packet lttng leaves a CPU without events. */
@@ -997,19 +911,10 @@ static void cut(struct pfc_sb *b, size_t len)
 	}
 }
 
-int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_ctf_comm_fn comm, void *arg,
-		  struct pfc_sb *log, struct pfc_error *err)
+/* What went in and what was left out, into log. */
+static void write_log(const struct pfc_ctf *c, struct pfc_sb *log)
 {
-	struct pfc_sb text = { 0 }, meta = { 0 }, name = { 0 };
-	struct ctf_writing w = { 0 };
-	uint8_t uuid[16];
-	char uuid_s[37], subdir[256];
-	struct tm tm;
-	int64_t utc_ns = 0, offset = 0;
-	uint64_t mono_ns = 0;
-	uint32_t next_id = 0, cpu;
-	size_t i, k;
-	int ret = 0;
+	size_t i;
 
 	for (i = 0; i < c->nr_in; i++) {
 		const struct ctf_input *in = &c->in[i];
@@ -1035,20 +940,48 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 				 "(event %u version %u)\n", (unsigned long long)l->n, l->provider, l->name[0] ? l->name : "?",
 			    l->event_id, l->version);
 	}
+}
+
+int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_ctf_comm_fn comm, void *arg,
+		  struct pfc_sb *log, struct pfc_error *err)
+{
+	struct pfc_sb text = { 0 }, meta = { 0 }, name = { 0 };
+	struct ctf_writing w = { 0 };
+	uint8_t uuid[16];
+	char uuid_s[37], subdir[256];
+	struct tm tm;
+	int64_t utc_ns = 0, offset = 0;
+	uint64_t mono_ns = 0;
+	uint32_t cpu;
+	int ret = 0;
+
+	/* the channels fill as the streams are read; what came decides the metadata after */
+	trace_uuid(c, uuid);
+	if (!(w.ch = calloc(c->nr_cpus, sizeof(*w.ch))))
+		return PFC_FAIL_NOOFF(err, NOMEM, "CTF channels");
+	w.uuid = uuid;
+	w.comm = comm;
+	w.arg = arg;
+	c->w = &w;
+	c->emit = emit_event;
+	pfc_zip_spiller_start(&w.dfl);
+	if ((ret = merge(c, err)) < 0 && !err->code)
+		ret = ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channels")
+					    : PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", strerror(errno));
+	if (ret < 0)
+		goto out;
+	pfc_clr_counts_sort(&c->left);
+	write_log(c, log);
 	if (!c->nr_ev) {
 		pfc_sb_adds(log, "Runtime events: none to write as CTF\n");
-		return 0;
+		goto out;
 	}
-	/* metadata event ids: one per name and form, in the order the events came */
-	for (i = 0; i < c->nr_types; i++) {
-		c->types[i].ctf_id = UINT32_MAX;
-		for (k = 0; k < i; k++)
-			if (c->types[k].name == c->types[i].name && c->types[k].plain == c->types[i].plain)
-				c->types[i].ctf_id = c->types[k].ctf_id;
-		if (c->types[i].ctf_id == UINT32_MAX)
-			c->types[i].ctf_id = next_id++;
-	}
-	trace_uuid(c, uuid);
+	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
+		ret = channel_end(&w, &w.ch[cpu], cpu, err);
+	if (ret == 0 && pfc_zip_spiller_wait(&w.dfl) < 0)
+		ret = PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", errno ? strerror(errno) : "deflate failed");
+	if (ret < 0)
+		goto out;
 	uuid_text(uuid, uuid_s);
 	memset(&tm, 0, sizeof(tm));
 	if (sync_time(c, &utc_ns, &mono_ns, &tm))
@@ -1072,30 +1005,14 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 			ret = pfc_zip_add_mem(zip, name.buf, meta.buf, meta.len);
 		cut(&name, base);
 	}
-	if (ret == 0 && !(w.ch = calloc(c->nr_cpus, sizeof(*w.ch))))
-		ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF channels");
-	w.uuid = uuid;
-	w.comm = comm;
-	w.arg = arg;
-	c->w = &w;
-	c->emit = emit_event;
-	pfc_zip_spiller_start(&w.dfl);
-	if (ret == 0 && (ret = merge(c, err)) < 0 && !err->code)
-		ret = ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channels")
-					    : PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", strerror(errno));
-	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
-		ret = channel_end(&w, &w.ch[cpu], cpu, err);
-	if (ret == 0 && pfc_zip_spiller_wait(&w.dfl) < 0)
-		ret = PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", errno ? strerror(errno) : "deflate failed");
 	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
 		ret = channel_add(&w.ch[cpu], cpu, zip, &name, err);
 	if (ret == 0 && c->nr_forced)
 		pfc_sb_addf(log, "Runtime events written out of time order: %llu (a stream whose events are not "
 				 "flagged sorted, reordered within %zu)\n", (unsigned long long)c->nr_forced, CTF_WINDOW);
 	if (ret == 0)
-		pfc_sb_addf(log, "Runtime events written as CTF: %llu in %s (%u channels, %zu event names)\n",
-			    (unsigned long long)c->nr_ev,
-			    name.buf, c->nr_cpus, (size_t)next_id);
+		pfc_sb_addf(log, "Runtime events written as CTF: %llu in %s (%u channels, %u event names)\n",
+			    (unsigned long long)c->nr_ev, name.buf, c->nr_cpus, c->nr_ids);
 out:
 	pfc_zip_spiller_end(&w.dfl);
 	for (cpu = 0; w.ch && cpu < c->nr_cpus; cpu++) {

@@ -170,7 +170,7 @@ struct pv {
 	uint64_t nr_written, nr_with_cpu, nr_no_time, nr_no_tid;
 	struct pfc_tptext tp;         /* tracepoint payloads, in stream order */
 	const char *tp_why;           /* why they could not be rendered */
-	struct pfc_ctf *ctf;          /* --events: the runtime's events, read before anything is written */
+	struct pfc_ctf *ctf;          /* --events: the runtime's events, read as they are written */
 	/* side files copied */
 	struct side { char *path, *name, *entry; } *side;	/* open path, name where recorded */
 	size_t nr_side, cap_side;
@@ -803,7 +803,7 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "trace.zip");
 		goto out;
 	}
-	/* a stream that cannot be read stops the conversion before the archive has a byte */
+	/* the channels and the UUID from the streams' Trace objects; the events are read as written */
 	if (s->evs.events.n && (ret = pfc_ctf_read(&p.ctf, &s->evs.events, err)) < 0)
 		goto out;
 	if ((ret = pfc_zip_open(&p.zip, out, o->output && strcmp(o->output, "-") ? o->output : "<stdout>", p.dir,
@@ -846,6 +846,6 @@ static const char *const perfview_suffixes[] = { ".trace.zip", NULL };
 const struct pfc_writer pfc_writer_perfview = {
 	.name = "trace.zip",
 	.suffixes = perfview_suffixes,
-	.needs = PFC_NEED_STREAM | PFC_NEED_LOG | PFC_NO_GZIP,
+	.needs = PFC_NEED_STREAM | PFC_NEED_LOG | PFC_NO_GZIP | PFC_READS_EVENTS,
 	.write = pv_write,
 };

@@ -22,6 +22,7 @@ enum {
 	PFC_NEED_MARKS = 1 << 8,    /* lost events and throttling with their times (s->marks) */
 	PFC_NEED_TIMES = 1 << 9,    /* every sample's time, period and stack (s->times) */
 	PFC_NEED_RUNTIME_MARKS = 1 << 10,  /* --events: GCs, exceptions and JIT with their times (s->evs.marking) */
+	PFC_READS_EVENTS = 1 << 11, /* --events: reads every event of the streams itself (a corrupt one fails it) */
 };
 
 struct pfc_packw_pre;

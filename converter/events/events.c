@@ -1,11 +1,11 @@
 /*
  * events.c - the event streams of one conversion: each .nettrace mapped once and read once,
- * keeping its pid, its GC pauses, how many events of each metadata record and payload size it
- * holds (what trace.zip's CTF writer needs before it reads the events again) and, when an output
- * needs them, its allocation events with their stacks, its exceptions, and each GC and JIT
- * compilation for a timeline.  Only the payloads of those kinds are decoded.  Nothing else is
- * kept: an output that needs more (the runtime report, the CTF) reads the mapping again,
- * streamed, so a long session costs its mapping's window and no copy of its events.
+ * keeping its pid, its GC pauses and, when an output needs them, its allocation events with
+ * their stacks, its exceptions, and each GC and JIT compilation for a timeline.  Only the
+ * payloads of those kinds are decoded.  Nothing else is kept: an output that needs more (the
+ * runtime report, trace.zip's CTF) reads the mapping again, streamed, so a long session costs
+ * its mapping's window and no copy of its events; when such an output is all that reads the
+ * events, the load reads no more than the stream's Trace object (PFC_EVENTS_HEADER).
  */
 #include "converter/events/events.h"
 #include "converter/events/clrevents.h"
@@ -27,10 +27,6 @@
  * EVENTS_RELEASE_LAG bytes before it kept for the stacks and blocks still in use. */
 #define EVENTS_RELEASE_STEP ((uint64_t)4 << 20)
 #define EVENTS_RELEASE_LAG ((uint64_t)4 << 20)
-/* the payload sizes of one metadata record counted apart (a record of fixed-size fields has
- * one; one with strings, many, which are lumped), and the kinds a stream may have in all */
-#define EVENTS_KIND_SIZES 4
-#define EVENTS_MAX_KINDS 4096
 /* a stack longer than this is cut (EventPipe's own limit is 100 frames) */
 #define EVENTS_MAX_IPS 1024
 /* JIT compilations begun and not yet ended that are waited for: one a thread compiling at
@@ -41,15 +37,11 @@ struct jitting {
 	uint64_t method_id, tid, ts;
 };
 
-/* the kinds of the metadata seen last, by slot: most events name one of a few */
+/* the kind (pfc_clr_kind) of the metadata seen last, by slot: most events name one of a few */
 struct kind_slot {
 	const char *provider;        /* the metadata's own string: one per record for the whole read */
-	uint32_t event_id, version;
-	int kind;
-	size_t at[EVENTS_KIND_SIZES + 1];  /* its entries in f->kinds by size, the lumped one last; */
-	uint32_t len[EVENTS_KIND_SIZES];
-	size_t nr_len;
-	int have_lumped;
+	uint32_t meta_id, event_id, version;
+	int kind, used;
 };
 #define KIND_SLOTS 64
 
@@ -58,7 +50,6 @@ struct reading {
 	unsigned want;
 	uint32_t kinds;              /* bit k: events of kind k are decoded */
 	struct kind_slot slot[KIND_SLOTS];
-	uint64_t slot_misses;
 	uint64_t suspend_ts;         /* the open suspension, 0 when none */
 	struct pfc_events_gc gc;     /* PFC_EVENTS_MARKS: what the open suspension saw */
 	struct jitting jitting[EVENTS_MAX_JITTING];  /* PFC_EVENTS_MARKS: in the order they began */
@@ -71,6 +62,7 @@ struct reading {
 static int on_trace(void *ctx, const struct pfc_nettrace_trace *t)
 {
 	((struct reading *)ctx)->f->trace = *t;
+	((struct reading *)ctx)->f->have_trace = 1;
 	return 0;
 }
 
@@ -167,105 +159,23 @@ static void jit_start(struct reading *r, const struct pfc_nettrace_event *ev)
 	r->jitting[r->nr_jitting++].ts = ev->timestamp;
 }
 
-/* Whether ev is of a kind this read keeps: the payloads of the others (most of a stream:
- * allocations, exceptions and loads nobody asked for) are not decoded at all. */
-/* A new entry of f->kinds for ev (lumped: for its record's other sizes); SIZE_MAX without memory,
- * or when the stream has too many kinds (then f->kinds_cut). */
-static size_t kind_new(struct pfc_events_file *f, const struct pfc_nettrace_event *ev, int lumped)
-{
-	struct pfc_events_kind *k;
-
-	if (f->nr_kinds == EVENTS_MAX_KINDS) {
-		f->kinds_cut = 1;
-		return SIZE_MAX;
-	}
-	if (!(k = pfc_grow_at(&f->kinds, &f->cap_kinds, f->nr_kinds, sizeof(*f->kinds), 32)))
-		return SIZE_MAX;
-	memset(k, 0, sizeof(*k));
-	k->meta_id = ev->meta_id;
-	if (ev->meta) {
-		if (!(k->provider = strdup(ev->meta->provider)) || !(k->name = strdup(ev->meta->name))) {
-			free(k->provider);
-			return SIZE_MAX;
-		}
-		k->event_id = ev->meta->event_id;
-		k->version = ev->meta->version;
-	}
-	k->len = lumped ? 0 : ev->payload_len;
-	k->lumped = lumped;
-	k->first = f->stream.nr_events;
-	return f->nr_kinds++;
-}
-
-/* Count ev under its kind in f->kinds; -1 without memory. */
-static int kind_count(struct reading *r, struct kind_slot *k, const struct pfc_nettrace_event *ev)
-{
-	struct pfc_events_file *f = r->f;
-	size_t i, at;
-
-	if (f->kinds_cut)
-		return 0;
-	for (i = 0; i < k->nr_len; i++)
-		if (k->len[i] == ev->payload_len) {
-			f->kinds[k->at[i]].n++;
-			goto counted;
-		}
-	if (k->nr_len < EVENTS_KIND_SIZES) {
-		if ((at = kind_new(f, ev, 0)) == SIZE_MAX)
-			return f->kinds_cut ? 0 : -1;
-		k->len[k->nr_len] = ev->payload_len;
-		k->at[k->nr_len++] = at;
-	} else {
-		if (!k->have_lumped) {
-			if ((at = kind_new(f, ev, 1)) == SIZE_MAX)
-				return f->kinds_cut ? 0 : -1;
-			k->at[EVENTS_KIND_SIZES] = at;
-			k->have_lumped = 1;
-		}
-		at = k->at[EVENTS_KIND_SIZES];
-	}
-	f->kinds[at].n++;
-counted:
-	f->stream.nr_events++;	/* the index of the next event, while reading */
-	return 0;
-}
-
-/* The slot of ev's metadata record, found or made (a slot taken by another record is given
- * to this one: its entries are looked up in f->kinds again, by the record's own strings). */
-static struct kind_slot *kind_slot(struct reading *r, const struct pfc_nettrace_event *ev)
+/* The kind of ev's metadata record: its slot's, or looked up and given the slot. */
+static int kind_of(struct reading *r, const struct pfc_nettrace_event *ev)
 {
 	const struct pfc_nettrace_meta *m = ev->meta;
 	struct kind_slot *k = &r->slot[ev->meta_id % KIND_SLOTS];
-	struct pfc_events_file *f = r->f;
 	const char *prov = m ? m->provider : NULL;
-	size_t i;
 
-	if (k->provider == prov && (!m || (k->event_id == m->event_id && k->version == m->version)) &&
-	    (m || (k->nr_len && f->kinds[k->at[0]].meta_id == ev->meta_id)))
-		return k;
-	/* a hostile stream whose records keep taking each other's slots: its kinds are not kept */
-	if (++r->slot_misses > 4096 + f->stream.nr_events / 8)
-		f->kinds_cut = 1;
-	memset(k, 0, sizeof(*k));
+	if (k->used && k->meta_id == ev->meta_id && k->provider == prov &&
+	    (!m || (k->event_id == m->event_id && k->version == m->version)))
+		return k->kind;
+	k->used = 1;
+	k->meta_id = ev->meta_id;
 	k->provider = prov;
 	k->event_id = m ? m->event_id : 0;
 	k->version = m ? m->version : 0;
 	k->kind = pfc_clr_kind(m);
-	for (i = 0; !f->kinds_cut && i < f->nr_kinds; i++) {
-		const struct pfc_events_kind *e = &f->kinds[i];
-		if (m ? !(e->provider && e->event_id == m->event_id && e->version == m->version &&
-			  !strcmp(e->provider, m->provider) && !strcmp(e->name, m->name))
-		      : (e->provider || e->meta_id != ev->meta_id))
-			continue;
-		if (e->lumped) {
-			k->at[EVENTS_KIND_SIZES] = i;
-			k->have_lumped = 1;
-		} else if (k->nr_len < EVENTS_KIND_SIZES) {
-			k->len[k->nr_len] = e->len;
-			k->at[k->nr_len++] = i;
-		}
-	}
-	return k;
+	return k->kind;
 }
 
 static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
@@ -273,14 +183,10 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 	struct reading *r = ctx;
 	struct pfc_events_file *f = r->f;
 	struct pfc_clr_event *e = &r->ce;
-	int kind;
-
-	struct kind_slot *k = kind_slot(r, ev);
+	int kind = kind_of(r, ev);
 
 	pfc_events_release(f, ev->offset);
-	if (kind_count(r, k, ev) < 0)
-		return -PFC_ERR_NOMEM;
-	if (!(r->kinds >> k->kind & 1))
+	if (!(r->kinds >> kind & 1))
 		return 0;
 	kind = pfc_clr_decode(ev, f->trace.pointer_size, e, &r->payload_err);
 
@@ -382,13 +288,6 @@ static int jit_cmp(const void *a, const void *b)
 
 static void file_free(struct pfc_events_file *f)
 {
-	size_t i;
-
-	for (i = 0; i < f->nr_kinds; i++) {
-		free(f->kinds[i].provider);
-		free(f->kinds[i].name);
-	}
-	free(f->kinds);
 	if (f->mapped)
 		munmap((void *)f->buf, f->len);
 	free(f->name);
@@ -448,10 +347,18 @@ int pfc_events_add(struct pfc_events *e, const char *path, const char *name, con
 	ops.ctx = r;
 	ops.trace = on_trace;
 	ops.event = on_event;
-	ret = pfc_nettrace_read(&nt, f->buf, f->len, &ops, err);
-	pfc_events_release(f, f->len);
+	if (want & PFC_EVENTS_HEADER) {
+		/* the Trace object comes first: its pid and clock are all that is read here */
+		ret = pfc_nettrace_begin(&nt, f->buf, f->len, &ops, err);
+		while (ret >= 0 && !nt.seen_trace && (ret = pfc_nettrace_step(&nt)) > 0)
+			;
+		if (ret > 0)
+			ret = 0;
+	} else {
+		ret = pfc_nettrace_read(&nt, f->buf, f->len, &ops, err);
+		pfc_events_release(f, f->len);
+	}
 	f->stream = nt.st;
-	f->kinds_whole = !f->kinds_cut;
 	pfc_nettrace_free(&nt);
 	free(r);
 	if (ret == -PFC_ERR_NOMEM && !err->code)

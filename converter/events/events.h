@@ -3,8 +3,9 @@
  * ones a pack carries): each .nettrace mapped once, with its process id and what the
  * conversion's own uses need of it, gathered in one streamed pass: the GC pauses (--during gc)
  * and, only when asked, the allocation events with their stacks (--alloc), the exceptions
- * (-f runtime, -f firefox) and each GC and JIT compilation with its times (-f firefox's markers).  The runtime report
- * reads the mappings again through runtime.c; perf.data, threads and symbols are not its concern.
+ * (-f runtime, -f firefox) and each GC and JIT compilation with its times (-f firefox's markers).
+ * The runtime report and trace.zip's CTF read the mappings again themselves; perf.data, threads
+ * and symbols are not its concern.
  */
 #ifndef PFC_EVENTS_H
 #define PFC_EVENTS_H
@@ -18,6 +19,8 @@ enum {
 	PFC_EVENTS_ALLOCS = 1 << 0,  /* the allocation events (--alloc) */
 	PFC_EVENTS_THROWS = 1 << 1,  /* the exceptions thrown, for the frames that throw them (-f runtime) */
 	PFC_EVENTS_MARKS = 1 << 2,   /* each pause's GC and the methods jitted, for a timeline (-f firefox) */
+	PFC_EVENTS_HEADER = 1 << 3,  /* only the Trace object (pid, clock, CPUs): no event is read, no
+				      * pause kept; for outputs that read the whole stream themselves */
 };
 
 /* A pause of the process's threads for a GC: GCSuspendEEBegin to GCRestartEEEnd, in ns of
@@ -54,17 +57,6 @@ struct pfc_events_alloc {
 	size_t ips;                  /* index of its first IP in pfc_events_file.ips */
 };
 
-/* The events of one metadata record and payload size (or, lumped, of the record's sizes past
- * the first few), and the index of the first in the stream: what a writer that lays events
- * out by kind (trace.zip's CTF) needs before it reads them again, without a read of its own. */
-struct pfc_events_kind {
-	char *provider, *name;       /* the record's; NULL: events whose metadata id has no record */
-	uint32_t meta_id, event_id, version;
-	uint32_t len;                /* the payload size, unless lumped */
-	int lumped;
-	uint64_t n, first;
-};
-
 struct pfc_events_file {
 	char *name;                  /* the path given, or the name the file had where a pack was made */
 	const uint8_t *buf;          /* its bytes (mapped, or a pack member's: see owned) */
@@ -72,6 +64,7 @@ struct pfc_events_file {
 	int mapped;                  /* buf is our mapping, unmapped by pfc_events_free */
 	uint64_t released;           /* its pages before this offset were given back (pfc_events_release) */
 	struct pfc_nettrace_trace trace;  /* pid, clock frequency, pointer size */
+	int have_trace;              /* the stream had its Trace object */
 	struct pfc_nettrace_stats stream;
 	struct pfc_events_pause *pauses;  /* sorted by begin, apart */
 	size_t nr_pauses, cap_pauses;
@@ -85,10 +78,6 @@ struct pfc_events_file {
 	size_t nr_jits, cap_jits;
 	uint64_t *ips;
 	size_t nr_ips, cap_ips;
-	struct pfc_events_kind *kinds;    /* in the order each first came */
-	size_t nr_kinds, cap_kinds;
-	int kinds_cut;               /* a stream of too many kinds: kinds is not all of it */
-	int kinds_whole;             /* kinds counts every event (pfc_events_add read them all) */
 	char *names;                 /* type, message and method names, each NUL-terminated */
 	size_t names_len, names_cap;
 };
