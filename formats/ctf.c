@@ -264,12 +264,15 @@ int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_err
 	return 0;
 }
 
+static void writing_free(struct pfc_ctf *c);
+
 void pfc_ctf_free(struct pfc_ctf *c)
 {
 	size_t i;
 
 	if (!c)
 		return;
+	writing_free(c);
 	for (i = 0; i < c->nr_in; i++)
 		if (c->in[i].reading)
 			pfc_nettrace_free(&c->in[i].nt);
@@ -727,7 +730,9 @@ static void cut(struct pfc_sb *b, size_t len);
 
 struct ctf_writing {
 	struct pfc_zip_spiller dfl;
+	int dfl_started;
 	struct chan *ch;
+	uint8_t uuid_bytes[16];
 	const uint8_t *uuid;
 	pfc_ctf_comm_fn comm;
 	void *arg;
@@ -942,12 +947,62 @@ static void write_log(const struct pfc_ctf *c, struct pfc_sb *log)
 	}
 }
 
-int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_ctf_comm_fn comm, void *arg,
-		  struct pfc_sb *log, struct pfc_error *err)
+/* The spiller stopped, the channels' buffers and files given back. */
+static void writing_free(struct pfc_ctf *c)
+{
+	struct ctf_writing *w = c->w;
+	uint32_t cpu;
+
+	if (!w)
+		return;
+	if (w->dfl_started)
+		pfc_zip_spiller_end(&w->dfl);
+	for (cpu = 0; w->ch && cpu < c->nr_cpus; cpu++) {
+		pfc_zip_spill_free(w->ch[cpu].spill);
+		pfc_sb_free(&w->ch[cpu].pkt);
+		pfc_sb_free(&w->ch[cpu].index);
+	}
+	free(w->ch);
+	free(w);
+	c->w = NULL;
+}
+
+int pfc_ctf_fill(struct pfc_ctf *c, pfc_ctf_comm_fn comm, void *arg, struct pfc_error *err)
+{
+	struct ctf_writing *w;
+	uint32_t cpu;
+	int ret;
+
+	/* the channels fill as the streams are read; what came decides the metadata after */
+	if (!(w = c->w = calloc(1, sizeof(*w))) || !(w->ch = calloc(c->nr_cpus, sizeof(*w->ch))))
+		return PFC_FAIL_NOOFF(err, NOMEM, "CTF channels");
+	trace_uuid(c, w->uuid_bytes);
+	w->uuid = w->uuid_bytes;
+	w->comm = comm;
+	w->arg = arg;
+	c->emit = emit_event;
+	pfc_zip_spiller_start(&w->dfl);
+	w->dfl_started = 1;
+	if ((ret = merge(c, err)) < 0 && !err->code)
+		ret = ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channels")
+					    : PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", strerror(errno));
+	if (ret < 0)
+		return ret;
+	pfc_clr_counts_sort(&c->left);
+	if (!c->nr_ev)
+		return 0;
+	for (cpu = 0; cpu < c->nr_cpus; cpu++)
+		if ((ret = channel_end(w, &w->ch[cpu], cpu, err)) < 0)
+			return ret;
+	if (pfc_zip_spiller_wait(&w->dfl) < 0)
+		return PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", errno ? strerror(errno) : "deflate failed");
+	return 0;
+}
+
+int pfc_ctf_add(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct pfc_sb *log, struct pfc_error *err)
 {
 	struct pfc_sb text = { 0 }, meta = { 0 }, name = { 0 };
-	struct ctf_writing w = { 0 };
-	uint8_t uuid[16];
+	struct ctf_writing *w = c->w;
 	char uuid_s[37], subdir[256];
 	struct tm tm;
 	int64_t utc_ns = 0, offset = 0;
@@ -955,34 +1010,12 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 	uint32_t cpu;
 	int ret = 0;
 
-	/* the channels fill as the streams are read; what came decides the metadata after */
-	trace_uuid(c, uuid);
-	if (!(w.ch = calloc(c->nr_cpus, sizeof(*w.ch))))
-		return PFC_FAIL_NOOFF(err, NOMEM, "CTF channels");
-	w.uuid = uuid;
-	w.comm = comm;
-	w.arg = arg;
-	c->w = &w;
-	c->emit = emit_event;
-	pfc_zip_spiller_start(&w.dfl);
-	if ((ret = merge(c, err)) < 0 && !err->code)
-		ret = ret == -PFC_ERR_NOMEM ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channels")
-					    : PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", strerror(errno));
-	if (ret < 0)
-		goto out;
-	pfc_clr_counts_sort(&c->left);
 	write_log(c, log);
 	if (!c->nr_ev) {
 		pfc_sb_adds(log, "Runtime events: none to write as CTF\n");
 		goto out;
 	}
-	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
-		ret = channel_end(&w, &w.ch[cpu], cpu, err);
-	if (ret == 0 && pfc_zip_spiller_wait(&w.dfl) < 0)
-		ret = PFC_FAIL_NOOFF(err, WRITE, "CTF channels: %s", errno ? strerror(errno) : "deflate failed");
-	if (ret < 0)
-		goto out;
-	uuid_text(uuid, uuid_s);
+	uuid_text(w->uuid, uuid_s);
 	memset(&tm, 0, sizeof(tm));
 	if (sync_time(c, &utc_ns, &mono_ns, &tm))
 		offset = utc_ns - (int64_t)mono_ns;
@@ -991,7 +1024,7 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 	strftime(subdir, sizeof(subdir), "auto-%Y%m%d-%H%M%S", &tm);
 	pfc_sb_addf(&name, "%s%s/ust/uid/0/%u-bit/", dir, subdir, c->pointer_size * 8);
 	metadata_text(c, &text, uuid_s, &tm, offset);
-	metadata_packets(text.buf, text.len, uuid, &meta);
+	metadata_packets(text.buf, text.len, w->uuid, &meta);
 	if (text.oom || meta.oom || name.oom) {
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF metadata");
 		goto out;
@@ -1006,7 +1039,7 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 		cut(&name, base);
 	}
 	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
-		ret = channel_add(&w.ch[cpu], cpu, zip, &name, err);
+		ret = channel_add(&w->ch[cpu], cpu, zip, &name, err);
 	if (ret == 0 && c->nr_forced)
 		pfc_sb_addf(log, "Runtime events written out of time order: %llu (a stream whose events are not "
 				 "flagged sorted, reordered within %zu)\n", (unsigned long long)c->nr_forced, CTF_WINDOW);
@@ -1014,14 +1047,7 @@ int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_c
 		pfc_sb_addf(log, "Runtime events written as CTF: %llu in %s (%u channels, %u event names)\n",
 			    (unsigned long long)c->nr_ev, name.buf, c->nr_cpus, c->nr_ids);
 out:
-	pfc_zip_spiller_end(&w.dfl);
-	for (cpu = 0; w.ch && cpu < c->nr_cpus; cpu++) {
-		pfc_zip_spill_free(w.ch[cpu].spill);
-		pfc_sb_free(&w.ch[cpu].pkt);
-		pfc_sb_free(&w.ch[cpu].index);
-	}
-	free(w.ch);
-	c->w = NULL;
+	writing_free(c);
 	pfc_sb_free(&text);
 	pfc_sb_free(&meta);
 	pfc_sb_free(&name);

@@ -28,19 +28,23 @@ const struct pfc_ctf_name *pfc_ctf_name_find(uint32_t id, uint32_t version, int 
 
 struct pfc_ctf;
 
-/* Count what the conversion's streams (one process each: --events, or a pack's) will put in
- * the trace, keeping none of their events, before anything is written: 0, or a negative error
- * naming the file (err->file) and the offset of the bad bytes.  The events themselves are
- * read again by pfc_ctf_write, from the same bytes. */
+/* Set up the trace of the conversion's streams (one process each: --events, or a pack's),
+ * reading nothing yet: its channels and UUID come from the streams' Trace objects, which the
+ * conversion's load read.  0, or a negative error (no memory). */
 int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_error *err);
 
 /* The process name LTTng would give pid/tid (its comm), or NULL: the writer's caller knows. */
 typedef const char *(*pfc_ctf_comm_fn)(void *arg, int32_t pid, int32_t tid);
 
-/* Add the trace to ZIP under DIR ("lttngTrace/"): DIR/auto-DATE/ust/uid/0/64-bit/{metadata,
- * channel0_N,index/channel0_N.idx}, and say in LOG what went in and what was left out. */
-int pfc_ctf_write(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, pfc_ctf_comm_fn comm, void *arg,
-		  struct pfc_sb *log, struct pfc_error *err);
+/* Read the streams once and fill the trace's channels (deflated, in temporary files), touching
+ * nothing of the caller's but comm, which it calls with arg: it may run on a thread of its own
+ * while the caller writes the rest of the archive.  0, or a negative error naming the file
+ * (err->file) and the offset of the bad bytes. */
+int pfc_ctf_fill(struct pfc_ctf *c, pfc_ctf_comm_fn comm, void *arg, struct pfc_error *err);
+
+/* Once filled: add the trace to ZIP under DIR ("lttngTrace/"): DIR/auto-DATE/ust/uid/0/64-bit/
+ * {metadata, channel0_N, index/channel0_N.idx}, and say in LOG what went in and what was left out. */
+int pfc_ctf_add(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct pfc_sb *log, struct pfc_error *err);
 
 void pfc_ctf_free(struct pfc_ctf *c);
 

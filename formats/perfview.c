@@ -719,11 +719,30 @@ static const char *event_comm(void *arg, int32_t pid, int32_t tid)
 	return th && th->comm_set ? pfc_intern_str(&p->s->strings, th->comm) : NULL;
 }
 
+/* The runtime's events read and their channels filled on a thread of their own, while the
+ * CPU text and the side files go in: only pfc_ctf_fill and event_comm's lookups run there,
+ * with an error value of their own. */
+struct ctf_job {
+	struct pv *p;
+	pthread_t th;
+	int started, ret;
+	struct pfc_error err;
+};
+
+static void *ctf_main(void *arg)
+{
+	struct ctf_job *j = arg;
+
+	j->ret = pfc_ctf_fill(j->p->ctf, event_comm, j->p, &j->err);
+	return NULL;
+}
+
 static int pack(struct pv *p)
 {
 	const char *input = p->s->recording_path;
 	int ret, have_perf_data = 0, want_data = p->o->include_perf_data && input && strcmp(input, "-");
 	struct side_job job = { 0 };
+	struct ctf_job ctf = { 0 };
 	struct pfc_zip_sum folder = { 0 };
 	size_t i;
 
@@ -742,6 +761,9 @@ static int pack(struct pv *p)
 	/* without the thread, each file is deflated in line below */
 	if (job.n && pthread_create(&job.th, NULL, side_main, &job) == 0)
 		job.started = 1;
+	ctf.p = p;
+	if (p->ctf && pthread_create(&ctf.th, NULL, ctf_main, &ctf) == 0)
+		ctf.started = 1;
 	ret = add_text(p);
 	if (job.started)
 		pthread_join(job.th, NULL);
@@ -768,8 +790,16 @@ static int pack(struct pv *p)
 	for (i = 0; i < job.n; i++)
 		free(job.pre[i].z.buf);
 	free(job.pre);
+	if (ctf.started)
+		pthread_join(ctf.th, NULL);
+	else if (ret == 0 && p->ctf)
+		ctf_main(&ctf);
+	if (ret == 0 && ctf.ret < 0) {
+		*p->err = ctf.err;
+		ret = ctf.ret;
+	}
 	if (ret == 0 && p->ctf)
-		ret = pfc_ctf_write(p->ctf, &p->zip, "lttngTrace/", event_comm, p, &p->log, p->err);
+		ret = pfc_ctf_add(p->ctf, &p->zip, "lttngTrace/", &p->log, p->err);
 	if (ret < 0)
 		return ret;
 	{
