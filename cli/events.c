@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "cli/cli.h"
+#include "converter/events/events.h"
 #include "converter/events/runtime.h"
 #include "converter/util/fileio.h"
 #include "formats/runtime.h"
@@ -21,6 +22,7 @@ int pfc_cli_events(const char *path, const char *output, int quiet)
 	static struct pfc_runtime rt;     /* large: its decoded event holds string buffers */
 	struct pfc_error err;
 	struct pfc_sb sb = { 0 };
+	struct pfc_events_file f;    /* the mapping, read through a window of it */
 	void *map = NULL;
 	size_t len = 0;
 	FILE *out = stdout;
@@ -31,7 +33,11 @@ int pfc_cli_events(const char *path, const char *output, int quiet)
 		fprintf(stderr, "perfconv: cannot open '%s': %m\n", path);
 		return EXIT_FAILED;
 	}
-	ret = pfc_runtime_read(&rt, map, len, &err);
+	memset(&f, 0, sizeof(f));
+	f.buf = map;
+	f.len = len;
+	f.mapped = 1;
+	ret = pfc_runtime_read_file(&rt, &f, &err);
 	if (ret < 0) {
 		if (err.has_offset)
 			fprintf(stderr, "perfconv: '%s': %s at offset %llu: %s\n", path, pfc_strerror(err.code),

@@ -344,7 +344,7 @@ static void recording_line(const struct pfc_session *s, size_t i, struct pfc_sb 
 /* -f runtime: the report of each event stream of the conversion, one process after another */
 static int write_runtime(FILE *out, struct pfc_session *s, const struct pfc_wopts *o, struct pfc_error *err)
 {
-	const struct pfc_events *e = &s->evs.events;
+	struct pfc_events *e = &s->evs.events;
 	struct pfc_runtime *rt;
 	struct pfc_sb sb = { 0 };
 	size_t i;
@@ -357,10 +357,10 @@ static int write_runtime(FILE *out, struct pfc_session *s, const struct pfc_wopt
 	if (!(rt = calloc(1, sizeof(*rt))))
 		return PFC_FAIL_NOOFF(err, NOMEM, "runtime report");
 	for (i = 0; i < e->n && ret == 0; i++) {
-		const struct pfc_events_file *f = &e->v[i];
+		struct pfc_events_file *f = &e->v[i];
 		struct pfc_rt_thrower *thr = NULL;
 		size_t nr_thr = 0, j;
-		if ((ret = pfc_runtime_read(rt, f->buf, f->len, err)) < 0)
+		if ((ret = pfc_runtime_read_file(rt, f, err)) < 0)
 			snprintf(err->file, sizeof(err->file), "%s", f->name);
 		else if (throwers(s, (uint32_t)i, o, &thr, &nr_thr) < 0 ||
 			 pfc_runtime_text(rt, f->name, s->evs.pids ? s->evs.pids[i] : 0, thr, nr_thr, &sb) < 0)

@@ -5,6 +5,7 @@
  * method's MethodJittingStarted to its MethodLoadVerbose on the same thread.
  */
 #include "converter/events/runtime.h"
+#include "converter/events/events.h"
 #include "converter/util/grow.h"
 
 #include <stdio.h>
@@ -98,6 +99,8 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 	int kind = pfc_clr_decode(ev, rt->trace.pointer_size, e, &rt->payload_err);
 	size_t i;
 
+	if (rt->window)
+		pfc_events_release(rt->window, ev->offset);
 	if (!rt->first_ts || ev->timestamp < rt->first_ts)
 		rt->first_ts = ev->timestamp;
 	if (ev->timestamp > rt->last_ts)
@@ -226,17 +229,21 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int pfc_runtime_read(struct pfc_runtime *rt, const uint8_t *buf, size_t len, struct pfc_error *err)
+static int read_stream(struct pfc_runtime *rt, const uint8_t *buf, size_t len, struct pfc_events_file *window,
+		       struct pfc_error *err)
 {
 	struct pfc_nettrace nt;
 	struct pfc_nettrace_ops ops = { 0 };
 	int rc;
 
 	memset(rt, 0, sizeof(*rt));
+	rt->window = window;
 	ops.ctx = rt;
 	ops.trace = on_trace;
 	ops.event = on_event;
 	rc = pfc_nettrace_read(&nt, buf, len, &ops, err);
+	if (window)
+		pfc_events_release(window, len);
 	rt->stream = nt.st;
 	pfc_nettrace_free(&nt);
 	if (rc < 0)
@@ -248,6 +255,19 @@ int pfc_runtime_read(struct pfc_runtime *rt, const uint8_t *buf, size_t len, str
 	if (rt->nr_pauses)
 		qsort(rt->pauses, rt->nr_pauses, sizeof(*rt->pauses), u64_cmp);
 	return 0;
+}
+
+int pfc_runtime_read(struct pfc_runtime *rt, const uint8_t *buf, size_t len, struct pfc_error *err)
+{
+	return read_stream(rt, buf, len, NULL, err);
+}
+
+int pfc_runtime_read_file(struct pfc_runtime *rt, struct pfc_events_file *f, struct pfc_error *err)
+{
+	int rc = read_stream(rt, f->buf, f->len, f, err);
+
+	rt->window = NULL;
+	return rc;
 }
 
 uint64_t pfc_runtime_pause_pct(const struct pfc_runtime *rt, unsigned p)

@@ -66,12 +66,17 @@ struct pfc_runtime {
 	/* the decoded event, reused (large string buffers: not on the stack) */
 	struct pfc_clr_event ce;
 	struct pfc_error payload_err;
+	struct pfc_events_file *window;  /* pfc_runtime_read_file: the stream whose read pages go back */
 };
 
 /* Read the nettrace in buf and add up its events into rt.  0, or a negative error with its
  * offset in err (a stream cut short is not an error: rt->stream says so).  pfc_runtime_free
  * releases rt, also after a failure. */
 int pfc_runtime_read(struct pfc_runtime *rt, const uint8_t *buf, size_t len, struct pfc_error *err);
+/* The same for a mapped stream (events.h), whose pages behind the read are given back as it
+ * goes (pfc_events_release): the report of an hour's stream costs a window of it. */
+struct pfc_events_file;
+int pfc_runtime_read_file(struct pfc_runtime *rt, struct pfc_events_file *f, struct pfc_error *err);
 void pfc_runtime_free(struct pfc_runtime *rt);
 
 /* The manifest's name of a GCStart reason ("AllocSmall", "Induced", ...), NULL when unknown. */
