@@ -1,8 +1,8 @@
 /*
  * test_ctf.c - formats/ctf.c and ctfnames.c: the LTTng names of the runtime's events (fields
  * declared one by one, packed, an older version's name for a newer one that only appends, none),
- * and reading the streams before anything is written: the fixture's app.nettrace, a missing file,
- * a corrupt stream (named, with its offset) and one cut short (read up to the cut).  What TraceEvent
+ * and reading the streams as the channels fill: the fixture's app.nettrace, a corrupt stream
+ * (named, with its offset) and one cut short (read up to the cut).  What TraceEvent
  * and babeltrace2 read back from the archive is tests/perfview-events.sh's.
  */
 #include <stdint.h>
@@ -48,11 +48,13 @@ static void names(void)
 				      "event %u version %u named %s (%u, %u)", id, v, n->name, n->id, n->version);
 }
 
-/* pfc_ctf_read on one stream in memory, as the conversion hands them over (converter/events/) */
+/* pfc_ctf_read and pfc_ctf_fill on one stream in memory, as the conversion hands them over
+ * (converter/events/), with no process names */
 static int read_one(struct pfc_ctf **c, const char *name, const char *buf, size_t len, struct pfc_error *err)
 {
 	struct pfc_events_file f;
 	struct pfc_events ev;
+	int ret;
 
 	memset(&f, 0, sizeof(f));
 	memset(&ev, 0, sizeof(ev));
@@ -61,7 +63,9 @@ static int read_one(struct pfc_ctf **c, const char *name, const char *buf, size_
 	f.len = len;
 	ev.v = &f;
 	ev.n = 1;
-	return pfc_ctf_read(c, &ev, err);
+	if ((ret = pfc_ctf_read(c, &ev, err)) < 0)
+		return ret;
+	return pfc_ctf_fill(*c, NULL, NULL, err);
 }
 
 static void streams(void)
