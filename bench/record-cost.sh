@@ -23,15 +23,34 @@
 # every round: "LABEL=ARGS;LABEL=ARGS" (ARGS: perfconv record's options, or BINARY -- OPTIONS for
 # another build), e.g. COST_VARIANTS='default=;noevents=--dotnet-events none;gc=--dotnet-events gc'.
 # Beside each round: the load average, and each recorder's own CPU (perf's, and perfconv's with
-# its perf's) in ms per 1000 requests.  COST_VERBOSE=1 prints perfconv record -v's times of the stop
-# on stderr (the sessions' rundown, perf's exit, the build-ids, the pack), the breakdown of the
-# pack's seconds.  A run whose perf fails is made again, twice at most.
-#   PERFCONV=build/perfconv  COST_RUNS=3  COST_SECS=10  COST_CONC=8  COST_N=20000
+# its perf's) in ms per 1000 requests.  perfconv record runs with -v (its log has its perf's
+# messages); COST_VERBOSE=1 prints its times of the stop on stderr (the sessions' rundown, perf's
+# exit, the build-ids, the pack), the breakdown of the pack's seconds, and its perf's wake-ups.
+# A run whose perf fails is made again, twice at most.
+#
+# COST_KEEP_THREADS=1 (the default) starts the service with none of its threads ending or
+# starting during the runs, an experimental control: perf 6.1 attached with -p opens its
+# events per thread, and when one of those threads ends perf keeps the hung-up descriptors in
+# its poll set and spins on a CPU (poll returns POLLHUP at once, 7,000-10,000 times a second)
+# until it stops: on 2 CPUs the requests a second of a run then measure whether a thread ended
+# in it, not the recorder (docs/benchmark.md, "perf 6.1 spinning on an exited thread").  Left
+# alone, ProbeWeb's thread-pool workers retire after 20 s idle, the tiered JIT's background
+# worker after 4 s without methods to promote, and the pool injects workers now and then.  So:
+#   DOTNET_ThreadPool_ThreadsToKeepAlive=-1      workers never retire (.NET 8+)
+#   DOTNET_TC_BackgroundWorkerTimeoutMs=ffffffff the tiered JIT's worker waits for ever (hex)
+#   DOTNET_ThreadPool_ForceMin/MaxWorkerThreads  the pool held at COST_POOL workers (hex)
+# and a warm-up at 4 x COST_CONC requests in flight that makes all of them before the first run.
+# Each round prints the threads that ended under each recorder (present at its start, gone at
+# its end: the ones perf had opened events for) and perf's "Woken up N times" (a few when it
+# does not spin; thousands when it does).  COST_KEEP_THREADS=0 runs the service as it comes.
+#   PERFCONV=build/perfconv  COST_RUNS=3  COST_SECS=10  COST_CONC=8  COST_N=20000  COST_POOL=8
+#   COST_WARM=5 (seconds of each of the two warm-ups)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 PERFCONV=${PERFCONV:-$top/build/perfconv}
 RUNS=${COST_RUNS:-3} SECS=${COST_SECS:-10} CONC=${COST_CONC:-8} N=${COST_N:-20000}
+KEEP=${COST_KEEP_THREADS:-1} POOL=${COST_POOL:-8} WARM=${COST_WARM:-5}
 W=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-cost.XXXXXX")
 app= rec=
 cleanup() {
@@ -55,10 +74,16 @@ if [ ! -x "$bin/ProbeWeb" ]; then
 fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
-env -u DOTNET_PerfMapEnabled "$bin/ProbeWeb" --urls "$url" >"$W/app.log" 2>&1 &
+appenv=()
+[ "$KEEP" = 1 ] && appenv=(DOTNET_ThreadPool_ThreadsToKeepAlive=-1 DOTNET_TC_BackgroundWorkerTimeoutMs=ffffffff
+	DOTNET_ThreadPool_ForceMinWorkerThreads="$(printf %x "$POOL")" DOTNET_ThreadPool_ForceMaxWorkerThreads="$(printf %x "$POOL")")
+env -u DOTNET_PerfMapEnabled "${appenv[@]}" "$bin/ProbeWeb" --urls "$url" >"$W/app.log" 2>&1 &
 app=$!
 for _ in $(seq 100); do curl -s -m 1 "$url/hello" >/dev/null 2>&1 && break; sleep 0.1; done
-node bench/load.cjs "$url/work?n=$N" 5 "$CONC" >/dev/null	# warm-up: tiered JIT settles
+# warm-up: the pool grows to its workers under more requests than the runs have in flight, then
+# the tiered JIT settles under the runs' own load
+node bench/load.cjs "$url/work?n=$N" "$WARM" $((4 * CONC)) >/dev/null
+node bench/load.cjs "$url/work?n=$N" "$WARM" "$CONC" >/dev/null
 
 # app_ticks: the app's user + system CPU time so far, in clock ticks
 app_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$app/stat"; }
@@ -83,6 +108,11 @@ wait_file() {
 now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# tids: the app's threads now, one a line, sorted; ended FILE: how many of FILE's are gone now
+tids() { ls "/proc/$app/task" | sort; }
+ended() { tids | comm -23 "$1" - | wc -l; }
+# woken LOG: perf's "Woken up N times" in a log, N ("?" when perf said nothing)
+woken() { sed -n 's/.*Woken up \([0-9]*\) times.*/\1/p' "$1" | tail -1 | grep . || echo '?'; }
 # ticks PID: a process's own user + system CPU time so far, in clock ticks (0 when gone)
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # per1k TICKS REQUESTS-A-SECOND: CPU ms per 1000 requests of the load
@@ -92,27 +122,29 @@ IFS=';' read -r -a variants <<<"${COST_VARIANTS:-perfconv=}"
 nv=${#variants[@]}
 printf '%-6s %18s %18s' run "none rps cpu" "perf rps cpu"
 for v in "${variants[@]}"; do printf ' %18s %12s' "${v%%=*} rps cpu" "pack-ready-s"; done
-printf '  %s\n' "recorders' own CPU ms/1000 req (perf; perfconv+its perf), load average"
+printf '  %s\n' "recorders' own CPU ms/1000 req (perf; perfconv+its perf), perf's wake-ups, threads ended (perf; perfconv), load average"
 for i in $(seq "$RUNS"); do
 	la=$(cut -d' ' -f1 /proc/loadavg)
 	none=$(load)
 
-	perf record -q -k mono -g -F 999 -p "$app" -o "$W/perf.data" >"$W/perf.log" 2>&1 &
+	tids >"$W/tids"
+	perf record -k mono -g -F 999 -p "$app" -o "$W/perf.data" >"$W/perf.log" 2>&1 &
 	rec=$!
 	wait_file "$W/perf.data"
 	r0=$(ticks "$rec")
 	perf=$(load)
 	rcpu=$(per1k $(($(ticks "$rec") - r0)) "${perf%% *}")
 	kill -INT "$rec"; wait "$rec" || true; rec=
-	line="$none $perf" own="$rcpu"
+	line="$none $perf" own="$rcpu" wok=$(woken "$W/perf.log") gone=$(ended "$W/tids")
 
 	for v in "${variants[@]}"; do
 		args=${v#*=} bin=$PERFCONV
 		case "$args" in *' -- '*) bin=${args%% -- *} args=${args#* -- } ;; esac
 		for attempt in 1 2 3; do
 			rm -rf "$W/pc" && mkdir "$W/pc"
+			tids >"$W/tids"
 			# shellcheck disable=SC2086
-			"$bin" record ${COST_VERBOSE:+-v} -q -p "$app" $args -o "$W/pc/cost.perfpack" >"$W/pc.log" 2>&1 &
+			"$bin" record -v -q -p "$app" $args -o "$W/pc/cost.perfpack" >"$W/pc.log" 2>&1 &
 			rec=$!
 			wait_file "$W/pc/.cost.perfpack.record-*/perf.data"
 			cperf=$(cat "/proc/$rec/task/$rec/children" 2>/dev/null | cut -d' ' -f1)
@@ -133,14 +165,15 @@ for i in $(seq "$RUNS"); do
 		done
 		ready=$(echo "$(now) - $t" | bc -l)
 		[ -s "$W/pc/cost.perfpack" ] || { echo "no pack"; cat "$W/pc.log"; exit 1; }
-		[ -n "${COST_VERBOSE:-}" ] && grep -E 'ended|after the stop|packed|build-ids|again' "$W/pc.log" | sed "s/^/    [${v%%=*} $i] /" >&2
+		[ -n "${COST_VERBOSE:-}" ] && grep -E 'ended|after the stop|packed|build-ids|again|Woken' "$W/pc.log" | sed "s/^/    [${v%%=*} $i] /" >&2
 		line="$line $pc $ready"
 		own="$own; $(per1k $((r1 - r0)) "${pc%% *}")+$(per1k $((p1 - p0)) "${pc%% *}")"
+		wok="$wok; $(woken "$W/pc.log")" gone="$gone; $(ended "$W/tids")"
 	done
 	printf '%-6s %18s %18s' "$i" "$none" "$perf"
 	set -- $line; shift 4
 	while [ $# -gt 0 ]; do printf ' %18s %12.2f' "$1 $2" "$3"; shift 3; done
-	printf '  %s, load %s\n' "$own" "$la"
+	printf '  %s, woken %s, ended %s, load %s\n' "$own" "$wok" "$gone" "$la"
 	echo "$line" >>"$W/runs"
 done
 # columns of runs: none rps, none cpu, perf rps, perf cpu, then each variant's rps, cpu, ready
