@@ -128,6 +128,9 @@ for i in $(seq "$RUNS"); do
 	none=$(load)
 
 	tids >"$W/tids"
+	# not the last round's file: wait_file would take it for this perf's, and the load would
+	# start while perf still describes the process (a quarter of a second of its CPU)
+	rm -f "$W/perf.data" "$W/perf.data.old"
 	perf record -k mono -g -F 999 -p "$app" -o "$W/perf.data" >"$W/perf.log" 2>&1 &
 	rec=$!
 	wait_file "$W/perf.data"
