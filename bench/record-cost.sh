@@ -53,9 +53,10 @@ RUNS=${COST_RUNS:-3} SECS=${COST_SECS:-10} CONC=${COST_CONC:-8} N=${COST_N:-2000
 KEEP=${COST_KEEP_THREADS:-1} POOL=${COST_POOL:-8} WARM=${COST_WARM:-5}
 W=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-cost.XXXXXX")
 app= rec=
+# (a wait for a killed process fails, which set -e would make the trap's last word: || true)
 cleanup() {
-	[ -n "$rec" ] && kill -INT "$rec" 2>/dev/null && wait "$rec" 2>/dev/null
-	[ -n "$app" ] && kill -KILL "$app" 2>/dev/null && wait "$app" 2>/dev/null
+	[ -n "$rec" ] && kill -INT "$rec" 2>/dev/null && { wait "$rec" 2>/dev/null || true; }
+	[ -n "$app" ] && kill -KILL "$app" 2>/dev/null && { wait "$app" 2>/dev/null || true; }
 	rm -rf "$W"
 }
 trap cleanup EXIT
