@@ -1,7 +1,8 @@
 /*
  * fuzz_nettrace.c - the nettrace reader (EventPipe streams) and the runtime's payload decoder on
  * every event it hands over, with the counts by provider, id and version; and the conversion's
- * load of a stream (events.c: pauses, allocations and exceptions with their stacks).
+ * load of a stream (events.c: pauses, allocations and exceptions with their stacks; and its Trace
+ * object alone).
  */
 // FUZZ_MAX_LEN: 65536
 // FUZZ_SEEDS: fuzz/seeds/nettrace/*
@@ -84,6 +85,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			(void)pfc_events_paused(ef, size);
 		}
+		pfc_events_free(&e);
+	}
+	{
+		/* the load that reads the Trace object alone (trace.zip reads the rest): it stops
+		 * there, and keeps no event */
+		struct pfc_events e = { 0 };
+		memset(&f.err, 0, sizeof(f.err));
+		if (pfc_events_add(&e, "fuzz", NULL, data, size, PFC_EVENTS_HEADER, &f.err) == 0 &&
+		    (e.v[0].nr_pauses || e.v[0].nr_allocs || e.v[0].stream.nr_events))
+			abort();
+		if (f.err.has_offset && f.err.offset > size)
+			abort();
 		pfc_events_free(&e);
 	}
 	return 0;
