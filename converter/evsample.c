@@ -24,13 +24,13 @@ int pfc_evsample_open(struct pfc_session *s)
 	const struct pfc_opts *o = s->opts;
 	unsigned want = (o->alloc ? PFC_EVENTS_ALLOCS : 0) | (o->throw_frames ? PFC_EVENTS_THROWS : 0) |
 			(o->runtime_marks ? PFC_EVENTS_THROWS | PFC_EVENTS_MARKS : 0);
+	size_t i, j;
+	int ret;
 
 	/* nothing here needs a pause or an event, and an output reads each stream whole anyway:
 	 * one read of a stream, not two */
 	if (!want && !o->during_gc && o->events_read_later)
 		want = PFC_EVENTS_HEADER;
-	size_t i, j;
-	int ret;
 
 	if (o->nr_events) {
 		for (i = 0; i < o->nr_events; i++)
