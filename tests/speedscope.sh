@@ -267,7 +267,7 @@ for name in mt-threads hostile-names dotnet-aspnet; do
 	app+=("speedscope/app/$name" "$f" "$SHOTS/speedscope-$name.png")
 done
 if [ "${#app[@]}" -gt 0 ]; then
-	timeout 60 node tests/speedscope/app.cjs "$NM" "${app[@]}" 2>&1 | sed "s|; screenshot $top/|; screenshot |"
-	[ "${PIPESTATUS[0]}" = 124 ] && fail speedscope/app "tests/speedscope/app.cjs was stopped after 60 s"
+	timeout 180 node tests/speedscope/app.cjs "$NM" "${app[@]}" 2>&1 | sed "s|; screenshot $top/|; screenshot |"
+	[ "${PIPESTATUS[0]}" = 124 ] && fail speedscope/app "tests/speedscope/app.cjs was stopped after 180 s"
 fi
 exit 0
