@@ -815,16 +815,6 @@ static int chan_open(struct ctf_writing *w, struct chan *ch)
 
 /* One event, in time order, into its CPU's packet: packets of up to CTF_PACKET bytes, an
  * event never cut. */
-/* v little-endian at d, and the end of it */
-static inline uint8_t *st_le(uint8_t *d, uint64_t v, int bytes)
-{
-	int i;
-
-	for (i = 0; i < bytes; i++)
-		d[i] = (uint8_t)(v >> (8 * i));
-	return d + bytes;
-}
-
 static int emit_event(struct pfc_ctf *c, const struct ctf_ev *e)
 {
 	struct ctf_writing *w = c->w;
@@ -859,16 +849,16 @@ static int emit_event(struct pfc_ctf *c, const struct ctf_ev *e)
 	}
 	/* the fixed header, the process name, the sizes of a sequence payload, the payload */
 	d = (uint8_t *)b->buf + b->len;
-	d = st_le(d, 65535, 2);
-	d = st_le(d, c->types[e->type].ctf_id, 4);
-	d = st_le(d, e->ts, 8);
-	d = st_le(d, (uint32_t)e->pid, 4);
-	d = st_le(d, (uint32_t)e->tid, 4);
+	d = le(d, 65535, 2);
+	d = le(d, c->types[e->type].ctf_id, 4);
+	d = le(d, e->ts, 8);
+	d = le(d, (uint32_t)e->pid, 4);
+	d = le(d, (uint32_t)e->tid, 4);
 	memcpy(d, w->comm_field, sizeof(w->comm_field));
 	d += sizeof(w->comm_field);
 	if (!plain) {
-		d = st_le(d, e->len, 4);
-		d = st_le(d, e->len, 4);
+		d = le(d, e->len, 4);
+		d = le(d, e->len, 4);
 	}
 	if (e->len)
 		memcpy(d, e->payload, e->len);

@@ -266,18 +266,13 @@ static int count_index(struct pfc_clr_counts *c, const struct pfc_nettrace_event
 
 int pfc_clr_counts_add(struct pfc_clr_counts *c, const struct pfc_nettrace_event *ev, int kind)
 {
-	return pfc_clr_counts_add_n(c, ev, kind, 1);
-}
-
-int pfc_clr_counts_add_n(struct pfc_clr_counts *c, const struct pfc_nettrace_event *ev, int kind, uint64_t n)
-{
 	int i = count_index(c, ev);
 
 	if (i < 0)
 		return i;
-	c->v[i].n += n;
+	c->v[i].n++;
 	if (kind < 0)
-		c->v[i].bad += n;
+		c->v[i].bad++;
 	else if (kind > 0)
 		c->v[i].decoded = 1;
 	return 0;

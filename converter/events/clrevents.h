@@ -101,8 +101,6 @@ struct pfc_clr_counts {
 
 /* Count ev (decoded as kind, or bad when its payload was refused).  -PFC_ERR_NOMEM on failure. */
 int pfc_clr_counts_add(struct pfc_clr_counts *c, const struct pfc_nettrace_event *ev, int kind);
-/* The same for n events like ev. */
-int pfc_clr_counts_add_n(struct pfc_clr_counts *c, const struct pfc_nettrace_event *ev, int kind, uint64_t n);
 /* Sort by provider, event id, version (for printing). */
 void pfc_clr_counts_sort(struct pfc_clr_counts *c);
 void pfc_clr_counts_free(struct pfc_clr_counts *c);
