@@ -18,6 +18,7 @@
  */
 #include "formats/ctf.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -431,10 +432,11 @@ static int merge_event(void *ctx, const struct pfc_nettrace_event *ev)
 	struct ctf_ev e;
 	uint32_t qi;
 	int type = event_type(c, ev), ret;
+	uint64_t ts = to_ns(in, ev->timestamp);
 
 	pfc_events_release(in->file, ev->offset);
-	if (ev->sorted && to_ns(in, ev->timestamp) > in->mark)
-		in->mark = to_ns(in, ev->timestamp);
+	if (ev->sorted && ts > in->mark)
+		in->mark = ts;
 	in->nr_in++;
 	if (type == CTF_NO_NAME)
 		return pfc_clr_counts_add(&c->left, ev, 0);
@@ -451,7 +453,7 @@ static int merge_event(void *ctx, const struct pfc_nettrace_event *ev)
 		if ((ret = c->emit(c, &first)) < 0)
 			return ret;
 	}
-	e.ts = to_ns(in, ev->timestamp);
+	e.ts = ts;
 	e.idx = in->next_idx++;
 	e.input = (uint32_t)(in - c->in);
 	e.pid = in->have_trace ? (int32_t)in->trace.pid : 0;
@@ -479,6 +481,7 @@ static int merge(struct pfc_ctf *c, struct pfc_error *err)
 	c->ops.ctx = c;
 	c->ops.trace = on_trace;
 	c->ops.event = merge_event;
+	c->ops.no_stacks = 1;	/* CTF has no stacks: lttng's CLR events carry none */
 	for (i = 0; i < c->nr_in; i++) {
 		struct ctf_input *in = &c->in[i];
 		in->mark = 0;
@@ -526,12 +529,9 @@ static void put_u32(struct pfc_sb *b, uint32_t v)
 
 static void put_be(struct pfc_sb *b, uint64_t v, int bytes)
 {
-	uint8_t d[8];
-	int i;
+	uint64_t x = htobe64(v);
 
-	for (i = 0; i < bytes; i++)
-		d[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-	pfc_sb_add(b, (const char *)d, (size_t)bytes);
+	pfc_sb_add(b, (const char *)&x + 8 - bytes, (size_t)bytes);
 }
 
 static void put_zeros(struct pfc_sb *b, size_t n)
@@ -743,13 +743,13 @@ struct ctf_writing {
 };
 
 
-static uint8_t *le(uint8_t *d, uint64_t v, int bytes)
+/* v's low bytes at d, little-endian: one store a field, as every event's header has five */
+static inline uint8_t *le(uint8_t *d, uint64_t v, int bytes)
 {
-	int i;
+	uint64_t x = htole64(v);
 
-	for (i = 0; i < bytes; i++)
-		*d++ = (uint8_t)(v >> (8 * i));
-	return d;
+	memcpy(d, &x, (size_t)bytes);
+	return d + bytes;
 }
 
 /* The channel's packet: its header (room left before its events), its padding to whole pages,
@@ -783,16 +783,15 @@ static int packet(struct ctf_writing *w, struct chan *ch, uint32_t cpu, int last
 	le(d, cpu, 4);
 	if ((last || b->len >= CTF_STAGE) && pfc_zip_spiller_put(&w->dfl, ch->spill, b) < 0)
 		return -1;
-	/* the index entry: CTF's packet index 1.1, big-endian */
-	put_be(x, ch->off, 8);
-	put_be(x, psize * 8, 8);
-	put_be(x, (uint64_t)ch->size * 8, 8);
-	put_be(x, ch->n ? ch->first : 0, 8);
-	put_be(x, ch->n ? ch->last : 0, 8);
-	put_be(x, 0, 8);
-	put_be(x, 0, 8);
-	put_be(x, cpu, 8);
-	put_be(x, ch->seq, 8);
+	/* the index entry: CTF's packet index 1.1, big-endian, nine fields in one append */
+	{
+		uint64_t ent[9] = { ch->off, psize * 8, (uint64_t)ch->size * 8, ch->n ? ch->first : 0,
+				    ch->n ? ch->last : 0, 0, 0, cpu, ch->seq };
+		size_t k;
+		for (k = 0; k < 9; k++)
+			ent[k] = htobe64(ent[k]);
+		pfc_sb_add(x, (const char *)ent, sizeof(ent));
+	}
 	ch->seq++;
 	ch->off += psize;
 	ch->size = CTF_PKT_HEADER;

@@ -512,7 +512,7 @@ static int read_event_block(struct nt_read *r, const uint8_t *p, uint32_t len, i
 			nt->st.nr_no_meta++;
 		ev.stack = NULL;
 		ev.nr_ips = 0;
-		if (ev.stack_id) {
+		if (ev.stack_id && !(r->ops && r->ops->no_stacks)) {
 			const struct pfc_nettrace_stack_ent *s;
 			if (!stack || ev.stack_id != stack_id) {
 				stack = stack_find(nt, ev.stack_id);
@@ -553,7 +553,7 @@ static int read_stack_block(struct nt_read *r, const uint8_t *p, uint32_t len)
 	count = pfc_cur_u32(&c);
 	if (c.bad || count > len / 4)
 		return PFC_FAIL(r->err, CORRUPT, off_of(r, p), "nettrace stack block header");
-	if (count && !pfc_grow_at(&nt->stacks, &nt->cap_stacks, nt->nr_stacks + count - 1, sizeof(*nt->stacks), 64))
+	if (count && !(r->ops && r->ops->no_stacks) && !pfc_grow_at(&nt->stacks, &nt->cap_stacks, nt->nr_stacks + count - 1, sizeof(*nt->stacks), 64))
 		return PFC_FAIL_NOOFF(r->err, NOMEM, "nettrace stacks");
 	for (i = 0; i < count; i++) {
 		struct pfc_nettrace_stack_ent s;
@@ -563,11 +563,13 @@ static int read_stack_block(struct nt_read *r, const uint8_t *p, uint32_t len)
 		s.p = pfc_cur_bytes(&c, s.len);
 		if (c.bad)
 			return PFC_FAIL(r->err, CORRUPT, off_of(r, at), "nettrace stack %u cut short", s.id);
+		nt->st.nr_stacks++;
+		if (r->ops && r->ops->no_stacks)
+			continue;
 		if (nt->nr_stacks >= UINT32_MAX - 1 || idmap_put(&nt->stack_ix, s.id, (uint32_t)nt->nr_stacks) < 0)
 			return PFC_FAIL_NOOFF(r->err, NOMEM, "nettrace stacks");
 		nt->stacks[nt->nr_stacks] = s;
 		nt->nr_stacks++;
-		nt->st.nr_stacks++;
 	}
 	return 0;
 }

@@ -75,6 +75,9 @@ struct pfc_nettrace_ops {
 	int (*meta)(void *ctx, const struct pfc_nettrace_meta *m);
 	int (*event)(void *ctx, const struct pfc_nettrace_event *ev);
 	int (*seqpoint)(void *ctx, uint64_t timestamp);
+	/* the events' stacks are not wanted: stack blocks are checked and not kept, and every
+	 * event's stack is NULL (a writer of payloads saves a lookup an event) */
+	int no_stacks;
 };
 
 struct pfc_nettrace_stack_ent;
