@@ -719,6 +719,7 @@ static void metadata_packets(const char *text, size_t len, const uint8_t uuid[16
  * their index. */
 struct chan {
 	struct pfc_zip_spill *spill;  /* NULL until its first event */
+	struct pfc_zip_spill *ispill; /* its index, deflated as it grows too */
 	struct pfc_sb pkt, index;    /* pkt: whole packets, then the one being filled from pkt_at */
 	size_t pkt_at;
 	uint64_t seq, off;           /* packets written, and their bytes */
@@ -792,6 +793,8 @@ static int packet(struct ctf_writing *w, struct chan *ch, uint32_t cpu, int last
 			ent[k] = htobe64(ent[k]);
 		pfc_sb_add(x, (const char *)ent, sizeof(ent));
 	}
+	if (x->oom || ((last || x->len >= CTF_STAGE) && pfc_zip_spiller_put(&w->dfl, ch->ispill, x) < 0))
+		return -1;
 	ch->seq++;
 	ch->off += psize;
 	ch->size = CTF_PKT_HEADER;
@@ -801,7 +804,7 @@ static int packet(struct ctf_writing *w, struct chan *ch, uint32_t cpu, int last
 
 static int chan_open(struct ctf_writing *w, struct chan *ch)
 {
-	if (!(ch->spill = pfc_zip_spill_new()))
+	if (!(ch->spill = pfc_zip_spill_new()) || !(ch->ispill = pfc_zip_spill_new()))
 		return -1;
 	put_be(&ch->index, 0xc1f1dcc1, 4);
 	put_be(&ch->index, 1, 4);
@@ -892,7 +895,7 @@ static int channel_add(struct chan *ch, uint32_t cpu, struct pfc_zip *zip, struc
 	if (ret == 0 && name->oom)
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF index");
 	if (ret == 0)
-		ret = pfc_zip_add_mem(zip, name->buf, ch->index.buf, ch->index.len);
+		ret = pfc_zip_add_spill(zip, name->buf, ch->ispill);
 	cut(name, base);
 	return ret;
 }
@@ -948,6 +951,7 @@ static void writing_free(struct pfc_ctf *c)
 		pfc_zip_spiller_end(&w->dfl);
 	for (cpu = 0; w->ch && cpu < c->nr_cpus; cpu++) {
 		pfc_zip_spill_free(w->ch[cpu].spill);
+		pfc_zip_spill_free(w->ch[cpu].ispill);
 		pfc_sb_free(&w->ch[cpu].pkt);
 		pfc_sb_free(&w->ch[cpu].index);
 	}

@@ -1,20 +1,22 @@
 /*
  * zipspill.c - members deflated in pieces as their bytes are made, before their turn in the
- * archive comes: the deflated bytes wait in an unlinked temporary file, so that several members
- * can be made at once (trace.zip's CTF channels, one a CPU, filled in time order) in the memory
- * of one deflate stream each; and a thread that deflates the pieces handed to it, in order,
- * while the caller makes the next.  The archive itself is zipfile.c's; what the bytes are, the
- * caller's.
+ * archive comes: the deflated bytes wait in memory, then (past 64 KiB) in an unlinked temporary
+ * file, mapped when they go in, so that several members can be made at once (trace.zip's CTF
+ * channels, one a CPU, filled in time order) in the memory of one deflate stream each; and a
+ * thread that deflates the pieces handed to it, in order, while the caller makes the next.
+ * The archive itself is zipfile.c's; what the bytes are, the caller's.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include "formats/zipspill.h"
 
 #define CHUNK (256u << 10)           /* isal_deflate's input at most this at a time */
 #define SPILL_OUT (64u << 10)        /* deflated bytes, written in these pieces */
+#define SPILL_MAP_PIECE ((size_t)4 << 20)  /* the mapped file, into the archive this much at a time */
 struct pfc_zip_spill {
 	struct isal_zstream zs;
 	struct pfc_zip_tmark tm;
@@ -29,6 +31,10 @@ static int spill_run(struct pfc_zip_spill *s, int fin)
 {
 	for (;;) {
 		if (!s->zs.avail_out) {
+			/* the file only once the deflated bytes outgrow the buffer: a small member
+			 * (an idle CPU's channel) never has one */
+			if (!s->tmp && !(s->tmp = tmpfile()))
+				return -1;
 			if (fwrite(s->out, 1, SPILL_OUT, s->tmp) != SPILL_OUT)
 				return -1;
 			s->sum.csize += SPILL_OUT;
@@ -50,8 +56,7 @@ struct pfc_zip_spill *pfc_zip_spill_new(void)
 		return NULL;
 	s->level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
 	s->out = malloc(SPILL_OUT);
-	s->tmp = tmpfile();
-	if (!s->level_buf || !s->out || !s->tmp) {
+	if (!s->level_buf || !s->out) {
 		pfc_zip_spill_free(s);
 		return NULL;
 	}
@@ -83,10 +88,36 @@ int pfc_zip_spill_put(struct pfc_zip_spill *s, const void *b, size_t n)
 	return s->failed ? -1 : 0;
 }
 
+/* The deflated bytes in the temporary file into the archive: mapped, so that they are copied
+ * once, from the page cache to the archive's buffer; read in pieces when it cannot be mapped. */
+static int copy_spilled(struct pfc_zip *z, struct pfc_zip_spill *s, uint64_t n)
+{
+	uint8_t *m = n && n <= SIZE_MAX ? mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE, fileno(s->tmp), 0) : MAP_FAILED;
+	uint64_t at;
+	size_t k;
+	int ret = 0;
+
+	if (m != MAP_FAILED) {
+		(void)madvise(m, (size_t)n, MADV_SEQUENTIAL);
+		for (at = 0; ret == 0 && at < n; at += k) {
+			k = n - at > SPILL_MAP_PIECE ? SPILL_MAP_PIECE : (size_t)(n - at);
+			ret = pfc_zip_put(z, m + at, k);
+		}
+		munmap(m, (size_t)n);
+		return ret;
+	}
+	for (at = 0; at < n; at += k) {
+		k = n - at > SPILL_OUT ? SPILL_OUT : (size_t)(n - at);
+		if (fread(s->out, 1, k, s->tmp) != k)
+			return 1;
+		if ((ret = pfc_zip_put(z, s->out, k)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 int pfc_zip_add_spill(struct pfc_zip *z, const char *name, struct pfc_zip_spill *s)
 {
-	uint8_t *buf = s->out;
-	uint64_t left;
 	size_t k;
 	int ret;
 
@@ -96,19 +127,19 @@ int pfc_zip_add_spill(struct pfc_zip *z, const char *name, struct pfc_zip_spill 
 	if (s->failed || spill_run(s, 1) < 0)
 		goto fail;
 	k = SPILL_OUT - s->zs.avail_out;
-	if ((k && fwrite(s->out, 1, k, s->tmp) != k) || fflush(s->tmp) != 0 || fseeko(s->tmp, 0, SEEK_SET) != 0)
+	if (s->tmp && ((k && fwrite(s->out, 1, k, s->tmp) != k) || fflush(s->tmp) != 0 ||
+		       fseeko(s->tmp, 0, SEEK_SET) != 0))
 		goto fail;
 	s->sum.csize += k;
 	s->sum.text = !s->tm.binary && s->tm.text;
 	if ((ret = pfc_zip_entry_begin(z, name, 0, s->sum.usize >= PFC_ZIP64_FROM)) < 0)
 		return ret;
-	for (left = s->sum.csize; left; left -= k) {
-		k = left > SPILL_OUT ? SPILL_OUT : (size_t)left;
-		if (fread(buf, 1, k, s->tmp) != k)
-			goto fail;
-		if ((ret = pfc_zip_put(z, buf, k)) < 0)
-			return ret;
-	}
+	/* without a file, the whole member is still in the output buffer */
+	ret = s->tmp ? copy_spilled(z, s, s->sum.csize) : pfc_zip_put(z, s->out, k);
+	if (ret > 0)
+		goto fail;
+	if (ret < 0)
+		return ret;
 	return pfc_zip_entry_end(z, &s->sum);
 fail:
 	return PFC_FAIL_NOOFF(z->err, IO, "deflating %s through a temporary file: %s", name,

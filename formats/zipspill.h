@@ -10,9 +10,9 @@
 #include "converter/util/strbuf.h"
 #include "formats/zipfile.h"
 
-/* A member deflated in pieces before its turn (several at once): new (NULL without memory or
- * a temporary file), put its bytes (-1 on a failure, then also at add), then add it to the
- * archive whole, named NAME, and free it. */
+/* A member deflated in pieces before its turn (several at once): new (NULL without memory),
+ * put its bytes (-1 on a failure, such as no temporary file for them, then also at add), then
+ * add it to the archive whole, named NAME, and free it. */
 struct pfc_zip_spill;
 struct pfc_zip_spill *pfc_zip_spill_new(void);
 int pfc_zip_spill_put(struct pfc_zip_spill *s, const void *b, size_t n);
