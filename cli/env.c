@@ -59,4 +59,6 @@ void pfc_cli_env_read(struct pfc_cli_env *e)
 		t->deflate_out = strtoull(v, NULL, 10);
 	if ((v = nonempty("PERFCONV_WRITEBACK_STEP")))
 		t->writeback_step = strtoull(v, NULL, 10);
+	if ((v = nonempty("PERFCONV_CTF_STREAM_FROM")))
+		t->ctf_stream_from = strtoull(v, NULL, 10);
 }

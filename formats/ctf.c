@@ -21,6 +21,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,12 @@
 #define CTF_STAGE ((size_t)256 << 10)
 /* a packed payload's two lengths */
 #define CTF_EV_PACKED 8u
+/* a channel that holds this much is written into the archive as it fills (pfc_ctf_stream; the
+ * tests set less with PERFCONV_CTF_STREAM_FROM) */
+#define CTF_STREAM_FROM ((uint64_t)1 << 20)
+/* the most bytes of CTF one byte of a stream can become: a 2-byte event blob becomes 47 bytes
+ * (the event header, its context and a packed payload's lengths) */
+#define CTF_MAX_GROWTH 32u
 
 /* An event read and not yet written: the merge's heap orders them by (ts, input, idx), the
  * order a sort of every event by time, ties in input order, would give. */
@@ -133,6 +140,14 @@ struct pfc_ctf {
 	int (*emit)(struct pfc_ctf *c, const struct ctf_ev *e);
 	struct pfc_nettrace_ops ops;
 	struct ctf_writing *w;
+	/* The channel streamed into the archive while it fills (pfc_ctf_stream): the first whose
+	 * packets reach CTF_STREAM_FROM bytes, which the filling thread says under mu; filled: the
+	 * fill has ended; streamed: the channel whose entry pfc_ctf_stream opened, or -1. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int sync_ok, may_stream, filled;
+	int64_t stream_cpu, streamed;
+	uint64_t stream_from;        /* CTF_STREAM_FROM, or the tests' */
 };
 
 static uint64_t to_ns(const struct ctf_input *in, uint64_t qpc)
@@ -231,7 +246,8 @@ static int event_type(struct pfc_ctf *c, const struct pfc_nettrace_event *ev)
 	return sl->type[plain];
 }
 
-int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_error *err)
+int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, const struct pfc_tuning *tuning,
+		 struct pfc_error *err)
 {
 	size_t n = events->n;
 	struct pfc_ctf *c = calloc(1, sizeof(*c));
@@ -262,6 +278,23 @@ int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_err
 		c->pointer_size = 8;
 	if (!c->nr_cpus)
 		c->nr_cpus = 1;
+	c->stream_cpu = c->streamed = -1;
+	c->stream_from = tuning && tuning->ctf_stream_from ? tuning->ctf_stream_from : CTF_STREAM_FROM;
+	if (pthread_mutex_init(&c->mu, NULL) != 0)
+		return PFC_FAIL_NOOFF(err, NOMEM, "runtime events");
+	if (pthread_cond_init(&c->cv, NULL) != 0) {
+		pthread_mutex_destroy(&c->mu);
+		return PFC_FAIL_NOOFF(err, NOMEM, "runtime events");
+	}
+	c->sync_ok = 1;
+	/* a channel is streamed only when it cannot reach 4 GiB: its entry is opened before its size
+	 * is known, without zip64 */
+	{
+		uint64_t total = 0;
+		for (i = 0; i < n; i++)
+			total += events->v[i].len;
+		c->may_stream = total < (uint64_t)0xffffffffu / CTF_MAX_GROWTH;
+	}
 	return 0;
 }
 
@@ -284,6 +317,10 @@ void pfc_ctf_free(struct pfc_ctf *c)
 	free(c->qheap);
 	free(c->types);
 	pfc_clr_counts_free(&c->left);
+	if (c->sync_ok) {
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
+	}
 	free(c);
 }
 
@@ -730,6 +767,7 @@ struct chan {
 static void cut(struct pfc_sb *b, size_t len);
 
 struct ctf_writing {
+	struct pfc_ctf *c;
 	struct pfc_zip_spiller dfl;
 	int dfl_started;
 	struct chan *ch;
@@ -799,6 +837,12 @@ static int packet(struct ctf_writing *w, struct chan *ch, uint32_t cpu, int last
 	ch->off += psize;
 	ch->size = CTF_PKT_HEADER;
 	ch->n = 0;
+	if (w->c->stream_cpu < 0 && w->c->may_stream && ch->off >= w->c->stream_from && !last) {
+		pthread_mutex_lock(&w->c->mu);
+		w->c->stream_cpu = cpu;
+		pthread_cond_broadcast(&w->c->cv);
+		pthread_mutex_unlock(&w->c->mu);
+	}
 	return 0;
 }
 
@@ -879,8 +923,9 @@ static int channel_end(struct ctf_writing *w, struct chan *ch, uint32_t cpu, str
 	return 0;
 }
 
-/* The channel of cpu into zip, then its index. */
-static int channel_add(struct chan *ch, uint32_t cpu, struct pfc_zip *zip, struct pfc_sb *name, struct pfc_error *err)
+/* The channel of cpu into zip (unless it was streamed in), then its index. */
+static int channel_add(struct chan *ch, uint32_t cpu, struct pfc_zip *zip, struct pfc_sb *name, int data,
+		       struct pfc_error *err)
 {
 	size_t base = name->len;
 	int ret = 0;
@@ -888,7 +933,7 @@ static int channel_add(struct chan *ch, uint32_t cpu, struct pfc_zip *zip, struc
 	pfc_sb_addf(name, "channel0_%u", cpu);
 	if (ch->index.oom || name->oom)
 		ret = PFC_FAIL_NOOFF(err, NOMEM, "CTF channel");
-	if (ret == 0)
+	if (ret == 0 && data)
 		ret = pfc_zip_add_spill(zip, name->buf, ch->spill);
 	cut(name, base);
 	pfc_sb_addf(name, "index/channel0_%u.idx", cpu);
@@ -960,7 +1005,7 @@ static void writing_free(struct pfc_ctf *c)
 	c->w = NULL;
 }
 
-int pfc_ctf_fill(struct pfc_ctf *c, pfc_ctf_comm_fn comm, void *arg, struct pfc_error *err)
+static int fill(struct pfc_ctf *c, pfc_ctf_comm_fn comm, void *arg, struct pfc_error *err)
 {
 	struct ctf_writing *w;
 	uint32_t cpu;
@@ -969,6 +1014,7 @@ int pfc_ctf_fill(struct pfc_ctf *c, pfc_ctf_comm_fn comm, void *arg, struct pfc_
 	/* the channels fill as the streams are read; what came decides the metadata after */
 	if (!(w = c->w = calloc(1, sizeof(*w))) || !(w->ch = calloc(c->nr_cpus, sizeof(*w->ch))))
 		return PFC_FAIL_NOOFF(err, NOMEM, "CTF channels");
+	w->c = c;
 	trace_uuid(c, w->uuid_bytes);
 	w->uuid = w->uuid_bytes;
 	w->comm = comm;
@@ -992,30 +1038,96 @@ int pfc_ctf_fill(struct pfc_ctf *c, pfc_ctf_comm_fn comm, void *arg, struct pfc_
 	return 0;
 }
 
+int pfc_ctf_fill(struct pfc_ctf *c, pfc_ctf_comm_fn comm, void *arg, struct pfc_error *err)
+{
+	int ret = fill(c, comm, arg, err);
+
+	/* a failed fill stops the spiller now: pieces of a streamed channel still queued must not
+	 * reach the archive after its writer has given up on it */
+	if (ret < 0 && c->w && c->w->dfl_started) {
+		pfc_zip_spiller_end(&c->w->dfl);
+		c->w->dfl_started = 0;
+	}
+	/* whoever waits in pfc_ctf_stream for a channel to stream has none coming any more */
+	pthread_mutex_lock(&c->mu);
+	c->filled = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return ret;
+}
+
+/* The archive's folder of the trace (DIR/auto-DATE/ust/uid/0/64-bit/) into name; the date and
+ * the clock's offset from the streams' sync times. */
+static void trace_dir(const struct pfc_ctf *c, const char *dir, struct pfc_sb *name, struct tm *tm, int64_t *offset)
+{
+	char subdir[256];
+	int64_t utc_ns = 0;
+	uint64_t mono_ns = 0;
+
+	memset(tm, 0, sizeof(*tm));
+	*offset = 0;
+	if (sync_time(c, &utc_ns, &mono_ns, tm))
+		*offset = utc_ns - (int64_t)mono_ns;
+	else
+		tm->tm_year = 70, tm->tm_mday = 1;
+	strftime(subdir, sizeof(subdir), "auto-%Y%m%d-%H%M%S", tm);
+	pfc_sb_addf(name, "%s%s/ust/uid/0/%u-bit/", dir, subdir, c->pointer_size * 8);
+}
+
+int pfc_ctf_stream(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct pfc_error *err)
+{
+	struct pfc_sb name = { 0 };
+	struct tm tm;
+	int64_t offset, cpu;
+	int ret;
+
+	pthread_mutex_lock(&c->mu);
+	while (c->stream_cpu < 0 && !c->filled)
+		pthread_cond_wait(&c->cv, &c->mu);
+	cpu = c->stream_cpu;
+	pthread_mutex_unlock(&c->mu);
+	if (cpu < 0)
+		return 0;
+	trace_dir(c, dir, &name, &tm, &offset);
+	pfc_sb_addf(&name, "channel0_%u", (uint32_t)cpu);
+	if (name.oom) {
+		pfc_sb_free(&name);
+		return PFC_FAIL_NOOFF(err, NOMEM, "CTF channel");
+	}
+	/* the channel's spill exists: its first packet made it, before cpu was named */
+	ret = pfc_zip_spiller_adopt(&c->w->dfl, c->w->ch[cpu].spill, zip, name.buf);
+	if (ret == 0)
+		c->streamed = cpu;
+	pfc_sb_free(&name);
+	return ret < 0 ? ret : 0;
+}
+
 int pfc_ctf_add(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct pfc_sb *log, struct pfc_error *err)
 {
 	struct pfc_sb text = { 0 }, meta = { 0 }, name = { 0 };
 	struct ctf_writing *w = c->w;
-	char uuid_s[37], subdir[256];
+	char uuid_s[37];
 	struct tm tm;
-	int64_t utc_ns = 0, offset = 0;
-	uint64_t mono_ns = 0;
+	int64_t offset = 0;
 	uint32_t cpu;
 	int ret = 0;
 
 	write_log(c, log);
+	if (c->streamed >= 0) {	/* its entry is open: it ends first */
+		trace_dir(c, dir, &name, &tm, &offset);
+		pfc_sb_addf(&name, "channel0_%u", (uint32_t)c->streamed);
+		ret = name.oom ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channel")
+			       : pfc_zip_add_spill(zip, name.buf, w->ch[c->streamed].spill);
+		cut(&name, 0);
+		if (ret < 0)
+			goto out;
+	}
 	if (!c->nr_ev) {
 		pfc_sb_adds(log, "Runtime events: none to write as CTF\n");
 		goto out;
 	}
 	uuid_text(w->uuid, uuid_s);
-	memset(&tm, 0, sizeof(tm));
-	if (sync_time(c, &utc_ns, &mono_ns, &tm))
-		offset = utc_ns - (int64_t)mono_ns;
-	else
-		tm.tm_year = 70, tm.tm_mday = 1;
-	strftime(subdir, sizeof(subdir), "auto-%Y%m%d-%H%M%S", &tm);
-	pfc_sb_addf(&name, "%s%s/ust/uid/0/%u-bit/", dir, subdir, c->pointer_size * 8);
+	trace_dir(c, dir, &name, &tm, &offset);
 	metadata_text(c, &text, uuid_s, &tm, offset);
 	metadata_packets(text.buf, text.len, w->uuid, &meta);
 	if (text.oom || meta.oom || name.oom) {
@@ -1032,7 +1144,7 @@ int pfc_ctf_add(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct 
 		cut(&name, base);
 	}
 	for (cpu = 0; ret == 0 && cpu < c->nr_cpus; cpu++)
-		ret = channel_add(&w->ch[cpu], cpu, zip, &name, err);
+		ret = channel_add(&w->ch[cpu], cpu, zip, &name, (int64_t)cpu != c->streamed, err);
 	if (ret == 0 && c->nr_forced)
 		pfc_sb_addf(log, "Runtime events written out of time order: %llu (a stream whose events are not "
 				 "flagged sorted, reordered within %zu)\n", (unsigned long long)c->nr_forced, CTF_WINDOW);

@@ -13,6 +13,7 @@
 #include "converter/events/events.h"
 #include "converter/util/error.h"
 #include "converter/util/strbuf.h"
+#include "converter/util/tuning.h"
 #include "formats/zipfile.h"
 
 /* One LTTng event name of the runtime's provider (ctfnames.c). */
@@ -31,7 +32,8 @@ struct pfc_ctf;
 /* Set up the trace of the conversion's streams (one process each: --events, or a pack's),
  * reading nothing yet: its channels and UUID come from the streams' Trace objects, which the
  * conversion's load read.  0, or a negative error (no memory). */
-int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, struct pfc_error *err);
+int pfc_ctf_read(struct pfc_ctf **out, struct pfc_events *events, const struct pfc_tuning *tuning,
+		 struct pfc_error *err);
 
 /* The process name LTTng would give pid/tid (its comm), or NULL: the writer's caller knows. */
 typedef const char *(*pfc_ctf_comm_fn)(void *arg, int32_t pid, int32_t tid);
@@ -42,8 +44,16 @@ typedef const char *(*pfc_ctf_comm_fn)(void *arg, int32_t pid, int32_t tid);
  * (err->file) and the offset of the bad bytes. */
 int pfc_ctf_fill(struct pfc_ctf *c, pfc_ctf_comm_fn comm, void *arg, struct pfc_error *err);
 
+/* While pfc_ctf_fill runs on another thread: wait until a channel holds a megabyte, or the fill
+ * ends, and open that channel's entry in ZIP (DIR/auto-DATE/ust/uid/0/64-bit/channel0_N), its
+ * bytes going there as they are deflated, so that the largest part of the trace is written while
+ * it is made rather than copied after.  Which channel it is depends on the streams alone.  The
+ * caller leaves ZIP alone until the fill has ended.  0, or a negative error. */
+int pfc_ctf_stream(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct pfc_error *err);
+
 /* Once filled: add the trace to ZIP under DIR ("lttngTrace/"): DIR/auto-DATE/ust/uid/0/64-bit/
- * {metadata, channel0_N, index/channel0_N.idx}, and say in LOG what went in and what was left out. */
+ * {metadata, channel0_N, index/channel0_N.idx} (the streamed channel's entry ended first), and
+ * say in LOG what went in and what was left out. */
 int pfc_ctf_add(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct pfc_sb *log, struct pfc_error *err);
 
 void pfc_ctf_free(struct pfc_ctf *c);

@@ -790,6 +790,9 @@ static int pack(struct pv *p)
 	for (i = 0; i < job.n; i++)
 		free(job.pre[i].z.buf);
 	free(job.pre);
+	/* the archive is free: the largest channel goes in as it fills, not copied after */
+	if (ret == 0 && ctf.started)
+		ret = pfc_ctf_stream(p->ctf, &p->zip, "lttngTrace/", p->err);
 	if (ctf.started)
 		pthread_join(ctf.th, NULL);
 	else if (ret == 0 && p->ctf)
@@ -834,7 +837,7 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 		goto out;
 	}
 	/* the channels and the UUID from the streams' Trace objects; the events are read as written */
-	if (s->evs.events.n && (ret = pfc_ctf_read(&p.ctf, &s->evs.events, err)) < 0)
+	if (s->evs.events.n && (ret = pfc_ctf_read(&p.ctf, &s->evs.events, s->tuning, err)) < 0)
 		goto out;
 	if ((ret = pfc_zip_open(&p.zip, out, o->output && strcmp(o->output, "-") ? o->output : "<stdout>", p.dir,
 				s->tuning, err)) < 0)
@@ -849,6 +852,8 @@ static int pv_write(FILE *out, struct pfc_session *s, const struct pfc_wopts *o,
 	if (ret == 0)
 		ret = pfc_zip_finish(&p.zip);
 out:
+	/* the CTF's threads stopped first: a streamed channel writes into the archive */
+	pfc_ctf_free(p.ctf);
 	pfc_zip_free(&p.zip);
 	for (i = 0; i < p.nr_side; i++) {
 		free(p.side[i].path);
@@ -867,7 +872,6 @@ out:
 	}
 	pfc_sb_free(&p.log);
 	pfc_tptext_free(&p.tp);
-	pfc_ctf_free(p.ctf);
 	return ret;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include "formats/zipspill.h"
@@ -24,19 +25,28 @@ struct pfc_zip_spill {
 	uint8_t *level_buf, *out;
 	FILE *tmp;
 	int failed;
+	/* adopted: the archive whose open entry it is, its deflated bytes written there as they
+	 * come, by the spiller's thread; zret: the archive's error value, when writing failed */
+	struct pfc_zip *zip;
+	int zret;
 };
 
 /* Deflate what zs holds (the end of the stream when fin), writing whole output buffers. */
 static int spill_run(struct pfc_zip_spill *s, int fin)
 {
 	for (;;) {
-		if (!s->zs.avail_out) {
+		if (!s->zs.avail_out && s->zip) {
+			if ((s->zret = pfc_zip_put(s->zip, s->out, SPILL_OUT)) < 0)
+				return -1;
+		} else if (!s->zs.avail_out) {
 			/* the file only once the deflated bytes outgrow the buffer: a small member
 			 * (an idle CPU's channel) never has one */
 			if (!s->tmp && !(s->tmp = tmpfile()))
 				return -1;
 			if (fwrite(s->out, 1, SPILL_OUT, s->tmp) != SPILL_OUT)
 				return -1;
+		}
+		if (!s->zs.avail_out) {
 			s->sum.csize += SPILL_OUT;
 			s->zs.next_out = s->out;
 			s->zs.avail_out = SPILL_OUT;
@@ -88,15 +98,19 @@ int pfc_zip_spill_put(struct pfc_zip_spill *s, const void *b, size_t n)
 	return s->failed ? -1 : 0;
 }
 
-/* The deflated bytes in the temporary file into the archive: mapped, so that they are copied
- * once, from the page cache to the archive's buffer; read in pieces when it cannot be mapped. */
+/* The first n deflated bytes, in the temporary file, into the archive: mapped, so that they
+ * are copied once, from the page cache to the archive's buffer; read in pieces when the file
+ * cannot be mapped.  1 when it cannot be read. */
 static int copy_spilled(struct pfc_zip *z, struct pfc_zip_spill *s, uint64_t n)
 {
-	uint8_t *m = n && n <= SIZE_MAX ? mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE, fileno(s->tmp), 0) : MAP_FAILED;
+	int fd = fileno(s->tmp);
+	uint8_t *m = n && n <= SIZE_MAX ? mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED, *b;
 	uint64_t at;
 	size_t k;
 	int ret = 0;
 
+	if (!n)
+		return 0;
 	if (m != MAP_FAILED) {
 		(void)madvise(m, (size_t)n, MADV_SEQUENTIAL);
 		for (at = 0; ret == 0 && at < n; at += k) {
@@ -106,14 +120,17 @@ static int copy_spilled(struct pfc_zip *z, struct pfc_zip_spill *s, uint64_t n)
 		munmap(m, (size_t)n);
 		return ret;
 	}
-	for (at = 0; at < n; at += k) {
+	if (!(b = malloc(SPILL_OUT)))
+		return 1;
+	for (at = 0; ret == 0 && at < n; at += k) {
 		k = n - at > SPILL_OUT ? SPILL_OUT : (size_t)(n - at);
-		if (fread(s->out, 1, k, s->tmp) != k)
-			return 1;
-		if ((ret = pfc_zip_put(z, s->out, k)) < 0)
-			return ret;
+		if (pread(fd, b, k, (off_t)at) != (ssize_t)k)
+			ret = 1;
+		else
+			ret = pfc_zip_put(z, b, k);
 	}
-	return 0;
+	free(b);
+	return ret;
 }
 
 int pfc_zip_add_spill(struct pfc_zip *z, const char *name, struct pfc_zip_spill *s)
@@ -127,11 +144,16 @@ int pfc_zip_add_spill(struct pfc_zip *z, const char *name, struct pfc_zip_spill 
 	if (s->failed || spill_run(s, 1) < 0)
 		goto fail;
 	k = SPILL_OUT - s->zs.avail_out;
-	if (s->tmp && ((k && fwrite(s->out, 1, k, s->tmp) != k) || fflush(s->tmp) != 0 ||
-		       fseeko(s->tmp, 0, SEEK_SET) != 0))
+	s->sum.text = !s->tm.binary && s->tm.text;
+	if (s->zip) {	/* adopted: the entry is open, with every byte but these */
+		s->sum.csize += k;
+		if ((ret = pfc_zip_put(z, s->out, k)) < 0)
+			return ret;
+		return pfc_zip_entry_end(z, &s->sum);
+	}
+	if (s->tmp && ((k && fwrite(s->out, 1, k, s->tmp) != k) || fflush(s->tmp) != 0))
 		goto fail;
 	s->sum.csize += k;
-	s->sum.text = !s->tm.binary && s->tm.text;
 	if ((ret = pfc_zip_entry_begin(z, name, 0, s->sum.usize >= PFC_ZIP64_FROM)) < 0)
 		return ret;
 	/* without a file, the whole member is still in the output buffer */
@@ -142,6 +164,8 @@ int pfc_zip_add_spill(struct pfc_zip *z, const char *name, struct pfc_zip_spill 
 		return ret;
 	return pfc_zip_entry_end(z, &s->sum);
 fail:
+	if (s->zret < 0)	/* the archive's own error, already said */
+		return s->zret;
 	return PFC_FAIL_NOOFF(z->err, IO, "deflating %s through a temporary file: %s", name,
 			      errno ? strerror(errno) : "deflate failed");
 }
@@ -184,7 +208,7 @@ static void *deflate_main(void *arg)
 			d->spare[d->nr_spare++] = j.b;
 		else
 			pfc_sb_free(&j.b);
-		pthread_cond_signal(&d->done);
+		pthread_cond_broadcast(&d->done);	/* the filler and an adopter may both wait */
 	}
 	pthread_mutex_unlock(&d->mu);
 	return NULL;
@@ -226,6 +250,34 @@ int pfc_zip_spiller_wait(struct pfc_zip_spiller *d)
 	failed = d->failed;
 	pthread_mutex_unlock(&d->mu);
 	return failed ? -1 : 0;
+}
+
+int pfc_zip_spiller_adopt(struct pfc_zip_spiller *d, struct pfc_zip_spill *s, struct pfc_zip *z, const char *name)
+{
+	int ret;
+
+	if (!d->started)
+		return 1;
+	pthread_mutex_lock(&d->mu);
+	/* between two pieces: the thread takes the next one only with the lock */
+	while (d->busy)
+		pthread_cond_wait(&d->done, &d->mu);
+	if (s->failed) {
+		ret = s->zret < 0 ? s->zret : PFC_FAIL_NOOFF(z->err, IO, "deflating %s through a temporary file: %s",
+							      name, errno ? strerror(errno) : "deflate failed");
+	} else if ((ret = pfc_zip_entry_begin(z, name, 0, 0)) == 0) {
+		if (s->tmp && fflush(s->tmp) != 0)
+			ret = 1;
+		else if (s->tmp)
+			ret = copy_spilled(z, s, s->sum.csize);
+		if (ret > 0)
+			ret = PFC_FAIL_NOOFF(z->err, IO, "deflating %s through a temporary file: %s", name,
+					     errno ? strerror(errno) : "cannot read it");
+		if (ret == 0)
+			s->zip = z;
+	}
+	pthread_mutex_unlock(&d->mu);
+	return ret;
 }
 
 void pfc_zip_spiller_start(struct pfc_zip_spiller *d)

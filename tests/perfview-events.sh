@@ -19,6 +19,11 @@
 #                               a stream cut short: converted, the log saying where it stops
 #   trace.zip-events-report     --events without a trace.zip to write still prints the runtime report
 #   trace.zip-events-pack       a pack made with --events gives the same CTF, without --events
+#   trace.zip-events-streamed   a channel written into the archive as it fills (PERFCONV_CTF_STREAM_FROM
+#                               4096: the fixture's channels are smaller than the default megabyte):
+#                               the same CTF as copied channels, its entry before the metadata, the same
+#                               bytes twice, and to a pipe; a stream corrupt near its end, after a channel
+#                               was opened: exit 1 naming the offset, no file left
 # Skipped without dotnet or when the TraceEvent package cannot be restored; CONSUMERS=0 skips TraceEvent.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh" perfview-events
@@ -76,6 +81,51 @@ if selected trace.zip-events-same; then
 		fail trace.zip-events-same "-f trace.zip gives another CTF" "$TMP/err"
 	else
 		pass trace.zip-events-same
+	fi
+fi
+
+if selected trace.zip-events-streamed; then
+	mkdir -p "$TMP/st/ev" "$TMP/stp/ev"
+	# twice under the same name (the log holds the command line)
+	PERFCONV_CTF_STREAM_FROM=4096 "$PERFCONV" -q "${E[@]}" --events "$NT" -o "$TMP/st/ev/ev.trace.zip" 2>"$TMP/st.err" &&
+		cp "$TMP/st/ev/ev.trace.zip" "$TMP/st/first.zip" &&
+		PERFCONV_CTF_STREAM_FROM=4096 "$PERFCONV" -q "${E[@]}" --events "$NT" -o "$TMP/st/ev/ev.trace.zip" 2>>"$TMP/st.err" &&
+		PERFCONV_CTF_STREAM_FROM=4096 "$PERFCONV" -q "${E[@]}" --events "$NT" -f trace.zip -o - 2>>"$TMP/st.err" |
+		cat >"$TMP/stp/ev/ev.trace.zip"
+	rc=$?
+	same=1 n=0
+	# to a pipe the archive's folder is the recording's name: "perf.trace/"
+	top=$(zipinfo -1 "$TMP/stp/ev/ev.trace.zip" 2>/dev/null | head -n 1)
+	for e in $(zipinfo -1 "$TMP/ev.trace.zip" | grep /lttngTrace/); do
+		n=$((n + 1))
+		cmp -s <(unzip -p "$TMP/ev.trace.zip" "$e") <(unzip -p "$TMP/st/ev/ev.trace.zip" "$e") || same=0
+		cmp -s <(unzip -p "$TMP/ev.trace.zip" "$e") <(unzip -p "$TMP/stp/ev/ev.trace.zip" "$top${e#*/}") || same=0
+	done
+	# the streamed channel's entry is the first of the trace's: it was opened while the channels filled
+	first=$(zipinfo -1 "$TMP/st/ev/ev.trace.zip" | grep /lttngTrace/ | head -n 1)
+	# 1 KiB of 0xff at nine tenths of the stream: the fill fails with a channel's entry open
+	mkdir -p "$TMP/st/bad"
+	cp "$NT" "$TMP/st/late.nettrace"
+	head -c 1024 /dev/zero | tr '\0' '\377' |
+		dd of="$TMP/st/late.nettrace" bs=1 seek=$(($(wc -c <"$NT") * 9 / 10)) conv=notrunc 2>/dev/null
+	PERFCONV_CTF_STREAM_FROM=4096 "$PERFCONV" -q "${E[@]}" --events "$TMP/st/late.nettrace" \
+		-o "$TMP/st/bad/x.trace.zip" 2>"$TMP/st/bad.err"
+	brc=$?
+	if [ $rc != 0 ]; then
+		fail trace.zip-events-streamed "exit $rc converting with a streamed channel" "$TMP/st.err"
+	elif [ $n = 0 ] || [ $same = 0 ]; then
+		fail trace.zip-events-streamed "a streamed channel gives another CTF ($n entries compared)" "$TMP/st.err"
+	elif [ "${first##*/}" != channel0_0 ] && [ "${first##*/}" != channel0_1 ]; then
+		fail trace.zip-events-streamed "no channel was streamed: the trace's first entry is $first" "$TMP/st.err"
+	elif ! cmp -s "$TMP/st/ev/ev.trace.zip" "$TMP/st/first.zip"; then
+		fail trace.zip-events-streamed "a second conversion gives other bytes" "$TMP/st.err"
+	elif ! unzip -tq "$TMP/stp/ev/ev.trace.zip" >"$TMP/st.t" 2>&1; then
+		fail trace.zip-events-streamed "the archive written to a pipe does not test clean" "$TMP/st.t"
+	elif [ $brc != 1 ] || ! grep -q "'$TMP/st/late.nettrace'.* at offset [0-9][0-9]*" "$TMP/st/bad.err" ||
+		[ -n "$(ls -A "$TMP/st/bad")" ]; then
+		fail trace.zip-events-streamed "a stream corrupt late: want exit 1, the offset named, no file left; got $brc, $(ls -A "$TMP/st/bad")" "$TMP/st/bad.err"
+	else
+		pass "trace.zip-events-streamed ($n CTF entries the same, ${first##*/} streamed)"
 	fi
 fi
 

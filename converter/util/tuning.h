@@ -31,6 +31,7 @@ struct pfc_tuning {
 	uint64_t text_piece;         /* PERFCONV_TEXT_PIECE */
 	uint64_t deflate_out;        /* PERFCONV_DEFLATE_OUT */
 	uint64_t writeback_step;     /* PERFCONV_WRITEBACK_STEP */
+	uint64_t ctf_stream_from;    /* PERFCONV_CTF_STREAM_FROM: a CTF channel's bytes before it is streamed */
 };
 
 #endif

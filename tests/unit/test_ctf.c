@@ -63,7 +63,7 @@ static int read_one(struct pfc_ctf **c, const char *name, const char *buf, size_
 	f.len = len;
 	ev.v = &f;
 	ev.n = 1;
-	if ((ret = pfc_ctf_read(c, &ev, err)) < 0)
+	if ((ret = pfc_ctf_read(c, &ev, NULL, err)) < 0)
 		return ret;
 	return pfc_ctf_fill(*c, NULL, NULL, err);
 }
