@@ -14,9 +14,10 @@
 #            then loaded with `node bench/load.cjs URL/work?n=2000 SECONDS 16` under perf while
 #            dotnet-trace is attached by pid; SIGTERM stops dotnet-trace (with its rundown) once
 #            the load ends: the kind of recording the 2x goal is about, at a real service's event
-#            rate. That rate is low (about 15 kB of stream a second at 4,000-5,500 requests a
-#            second, here), so this input is recorded for BENCH_EVENTS_SECS (default 300) seconds
-#            instead: 50 MB would take about an hour, beside 1.7 GB of perf.data
+#            rate. That rate is low (8.8 MB in 300 s at 7,300 requests a second here, the rundown
+#            included: 50 MB would take 29 minutes at that average, longer at the steady rate,
+#            beside 900 MB or more of perf.data), so this input is recorded for BENCH_EVENTS_SECS
+#            (default 300) seconds, not to a size
 #
 # For load the first recording is 5 s; its size sizes the next, until the stream holds the MB.
 # BENCH_EVENTS_SECS, when set, is the one recording's seconds for either app. Then it times, best
