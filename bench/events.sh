@@ -65,16 +65,20 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPE
 
 # every process the recording starts, stopped on any way out: a service or a tracer left behind
 # would load the machine the timings run on
-tracer= app= tmp=
+rec= tracer= app= tmp= partial=
 cleanup() {
+	[ -n "$rec" ] && kill -INT "$rec" 2>/dev/null && wait "$rec" 2>/dev/null
 	[ -n "$tracer" ] && kill -TERM "$tracer" 2>/dev/null && wait "$tracer" 2>/dev/null
 	[ -n "$app" ] && kill -KILL "$app" 2>/dev/null && wait "$app" 2>/dev/null
 	[ -n "$tmp" ] && rm -rf "$tmp"
-	tracer= app= tmp=
+	# a recording cut short would be taken for the cached one next time
+	[ -n "$partial" ] && rm -f "$W/perf.data" "$W/app.nettrace"
+	rec= tracer= app= tmp= partial=
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# a signal interrupts a wait, not a foreground perf: perf runs as a job, so that the traps stop it
 # record_load SECONDS: EventsLoad under perf and dotnet-trace, into $W/perf.data and $W/app.nettrace
 record_load() {
 	local secs=$1
@@ -84,7 +88,10 @@ record_load() {
 	tracer=$!
 	for _ in $(seq 100); do [ -S "$W/port.sock" ] && break; sleep 0.1; done
 	DOTNET_DiagnosticPorts=$W/port.sock perf record -q -a -k mono -g -F 999 -e cpu-clock -o "$W/perf.data" -- \
-		"$W/bin/EventsLoad" "$secs" >"$W/app.log" 2>"$W/record.log"
+		"$W/bin/EventsLoad" "$secs" >"$W/app.log" 2>"$W/record.log" &
+	rec=$!
+	wait "$rec"
+	rec=
 	wait "$tracer"
 	tracer=
 }
@@ -107,7 +114,10 @@ record_service() {
 	# the session has begun when the stream has its first bytes
 	for _ in $(seq 200); do [ -s "$W/app.nettrace" ] && break; sleep 0.05; done
 	perf record -q -a -k mono -g -F 999 -e cpu-clock -o "$W/perf.data" -- \
-		node bench/load.cjs "$url/work?n=2000" "$secs" 16 >"$W/app.log" 2>"$W/record.log"
+		node bench/load.cjs "$url/work?n=2000" "$secs" 16 >"$W/app.log" 2>"$W/record.log" &
+	rec=$!
+	wait "$rec"
+	rec=
 	# a background job ignores SIGINT; dotnet-trace ends its session on SIGTERM as on Ctrl+C
 	kill -TERM "$tracer"
 	wait "$tracer"
@@ -140,6 +150,7 @@ if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$W/app.nettrace" ] || [ ! -s "$W/perf.dat
 		fi
 	fi
 	[ -n "${BENCH_EVENTS_SECS-}" ] && secs=$BENCH_EVENTS_SECS
+	partial=1
 	while :; do
 		say "recording $secs s of $APP"
 		"record_$APP" "$secs"
@@ -148,6 +159,7 @@ if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$W/app.nettrace" ] || [ ! -s "$W/perf.dat
 		[ "$got" -ge "$MB" ] && break
 		secs=$((secs * MB * 11 / 10 / (got > 0 ? got : 1) + 1))
 	done
+	partial=
 	cleanup
 fi
 # the recording's sizes, from the files themselves (a cached recording has no other record of them)
