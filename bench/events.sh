@@ -179,6 +179,9 @@ awk -v pb="$pbytes" -v n="${samples:-0}" -v ps="${psecs:-0}" -v sb="$sbytes" -v 
 best() {
 	local name=$1
 	shift
+	# the last command's output written back first (dotnet-trace convert's 40 MB of JSON): a run
+	# that starts while the disk writes it waits for it, and the recording alone ran right after
+	sync
 	python3 - "$@" >>"$W/best.$name" <<'PY'
 import os, subprocess, sys, time
 t = time.monotonic()

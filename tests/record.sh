@@ -423,8 +423,10 @@ check_pack() {
 	fi
 	if ! python3 - "$d/$n.folded" <<'EOF'; then
 import sys
-# the weight of the stacks with a managed frame, and of those with every managed frame named
+# the weight of the stacks with a managed frame, and of those with every managed frame named;
+# the heaviest others go to the failure's file, to say which frames went unnamed
 on = named = 0
+unnamed = []
 for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
     stack, _, n = line.rstrip("\n").rpartition(" ")
     if "Probe!" not in stack or not n.isdigit():
@@ -432,9 +434,15 @@ for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
     on += int(n)
     if "[unknown]" not in stack and "memfd:doublemapper" not in stack:
         named += int(n)
+    else:
+        unnamed.append((int(n), stack))
+with open(sys.argv[1] + ".unnamed", "w") as f:
+    f.write("%d of %d named; the heaviest stacks with an unnamed frame:\n" % (named, on))
+    for n, stack in sorted(unnamed, reverse=True)[:8]:
+        f.write("%d %s\n" % (n, stack))
 sys.exit(0 if on and named >= 0.9 * on else 1)
 EOF
-		fail "$c" "fewer than 90 % of Probe's stacks fully named ($res)"
+		fail "$c" "fewer than 90 % of Probe's stacks fully named ($res)" "$d/$n.folded.unnamed"
 		return 1
 	fi
 	if [ ! -s "$d/$n.events/$pid.nettrace" ] || [ "$(head -c 8 "$d/$n.events/$pid.nettrace")" != Nettrace ]; then
