@@ -1,8 +1,8 @@
 /*
  * fuzz_nettrace.c - the nettrace reader (EventPipe streams) and the runtime's payload decoder on
- * every event it hands over, with the counts by provider, id and version; and the conversion's
- * load of a stream (events.c: pauses, allocations and exceptions with their stacks; and its Trace
- * object alone).
+ * every event it hands over, with the counts by provider, id and version, and the same read without
+ * stacks (trace.zip's); and the conversion's load of a stream (events.c: pauses, allocations and
+ * exceptions with their stacks; and its Trace object alone).
  */
 // FUZZ_MAX_LEN: 65536
 // FUZZ_SEEDS: fuzz/seeds/nettrace/*
@@ -42,11 +42,26 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 	return pfc_clr_counts_add(&f->counts, ev, kind);
 }
 
+static int on_event_plain(void *ctx, const struct pfc_nettrace_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+	return 0;
+}
+
+static int on_event_nostack(void *ctx, const struct pfc_nettrace_event *ev)
+{
+	(void)ctx;
+	if (ev->stack || ev->nr_ips)
+		abort();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct fz f;
 	struct pfc_nettrace nt;
-	struct pfc_nettrace_ops ops = { &f, on_trace, NULL, on_event, NULL };
+	struct pfc_nettrace_ops ops = { &f, on_trace, NULL, on_event, NULL, 0 };
 	int rc;
 
 	memset(&f, 0, sizeof(f));
@@ -58,6 +73,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pfc_clr_counts_sort(&f.counts);
 	pfc_clr_counts_free(&f.counts);
 	pfc_nettrace_free(&nt);
+	{
+		/* the read trace.zip's CTF makes, without stacks, against the same read with them: the
+		 * stream accepted or refused at the same offset, the same events, none with a stack
+		 * (the decoding read above keeps a payload's error before the reader's) */
+		struct pfc_nettrace a, b;
+		struct pfc_nettrace_ops opa = { NULL, NULL, NULL, on_event_plain, NULL, 0 };
+		struct pfc_nettrace_ops opb = { NULL, NULL, NULL, on_event_nostack, NULL, 1 };
+		struct pfc_error ea = { 0 }, eb = { 0 };
+		int ra = pfc_nettrace_read(&a, data, size, &opa, &ea), rb = pfc_nettrace_read(&b, data, size, &opb, &eb);
+		if (ra != -PFC_ERR_NOMEM && rb != -PFC_ERR_NOMEM &&
+		    (ra != rb || a.st.nr_events != b.st.nr_events || a.st.nr_stacks != b.st.nr_stacks ||
+		     (ra < 0 && (ea.has_offset != eb.has_offset || ea.offset != eb.offset))))
+			abort();
+		pfc_nettrace_free(&a);
+		pfc_nettrace_free(&b);
+	}
 	{
 		struct pfc_events e = { 0 };
 		size_t i, j;
