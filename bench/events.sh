@@ -138,16 +138,10 @@ if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$W/app.nettrace" ] || [ ! -s "$W/perf.dat
 		fi
 	else
 		secs=${BENCH_EVENTS_SECS:-300}
-		key=$({ cat fixtures/bin-src/dotnet/ProbeWeb/*; dotnet --version; } | sha256sum | cut -c1-16)
-		bin=$top/build/dotnet-live/ProbeWeb-$key
-		if [ ! -x "$bin/ProbeWeb" ]; then
-			cp -R fixtures/bin-src/dotnet/ProbeWeb "$tmp/src"
-			(cd "$tmp/src" && dotnet build -c Release -o "$tmp/bin" --disable-build-servers -nodeReuse:false \
-				-p:UseSharedCompilation=false) >"$W/build.log" 2>&1 || { say "dotnet build failed: $W/build.log"; exit 1; }
-			mkdir -p "$top/build/dotnet-live"
-			rm -rf "$bin"
-			mv "$tmp/bin" "$bin"
-		fi
+		# shellcheck source=bench/probeweb.sh
+		. "$top/bench/probeweb.sh"
+		probeweb_build "$top" "$tmp" || { cp "$tmp/build.log" "$W/build.log"; say "dotnet build failed: $W/build.log"; exit 1; }
+		bin=$probeweb
 	fi
 	[ -n "${BENCH_EVENTS_SECS-}" ] && secs=$BENCH_EVENTS_SECS
 	partial=1

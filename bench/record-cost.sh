@@ -62,17 +62,10 @@ cleanup() {
 trap cleanup EXIT
 
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-sdk=$(dotnet --version)
-key=$({ cat fixtures/bin-src/dotnet/ProbeWeb/*; echo "$sdk"; } | sha256sum | cut -c1-16)
-bin=$top/build/dotnet-live/ProbeWeb-$key
-if [ ! -x "$bin/ProbeWeb" ]; then
-	cp -R fixtures/bin-src/dotnet/ProbeWeb "$W/src"
-	(cd "$W/src" && dotnet build -c Release -o "$W/bin" --disable-build-servers -nodeReuse:false \
-		-p:UseSharedCompilation=false) >"$W/build.log" 2>&1 || { tail -20 "$W/build.log"; exit 1; }
-	mkdir -p "$top/build/dotnet-live"
-	rm -rf "$bin"
-	mv "$W/bin" "$bin"
-fi
+# shellcheck source=bench/probeweb.sh
+. "$top/bench/probeweb.sh"
+probeweb_build "$top" "$W" || { tail -20 "$W/build.log"; exit 1; }
+bin=$probeweb
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
 appenv=()

@@ -1113,12 +1113,13 @@ int pfc_ctf_add(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct 
 	int ret = 0;
 
 	write_log(c, log);
+	trace_dir(c, dir, &name, &tm, &offset);
 	if (c->streamed >= 0) {	/* its entry is open: it ends first */
-		trace_dir(c, dir, &name, &tm, &offset);
+		size_t base = name.len;
 		pfc_sb_addf(&name, "channel0_%u", (uint32_t)c->streamed);
 		ret = name.oom ? PFC_FAIL_NOOFF(err, NOMEM, "CTF channel")
 			       : pfc_zip_add_spill(zip, name.buf, w->ch[c->streamed].spill);
-		cut(&name, 0);
+		cut(&name, base);
 		if (ret < 0)
 			goto out;
 	}
@@ -1127,7 +1128,6 @@ int pfc_ctf_add(struct pfc_ctf *c, struct pfc_zip *zip, const char *dir, struct 
 		goto out;
 	}
 	uuid_text(w->uuid, uuid_s);
-	trace_dir(c, dir, &name, &tm, &offset);
 	metadata_text(c, &text, uuid_s, &tm, offset);
 	metadata_packets(text.buf, text.len, w->uuid, &meta);
 	if (text.oom || meta.oom || name.oom) {
