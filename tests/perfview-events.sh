@@ -95,11 +95,11 @@ if selected trace.zip-events-streamed; then
 	rc=$?
 	same=1 n=0
 	# to a pipe the archive's folder is the recording's name: "perf.trace/"
-	top=$(zipinfo -1 "$TMP/stp/ev/ev.trace.zip" 2>/dev/null | head -n 1)
+	ptop=$(zipinfo -1 "$TMP/stp/ev/ev.trace.zip" 2>/dev/null | head -n 1)
 	for e in $(zipinfo -1 "$TMP/ev.trace.zip" | grep /lttngTrace/); do
 		n=$((n + 1))
 		cmp -s <(unzip -p "$TMP/ev.trace.zip" "$e") <(unzip -p "$TMP/st/ev/ev.trace.zip" "$e") || same=0
-		cmp -s <(unzip -p "$TMP/ev.trace.zip" "$e") <(unzip -p "$TMP/stp/ev/ev.trace.zip" "$top${e#*/}") || same=0
+		cmp -s <(unzip -p "$TMP/ev.trace.zip" "$e") <(unzip -p "$TMP/stp/ev/ev.trace.zip" "$ptop${e#*/}") || same=0
 	done
 	# the streamed channel's entry is the first of the trace's: it was opened while the channels filled
 	first=$(zipinfo -1 "$TMP/st/ev/ev.trace.zip" | grep /lttngTrace/ | head -n 1)
