@@ -8,8 +8,9 @@
  * The names of the events are ctfnames.c's; the archive and its log are perfview.c's.
  *
  * The layout is lttng-ust 2.x's, as TraceEvent's CtfTraceEventSource reads it: the packet
- * header and context, the large event header (always its extended form, with the whole 64-bit
- * time), the event context _vpid, _vtid, _procname[17], and each event's fields as the runtime's
+ * header and context, the large event header (its compact form, the time's low 32 bits, after
+ * an earlier event of the packet, as lttng writes it; else the extended one with the whole
+ * 64-bit time), the event context _vpid, _vtid, _procname[17], and each event's fields as the runtime's
  * LTTng provider declares them: its integers one by one (_Count, _Depth, ...), in the manifest's
  * order and sizes, byte-aligned, or for the events with strings and arrays the packed form:
  * _length, then the EventPipe payload's bytes as ___data__.  TraceEvent reads the integers into
@@ -42,8 +43,10 @@
 #define CTF_META_HEADER 37u
 /* trace.packet.header (32 bytes) then stream.packet.context (52 bytes) */
 #define CTF_PKT_HEADER 84u
-/* the event header (extended: id 65535, u32 id, u64 time) and context (vpid, vtid, procname[17]) */
+/* the event header (extended: id 65535, u32 id, u64 time; compact: u16 id, the time's low 32
+ * bits) and context (vpid, vtid, procname[17]) */
 #define CTF_EV_FIXED (14u + 25u)
+#define CTF_EV_COMPACT (6u + 25u)
 /* a channel's packets are deflated this many bytes at a time */
 #define CTF_STAGE ((size_t)256 << 10)
 /* a packed payload's two lengths */
@@ -859,21 +862,38 @@ static int chan_open(struct ctf_writing *w, struct chan *ch)
 	return 0;
 }
 
+/* Whether e's header may be the compact one after the channel's last event: its time is the low
+ * 32 bits, which a reader adds to the last event's time, plus 2^32 when they are not more than
+ * the last's low bits (TraceEvent takes equal bits for a wrap, babeltrace2 does not: a time equal
+ * to the last goes extended).  A packet's first event is always extended, so that a reader that
+ * starts the clock at the packet's timestamp_begin and one that carries the last packet's on
+ * read the same time. */
+static int compact_after(const struct chan *ch, uint32_t ctf_id, uint64_t ts)
+{
+	return ch->n && ctf_id < 65535 && ts > ch->last && ts - ch->last <= 0xffffffffull;
+}
+
 /* One event, in time order, into its CPU's packet: packets of up to CTF_PACKET bytes, an
  * event never cut. */
 static int emit_event(struct pfc_ctf *c, const struct ctf_ev *e)
 {
 	struct ctf_writing *w = c->w;
 	struct chan *ch = &w->ch[e->cpu];
-	int plain = c->types[e->type].plain;
-	size_t evsize = CTF_EV_FIXED + e->len + (plain ? 0 : CTF_EV_PACKED);
+	const struct ctf_type *ty = &c->types[e->type];
+	int plain = ty->plain, compact = compact_after(ch, ty->ctf_id, e->ts);
+	size_t rest = e->len + (plain ? 0 : CTF_EV_PACKED);
+	size_t evsize = (compact ? CTF_EV_COMPACT : CTF_EV_FIXED) + rest;
 	struct pfc_sb *b = &ch->pkt;
 	uint8_t *d;
 
 	if (!ch->spill && chan_open(w, ch) < 0)
 		return -PFC_ERR_NOMEM;
-	if (ch->n && ch->size + evsize > CTF_PACKET && packet(w, ch, e->cpu, 0) < 0)
-		return b->oom ? -PFC_ERR_NOMEM : -PFC_ERR_WRITE;
+	if (ch->n && ch->size + evsize > CTF_PACKET) {
+		if (packet(w, ch, e->cpu, 0) < 0)
+			return b->oom ? -PFC_ERR_NOMEM : -PFC_ERR_WRITE;
+		compact = 0;
+		evsize = CTF_EV_FIXED + rest;
+	}
 	if (pfc_sb_grow(b, evsize + (ch->n ? 0 : CTF_PKT_HEADER)) < 0)
 		return -PFC_ERR_NOMEM;
 	if (!ch->n) {
@@ -895,9 +915,14 @@ static int emit_event(struct pfc_ctf *c, const struct ctf_ev *e)
 	}
 	/* the fixed header, the process name, the sizes of a sequence payload, the payload */
 	d = (uint8_t *)b->buf + b->len;
-	d = le(d, 65535, 2);
-	d = le(d, c->types[e->type].ctf_id, 4);
-	d = le(d, e->ts, 8);
+	if (compact) {
+		d = le(d, ty->ctf_id, 2);
+		d = le(d, (uint32_t)e->ts, 4);
+	} else {
+		d = le(d, 65535, 2);
+		d = le(d, ty->ctf_id, 4);
+		d = le(d, e->ts, 8);
+	}
 	d = le(d, (uint32_t)e->pid, 4);
 	d = le(d, (uint32_t)e->tid, 4);
 	memcpy(d, w->comm_field, sizeof(w->comm_field));
