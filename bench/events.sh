@@ -18,8 +18,13 @@
 #            included: 50 MB would take 29 minutes at that average, longer at the steady rate,
 #            beside 900 MB or more of perf.data), so this input is recorded for BENCH_EVENTS_SECS
 #            (default 300) seconds, not to a size
+#   api      the same service loaded on `/orders?n=40` (forty orders made and serialized a request,
+#            8 kB of JSON: the allocations of a typical API, so the stream grows by allocation ticks
+#            and GCs), recorded until the stream holds the MB: a real service's recording with a
+#            50 MB stream beside its perf.data
 #
-# For load the first recording is 5 s; its size sizes the next, until the stream holds the MB.
+# For load the first recording is 5 s, for api 30 s; its size sizes the next, until the stream
+# holds the MB.
 # BENCH_EVENTS_SECS, when set, is the one recording's seconds for either app. Then it times, best
 # of BENCH_RUNS (default 3) runs each, with peak RSS:
 #
@@ -34,11 +39,11 @@
 # and seconds, the events a sample and the stream's MB a second (what makes one input's ratio
 # differ from the other's: the events to write beside each sample).
 #
-#   PERFCONV=./perfconv  BENCH_EVENTS_APP=load|service  BENCH_EVENTS_MB=50  BENCH_EVENTS_SECS=
+#   PERFCONV=./perfconv  BENCH_EVENTS_APP=load|service|api  BENCH_EVENTS_MB=50  BENCH_EVENTS_SECS=
 #   BENCH_RUNS=3  BENCH_FRESH=1 (record again)
-# Needs root (perf), the .NET 10 SDK (with ASP.NET Core for service), dotnet-trace
-# (scripts/install-deps.sh --dotnet-trace) and, for service, node.
-# The recording is kept in bench/work/events/ (load) or bench/work/events-service/ (service).
+# Needs root (perf), the .NET 10 SDK (with ASP.NET Core for service and api), dotnet-trace
+# (scripts/install-deps.sh --dotnet-trace) and, for service and api, node.
+# The recording is kept in bench/work/events/ (load) or bench/work/events-APP/ (service, api).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -48,8 +53,8 @@ RUNS=${BENCH_RUNS:-3}
 APP=${BENCH_EVENTS_APP:-load}
 case $APP in
 load) W=$top/bench/work/events ;;
-service) W=$top/bench/work/events-service ;;
-*) printf 'bench events: BENCH_EVENTS_APP is load or service, not %s\n' "$APP" >&2; exit 2 ;;
+service | api) W=$top/bench/work/events-$APP ;;
+*) printf 'bench events: BENCH_EVENTS_APP is load, service or api, not %s\n' "$APP" >&2; exit 2 ;;
 esac
 tools=${DOTNET_TOOLS:-$top/build/tools}
 say() { printf 'bench events: %s\n' "$*"; }
@@ -58,7 +63,7 @@ rm -f "$W"/best.*
 
 command -v perf >/dev/null 2>&1 || { say "perf is not installed: nothing to measure"; exit 0; }
 command -v dotnet >/dev/null 2>&1 || { say "the .NET SDK is not installed: nothing to measure"; exit 0; }
-[ "$APP" = service ] && ! command -v node >/dev/null 2>&1 && { say "node is not installed: nothing to measure"; exit 0; }
+[ "$APP" != load ] && ! command -v node >/dev/null 2>&1 && { say "node is not installed: nothing to measure"; exit 0; }
 [ -x "$tools/dotnet-trace" ] || DOTNET_TOOLS=$tools scripts/install-deps.sh --dotnet-trace >/dev/null ||
 	{ say "dotnet-trace could not be installed"; exit 0; }
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
@@ -96,10 +101,10 @@ record_load() {
 	tracer=
 }
 
-# record_service SECONDS: ProbeWeb, warmed up, then loaded for SECONDS under perf and an attached
-# dotnet-trace, into $W/perf.data and $W/app.nettrace
+# record_service SECONDS [PATH]: ProbeWeb, warmed up, then loaded on PATH (/work?n=2000) for SECONDS
+# under perf and an attached dotnet-trace, into $W/perf.data and $W/app.nettrace
 record_service() {
-	local secs=$1 port url
+	local secs=$1 path=${2:-/work?n=2000} port url
 	rm -f "$W/app.nettrace" "$W/perf.data" "$W/perf.data.old"
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	url=http://127.0.0.1:$port
@@ -107,14 +112,14 @@ record_service() {
 	app=$!
 	for _ in $(seq 100); do curl -s -m 1 "$url/hello" >/dev/null 2>&1 && break; sleep 0.1; done
 	# the tiered JIT settles and the pool grows before the recording, as a service runs
-	node bench/load.cjs "$url/work?n=2000" 5 16 >/dev/null
+	node bench/load.cjs "$url$path" 5 16 >/dev/null
 	"$tools/dotnet-trace" collect -p "$app" \
 		--providers 'Microsoft-Windows-DotNETRuntime:0x40008019:5' -o "$W/app.nettrace" >"$W/trace.log" 2>&1 </dev/null &
 	tracer=$!
 	# the session has begun when the stream has its first bytes
 	for _ in $(seq 200); do [ -s "$W/app.nettrace" ] && break; sleep 0.05; done
 	perf record -q -a -k mono -g -F 999 -e cpu-clock -o "$W/perf.data" -- \
-		node bench/load.cjs "$url/work?n=2000" "$secs" 16 >"$W/app.log" 2>"$W/record.log" &
+		node bench/load.cjs "$url$path" "$secs" 16 >"$W/app.log" 2>"$W/record.log" &
 	rec=$!
 	wait "$rec"
 	rec=
@@ -127,6 +132,11 @@ record_service() {
 	app=
 }
 
+# record_api SECONDS: the same on /orders?n=40
+record_api() {
+	record_service "$1" '/orders?n=40'
+}
+
 if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$W/app.nettrace" ] || [ ! -s "$W/perf.data" ]; then
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfconv-events.XXXXXX")
 	if [ "$APP" = load ]; then
@@ -137,7 +147,8 @@ if [ -n "${BENCH_FRESH-}" ] || [ ! -s "$W/app.nettrace" ] || [ ! -s "$W/perf.dat
 				-p:UseSharedCompilation=false) >"$W/build.log" 2>&1 || { say "dotnet build failed: $W/build.log"; exit 1; }
 		fi
 	else
-		secs=${BENCH_EVENTS_SECS:-300}
+		secs=30
+		[ "$APP" = service ] && secs=${BENCH_EVENTS_SECS:-300}
 		# shellcheck source=bench/probeweb.sh
 		. "$top/bench/probeweb.sh"
 		probeweb_build "$top" "$tmp" || { cp "$tmp/build.log" "$W/build.log"; say "dotnet build failed: $W/build.log"; exit 1; }
