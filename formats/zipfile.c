@@ -499,6 +499,27 @@ int pfc_zip_add_mem(struct pfc_zip *z, const char *name, const void *data, size_
 	return pfc_zip_entry_end(z, &r);
 }
 
+/* An entry of N bytes at DATA stored as they are: for a reader that cannot take a short read
+ * of a deflated entry (trace.zip's CTF metadata, ctf.c). */
+int pfc_zip_add_stored(struct pfc_zip *z, const char *name, const void *data, size_t n)
+{
+	struct pfc_zip_sum r = { 0 };
+	struct pfc_zip_tmark tm = { 0 };
+	int ret;
+
+	if ((ret = pfc_zip_entry_begin(z, name, 0, n >= PFC_ZIP64_FROM)) < 0)
+		return ret;
+	z->ent[z->nr_ent - 1].method = ZIP_STORED;
+	z->ent[z->nr_ent - 1].flag = 0;
+	if ((ret = pfc_zip_put(z, data, n)) < 0)
+		return ret;
+	pfc_zip_tmark_add(&tm, data, n);
+	r.crc = crc32_gzip_refl(0, data, n);
+	r.csize = r.usize = n;
+	r.text = tm.text && !tm.binary;
+	return pfc_zip_entry_end(z, &r);
+}
+
 /* Returns 1 when the file cannot be read (the caller says so), 0 when copied, <0 on a write
  * error. */
 int pfc_zip_add_file(struct pfc_zip *z, const char *entry, const char *path)

@@ -75,6 +75,9 @@ int pfc_zip_deflate(FILE *f, const void *mem, size_t len, struct pfc_zip_out *ou
 /* Whole entries: N bytes at DATA; the file at PATH (1 when it cannot be opened or is not a
  * regular file, errno kept); a deflate stream made beforehand into memory from SIZE bytes. */
 int pfc_zip_add_mem(struct pfc_zip *z, const char *name, const void *data, size_t n);
+/* N bytes at DATA stored, not deflated: for readers that cannot take a short read of a deflated
+ * entry (TraceEvent's of CTF metadata). */
+int pfc_zip_add_stored(struct pfc_zip *z, const char *name, const void *data, size_t n);
 int pfc_zip_add_file(struct pfc_zip *z, const char *name, const char *path);
 int pfc_zip_add_deflated(struct pfc_zip *z, const char *name, uint64_t size, const struct pfc_zip_out *d,
 			 const struct pfc_zip_sum *sum);

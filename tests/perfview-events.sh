@@ -19,6 +19,9 @@
 #                               a stream cut short: converted, the log saying where it stops
 #   trace.zip-events-report     --events without a trace.zip to write still prints the runtime report
 #   trace.zip-events-pack       a pack made with --events gives the same CTF, without --events
+#   trace.zip-events-packets    no padding after a packet's events, the metadata entry stored: TraceEvent
+#                               takes a short read of a deflated entry where it skips padding or reads
+#                               metadata for the end (it read 79,844 of the bench's 814,343 events)
 #   trace.zip-events-streamed   a channel written into the archive as it fills (PERFCONV_CTF_STREAM_FROM
 #                               4096: the fixture's channels are smaller than the default megabyte):
 #                               the same CTF as copied channels, its entry before the metadata, the same
@@ -81,6 +84,39 @@ if selected trace.zip-events-same; then
 		fail trace.zip-events-same "-f trace.zip gives another CTF" "$TMP/err"
 	else
 		pass trace.zip-events-same
+	fi
+fi
+
+if selected trace.zip-events-packets; then
+	# TraceEvent skips a packet's padding and reads the metadata with bare reads of the entry's
+	# stream, and takes a short read, which a deflated entry gives whenever the inflater's input
+	# runs out, for the end: no padding after a packet's events, and the metadata stored
+	if ! python3 - "$TMP/ev.trace.zip" >"$TMP/packets" 2>&1 <<'PY'
+import struct, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+meta = [i for i in z.infolist() if i.filename.endswith('/metadata')]
+assert len(meta) == 1 and meta[0].compress_type == zipfile.ZIP_STORED, 'the metadata is not stored'
+n = 0
+for i in z.infolist():
+    if '/channel0_' not in i.filename or '/index/' in i.filename:
+        continue
+    b = z.read(i)
+    off = 0
+    while off < len(b):
+        magic, = struct.unpack_from('<I', b, off)
+        assert magic == 0xc1fc1fc1, '%s: no packet at %d' % (i.filename, off)
+        content, size = struct.unpack_from('<QQ', b, off + 48)
+        assert content == size, '%s: the packet at %d has %d bits of padding' % (i.filename, off, size - content)
+        assert size % 8 == 0 and size >= 84 * 8, '%s: packet of %d bits at %d' % (i.filename, size, off)
+        off += size // 8
+        n += 1
+    assert off == len(b), '%s: the last packet ends at %d of %d' % (i.filename, off, len(b))
+print(n)
+PY
+	then
+		fail trace.zip-events-packets "a channel's packets are padded, or the metadata is deflated" "$TMP/packets"
+	else
+		pass "trace.zip-events-packets ($(cat "$TMP/packets") packets without padding, the metadata stored)"
 	fi
 fi
 
