@@ -40,10 +40,11 @@
 #
 # and, before the rows, the recording's sizes: perf.data's samples and seconds, the stream's events
 # and seconds, the events a sample and the stream's MB a second (what makes one input's ratio
-# differ from the other's: the events to write beside each sample).
+# differ from the other's: the events to write beside each sample); after them, TraceEvent reading
+# the timed archive's runtime events back against the stream's (exit 1 when they differ).
 #
 #   PERFCONV=./perfconv  BENCH_EVENTS_APP=load|service|api  BENCH_EVENTS_MB=50  BENCH_EVENTS_SECS=
-#   BENCH_RUNS=3  BENCH_FRESH=1 (record again)
+#   BENCH_RUNS=3  BENCH_FRESH=1 (record again)  BENCH_EVENTS_TRACEEVENT=0 (no read back)
 # Needs root (perf), the .NET 10 SDK (with ASP.NET Core for service and api), dotnet-trace
 # (scripts/install-deps.sh --dotnet-trace) and, for service and api, node.
 # The recording is kept in bench/work/events/ (load) or bench/work/events-APP/ (service, api).
@@ -228,3 +229,22 @@ for r in zip zipev foldev report convert; do
 	esac
 	printf '%-44s %9s %9s %8s %7s\n' "$label" "$w" "$c" "$m" "$(awk -v a="$w" -v b="$zw" 'BEGIN { printf "%.2fx", a / b }')"
 done
+
+# What was timed is read whole: TraceEvent (tests/interop/perfview, which make check builds) reads
+# the archive's runtime events and the stream's, and tests/perfview_ctf.py compares them, event by
+# event, with GCStats and JITStats. BENCH_EVENTS_TRACEEVENT=0 skips it (a minute for 50 MB).
+proj=$top/tests/interop/perfview
+check=$proj/.build/$(cat "$proj"/*.csproj "$proj"/*.cs | sha256sum | cut -c1-16)/PerfViewCheck.dll
+if [ "${BENCH_EVENTS_TRACEEVENT-}" = 0 ]; then
+	:
+elif [ ! -f "$check" ]; then
+	say "TraceEvent's reader is not built (make check builds tests/interop/perfview): the archive is not read back"
+elif ! (cd "$W" && dotnet "$check" --runtime-events "$W/app.nettrace" te-nt.txt && dotnet "$check" --runtime-events \
+	out-events.trace.zip te-zip.txt) >"$W/te.log" 2>&1 ||
+	! unzip -p "$W/out-events.trace.zip" '*/perfcollect.log' >"$W/te-ev.log" ||
+	! python3 "$top/tests/perfview_ctf.py" "$W/te-nt.txt" "$W/te-zip.txt" "$W/te-ev.log" >"$W/te-cmp.txt" 2>&1; then
+	say "TraceEvent does not read from the archive what it reads from the stream: $W/te-cmp.txt, $W/te.log"
+	exit 1
+else
+	say "TraceEvent reads from the archive what it reads from the stream: $(grep '^events ' "$W/te-cmp.txt"), the same GCStats and JITStats"
+fi
