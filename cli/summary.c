@@ -193,12 +193,18 @@ void pfc_cli_summary(const struct cli *c, struct pfc_session *s, uint64_t writte
 		fprintf(stderr, "perfconv: unresolved frames (unique): %llu user, %llu kernel, %llu outside any mapping\n",
 			(unsigned long long)st->nr_unresolved_user, (unsigned long long)st->nr_unresolved_kernel,
 			(unsigned long long)st->nr_unresolved_nomap);
-	if (s->symbolized && (st->nr_jit_perfmap || st->nr_jit_jitdump || st->nr_jit_jitted || st->nr_jit_unresolved))
+	if (s->symbolized && (st->nr_jit_perfmap || st->nr_jit_jitdump || st->nr_jit_jitted || st->nr_jit_unresolved ||
+			      st->nr_jit_events)) {
+		char by_events[80] = "";
+		if (st->nr_jit_events)
+			snprintf(by_events, sizeof(by_events), ", %llu by the runtime's method events",
+				 (unsigned long long)st->nr_jit_events);
 		fprintf(stderr, "perfconv: JIT frames (unique): %llu named by perf maps, %llu by jitdumps, "
-			"%llu by perf inject's jitted-*.so, %llu unresolved%s\n",
+			"%llu by perf inject's jitted-*.so%s, %llu unresolved%s\n",
 			(unsigned long long)st->nr_jit_perfmap, (unsigned long long)st->nr_jit_jitdump,
-			(unsigned long long)st->nr_jit_jitted, (unsigned long long)st->nr_jit_unresolved,
+			(unsigned long long)st->nr_jit_jitted, by_events, (unsigned long long)st->nr_jit_unresolved,
 			st->nr_jit_unresolved && c->opts.perf_compat ? " (without --perf-compat perfconv looks further)" : "");
+	}
 	if (s->symbolized)
 		print_r2r_summary(s, c->verbose);
 	pfc_cli_dwarf_summary(stderr, &s->st);

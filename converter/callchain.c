@@ -104,6 +104,15 @@ int pfc_callchain_add_map_frame(struct pfc_session *s, struct pfc_thread *th, ui
 			return ret;
 		if (dso != map->dso)
 			return push_frame(s, n, dso, addr, kernel);
+		/* JIT code no perf map or jitdump names: the runtime's own method events, when
+		 * --events brought the process's stream (evsample.c) */
+		if (pfc_dso_is_jit_region(map->dso->kind) && s->evs.events.n) {
+			int ret = pfc_evsample_jit(s, th->pid, ip, &dso);
+			if (ret < 0)
+				return ret;
+			if (ret)
+				return push_frame(s, n, dso, ip, kernel);
+		}
 	}
 	return push_frame(s, n, map->dso, map->identity ? ip : ip - map->start + map->pgoff, kernel);
 }

@@ -116,6 +116,49 @@ int pfc_evsample_start(struct pfc_session *s)
 	return 0;
 }
 
+int pfc_evsample_jit(struct pfc_session *s, int32_t pid, uint64_t ip, const struct pfc_dso **dso)
+{
+	struct pfc_evsample *v = &s->evs;
+	size_t i;
+
+	for (i = 0; i < v->events.n; i++) {
+		struct pfc_events_file *f = &v->events.v[i];
+		const char *name;
+		uint64_t start;
+		struct pfc_dso *d;
+		char dname[96];
+		int len;
+
+		if (!v->pids || v->pids[i] != pid)
+			continue;
+		if (!f->methods_read) {
+			struct pfc_error err;
+			memset(&err, 0, sizeof(err));
+			/* a stream that cannot be read names what it held before the bad bytes; the
+			 * error is the load's, or the writer's that reads every event */
+			if (pfc_events_methods(f, &err) == -PFC_ERR_NOMEM)
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
+		}
+		if (!(name = pfc_events_method_at(f, ip, &start)))
+			continue;
+		/* one code load a method, as a jitdump's: its name and start on the dso */
+		len = snprintf(dname, sizeof(dname), "[jit %d 0x%llx]", pid, (unsigned long long)start);
+		if (!(d = pfc_machine_dso_findnew(&s->machine, dname, (size_t)len, PFC_DSO_JITCODE, pid)))
+			return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
+		if (!d->jit_name) {
+			uint32_t id = pfc_intern(&s->strings, name, strlen(name));
+			if (id == UINT32_MAX)
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
+			d->jit_name = pfc_intern_str(&s->strings, id);
+			d->jit_start = start;
+			d->jit_events = 1;
+		}
+		*dso = d;
+		return 1;
+	}
+	return 0;
+}
+
 const struct pfc_thread *pfc_evsample_thread(struct pfc_session *s, size_t i, uint64_t tid)
 {
 	int32_t pid = s->evs.pids[i];

@@ -13,6 +13,7 @@
 #include "converter/events/events.h"
 
 struct pfc_session;
+struct pfc_dso;
 struct pfc_thread;
 struct pfc_sample;
 struct pfc_evsel;
@@ -70,5 +71,10 @@ void pfc_evsample_exit(struct pfc_session *s);
  * recording has none by that tid in the stream's process (or --pid-map moved it: its tids are
  * the namespace's). */
 const struct pfc_thread *pfc_evsample_thread(struct pfc_session *s, size_t i, uint64_t tid);
+
+/* The JIT'd method of the runtime's events of pid (its stream, read for its methods when a
+ * frame first asks) whose code holds ip: 1 and *dso, a code load of that method (a JITCODE dso,
+ * as a jitdump's), 0 when none names it, or an error. */
+int pfc_evsample_jit(struct pfc_session *s, int32_t pid, uint64_t ip, const struct pfc_dso **dso);
 
 #endif

@@ -119,6 +119,7 @@ struct pfc_session_stats {
 	uint64_t nr_dwarf_cut_stack, nr_dwarf_bad_regs, nr_dwarf_bad_cfi, nr_dwarf_bad_stack;
 	/* unique JIT frames by the source of their name */
 	uint64_t nr_jit_perfmap, nr_jit_jitdump, nr_jit_jitted, nr_jit_unresolved;
+	uint64_t nr_jit_events;      /* named by the runtime's method events (--events) */
 	/* unique frames in ReadyToRun (PE) images: resolved, and unresolved by enum pfc_r2r_status */
 	uint64_t nr_r2r_resolved;
 	uint64_t nr_r2r_unresolved[8];

@@ -15,7 +15,12 @@
 #   events/convert/runtime      -i perf.data --events -f runtime: the report of the conversion, against the truth
 #                               (GCs and induced GCs by generation, pauses, the 3:1 allocation, exceptions, JIT);
 #                               under --pid-map, the process named by the recording's pid
-#   events/convert/same         with --events and nothing asked of them, every output is the same bytes
+#   events/convert/same         with --events and nothing asked of them, the same samples and stacks, frame for
+#                               frame: only JIT frames the recording leaves [unknown] are named, by the stream's
+#                               method events; under --perf-compat every output is the same bytes
+#   events/convert/jit-names    --alloc's allocation sites named by the stream's method events (the fixture has
+#                               no perf map); a recording with both names its JIT frames the same from either
+#                               (tests/record.sh's record/events-names)
 #   events/convert/during-gc    --during gc: the samples inside the pauses are native code (runtime, libc,
 #                               kernel) far more often than those outside; refused without perf record -k mono
 #   events/convert/alloc        --alloc: the allocated types at the leaves, the two sites' bytes 3:1 within 10%,
@@ -90,17 +95,37 @@ convert_cases() {
 		fi
 	fi
 	if selected events/convert/same; then
-		local f diffs=
-		# (trace.zip's log and pprof's comments hold the command line, which differs)
+		local f diffs= named
+		# the same samples and stacks, frame for frame: only the JIT frames the recording alone
+		# leaves [unknown] are named, by the runtime's method events; --perf-compat, which names no
+		# JIT frame perf does not, gives the same bytes (trace.zip's log and pprof's comments hold
+		# the command line, which differs)
+		"$PERFCONV" -q -i "$P" -f perf-script -o "$TMP/same-a.perf-script" 2>>"$TMP/same.err"
+		"$PERFCONV" -q -i "$P" --events "$E" -f perf-script -o "$TMP/same-b.perf-script" 2>>"$TMP/same.err"
+		named=$(same_but_named "$TMP/same-a.perf-script" "$TMP/same-b.perf-script" 2>&1) || diffs=" perf-script ($named)"
 		for f in folded svg speedscope perf-script top; do
-			"$PERFCONV" -q -i "$P" -f "$f" -o "$TMP/same-a.$f" 2>>"$TMP/same.err"
-			"$PERFCONV" -q -i "$P" --events "$E" -f "$f" -o "$TMP/same-b.$f" 2>>"$TMP/same.err"
-			cmp -s "$TMP/same-a.$f" "$TMP/same-b.$f" && [ -s "$TMP/same-a.$f" ] || diffs="$diffs $f"
+			"$PERFCONV" -q --perf-compat -i "$P" -f "$f" -o "$TMP/same-a.$f" 2>>"$TMP/same.err"
+			"$PERFCONV" -q --perf-compat -i "$P" --events "$E" -f "$f" -o "$TMP/same-b.$f" 2>>"$TMP/same.err"
+			cmp -s "$TMP/same-a.$f" "$TMP/same-b.$f" && [ -s "$TMP/same-a.$f" ] || diffs="$diffs $f (--perf-compat)"
 		done
-		if [ -z "$diffs" ]; then
-			pass events/convert/same
-		else
+		if [ -n "$diffs" ]; then
 			fail events/convert/same "--events changed the default profile in:$diffs" "$TMP/same.err"
+		elif [ "${named:-0}" -lt 1 ] 2>/dev/null; then
+			fail events/convert/same "no JIT frame named by the stream's method events" "$TMP/same.err"
+		else
+			pass "events/convert/same ($named JIT frame lines named by the runtime's method events)"
+		fi
+	fi
+	if selected events/convert/jit-names; then
+		# the stream's method events name the JIT code of the allocation sites, which the recording
+		# (no perf map) leaves unnamed: the two sites' frames under their types
+		"$PERFCONV" -i "$P" --events "$E" --alloc -o "$TMP/jn.folded" 2>"$TMP/jn.err"
+		if ! grep -q ';EventsProbe!EventsProbe\.Program::AllocInts;System\.Int32\[\] [0-9]*$' "$TMP/jn.folded" ||
+			! grep -q ';EventsProbe!EventsProbe\.Program::AllocRecords;EventsProbe\.Record [0-9]*$' "$TMP/jn.folded" ||
+			! grep -q "JIT frames (unique): .* by the runtime's method events, 0 unresolved" "$TMP/jn.err"; then
+			fail events/convert/jit-names "the allocation sites' JIT frames are not named from the stream" "$TMP/jn.folded"
+		else
+			pass events/convert/jit-names
 		fi
 	fi
 	if selected events/convert/during-gc; then

@@ -413,3 +413,24 @@ secs() {
 }
 # within EXTRA: the last secs took less than $base (the script's run that waited for nothing) + EXTRA
 within() { python3 -c "import sys; sys.exit(not $secs < $base + $1)"; }
+
+# same_but_named A B: perf script text B is A with frames A left [unknown] named (by the runtime's
+# method events of --events) and nothing else changed: the same lines but frame lines that were
+# [unknown] in A; prints how many frame lines were named, or why not (status 1)
+same_but_named() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+a = open(sys.argv[1], 'rb').read().split(b'\n')
+b = open(sys.argv[2], 'rb').read().split(b'\n')
+if len(a) != len(b):
+    sys.exit('%d lines against %d' % (len(a), len(b)))
+named = 0
+for i, (x, y) in enumerate(zip(a, b)):
+    if x == y:
+        continue
+    if not x[:1].isspace() or not y[:1].isspace() or b'[unknown]' not in x or b'[unknown]' in y:
+        sys.exit('line %d: %r against %r' % (i + 1, x, y))
+    named += 1
+print(named)
+PY
+}

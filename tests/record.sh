@@ -68,6 +68,11 @@
 #                         Record objects in AllocRecords): the pack's --alloc folded stacks have
 #                         System.Int32[] as a leaf under AllocInts and EventsProbe.Record under
 #                         AllocRecords, so the runtime's GCAllocationTick events carried stacks;
+#   record/events-names   that pack's perf.data and stream converted without its perf map and jitdump
+#                         (PERFCONV_TMP an empty directory): the stream's method events name every JIT
+#                         frame, and the folded stacks, CPU and --alloc, equal the pack's, named by the
+#                         runtime's perf map, but for the runtime's stubs the perf map and jitdump
+#                         name too ("stub ReportStubBlock<...>": no methods, no method events);
 #   record/build-ids      the pack's perf.data (perf ran with --no-buildid, perfconv wrote the
 #                         section) lists, as `perf buildid-list` prints it, exactly the files
 #                         perf script puts samples in that have a build-id, plus [vdso], each
@@ -89,7 +94,7 @@ cases=() live_cases=()
 for c in man err-no-process err-no-dir err-unwritable err-usage err-perf-fails perf-restart err-formats off-cpu thread-time progress err-advertise; do
 	selected "record/$c" && cases+=("record/$c")
 done
-for c in pid pid-on namespace sidecar sidecar-noptrace debug-files command startup alloc build-ids target-exits sigint sigint-twice; do
+for c in pid pid-on namespace sidecar sidecar-noptrace debug-files command startup alloc events-names build-ids target-exits sigint sigint-twice; do
 	selected "record/$c" && live_cases+=("record/$c")
 done
 [ "${#cases[@]}" -eq 0 ] && [ "${#live_cases[@]}" -eq 0 ] && exit 0
@@ -398,6 +403,26 @@ recording() {
 		sleep 0.1
 	done
 	return 1
+}
+# same_stacks_but_stubs A B: folded stacks B equal A once the frames of the runtime's stubs, which
+# perf maps and jitdumps name ("stub ...") and the method events do not, are [unknown] in both,
+# stacks summed again; else the stacks that differ, and status 1
+same_stacks_but_stubs() {
+	python3 - "$1" "$2" <<'PY'
+import collections, sys
+def load(path, stubs):
+    w = collections.Counter()
+    for line in open(path, encoding="utf-8", errors="replace"):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        frames = ["[unknown] " if stubs and f.startswith("stub ") else f for f in stack.split(";")]
+        w[";".join(frames)] += int(n)
+    return w
+a, b = load(sys.argv[1], True), load(sys.argv[2], True)
+diff = sorted(k for k in set(a) | set(b) if a[k] != b[k])
+for k in diff[:20]:
+    print(a[k], b[k], k)
+sys.exit(1 if diff else 0)
+PY
 }
 # check_pack CASE NAME PID: the pack NAME.perfpack and NAME.events/PID.nettrace; the folded
 # stacks' managed frames named; no work directory or perf left.  True when all hold (nothing
@@ -719,7 +744,7 @@ if selected record/startup; then
 		fi
 	fi
 fi
-if selected record/alloc; then
+if selected record/alloc || selected record/events-names; then
 	epbin=$(build_app EventsProbe)
 	if [ -z "$epbin" ]; then
 		fail record/alloc "dotnet build of fixtures/bin-src/dotnet/EventsProbe failed" "$TMP/build-EventsProbe.log"
@@ -739,6 +764,34 @@ if selected record/alloc; then
 				fail record/alloc "no allocation stacks System.Int32[] under AllocInts ($ints bytes) and EventsProbe.Record under AllocRecords ($recs bytes); the heaviest: $(sort -t' ' -k2 -rn "$TMP/alloc/alloc.folded" | awk '{ print $NF, $0 }' | sort -rn | head -3 | cut -c1-300 | tr '\n' ' ')" "$TMP/alloc.err"
 			else
 				pass "record/alloc (System.Int32[] under AllocInts: $ints bytes; EventsProbe.Record under AllocRecords: $recs bytes)"
+			fi
+		fi
+		# The same recording without the runtime's perf map and jitdump: the stream's method
+		# events name its JIT frames, and exactly as the perf map named them in the pack
+		if selected record/events-names; then
+			d=$TMP/alloc
+			mkdir -p "$d/raw" "$d/notmp"
+			if ! tar --zstd -xf "$d/alloc.perfpack" -C "$d/raw" perf.data events/0.nettrace 2>"$d/raw.err"; then
+				fail record/events-names "the pack's perf.data and stream cannot be taken out" "$d/raw.err"
+			else
+				"$PERFCONV" -q -i "$d/alloc.perfpack" -o "$d/pack-cpu.folded" 2>>"$d/raw.err" </dev/null
+				PERFCONV_TMP=$d/notmp "$PERFCONV" -i "$d/raw/perf.data" --events "$d/raw/events/0.nettrace" \
+					-o "$d/raw-cpu.folded" 2>"$d/raw-cpu.err" </dev/null
+				PERFCONV_TMP=$d/notmp "$PERFCONV" -q -i "$d/raw/perf.data" --events "$d/raw/events/0.nettrace" \
+					--alloc -o "$d/raw-alloc.folded" 2>>"$d/raw.err" </dev/null
+				n=$(sed -n "s/.*, \([0-9]*\) by the runtime's method events.*/\1/p" "$d/raw-cpu.err")
+				# the perf map also names the runtime's stubs ("stub ReportStubBlock<...>"), which
+				# are no methods and have no method events, and the jitdump the runtime stopped
+				# writing (still in /tmp, where the recording says it is) may name one more
+				if ! same_stacks_but_stubs "$d/pack-cpu.folded" "$d/raw-cpu.folded" >"$d/names.diff" 2>&1; then
+					fail record/events-names "the stream's method events name the JIT frames otherwise than the perf map" "$d/names.diff"
+				elif ! same_stacks_but_stubs "$d/alloc.folded" "$d/raw-alloc.folded" >"$d/names.diff" 2>&1; then
+					fail record/events-names "--alloc's stacks differ without the perf map" "$d/names.diff"
+				elif [ "${n:-0}" -lt 1 ]; then
+					fail record/events-names "no JIT frame named by the stream's method events" "$d/raw-cpu.err"
+				else
+					pass "record/events-names ($n JIT frames named by the stream as by the perf map, $(wc -l <"$d/pack-cpu.folded") stacks the same)"
+				fi
 			fi
 		fi
 	fi

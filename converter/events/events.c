@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 
 /* a nettrace is read from its mapping; a session of hours fits well below this */
@@ -55,6 +56,9 @@ struct reading {
 	struct jitting jitting[EVENTS_MAX_JITTING];  /* PFC_EVENTS_MARKS: in the order they began */
 	size_t nr_jitting;
 	struct pfc_clr_event ce;     /* large: string buffers */
+	/* PFC_EVENTS_METHODS: the modules' assembly names (offsets in names), by module id */
+	struct { uint64_t id; uint32_t name; } *modules;
+	size_t nr_modules, cap_modules;
 	struct pfc_error payload_err;
 	int oom;
 };
@@ -159,6 +163,60 @@ static void jit_start(struct reading *r, const struct pfc_nettrace_event *ev)
 	r->jitting[r->nr_jitting++].ts = ev->timestamp;
 }
 
+/* A method's code (PFC_EVENTS_METHODS): "RET\tNamespace.Type::Method(PARAMS)" for now, the
+ * assembly put between once the rundown's modules are known (methods_name). */
+static int add_method(struct reading *r)
+{
+	struct pfc_events_file *f = r->f;
+	const struct pfc_clr_event *e = &r->ce;
+	const char *sig = e->method_signature, *paren = strchr(sig, '(');
+	struct pfc_events_method *m;
+	char ret[512], call[2048];
+	size_t rl = paren ? (size_t)(paren - sig) : strlen(sig);
+	int64_t name;
+
+	if (!e->method_start || !e->method_size || !e->method_name[0])
+		return 0;
+	while (rl && sig[rl - 1] == ' ')
+		rl--;
+	snprintf(ret, sizeof(ret), "%.*s", (int)rl, sig);
+	snprintf(call, sizeof(call), "%s%s%s%s", e->method_namespace, e->method_namespace[0] ? "::" : "", e->method_name,
+		 paren ? paren : "()");
+	if (!(m = pfc_grow_at(&f->methods, &f->cap_methods, f->nr_methods, sizeof(*f->methods), 256)) ||
+	    (name = add_name(f, ret, "\t", call)) < 0)
+		return -PFC_ERR_NOMEM;
+	m->start = e->method_start;
+	m->size = e->method_size;
+	m->name = (uint32_t)name;
+	m->module_id = e->module_id;
+	m->seq = (uint32_t)f->nr_methods;
+	f->nr_methods++;
+	return 0;
+}
+
+/* A module's assembly name (PFC_EVENTS_METHODS): its IL file's name without ".dll". */
+static int add_module(struct reading *r)
+{
+	const char *path = r->ce.il_path[0] ? r->ce.il_path : r->ce.native_path, *base = strrchr(path, '/');
+	char asm_name[1024];
+	size_t n;
+	int64_t name;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if (n > 4 && !strcasecmp(base + n - 4, ".dll"))
+		n -= 4;
+	if (!n)
+		return 0;
+	snprintf(asm_name, sizeof(asm_name), "%.*s", (int)n, base);
+	if (!pfc_grow_at(&r->modules, &r->cap_modules, r->nr_modules, sizeof(*r->modules), 32) ||
+	    (name = add_name(r->f, asm_name, "", NULL)) < 0)
+		return -PFC_ERR_NOMEM;
+	r->modules[r->nr_modules].id = r->ce.module_id;
+	r->modules[r->nr_modules++].name = (uint32_t)name;
+	return 0;
+}
+
 /* The kind of ev's metadata record: its slot's, or looked up and given the slot. */
 static int kind_of(struct reading *r, const struct pfc_nettrace_event *ev)
 {
@@ -237,8 +295,18 @@ static int on_event(void *ctx, const struct pfc_nettrace_event *ev)
 			jit_start(r, ev);
 		break;
 	case PFC_CLR_METHOD_LOAD:
+		if (r->want & PFC_EVENTS_METHODS)
+			return add_method(r);
 		if (r->want & PFC_EVENTS_MARKS)
 			return jit_end(r, ev);
+		break;
+	case PFC_CLR_METHOD_DCEND:
+		if (r->want & PFC_EVENTS_METHODS)
+			return add_method(r);
+		break;
+	case PFC_CLR_MODULE_DCEND:
+		if (r->want & PFC_EVENTS_METHODS)
+			return add_module(r);
 		break;
 	case PFC_CLR_GC_ALLOC_TICK:
 		if (r->want & PFC_EVENTS_ALLOCS)
@@ -293,6 +361,7 @@ static void file_free(struct pfc_events_file *f)
 	free(f->name);
 	free(f->pauses);
 	free(f->allocs);
+	free(f->methods);
 	free(f->throws);
 	free(f->gcs);
 	free(f->jits);
@@ -389,6 +458,111 @@ int pfc_events_add(struct pfc_events *e, const char *path, const char *name, con
 		qsort(f->jits, f->nr_jits, sizeof(*f->jits), jit_cmp);
 	e->n++;
 	return 0;
+}
+
+static int method_cmp(const void *a, const void *b)
+{
+	const struct pfc_events_method *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Each method's name completed: "RET [Assembly] Namespace.Type::Method(PARAMS)", the assembly
+ * from the rundown's module of its id, or none. */
+static int methods_name(struct reading *r)
+{
+	struct pfc_events_file *f = r->f;
+	size_t i, k;
+
+	for (i = 0; i < f->nr_methods; i++) {
+		struct pfc_events_method *m = &f->methods[i];
+		const char *asm_name = NULL, *tab;
+		char ret[512], call[2048];
+		int64_t name;
+
+		for (k = r->nr_modules; k-- > 0;)
+			if (r->modules[k].id == m->module_id) {
+				asm_name = f->names + r->modules[k].name;
+				break;
+			}
+		tab = strchr(f->names + m->name, '\t');
+		if (!tab)
+			continue;
+		snprintf(ret, sizeof(ret), "%.*s", (int)(tab - (f->names + m->name)), f->names + m->name);
+		snprintf(call, sizeof(call), "%s", tab + 1);
+		if (asm_name) {
+			char a[1100];
+			snprintf(a, sizeof(a), " [%s] ", asm_name);
+			name = add_name(f, ret[0] ? ret : "void", a, call);
+		} else {
+			name = add_name(f, ret[0] ? ret : "void", " ", call);
+		}
+		if (name < 0)
+			return -PFC_ERR_NOMEM;
+		m->name = (uint32_t)name;
+	}
+	return 0;
+}
+
+int pfc_events_methods(struct pfc_events_file *f, struct pfc_error *err)
+{
+	struct pfc_nettrace nt;
+	struct pfc_nettrace_ops ops = { 0 };
+	struct reading *r;
+	int ret;
+
+	if (f->methods_read)
+		return 0;
+	f->methods_read = 1;
+	if (!(r = calloc(1, sizeof(*r))))
+		return PFC_FAIL_NOOFF(err, NOMEM, "events");
+	r->f = f;
+	r->want = PFC_EVENTS_METHODS;
+	r->kinds = 1u << PFC_CLR_METHOD_LOAD | 1u << PFC_CLR_METHOD_DCEND | 1u << PFC_CLR_MODULE_DCEND;
+	ops.ctx = r;
+	ops.event = on_event;
+	ops.no_stacks = 1;
+	ret = pfc_nettrace_read(&nt, f->buf, f->len, &ops, err);
+	pfc_events_release(f, f->len);
+	pfc_nettrace_free(&nt);
+	if (ret == -PFC_ERR_NOMEM && !err->code)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "events");
+	if (ret < 0)
+		snprintf(err->file, sizeof(err->file), "%s", f->name);
+	if (methods_name(r) < 0 && ret >= 0)
+		ret = PFC_FAIL_NOOFF(err, NOMEM, "events");
+	free(r->modules);
+	free(r);
+	if (f->nr_methods)
+		qsort(f->methods, f->nr_methods, sizeof(*f->methods), method_cmp);
+	return ret < 0 ? ret : 0;
+}
+
+const char *pfc_events_method_at(const struct pfc_events_file *f, uint64_t addr, uint64_t *start)
+{
+	size_t lo = 0, hi = f->nr_methods, k;
+	const struct pfc_events_method *best = NULL;
+
+	/* the last method starting at or before addr, then back over those that start earlier
+	 * while one of them may still hold addr (code a later load replaced wins) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->methods[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k-- > 0 && lo - k <= 64;) {
+		const struct pfc_events_method *m = &f->methods[k];
+		if (addr - m->start < m->size && (!best || m->seq > best->seq))
+			best = m;
+	}
+	if (!best)
+		return NULL;
+	*start = best->start;
+	return f->names + best->name;
 }
 
 void pfc_events_release(struct pfc_events_file *f, uint64_t off)

@@ -21,6 +21,7 @@ enum {
 	PFC_EVENTS_MARKS = 1 << 2,   /* each pause's GC and the methods jitted, for a timeline (-f firefox) */
 	PFC_EVENTS_HEADER = 1 << 3,  /* only the Trace object (pid, clock, CPUs): no event is read, no
 				      * pause kept; for outputs that read the whole stream themselves */
+	PFC_EVENTS_METHODS = 1 << 4, /* only the JIT'd methods' code and names (pfc_events_methods) */
 };
 
 /* A pause of the process's threads for a GC: GCSuspendEEBegin to GCRestartEEEnd, in ns of
@@ -57,6 +58,18 @@ struct pfc_events_alloc {
 	size_t ips;                  /* index of its first IP in pfc_events_file.ips */
 };
 
+/* A JIT'd method's code, from the stream's MethodLoadVerbose and the rundown's
+ * MethodDCEndVerbose (pfc_events_methods), named as the runtime writes it into a perf map:
+ * "RET [Assembly] Namespace.Type::Method(PARAMS)" (an offset in pfc_events_file.names; no
+ * [Assembly] when the stream has no rundown, no tier tag). */
+struct pfc_events_method {
+	uint64_t start;
+	uint32_t size;
+	uint32_t name;
+	uint64_t module_id;          /* while the stream is read */
+	uint32_t seq;                /* the order it came in: a later one over the same code wins */
+};
+
 struct pfc_events_file {
 	char *name;                  /* the path given, or the name the file had where a pack was made */
 	const uint8_t *buf;          /* its bytes (mapped, or a pack member's: see owned) */
@@ -80,6 +93,10 @@ struct pfc_events_file {
 	size_t nr_ips, cap_ips;
 	char *names;                 /* type, message and method names, each NUL-terminated */
 	size_t names_len, names_cap;
+	/* pfc_events_methods: read once, sorted by start */
+	struct pfc_events_method *methods;
+	size_t nr_methods, cap_methods;
+	int methods_read;
 };
 
 struct pfc_events {
@@ -100,5 +117,14 @@ void pfc_events_release(struct pfc_events_file *f, uint64_t off);
 /* Whether pid's threads were paused for a GC at time t (ns), by the pauses of file f. */
 int pfc_events_paused(const struct pfc_events_file *f, uint64_t t);
 void pfc_events_free(struct pfc_events *e);
+
+/* The JIT'd methods of f's stream, read once, in a pass of their own, when a frame first asks:
+ * a name source for the process's JIT code that perf maps and jitdumps leave unnamed.  0, or a
+ * negative error (the stream cannot be read; what was read before the error is kept). */
+int pfc_events_methods(struct pfc_events_file *f, struct pfc_error *err);
+
+/* The name (pfc_events_method's form) of the method whose code holds addr, or NULL; *start is
+ * its code's first address. */
+const char *pfc_events_method_at(const struct pfc_events_file *f, uint64_t addr, uint64_t *start);
 
 #endif

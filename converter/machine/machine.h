@@ -54,6 +54,7 @@ struct pfc_dso {
 	int jitted;                /* FILE: a jitted-PID-N.so written by perf inject --jit */
 	const char *jit_name;      /* JITCODE: the method name of the load */
 	uint64_t jit_start;        /* JITCODE: its code address */
+	int jit_events;            /* JITCODE: a method of the runtime's events (--events), not a jitdump's */
 	const char *perfmap_path;  /* PERFMAP: the file it was read from (interned) */
 	int r2r;                   /* FILE that is a PE image: enum pfc_r2r_status (r2rmap.h), 0 = not PE */
 	int no_symtab;             /* FILE: loaded, and no file had a .symtab (stripped: .dynsym or nothing) */
