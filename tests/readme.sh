@@ -62,7 +62,7 @@ declare -A CONTAINS=(
 	[a-service-in-a-container]='svc.svg:Probe!Probe.'
 	[other-runtimes]='node.svg:JS:^requireBuiltin'
 	[comparing-two-recordings]='diff.top.txt:path_grow'
-	[gc-pauses-and-allocations]='alloc.svg:System.Int32[]'
+	[gc-pauses-and-allocations]='alloc.svg:EventsProbe.Program::AllocInts'
 )
 # files a block writes that its command lines do not name (relative to the case's directory)
 declare -A EXPECT=(
