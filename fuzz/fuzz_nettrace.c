@@ -116,6 +116,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			(void)pfc_events_paused(ef, size);
 		}
+		/* the JIT'd methods, read again for the frames they name: sorted, names inside, and
+		 * every lookup's method holding the address */
+		if (e.n) {
+			struct pfc_events_file *mf = &e.v[0];
+			const char *nm;
+			uint64_t start;
+			memset(&f.err, 0, sizeof(f.err));
+			(void)pfc_events_methods(mf, &f.err);
+			for (j = 0; j < mf->nr_methods; j++) {
+				if (mf->methods[j].name >= mf->names_len || (j && mf->methods[j].start < mf->methods[j - 1].start))
+					abort();
+				if (!(nm = pfc_events_method_at(mf, mf->methods[j].start, &start)) || start > mf->methods[j].start ||
+				    nm < mf->names || nm >= mf->names + mf->names_len)
+					abort();
+			}
+			(void)pfc_events_method_at(mf, 0, &start);
+			(void)pfc_events_method_at(mf, UINT64_MAX, &start);
+		}
 		pfc_events_free(&e);
 	}
 	{
