@@ -46,6 +46,12 @@ struct kind_slot {
 };
 #define KIND_SLOTS 64
 
+/* a module's assembly name (an offset in pfc_events_file.names), by its id */
+struct module_name {
+	uint64_t id;
+	uint32_t name;
+};
+
 struct reading {
 	struct pfc_events_file *f;
 	unsigned want;
@@ -57,7 +63,7 @@ struct reading {
 	size_t nr_jitting;
 	struct pfc_clr_event ce;     /* large: string buffers */
 	/* PFC_EVENTS_METHODS: the modules' assembly names (offsets in names), by module id */
-	struct { uint64_t id; uint32_t name; } *modules;
+	struct module_name *modules;
 	size_t nr_modules, cap_modules;
 	struct pfc_error payload_err;
 	int oom;
@@ -469,24 +475,42 @@ static int method_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int module_cmp(const void *a, const void *b)
+{
+	const struct module_name *x = a, *y = b;
+
+	/* by id, then the name's offset: the one given last comes last */
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
 /* Each method's name completed: "RET [Assembly] Namespace.Type::Method(PARAMS)", the assembly
- * from the rundown's module of its id, or none. */
+ * from the rundown's module of its id (the last one given that id), or none.  The modules are
+ * sorted and bisected: a hostile stream's millions of each must not take their product. */
 static int methods_name(struct reading *r)
 {
 	struct pfc_events_file *f = r->f;
-	size_t i, k;
+	size_t i;
 
+	if (r->nr_modules)
+		qsort(r->modules, r->nr_modules, sizeof(*r->modules), module_cmp);
 	for (i = 0; i < f->nr_methods; i++) {
 		struct pfc_events_method *m = &f->methods[i];
 		const char *asm_name = NULL, *tab;
 		char ret[512], call[2048];
+		size_t lo = 0, hi = r->nr_modules;
 		int64_t name;
 
-		for (k = r->nr_modules; k-- > 0;)
-			if (r->modules[k].id == m->module_id) {
-				asm_name = f->names + r->modules[k].name;
-				break;
-			}
+		while (lo < hi) {	/* past the last module of the method's id */
+			size_t mid = lo + (hi - lo) / 2;
+			if (r->modules[mid].id <= m->module_id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && r->modules[lo - 1].id == m->module_id)
+			asm_name = f->names + r->modules[lo - 1].name;
 		tab = strchr(f->names + m->name, '\t');
 		if (!tab)
 			continue;
