@@ -121,10 +121,12 @@ int pfc_evsample_jit(struct pfc_session *s, int32_t pid, uint64_t ip, const stru
 	struct pfc_evsample *v = &s->evs;
 	size_t i;
 
+	if (!v->jit && !(v->jit = calloc(v->events.n, sizeof(*v->jit))))
+		return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
 	for (i = 0; i < v->events.n; i++) {
 		struct pfc_events_file *f = &v->events.v[i];
-		const char *name;
-		uint64_t start;
+		const struct pfc_events_method *m;
+		const struct pfc_dso **slot;
 		struct pfc_dso *d;
 		char dname[96];
 		int len;
@@ -138,22 +140,30 @@ int pfc_evsample_jit(struct pfc_session *s, int32_t pid, uint64_t ip, const stru
 			 * error is the load's, or the writer's that reads every event */
 			if (pfc_events_methods(f, &err) == -PFC_ERR_NOMEM)
 				return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
-		}
-		if (!(name = pfc_events_method_at(f, ip, &start)))
-			continue;
-		/* one code load a method, as a jitdump's: its name and start on the dso */
-		len = snprintf(dname, sizeof(dname), "[jit %d 0x%llx]", pid, (unsigned long long)start);
-		if (!(d = pfc_machine_dso_findnew(&s->machine, dname, (size_t)len, PFC_DSO_JITCODE, pid)))
-			return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
-		if (!d->jit_name) {
-			uint32_t id = pfc_intern(&s->strings, name, strlen(name));
-			if (id == UINT32_MAX)
+			if (f->nr_methods && !(v->jit[i] = calloc(f->nr_methods, sizeof(*v->jit[i]))))
 				return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
-			d->jit_name = pfc_intern_str(&s->strings, id);
-			d->jit_start = start;
-			d->jit_events = 1;
 		}
-		*dso = d;
+		if (!(m = pfc_events_method_at(f, ip)))
+			continue;
+		/* one code load a method, as a jitdump's: its name and start on the dso, made
+		 * once a method, not for each frame */
+		slot = &v->jit[i][m - f->methods];
+		if (!*slot) {
+			len = snprintf(dname, sizeof(dname), "[jit %d 0x%llx]", pid, (unsigned long long)m->start);
+			if (!(d = pfc_machine_dso_findnew(&s->machine, dname, (size_t)len, PFC_DSO_JITCODE, pid)))
+				return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
+			if (!d->jit_name) {
+				const char *name = f->names + m->name;
+				uint32_t id = pfc_intern(&s->strings, name, strlen(name));
+				if (id == UINT32_MAX)
+					return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
+				d->jit_name = pfc_intern_str(&s->strings, id);
+				d->jit_start = m->start;
+				d->jit_events = 1;
+			}
+			*slot = d;
+		}
+		*dso = *slot;
 		return 1;
 	}
 	return 0;
@@ -345,6 +355,11 @@ int pfc_evsample_keep(struct pfc_session *s, const struct pfc_sample *smp)
 
 void pfc_evsample_exit(struct pfc_session *s)
 {
+	size_t i;
+
+	for (i = 0; s->evs.jit && i < s->evs.events.n; i++)
+		free(s->evs.jit[i]);
+	free(s->evs.jit);
 	pfc_events_free(&s->evs.events);
 	free(s->evs.pids);
 	free(s->evs.next);

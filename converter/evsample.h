@@ -50,6 +50,7 @@ struct pfc_evsample {
 	int marking;                 /* opts->runtime_marks, on one clock: the streams' GCs, exceptions and JIT */
 	int started;                 /* pfc_evsample_start ran (a pipe's events come as records) */
 	struct pfc_evsel *ev;        /* the event allocations are counted as */
+	const struct pfc_dso ***jit; /* by stream and method: the code load a frame there became */
 };
 
 /* Load the streams (opts->events, else the pack's) once the input is open.  An unreadable

@@ -246,28 +246,6 @@ static int name_frame(struct pfc_session *s, struct pfc_frame *f, const char *na
 	return 0;
 }
 
-/* The JIT'd method of pid's runtime events (--events, or a pack's) whose code holds addr: 1 with
- * its name and start, 0 when no stream of pid names it, or an error.  A stream's methods are read
- * once, when a frame first asks; one that cannot be read names nothing more (its error is the
- * conversion's elsewhere: the load, or a writer that reads every event). */
-static int events_method(struct pfc_session *s, int32_t pid, uint64_t addr, const char **name, uint64_t *start)
-{
-	size_t i;
-
-	for (i = 0; i < s->evs.events.n; i++) {
-		struct pfc_events_file *f = &s->evs.events.v[i];
-		struct pfc_error err;
-		if (!s->evs.pids || s->evs.pids[i] != pid)
-			continue;
-		memset(&err, 0, sizeof(err));
-		if (!f->methods_read && pfc_events_methods(f, &err) == -PFC_ERR_NOMEM)
-			return PFC_FAIL_NOOFF(s->err, NOMEM, "runtime events");
-		if ((*name = pfc_events_method_at(f, addr, start)))
-			return 1;
-	}
-	return 0;
-}
-
 int pfc_session_symbolize(struct pfc_session *s)
 {
 	size_t i;
@@ -345,19 +323,6 @@ int pfc_session_symbolize(struct pfc_session *s)
 		}
 		if (d->r2r)
 			r2r_count(s, d, sym != NULL);
-		if (!sym && pfc_dso_is_jit_region(d->kind) && s->opts->resolve_jit) {
-			const char *name;
-			uint64_t start;
-			if ((ret = events_method(s, d->pid, f->addr, &name, &start)) < 0)
-				return ret;
-			if (ret) {
-				if ((ret = name_frame(s, f, name, strlen(name), 1)) < 0)
-					return ret;
-				f->symoff = f->addr - start;
-				s->st.nr_jit_events++;
-				continue;
-			}
-		}
 		if (!sym) {
 			if (f->kernel)
 				s->st.nr_unresolved_kernel++;

@@ -120,19 +120,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * every lookup's method holding the address */
 		if (e.n) {
 			struct pfc_events_file *mf = &e.v[0];
-			const char *nm;
-			uint64_t start;
+			const struct pfc_events_method *mm;
 			memset(&f.err, 0, sizeof(f.err));
 			(void)pfc_events_methods(mf, &f.err);
 			for (j = 0; j < mf->nr_methods; j++) {
 				if (mf->methods[j].name >= mf->names_len || (j && mf->methods[j].start < mf->methods[j - 1].start))
 					abort();
-				if (!(nm = pfc_events_method_at(mf, mf->methods[j].start, &start)) || start > mf->methods[j].start ||
-				    nm < mf->names || nm >= mf->names + mf->names_len)
+				if (!(mm = pfc_events_method_at(mf, mf->methods[j].start)) || mm->start > mf->methods[j].start ||
+				    mm < mf->methods || mm >= mf->methods + mf->nr_methods || mm->name >= mf->names_len)
 					abort();
 			}
-			(void)pfc_events_method_at(mf, 0, &start);
-			(void)pfc_events_method_at(mf, UINT64_MAX, &start);
+			(void)pfc_events_method_at(mf, 0);
+			(void)pfc_events_method_at(mf, UINT64_MAX);
 		}
 		pfc_events_free(&e);
 	}

@@ -564,7 +564,7 @@ int pfc_events_methods(struct pfc_events_file *f, struct pfc_error *err)
 	return ret < 0 ? ret : 0;
 }
 
-const char *pfc_events_method_at(const struct pfc_events_file *f, uint64_t addr, uint64_t *start)
+const struct pfc_events_method *pfc_events_method_at(const struct pfc_events_file *f, uint64_t addr)
 {
 	size_t lo = 0, hi = f->nr_methods, k;
 	const struct pfc_events_method *best = NULL;
@@ -583,10 +583,7 @@ const char *pfc_events_method_at(const struct pfc_events_file *f, uint64_t addr,
 		if (addr - m->start < m->size && (!best || m->seq > best->seq))
 			best = m;
 	}
-	if (!best)
-		return NULL;
-	*start = best->start;
-	return f->names + best->name;
+	return best;
 }
 
 void pfc_events_release(struct pfc_events_file *f, uint64_t off)

@@ -123,8 +123,7 @@ void pfc_events_free(struct pfc_events *e);
  * negative error (the stream cannot be read; what was read before the error is kept). */
 int pfc_events_methods(struct pfc_events_file *f, struct pfc_error *err);
 
-/* The name (pfc_events_method's form) of the method whose code holds addr, or NULL; *start is
- * its code's first address. */
-const char *pfc_events_method_at(const struct pfc_events_file *f, uint64_t addr, uint64_t *start);
+/* The method whose code holds addr (its name at f->names + name), or NULL. */
+const struct pfc_events_method *pfc_events_method_at(const struct pfc_events_file *f, uint64_t addr);
 
 #endif
